@@ -1,0 +1,492 @@
+package io.quotagate.plans;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.quotagate.plans.YamlNode.Mapping;
+import io.quotagate.plans.YamlNode.Scalar;
+import io.quotagate.plans.YamlNode.Sequence;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Loads and validates a plans file (YAML, format in the README). Every mistake fails the load with
+ * one {@link InvalidPlansException} naming the file, the line and the field, so a misconfigured
+ * service refuses to start instead of limiting the wrong way.
+ */
+public final class PlansFile {
+    /** Prefix of a location that names a class-path resource rather than a file. */
+    public static final String CLASSPATH_PREFIX = "classpath:";
+
+    private static final YAMLFactory YAML = YAMLFactory.builder().build();
+    private static final Pattern PERIOD = Pattern.compile("(\\d+)(ms|s|m|h|d)");
+    private static final Pattern NAME = Pattern.compile("[a-z][a-z0-9_-]{0,31}");
+    private static final Pattern METHOD = Pattern.compile("[A-Z]{1,16}");
+    private static final Set<String> RESOLVER_TYPES = Set.of("header");
+
+    private final String source;
+
+    private PlansFile(String source) {
+        this.source = source;
+    }
+
+    /**
+     * Loads plans from {@code classpath:<resource>} or a file path.
+     *
+     * @throws InvalidPlansException if the file is missing or invalid
+     */
+    public static Plans load(String location) {
+        if (location == null || location.isBlank()) {
+            throw new InvalidPlansException("<plans>", 0, "", "no plans file given");
+        }
+        if (location.startsWith(CLASSPATH_PREFIX)) {
+            String resource = location.substring(CLASSPATH_PREFIX.length()).replaceFirst("^/", "");
+            ClassLoader loader = Thread.currentThread().getContextClassLoader();
+            if (loader == null) loader = PlansFile.class.getClassLoader();
+            try (InputStream in = loader.getResourceAsStream(resource)) {
+                if (in == null) throw new InvalidPlansException(location, 0, "", "no such class-path resource");
+                return parse(location, new String(in.readAllBytes(), StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                throw new InvalidPlansException(location, 0, "", "cannot read: " + e.getMessage());
+            }
+        }
+        return load(Path.of(location));
+    }
+
+    /**
+     * Loads plans from a file.
+     *
+     * @throws InvalidPlansException if the file is missing or invalid
+     */
+    public static Plans load(Path file) {
+        String text;
+        try {
+            text = Files.readString(file, StandardCharsets.UTF_8);
+        } catch (IOException | UncheckedIOException e) {
+            throw new InvalidPlansException(file.toString(), 0, "", "cannot read: " + e);
+        }
+        return parse(file.toString(), text);
+    }
+
+    /**
+     * Parses plans from YAML text.
+     *
+     * @param source the name used in error messages (usually the file name)
+     * @throws InvalidPlansException if the text is not a valid plans file
+     */
+    public static Plans parse(String source, String yaml) {
+        PlansFile f = new PlansFile(source);
+        return f.plans(f.tree(yaml));
+    }
+
+    // ---- YAML text -> tree with lines -------------------------------------------------------
+
+    private YamlNode tree(String yaml) {
+        try (JsonParser p = YAML.createParser(yaml)) {
+            if (p.nextToken() == null) throw error(0, "", "the file is empty");
+            YamlNode root = node(p);
+            if (p.nextToken() != null) throw error(line(p), "", "only one YAML document is allowed");
+            return root;
+        } catch (JsonProcessingException e) {
+            int line = e.getLocation() == null ? 0 : e.getLocation().getLineNr();
+            throw error(line, "", "not valid YAML: " + e.getOriginalMessage());
+        } catch (IOException e) {
+            throw error(0, "", "cannot read: " + e.getMessage());
+        }
+    }
+
+    private YamlNode node(JsonParser p) throws IOException {
+        int line = line(p);
+        JsonToken t = p.currentToken();
+        switch (t) {
+            case START_OBJECT -> {
+                Mapping m = new Mapping(new LinkedHashMap<>(), new LinkedHashMap<>(), line);
+                while (p.nextToken() == JsonToken.FIELD_NAME) {
+                    String key = p.currentName();
+                    int keyLine = line(p);
+                    if (m.entries().containsKey(key)) throw error(keyLine, key, "duplicate key");
+                    p.nextToken();
+                    m.keyLines().put(key, keyLine);
+                    m.entries().put(key, node(p));
+                }
+                return m;
+            }
+            case START_ARRAY -> {
+                List<YamlNode> items = new ArrayList<>();
+                while (p.nextToken() != JsonToken.END_ARRAY) items.add(node(p));
+                return new Sequence(items, line);
+            }
+            case VALUE_STRING -> {
+                return new Scalar(p.getText(), Scalar.Type.STRING, line);
+            }
+            case VALUE_NUMBER_INT -> {
+                return new Scalar(p.getText(), Scalar.Type.INT, line);
+            }
+            case VALUE_NUMBER_FLOAT -> {
+                return new Scalar(p.getText(), Scalar.Type.FLOAT, line);
+            }
+            case VALUE_TRUE, VALUE_FALSE -> {
+                return new Scalar(p.getText(), Scalar.Type.BOOLEAN, line);
+            }
+            case VALUE_NULL -> {
+                return new Scalar("", Scalar.Type.NULL, line);
+            }
+            default -> throw error(line, "", "unsupported YAML construct " + t);
+        }
+    }
+
+    private static int line(JsonParser p) {
+        return p.currentTokenLocation().getLineNr();
+    }
+
+    // ---- tree -> model, with validation ----------------------------------------------------
+
+    private Plans plans(YamlNode root) {
+        Mapping top = mapping(root, "", Set.of("global", "plans", "routes", "tenants"));
+
+        Mapping plansNode = mapping(required(top, "plans", ""), "plans", null);
+        if (plansNode.entries().isEmpty()) throw error(plansNode.line(), "plans", "at least one plan is required");
+        Map<String, Plan> plans = new LinkedHashMap<>();
+        plansNode.entries().forEach((name, node) -> {
+            String field = "plans." + name;
+            if (!NAME.matcher(name).matches()) {
+                throw error(plansNode.keyLines().get(name), field, "a plan name must match " + NAME.pattern());
+            }
+            plans.put(name, plan(name, node, field));
+        });
+
+        Optional<GlobalQuota> global = Optional.ofNullable(top.entries().get("global"))
+                .map(n -> new GlobalQuota(limits(required(mapping(n, "global", Set.of("limits")), "limits", "global"),
+                        "global.limits")));
+
+        List<RouteRule> routes = routes(top.entries().get("routes"), plans, global);
+        TenantSettings tenants = tenants(top.entries().get("tenants"), plans);
+        return new Plans(source, global, plans, routes, tenants);
+    }
+
+    private Plan plan(String name, YamlNode node, String field) {
+        Mapping m = mapping(node, field, Set.of("limits", "concurrency"));
+        List<Bandwidth> limits = limits(required(m, "limits", field), field + ".limits");
+        Map<String, Integer> concurrency = new LinkedHashMap<>();
+        YamlNode c = m.entries().get("concurrency");
+        if (c != null) {
+            Mapping cm = mapping(c, field + ".concurrency", null);
+            cm.entries().forEach((group, v) -> {
+                String f = field + ".concurrency." + group;
+                if (!NAME.matcher(group).matches()) {
+                    throw error(cm.keyLines().get(group), f, "a group name must match " + NAME.pattern());
+                }
+                concurrency.put(group, (int) positive(v, f, Integer.MAX_VALUE));
+            });
+        }
+        return new Plan(name, limits, concurrency);
+    }
+
+    private List<Bandwidth> limits(YamlNode node, String field) {
+        Sequence seq = sequence(node, field);
+        if (seq.items().isEmpty()) throw error(seq.line(), field, "at least one limit is required");
+        List<Bandwidth> out = new ArrayList<>();
+        Set<String> names = new HashSet<>();
+        for (int i = 0; i < seq.items().size(); i++) {
+            String f = field + "[" + i + "]";
+            Mapping m = mapping(seq.items().get(i), f, Set.of("name", "capacity", "refill", "period"));
+            String name = "b" + i;
+            YamlNode nameNode = m.entries().get("name");
+            if (nameNode != null) {
+                name = string(nameNode, f + ".name");
+                if (!NAME.matcher(name).matches()) {
+                    throw error(nameNode.line(), f + ".name", "must match " + NAME.pattern() + ", was '" + name + "'");
+                }
+            }
+            if (!names.add(name)) throw error(m.line(), f + ".name", "duplicate limit name '" + name + "'");
+            long capacity = positive(required(m, "capacity", f), f + ".capacity", Long.MAX_VALUE);
+            long refill = positive(required(m, "refill", f), f + ".refill", Long.MAX_VALUE);
+            Duration period = period(required(m, "period", f), f + ".period");
+            out.add(new Bandwidth(name, capacity, refill, period));
+        }
+        return out;
+    }
+
+    private List<RouteRule> routes(YamlNode node, Map<String, Plan> plans, Optional<GlobalQuota> global) {
+        if (node == null) return List.of();
+        Sequence seq = sequence(node, "routes");
+        List<RouteRule> out = new ArrayList<>();
+        Set<String> names = new HashSet<>();
+        for (int i = 0; i < seq.items().size(); i++) {
+            String f = "routes[" + i + "]";
+            Mapping m = mapping(seq.items().get(i), f, Set.of("name", "methods", "paths", "cost", "group", "limited"));
+            YamlNode nameNode = required(m, "name", f);
+            String name = string(nameNode, f + ".name");
+            if (!NAME.matcher(name).matches()) {
+                throw error(nameNode.line(), f + ".name", "must match " + NAME.pattern() + ", was '" + name + "'");
+            }
+            if (!names.add(name)) throw error(nameNode.line(), f + ".name", "duplicate route name '" + name + "'");
+
+            Set<String> methods = new LinkedHashSet<>();
+            YamlNode methodsNode = m.entries().get("methods");
+            if (methodsNode != null) {
+                Sequence ms = sequence(methodsNode, f + ".methods");
+                for (int j = 0; j < ms.items().size(); j++) {
+                    String method = string(ms.items().get(j), f + ".methods[" + j + "]");
+                    if (!METHOD.matcher(method).matches()) {
+                        throw error(ms.items().get(j).line(), f + ".methods[" + j + "]",
+                                "not an HTTP method: '" + method + "' (upper-case letters, e.g. GET)");
+                    }
+                    methods.add(method);
+                }
+            }
+
+            Sequence ps = sequence(required(m, "paths", f), f + ".paths");
+            if (ps.items().isEmpty()) throw error(ps.line(), f + ".paths", "at least one path is required");
+            List<PathPattern> paths = new ArrayList<>();
+            for (int j = 0; j < ps.items().size(); j++) {
+                YamlNode p = ps.items().get(j);
+                try {
+                    paths.add(PathPattern.parse(string(p, f + ".paths[" + j + "]")));
+                } catch (IllegalArgumentException e) {
+                    throw error(p.line(), f + ".paths[" + j + "]", e.getMessage());
+                }
+            }
+
+            boolean limited = Optional.ofNullable(m.entries().get("limited"))
+                    .map(n -> bool(n, f + ".limited")).orElse(true);
+            YamlNode costNode = m.entries().get("cost");
+            YamlNode groupNode = m.entries().get("group");
+            if (!limited && (costNode != null || groupNode != null)) {
+                YamlNode offending = costNode != null ? costNode : groupNode;
+                throw error(offending.line(), f + (costNode != null ? ".cost" : ".group"),
+                        "a route with limited: false takes no cost or group");
+            }
+            long cost = costNode == null ? 1 : positive(costNode, f + ".cost", Long.MAX_VALUE);
+            if (costNode != null) checkCostFits(cost, costNode.line(), f + ".cost", plans, global);
+            Optional<String> group = Optional.empty();
+            if (groupNode != null) {
+                String g = string(groupNode, f + ".group");
+                if (!NAME.matcher(g).matches()) {
+                    throw error(groupNode.line(), f + ".group", "must match " + NAME.pattern() + ", was '" + g + "'");
+                }
+                group = Optional.of(g);
+            }
+            out.add(new RouteRule(name, methods, paths, cost, group, limited));
+        }
+        return out;
+    }
+
+    /** A cost above a bucket's capacity could never be admitted: refuse it at startup. */
+    private void checkCostFits(long cost, int line, String field, Map<String, Plan> plans, Optional<GlobalQuota> global) {
+        for (Plan plan : plans.values()) {
+            for (int i = 0; i < plan.limits().size(); i++) {
+                long capacity = plan.limits().get(i).capacity();
+                if (cost > capacity) {
+                    throw error(line, field, "cost " + cost + " exceeds the capacity " + capacity + " of plans."
+                            + plan.name() + ".limits[" + i + "]: such a request could never be admitted");
+                }
+            }
+        }
+        if (global.isPresent()) {
+            List<Bandwidth> limits = global.get().limits();
+            for (int i = 0; i < limits.size(); i++) {
+                if (cost > limits.get(i).capacity()) {
+                    throw error(line, field, "cost " + cost + " exceeds the capacity " + limits.get(i).capacity()
+                            + " of global.limits[" + i + "]: such a request could never be admitted");
+                }
+            }
+        }
+    }
+
+    private TenantSettings tenants(YamlNode node, Map<String, Plan> plans) {
+        Mapping m = node == null ? new Mapping()
+                : mapping(node, "tenants", Set.of("resolvers", "default-plan", "unresolved", "unknown",
+                "max-tracked", "assignments"));
+
+        List<TenantSettings.ResolverSpec> resolvers = new ArrayList<>();
+        YamlNode rs = m.entries().get("resolvers");
+        if (rs != null) {
+            Sequence seq = sequence(rs, "tenants.resolvers");
+            for (int i = 0; i < seq.items().size(); i++) {
+                String f = "tenants.resolvers[" + i + "]";
+                Mapping r = mapping(seq.items().get(i), f, null);
+                YamlNode typeNode = required(r, "type", f);
+                String type = string(typeNode, f + ".type");
+                if (!RESOLVER_TYPES.contains(type)) {
+                    throw error(typeNode.line(), f + ".type", "unknown resolver type '" + type + "', expected one of "
+                            + RESOLVER_TYPES);
+                }
+                Map<String, String> options = new LinkedHashMap<>();
+                r.entries().forEach((k, v) -> {
+                    if (k.equals("type")) return;
+                    if (!k.equals("name")) throw error(r.keyLines().get(k), f + "." + k, "unknown key for a " + type + " resolver");
+                    options.put(k, string(v, f + "." + k));
+                });
+                resolvers.add(new TenantSettings.ResolverSpec(type, options));
+            }
+        }
+
+        String defaultPlan;
+        YamlNode dp = m.entries().get("default-plan");
+        if (dp != null) {
+            defaultPlan = string(dp, "tenants.default-plan");
+            if (!plans.containsKey(defaultPlan)) {
+                throw error(dp.line(), "tenants.default-plan", "unknown plan '" + defaultPlan + "', defined: " + plans.keySet());
+            }
+        } else if (plans.size() == 1) {
+            defaultPlan = plans.keySet().iterator().next();
+        } else {
+            throw error(m.line(), "tenants.default-plan", "required when more than one plan is defined");
+        }
+
+        TenantSettings.Unresolved unresolved = choice(m, "unresolved", "tenants.unresolved",
+                TenantSettings.Unresolved.REJECT, TenantSettings.Unresolved.class);
+        TenantSettings.Unknown unknown = choice(m, "unknown", "tenants.unknown",
+                TenantSettings.Unknown.DEFAULT, TenantSettings.Unknown.class);
+        int maxTracked = Optional.ofNullable(m.entries().get("max-tracked"))
+                .map(n -> (int) positive(n, "tenants.max-tracked", Integer.MAX_VALUE))
+                .orElse(TenantSettings.DEFAULT_MAX_TRACKED);
+
+        Map<String, String> assignments = new LinkedHashMap<>();
+        YamlNode as = m.entries().get("assignments");
+        if (as != null) {
+            Mapping am = mapping(as, "tenants.assignments", null);
+            am.entries().forEach((tenant, v) -> {
+                String f = "tenants.assignments." + tenant;
+                if (!TenantId.isValid(tenant)) {
+                    throw error(am.keyLines().get(tenant), f, "not a valid tenant id (1-" + TenantId.MAX_LENGTH
+                            + " characters of A-Z a-z 0-9 . _ : -)");
+                }
+                String plan = string(v, f);
+                if (!plans.containsKey(plan)) throw error(v.line(), f, "unknown plan '" + plan + "', defined: " + plans.keySet());
+                assignments.put(tenant, plan);
+            });
+        }
+        return new TenantSettings(resolvers, defaultPlan, unresolved, unknown, maxTracked, assignments);
+    }
+
+    // ---- typed accessors -------------------------------------------------------------------
+
+    /** The node as a map; {@code allowed} (when not null) lists the only keys it may have. */
+    private Mapping mapping(YamlNode node, String field, Set<String> allowed) {
+        if (!(node instanceof Mapping m)) throw error(node.line(), field, "expected a map, found " + node.kind());
+        if (allowed != null) {
+            for (Map.Entry<String, Integer> key : m.keyLines().entrySet()) {
+                if (!allowed.contains(key.getKey())) {
+                    throw error(key.getValue(), join(field, key.getKey()), "unknown key, expected one of " + new java.util.TreeSet<>(allowed));
+                }
+            }
+        }
+        return m;
+    }
+
+    private Sequence sequence(YamlNode node, String field) {
+        if (node instanceof Sequence s) return s;
+        throw error(node.line(), field, "expected a list, found " + node.kind());
+    }
+
+    private YamlNode required(Mapping m, String key, String field) {
+        YamlNode n = m.entries().get(key);
+        if (n == null) throw error(m.line(), join(field, key), "required");
+        return n;
+    }
+
+    private String string(YamlNode node, String field) {
+        if (node instanceof Scalar s && s.type() != Scalar.Type.NULL && !s.text().isEmpty()) return s.text();
+        throw error(node.line(), field, "expected a non-empty string, found " + node.kind());
+    }
+
+    private boolean bool(YamlNode node, String field) {
+        if (node instanceof Scalar s && s.type() == Scalar.Type.BOOLEAN) return Boolean.parseBoolean(s.text());
+        throw error(node.line(), field, "expected true or false, found " + node.kind());
+    }
+
+    private long positive(YamlNode node, String field, long max) {
+        if (!(node instanceof Scalar s) || s.type() != Scalar.Type.INT) {
+            String found = node instanceof Scalar s2 && s2.type() != Scalar.Type.NULL
+                    ? node.kind() + " '" + s2.text() + "'" : node.kind();
+            throw error(node.line(), field, "expected a whole number > 0, found " + found);
+        }
+        long v;
+        try {
+            v = Long.parseLong(s.text());
+        } catch (NumberFormatException e) {
+            throw error(node.line(), field, "number out of range: " + s.text());
+        }
+        if (v <= 0) throw error(node.line(), field, "must be > 0, was " + v);
+        if (v > max) throw error(node.line(), field, "must be <= " + max + ", was " + v);
+        return v;
+    }
+
+    private Duration period(YamlNode node, String field) {
+        String text = node instanceof Scalar s && s.type() != Scalar.Type.NULL ? s.text() : null;
+        if (text == null || !(((Scalar) node).type() == Scalar.Type.STRING)) {
+            throw error(node.line(), field, "expected a period such as 10s, 1m, 1d or PT10S, found "
+                    + (text == null ? node.kind() : "'" + text + "' (a number needs a unit: ms, s, m, h, d)"));
+        }
+        Duration d;
+        Matcher m = PERIOD.matcher(text);
+        if (m.matches()) {
+            long n;
+            try {
+                n = Long.parseLong(m.group(1));
+            } catch (NumberFormatException e) {
+                throw error(node.line(), field, "number out of range: " + text);
+            }
+            d = switch (m.group(2)) {
+                case "ms" -> Duration.ofMillis(n);
+                case "s" -> Duration.ofSeconds(n);
+                case "m" -> Duration.ofMinutes(n);
+                case "h" -> Duration.ofHours(n);
+                default -> Duration.ofDays(n);
+            };
+        } else if (text.toUpperCase(Locale.ROOT).startsWith("P")) {
+            try {
+                d = Duration.parse(text);
+            } catch (DateTimeParseException e) {
+                throw error(node.line(), field, "not an ISO-8601 duration: '" + text + "'");
+            }
+        } else {
+            throw error(node.line(), field, "unknown period '" + text + "': use a number with a unit (ms, s, m, h, d) or ISO-8601 like PT10S");
+        }
+        if (d.isZero() || d.isNegative()) throw error(node.line(), field, "must be > 0, was '" + text + "'");
+        return d;
+    }
+
+    private <E extends Enum<E>> E choice(Mapping m, String key, String field, E dflt, Class<E> type) {
+        YamlNode n = m.entries().get(key);
+        if (n == null) return dflt;
+        String text = string(n, field);
+        for (E e : type.getEnumConstants()) {
+            if (e.name().toLowerCase(Locale.ROOT).equals(text)) return e;
+        }
+        List<String> allowed = new ArrayList<>();
+        for (E e : type.getEnumConstants()) allowed.add(e.name().toLowerCase(Locale.ROOT));
+        throw error(n.line(), field, "unknown value '" + text + "', expected one of " + allowed);
+    }
+
+    private static String join(String field, String key) {
+        return field.isEmpty() ? key : field + "." + key;
+    }
+
+    private InvalidPlansException error(int line, String field, String reason) {
+        return new InvalidPlansException(source, line, field, reason);
+    }
+
+}

@@ -1,0 +1,226 @@
+package io.quotagate.plans;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.params.provider.Arguments.arguments;
+
+class PlansFileTest {
+
+    private static final String VALID = """
+            global:
+              limits:
+                - { capacity: 3000, refill: 3000, period: 1m }
+            plans:
+              free:
+                limits:
+                  - { capacity: 20, refill: 10, period: 10s }
+                concurrency: { reports: 1 }
+              pro:
+                limits:
+                  - { name: burst, capacity: 200, refill: 100, period: 10s }
+                  - { name: daily, capacity: 100000, refill: 100000, period: PT24H }
+                concurrency: { reports: 2 }
+            routes:
+              - { name: reports, methods: [GET], paths: ["/reports/*"], cost: 5, group: reports }
+              - { name: ops, paths: ["/health", "/metrics"], limited: false }
+            tenants:
+              default-plan: free
+              unresolved: reject
+              unknown: default
+              max-tracked: 5000
+              assignments: { acme: pro, globex: free }
+            """;
+
+    @Test
+    void readsEveryPartOfAValidFile() {
+        Plans plans = PlansFile.parse("plans.yml", VALID);
+
+        assertThat(plans.global()).get().extracting(GlobalQuota::limits).asList()
+                .containsExactly(new Bandwidth("b0", 3000, 3000, Duration.ofMinutes(1)));
+        Plan pro = plans.plan("pro").orElseThrow();
+        assertThat(pro.limits()).containsExactly(
+                new Bandwidth("burst", 200, 100, Duration.ofSeconds(10)),
+                new Bandwidth("daily", 100000, 100000, Duration.ofDays(1)));
+        assertThat(pro.concurrency()).containsEntry("reports", 2);
+        assertThat(plans.plan("free").orElseThrow().smallestCapacity()).isEqualTo(20);
+
+        RouteRule reports = plans.routes().get(0);
+        assertThat(reports.cost()).isEqualTo(5);
+        assertThat(reports.group()).contains("reports");
+        assertThat(reports.matches("GET", "/reports/42")).isTrue();
+        assertThat(reports.matches("POST", "/reports/42")).isFalse();
+        RouteRule ops = plans.routes().get(1);
+        assertThat(ops.limited()).isFalse();
+        assertThat(ops.methods()).isEmpty();
+        assertThat(ops.matches("POST", "/metrics")).isTrue();
+
+        TenantSettings t = plans.tenants();
+        assertThat(t.defaultPlan()).isEqualTo("free");
+        assertThat(t.unresolved()).isEqualTo(TenantSettings.Unresolved.REJECT);
+        assertThat(t.unknown()).isEqualTo(TenantSettings.Unknown.DEFAULT);
+        assertThat(t.maxTracked()).isEqualTo(5000);
+        assertThat(t.assignments()).containsEntry("acme", "pro").containsEntry("globex", "free");
+    }
+
+    @Test
+    void appliesDefaultsWhenOptionalPartsAreMissing() {
+        Plans plans = PlansFile.parse("min.yml", """
+                plans:
+                  only:
+                    limits: [ { capacity: 5, refill: 1, period: 500ms } ]
+                """);
+        assertThat(plans.global()).isEmpty();
+        assertThat(plans.routes()).isEmpty();
+        assertThat(plans.tenants().defaultPlan()).isEqualTo("only");
+        assertThat(plans.tenants().unresolved()).isEqualTo(TenantSettings.Unresolved.REJECT);
+        assertThat(plans.tenants().maxTracked()).isEqualTo(TenantSettings.DEFAULT_MAX_TRACKED);
+        assertThat(plans.plan("only").orElseThrow().limits().get(0).period()).isEqualTo(Duration.ofMillis(500));
+    }
+
+    @Test
+    void refillLargerThanCapacityIsAllowed() {
+        Plans plans = PlansFile.parse("p.yml", """
+                plans:
+                  fast: { limits: [ { capacity: 10, refill: 1000, period: 1s } ] }
+                """);
+        assertThat(plans.plan("fast").orElseThrow().limits().get(0).refill()).isEqualTo(1000);
+    }
+
+    static Stream<Arguments> badFiles() {
+        String plan = "plans:\n  free:\n    limits:\n";
+        return Stream.of(
+                arguments("empty file", "", 0, "", "empty"),
+                arguments("not YAML", "plans: [ {\n", 1, "", "not valid YAML"),
+                arguments("unknown top-level key", "plan:\n  free: {}\n", 1, "plan", "unknown key"),
+                arguments("no plans", "routes: []\n", 1, "plans", "required"),
+                arguments("empty plans", "plans: {}\n", 1, "plans", "at least one plan"),
+                arguments("unknown key in a limit", plan + "      - { capacity: 5, refill: 5, period: 1s, burst: 9 }\n",
+                        4, "plans.free.limits[0].burst", "unknown key"),
+                arguments("zero capacity", plan + "      - { capacity: 0, refill: 5, period: 1s }\n",
+                        4, "plans.free.limits[0].capacity", "must be > 0"),
+                arguments("negative capacity", plan + "      - { capacity: -3, refill: 5, period: 1s }\n",
+                        4, "plans.free.limits[0].capacity", "must be > 0"),
+                arguments("zero refill", plan + "      - { capacity: 5, refill: 0, period: 1s }\n",
+                        4, "plans.free.limits[0].refill", "must be > 0"),
+                arguments("non-numeric capacity", plan + "      - { capacity: lots, refill: 5, period: 1s }\n",
+                        4, "plans.free.limits[0].capacity", "whole number"),
+                arguments("fractional refill", plan + "      - { capacity: 5, refill: 2.5, period: 1s }\n",
+                        4, "plans.free.limits[0].refill", "whole number"),
+                arguments("unknown period unit", plan + "      - { capacity: 5, refill: 5, period: 10x }\n",
+                        4, "plans.free.limits[0].period", "unknown period"),
+                arguments("period without unit", plan + "      - { capacity: 5, refill: 5, period: 10 }\n",
+                        4, "plans.free.limits[0].period", "needs a unit"),
+                arguments("zero period", plan + "      - { capacity: 5, refill: 5, period: 0s }\n",
+                        4, "plans.free.limits[0].period", "must be > 0"),
+                arguments("missing capacity", plan + "      - { refill: 5, period: 1s }\n",
+                        4, "plans.free.limits[0].capacity", "required"),
+                arguments("no limits", "plans:\n  free:\n    limits: []\n", 3, "plans.free.limits", "at least one limit"),
+                arguments("limits not a list", "plans:\n  free:\n    limits: 5\n", 3, "plans.free.limits", "expected a list"),
+                arguments("duplicate key", "plans:\n  free:\n    limits: []\n  free:\n    limits: []\n", 4, "free", "duplicate key"),
+                arguments("duplicate route names", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "routes:\n  - { name: a, paths: [/x] }\n  - { name: a, paths: [/y] }\n",
+                        7, "routes[1].name", "duplicate route name"),
+                arguments("route without paths", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "routes:\n  - { name: a }\n", 6, "routes[0].paths", "required"),
+                arguments("relative path", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "routes:\n  - { name: a, paths: [items/*] }\n", 6, "routes[0].paths[0]", "must start with '/'"),
+                arguments("bad method", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "routes:\n  - { name: a, methods: [get], paths: [/x] }\n", 6, "routes[0].methods[0]", "not an HTTP method"),
+                arguments("zero cost", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "routes:\n  - { name: a, paths: [/x], cost: 0 }\n", 6, "routes[0].cost", "must be > 0"),
+                arguments("cost above a plan's capacity", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "routes:\n  - { name: a, paths: [/x], cost: 6 }\n", 6, "routes[0].cost", "exceeds the capacity 5"),
+                arguments("cost on an unlimited route", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "routes:\n  - { name: a, paths: [/x], limited: false, cost: 2 }\n", 6, "routes[0].cost", "limited: false"),
+                arguments("unknown plan in an assignment", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  assignments:\n    acme: gold\n", 7, "tenants.assignments.acme", "unknown plan 'gold'"),
+                arguments("invalid tenant id in an assignment", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  assignments:\n    \"a b\": free\n", 7, "tenants.assignments.a b", "not a valid tenant id"),
+                arguments("unknown default plan", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  default-plan: gold\n", 6, "tenants.default-plan", "unknown plan 'gold'"),
+                arguments("default plan missing with two plans", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "  pro:\n    limits: [ { capacity: 9, refill: 9, period: 1s } ]\n",
+                        0, "tenants.default-plan", "required when more than one plan"),
+                arguments("bad unresolved policy", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  unresolved: ignore\n", 6, "tenants.unresolved", "expected one of [reject, anonymous]"),
+                arguments("zero max-tracked", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  max-tracked: 0\n", 6, "tenants.max-tracked", "must be > 0"),
+                arguments("unknown resolver type", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  resolvers:\n    - { type: cookie }\n", 7, "tenants.resolvers[0].type", "unknown resolver type"),
+                arguments("zero concurrency cap", "plans:\n  free:\n    limits: [ { capacity: 5, refill: 5, period: 1s } ]\n"
+                        + "    concurrency: { reports: 0 }\n", 4, "plans.free.concurrency.reports", "must be > 0"),
+                arguments("global without limits", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "global: {}\n", 5, "global.limits", "required"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badFiles")
+    void refusesABadFileNamingFileLineAndField(String description, String yaml, int line, String field, String reason) {
+        assertThatThrownBy(() -> PlansFile.parse("bad.yml", yaml))
+                .isInstanceOfSatisfying(InvalidPlansException.class, e -> {
+                    assertThat(e.file()).isEqualTo("bad.yml");
+                    if (line > 0) assertThat(e.line()).as("line").isEqualTo(line);
+                    assertThat(e.field()).as("field").isEqualTo(field);
+                    assertThat(e.getMessage()).startsWith("bad.yml:").contains(reason);
+                    if (!field.isEmpty()) assertThat(e.getMessage()).contains(field);
+                });
+    }
+
+    @Test
+    void loadsFromAFileAndFromTheClassPath(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        Path file = dir.resolve("plans.yml");
+        Files.writeString(file, VALID);
+        assertThat(PlansFile.load(file.toString()).plans().keySet()).containsExactlyInAnyOrder("free", "pro");
+        assertThat(PlansFile.load("classpath:test-plans.yml").plans().keySet()).containsExactly("basic");
+    }
+
+    @Test
+    void aMissingFileNamesTheFile() {
+        assertThatThrownBy(() -> PlansFile.load("/no/such/plans.yml"))
+                .isInstanceOf(InvalidPlansException.class).hasMessageContaining("/no/such/plans.yml").hasMessageContaining("cannot read");
+        assertThatThrownBy(() -> PlansFile.load("classpath:nope.yml"))
+                .isInstanceOf(InvalidPlansException.class).hasMessageContaining("classpath:nope.yml");
+    }
+
+    @Test
+    void tenantIdRule() {
+        for (String ok : List.of("acme", "a", "A-Z_0.9:x", "x".repeat(64))) assertThat(TenantId.isValid(ok)).as(ok).isTrue();
+        for (String bad : List.of("", "x".repeat(65), "a b", "a\r\nb", "a\u0000", "caf\u00e9", "a/b", "../x".substring(1) + "/")) {
+            assertThat(TenantId.isValid(bad)).as(bad).isFalse();
+        }
+        assertThat(TenantId.isValid(null)).isFalse();
+    }
+
+    @Test
+    void pathPatterns() {
+        PathPattern one = PathPattern.parse("/items/*");
+        assertThat(one.matches("/items/1")).isTrue();
+        assertThat(one.matches("/items/1/")).isTrue();
+        assertThat(one.matches("/items")).isFalse();
+        assertThat(one.matches("/items/")).isFalse();
+        assertThat(one.matches("/items/1/2")).isFalse();
+        assertThat(one.matches("/itemsx/1")).isFalse();
+        PathPattern rest = PathPattern.parse("/v1/**");
+        assertThat(rest.matches("/v1")).isTrue();
+        assertThat(rest.matches("/v1/a/b/c")).isTrue();
+        assertThat(rest.matches("/v2/a")).isFalse();
+        assertThat(PathPattern.parse("/").matches("/")).isTrue();
+        assertThat(PathPattern.parse("/health").matches("/health")).isTrue();
+        assertThat(PathPattern.parse("/health").matches("/healthz")).isFalse();
+        for (String bad : Set.of("x", "/a//b", "/**/a", "/a*")) {
+            assertThatThrownBy(() -> PathPattern.parse(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+}
