@@ -1,0 +1,97 @@
+package io.quotagate.filter.admission;
+
+import io.github.bucket4j.Bucket;
+import io.github.bucket4j.BucketConfiguration;
+import io.github.bucket4j.ConsumptionProbe;
+import io.github.bucket4j.EstimationProbe;
+import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.store.BucketStore;
+import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.Plan;
+import io.quotagate.plans.Plans;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The servlet-free admission decision: takes a request's cost from the tenant's bucket (sized by its
+ * plan, every bandwidth at once) and then from the global quota, if one is configured.
+ *
+ * <p>A tenant is never charged for a refused request: when the global quota refuses, the units just
+ * taken from the tenant are given back. When a request is refused, the wait reported is the longest
+ * of the buckets that would refuse it, so a client that waits that long and retries is admitted
+ * (unless someone else used the units meanwhile).
+ *
+ * <p>Thread-safe; one instance serves every request.
+ */
+public final class Admission {
+    /** Key of the single global bucket. */
+    static final String GLOBAL_KEY = "global";
+
+    private final Map<String, BucketConfiguration> planConfigs;
+    private final BucketStore store;
+    private final Bucket global;
+
+    /**
+     * @param plans the plans whose limits size the buckets
+     * @param store where the buckets live
+     */
+    public Admission(Plans plans, BucketStore store) {
+        Objects.requireNonNull(plans, "plans");
+        this.store = Objects.requireNonNull(store, "store");
+        Map<String, BucketConfiguration> configs = new HashMap<>();
+        for (Plan plan : plans.plans().values()) configs.put(plan.name(), configuration(plan.limits()));
+        this.planConfigs = Map.copyOf(configs);
+        this.global = plans.global()
+                .map(g -> store.bucket(BucketKind.GLOBAL, GLOBAL_KEY, configuration(g.limits())))
+                .orElse(null);
+    }
+
+    /**
+     * Decides whether a request of {@code cost} units from {@code tenant} on {@code plan} may run,
+     * and if so takes the units.
+     *
+     * @param tenant a valid tenant id (see {@link io.quotagate.plans.TenantId})
+     * @param plan   the name of a plan of the plans this admission was built from
+     * @param cost   units, &gt; 0
+     */
+    public Decision admit(String tenant, String plan, long cost) {
+        if (cost <= 0) throw new IllegalArgumentException("cost must be > 0, was " + cost);
+        BucketConfiguration config = planConfigs.get(plan);
+        if (config == null) throw new IllegalArgumentException("unknown plan " + plan);
+
+        Bucket tenantBucket = store.bucket(BucketKind.TENANT, tenant, config);
+        ConsumptionProbe probe = tenantBucket.tryConsumeAndReturnRemaining(cost);
+        if (!probe.isConsumed()) {
+            long wait = probe.getNanosToWaitForRefill();
+            if (global != null) {
+                // the client must also find the global quota able to take it when it comes back
+                EstimationProbe g = global.estimateAbilityToConsume(cost);
+                if (!g.canBeConsumed() && g.getNanosToWaitForRefill() > wait) {
+                    return new Decision.Rejected(Reason.GLOBAL_RATE, g.getNanosToWaitForRefill());
+                }
+            }
+            return new Decision.Rejected(Reason.TENANT_RATE, wait);
+        }
+        if (global != null) {
+            ConsumptionProbe g = global.tryConsumeAndReturnRemaining(cost);
+            if (!g.isConsumed()) {
+                // the tenant is never charged for a request that does not run
+                tenantBucket.addTokens(cost);
+                return new Decision.Rejected(Reason.GLOBAL_RATE, g.getNanosToWaitForRefill());
+            }
+        }
+        return Decision.Admitted.INSTANCE;
+    }
+
+    /** The bucket4j configuration for a list of bandwidths (greedy refill: tokens arrive smoothly). */
+    public static BucketConfiguration configuration(List<Bandwidth> limits) {
+        var builder = BucketConfiguration.builder();
+        for (Bandwidth b : limits) {
+            builder.addLimit(l -> l.capacity(b.capacity()).refillGreedy(b.refill(), b.period()).id(b.name()));
+        }
+        return builder.build();
+    }
+}

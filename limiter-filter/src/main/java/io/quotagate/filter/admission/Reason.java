@@ -1,0 +1,20 @@
+package io.quotagate.filter.admission;
+
+/** Why a request was refused; {@link #code()} is the {@code reason} member of the problem body. */
+public enum Reason {
+    /** The tenant's own bucket (its plan) is empty. */
+    TENANT_RATE("tenant_rate"),
+    /** The quota shared by all tenants is empty. */
+    GLOBAL_RATE("global_rate");
+
+    private final String code;
+
+    Reason(String code) {
+        this.code = code;
+    }
+
+    /** The wire form, e.g. {@code tenant_rate}. */
+    public String code() {
+        return code;
+    }
+}

@@ -1,0 +1,248 @@
+package io.quotagate.filter.servlet;
+
+import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.admission.Decision;
+import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.route.Route;
+import io.quotagate.filter.route.RouteTable;
+import io.quotagate.filter.store.BucketStore;
+import io.quotagate.plans.InvalidPlansException;
+import io.quotagate.plans.Plans;
+import io.quotagate.plans.PlansFile;
+import io.quotagate.plans.TenantId;
+import io.quotagate.plans.TenantSettings;
+import io.quotagate.tenant.TenantDirectory;
+import io.quotagate.tenant.TenantRejectedException;
+import io.quotagate.tenant.TenantResolver;
+import io.quotagate.tenant.TenantResolvers;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.FilterConfig;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import java.io.IOException;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A servlet filter that limits each tenant of a multi-tenant API to its plan.
+ *
+ * <p>For every request it finds the route (cost in units, or not limited), the tenant (through the
+ * {@link TenantResolver} chain) and the tenant's plan, then asks the {@link Admission} core to take
+ * the cost from the tenant's bucket and from the global quota. A refused request never reaches the
+ * application: it gets {@code 429 Too Many Requests} with {@code Retry-After} (whole seconds,
+ * rounded up, until the request would be admitted) and an {@code application/problem+json} body.
+ * A tenant id that is not 1-64 characters of {@code [A-Za-z0-9._:-]} gets 400, a request without a
+ * tenant gets 401 (under {@code unresolved: reject}), an unknown tenant under {@code unknown: reject}
+ * gets 403.
+ *
+ * <p>Two ways to install it: {@link #builder()} for code, or a container-created instance with the
+ * init-param {@value #PLANS_PARAM} naming the plans file ({@code classpath:plans.yml} or a path).
+ */
+public final class QuotaFilter implements Filter {
+    /** Init-param naming the plans file when the container creates the filter. */
+    public static final String PLANS_PARAM = "plans";
+
+    private static final System.Logger LOG = System.getLogger(QuotaFilter.class.getName());
+
+    private volatile Engine engine;
+
+    /** For containers ({@code web.xml}, {@code ServletContext.addFilter}): configured in {@link #init}. */
+    public QuotaFilter() {
+    }
+
+    private QuotaFilter(Engine engine) {
+        this.engine = engine;
+    }
+
+    /** A builder for programmatic installation. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public void init(FilterConfig config) throws ServletException {
+        if (engine != null) return; // built by the builder
+        String location = config.getInitParameter(PLANS_PARAM);
+        if (location == null || location.isBlank()) {
+            throw new ServletException("QuotaFilter '" + config.getFilterName() + "': init-param '" + PLANS_PARAM
+                    + "' is required (classpath:<resource> or a file path)");
+        }
+        try {
+            engine = builder().plans(PlansFile.load(location.trim())).engine();
+        } catch (InvalidPlansException e) {
+            throw new ServletException("QuotaFilter '" + config.getFilterName() + "': invalid plans: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+        Engine e = engine;
+        if (e == null) throw new ServletException("QuotaFilter used before init()");
+        if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)) {
+            chain.doFilter(req, res);
+            return;
+        }
+        Route route = e.routes.match(request.getMethod(), pathOf(request));
+        if (!route.limited()) {
+            chain.doFilter(request, response);
+            return;
+        }
+
+        Optional<String> resolved;
+        try {
+            resolved = e.resolver.resolve(request);
+        } catch (TenantRejectedException rejected) {
+            new Problem(rejected.status(), rejected.reason(), rejected.getMessage(), null, 0).write(response);
+            return;
+        } catch (RuntimeException bug) {
+            LOG.log(System.Logger.Level.ERROR, "tenant resolver failed", bug);
+            new Problem(500, "internal_error", "The tenant of this request could not be determined.", null, 0)
+                    .write(response);
+            return;
+        }
+
+        String key;
+        String plan;
+        String tenant = null;
+        if (resolved.isPresent()) {
+            tenant = resolved.get();
+            if (!TenantId.isValid(tenant)) {
+                new Problem(400, "invalid_tenant", "The tenant id must be 1-" + TenantId.MAX_LENGTH
+                        + " characters of A-Z a-z 0-9 . _ : -", null, 0).write(response);
+                return;
+            }
+            Optional<String> assigned = e.directory.planOf(tenant);
+            if (assigned.isPresent()) {
+                plan = assigned.get();
+            } else if (e.settings.unknown() == TenantSettings.Unknown.DEFAULT) {
+                plan = e.settings.defaultPlan();
+            } else {
+                new Problem(403, "unknown_tenant", "Tenant " + tenant + " is not known.", tenant, 0).write(response);
+                return;
+            }
+            key = tenant;
+        } else if (e.settings.unresolved() == TenantSettings.Unresolved.ANONYMOUS) {
+            key = anonymousKey(request.getRemoteAddr());
+            plan = e.settings.defaultPlan();
+        } else {
+            new Problem(401, "missing_tenant", "No tenant could be identified for this request.", null, 0)
+                    .write(response);
+            return;
+        }
+
+        Decision decision = e.admission.admit(key, plan, route.cost());
+        if (decision instanceof Decision.Rejected rejected) {
+            long seconds = rejected.retryAfterSeconds();
+            String detail = switch (rejected.reason()) {
+                case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";
+                case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
+            };
+            new Problem(429, rejected.reason().code(), detail, tenant, seconds).write(response);
+            return;
+        }
+        chain.doFilter(request, response);
+    }
+
+    @Override
+    public void destroy() {
+        // buckets are plain heap objects; nothing to close for the local store
+    }
+
+    /** The decoded path inside the application, as the servlet mapping saw it. */
+    private static String pathOf(HttpServletRequest request) {
+        String servletPath = request.getServletPath();
+        String pathInfo = request.getPathInfo();
+        if (pathInfo == null) return servletPath.isEmpty() ? "/" : servletPath;
+        return servletPath.isEmpty() ? pathInfo : servletPath + pathInfo;
+    }
+
+    /**
+     * Anonymous clients are keyed by address with a leading {@code @}: a character no tenant id may
+     * contain, so a client cannot name another's bucket through the tenant header.
+     */
+    static String anonymousKey(String remoteAddr) {
+        StringBuilder b = new StringBuilder(remoteAddr.length() + 1).append('@');
+        for (int i = 0; i < remoteAddr.length() && b.length() <= TenantId.MAX_LENGTH; i++) {
+            char c = remoteAddr.charAt(i);
+            if (c == '%') break; // IPv6 scope id
+            if (c != '[' && c != ']') b.append(c);
+        }
+        return b.toString();
+    }
+
+    /** Everything a configured filter needs; immutable. */
+    private record Engine(RouteTable routes, TenantResolver resolver, TenantDirectory directory,
+                          TenantSettings settings, Admission admission) {
+    }
+
+    /**
+     * Builds a {@link QuotaFilter} from loaded plans. Only {@link #plans} is required; the resolver
+     * defaults to the plans file's {@code tenants.resolvers}, the directory to its
+     * {@code tenants.assignments}, the clock to the system clock, and the store to a local store
+     * holding {@code tenants.max-tracked} tenants.
+     */
+    public static final class Builder {
+        private Plans plans;
+        private TenantResolver resolver;
+        private TenantDirectory directory;
+        private QuotaClock clock = QuotaClock.system();
+        private BucketStore store;
+
+        private Builder() {
+        }
+
+        /** The plans (from {@link PlansFile}); required. */
+        public Builder plans(Plans plans) {
+            this.plans = Objects.requireNonNull(plans, "plans");
+            return this;
+        }
+
+        /** How requests are mapped to tenants. */
+        public Builder tenantResolver(TenantResolver resolver) {
+            this.resolver = Objects.requireNonNull(resolver, "resolver");
+            return this;
+        }
+
+        /** Which plan each tenant is on. */
+        public Builder tenantDirectory(TenantDirectory directory) {
+            this.directory = Objects.requireNonNull(directory, "directory");
+            return this;
+        }
+
+        /** Time source; also used by the default store. Give a custom store the same clock. */
+        public Builder clock(QuotaClock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /** Where buckets live. */
+        public Builder store(BucketStore store) {
+            this.store = Objects.requireNonNull(store, "store");
+            return this;
+        }
+
+        /**
+         * The filter.
+         *
+         * @throws IllegalStateException if no plans were given
+         */
+        public QuotaFilter build() {
+            return new QuotaFilter(engine());
+        }
+
+        private Engine engine() {
+            if (plans == null) throw new IllegalStateException("QuotaFilter.builder(): plans(...) is required");
+            TenantSettings settings = plans.tenants();
+            BucketStore s = store != null ? store : BucketStore.local(settings.maxTracked(), clock);
+            return new Engine(new RouteTable(plans.routes()),
+                    resolver != null ? resolver : TenantResolvers.fromSettings(settings),
+                    directory != null ? directory : TenantDirectory.of(settings.assignments()),
+                    settings, new Admission(plans, s));
+        }
+    }
+}

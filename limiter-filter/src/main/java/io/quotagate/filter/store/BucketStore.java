@@ -1,0 +1,31 @@
+package io.quotagate.filter.store;
+
+import io.github.bucket4j.Bucket;
+import io.github.bucket4j.BucketConfiguration;
+import io.quotagate.filter.admission.QuotaClock;
+
+/**
+ * Where buckets live: in this JVM ({@link #local}) or shared by several instances. The admission core
+ * sees only this seam, so every store gives the same behaviour (the store contract test checks it).
+ */
+public interface BucketStore {
+
+    /**
+     * The bucket of this kind and id, created full with {@code configuration} on first use.
+     * Implementations must not hand out a fresh bucket for an id whose old one still had less than
+     * its full capacity (that would reset a tenant's limit).
+     */
+    Bucket bucket(BucketKind kind, String id, BucketConfiguration configuration);
+
+    /**
+     * An in-memory store: a Caffeine cache of buckets holding at most {@code maxTracked} tenants,
+     * where a bucket idle long enough to have refilled completely is dropped (a new one would be
+     * identical, so expiry loses nothing).
+     *
+     * @param maxTracked the most tenant buckets kept at once
+     * @param clock      time source of the buckets and of their expiry
+     */
+    static BucketStore local(int maxTracked, QuotaClock clock) {
+        return new LocalBucketStore(maxTracked, clock);
+    }
+}

@@ -1,0 +1,60 @@
+package io.quotagate.filter.store;
+
+import io.github.bucket4j.Bucket;
+import io.github.bucket4j.BucketConfiguration;
+import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.testing.ManualClock;
+import io.quotagate.plans.Bandwidth;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class LocalBucketStoreTest {
+    private final ManualClock clock = new ManualClock();
+    // empty -> full takes 10 s for the burst and 1 day for the daily budget
+    private final BucketConfiguration config = Admission.configuration(List.of(
+            new Bandwidth("burst", 10, 1, Duration.ofSeconds(1)),
+            new Bandwidth("daily", 1000, 1000, Duration.ofDays(1))));
+
+    @Test
+    void anIdleBucketIsKeptUntilItWouldHaveRefilledCompletely() {
+        LocalBucketStore store = new LocalBucketStore(100, clock);
+        Bucket b = store.bucket(BucketKind.TENANT, "acme", config);
+        b.tryConsume(10);
+
+        clock.advance(Duration.ofHours(23));
+        assertThat(store.bucket(BucketKind.TENANT, "acme", config)).as("not yet refilled: same bucket").isSameAs(b);
+        assertThat(b.getAvailableTokens()).isEqualTo(10); // burst full again, daily still short
+
+        clock.advance(Duration.ofHours(23)); // idle since the last read above: still not a full day
+        assertThat(store.bucket(BucketKind.TENANT, "acme", config)).isSameAs(b);
+
+        clock.advance(Duration.ofDays(1).plusSeconds(1));
+        store.tenantCount(); // lets Caffeine run its maintenance
+        assertThat(store.bucket(BucketKind.TENANT, "acme", config)).as("idle past a full refill").isNotSameAs(b);
+    }
+
+    @Test
+    void holdsAtMostMaxTrackedTenants() {
+        LocalBucketStore store = new LocalBucketStore(50, clock);
+        for (int i = 0; i < 10_000; i++) store.bucket(BucketKind.TENANT, "t" + i, config);
+        assertThat(store.tenantCount()).isLessThanOrEqualTo(50);
+    }
+
+    @Test
+    void theGlobalBucketIsNeverDropped() {
+        LocalBucketStore store = new LocalBucketStore(1, clock);
+        Bucket g = store.bucket(BucketKind.GLOBAL, "global", config);
+        for (int i = 0; i < 100; i++) store.bucket(BucketKind.TENANT, "t" + i, config);
+        clock.advance(Duration.ofDays(30));
+        assertThat(store.bucket(BucketKind.GLOBAL, "global", config)).isSameAs(g);
+    }
+
+    @Test
+    void timeToFillIsTheSlowestBandwidth() {
+        assertThat(LocalBucketStore.nanosToFill(config)).isEqualTo(Duration.ofDays(1).toNanos());
+    }
+}

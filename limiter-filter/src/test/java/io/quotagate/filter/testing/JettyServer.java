@@ -1,0 +1,79 @@
+package io.quotagate.filter.testing;
+
+import jakarta.servlet.Filter;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+
+import java.io.IOException;
+import java.net.URI;
+import java.util.EnumSet;
+
+/**
+ * A real Jetty 12 server on a free port for integration tests; close it to stop it. The default
+ * servlet answers every path with 200 and the text {@code ok}.
+ */
+public final class JettyServer implements AutoCloseable {
+    private final Server server;
+
+    private JettyServer(Server server) {
+        this.server = server;
+    }
+
+    /** A server whose every path is answered by {@link OkServlet}, behind {@code filter} (if not null). */
+    public static JettyServer start(Filter filter) throws Exception {
+        ServletContextHandler context = new ServletContextHandler();
+        context.setContextPath("/");
+        if (filter != null) {
+            context.addFilter(new FilterHolder(filter), "/*", EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
+        }
+        context.addServlet(new ServletHolder(new OkServlet()), "/");
+        return start(context);
+    }
+
+    /** A server running this handler (a configured context, a web app...). */
+    public static JettyServer start(Handler handler) throws Exception {
+        Server server = new Server();
+        ServerConnector connector = new ServerConnector(server);
+        connector.setHost("127.0.0.1");
+        connector.setPort(0);
+        server.addConnector(connector);
+        server.setHandler(handler);
+        server.start();
+        return new JettyServer(server);
+    }
+
+    public int port() {
+        return ((ServerConnector) server.getConnectors()[0]).getLocalPort();
+    }
+
+    public URI uri(String path) {
+        return URI.create("http://127.0.0.1:" + port() + path);
+    }
+
+    public Server server() {
+        return server;
+    }
+
+    @Override
+    public void close() throws Exception {
+        server.stop();
+    }
+
+    /** Answers 200 {@code ok}. */
+    public static final class OkServlet extends HttpServlet {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected void service(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+            resp.setContentType("text/plain");
+            resp.getWriter().write("ok");
+        }
+    }
+}
