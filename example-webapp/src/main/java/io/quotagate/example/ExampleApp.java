@@ -1,0 +1,95 @@
+package io.quotagate.example;
+
+import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.plans.InvalidPlansException;
+import io.quotagate.plans.Plans;
+import io.quotagate.plans.PlansFile;
+import jakarta.servlet.DispatcherType;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.util.EnumSet;
+import java.util.concurrent.Callable;
+
+/**
+ * An embedded Jetty 12 API protected by {@link QuotaFilter}: {@code GET /items/{id}} (cost 1),
+ * {@code GET /reports/{id}} (cost 5), {@code GET /health} (never limited). The tenant comes from
+ * {@code X-Tenant-Id}.
+ */
+@Command(name = "example-webapp", mixinStandardHelpOptions = true,
+        description = "A multi-tenant demo API protected by quotagate.")
+public final class ExampleApp implements Callable<Integer> {
+    /** The plans file inside the jar, used when {@code --plans} is not given. */
+    public static final String DEFAULT_PLANS = "classpath:example-plans.yml";
+
+    @Option(names = "--port", description = "HTTP port (0 picks a free one; default ${DEFAULT-VALUE})")
+    int port = 8080;
+
+    @Option(names = "--host", description = "Address to bind (default ${DEFAULT-VALUE})")
+    String host = "127.0.0.1";
+
+    @Option(names = "--plans", paramLabel = "FILE", description = "Plans file (YAML); default: the embedded example plans")
+    String plans = DEFAULT_PLANS;
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new ExampleApp()).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Plans loaded;
+        try {
+            loaded = PlansFile.load(plans);
+        } catch (InvalidPlansException e) {
+            System.err.println("example-webapp: invalid plans: " + e.getMessage());
+            return 2;
+        }
+        Running app = start(host, port, loaded);
+        System.out.println("example-webapp listening on " + app.baseUri() + " (plans: " + plans + ")");
+        app.server().join();
+        return 0;
+    }
+
+    /** Starts the app; the caller stops it with {@link Running#close()}. */
+    public static Running start(String host, int port, Plans plans) throws Exception {
+        return start(host, port, QuotaFilter.builder().plans(plans).build());
+    }
+
+    /** Starts the app behind a filter built by the caller (to inject a clock or a store). */
+    public static Running start(String host, int port, QuotaFilter filter) throws Exception {
+        ServletContextHandler context = new ServletContextHandler();
+        context.setContextPath("/");
+        context.addFilter(new FilterHolder(filter), "/*", EnumSet.of(DispatcherType.REQUEST));
+        context.addServlet(new ServletHolder(new ExampleServlets.Items()), "/items/*");
+        context.addServlet(new ServletHolder(new ExampleServlets.Reports()), "/reports/*");
+        context.addServlet(new ServletHolder(new ExampleServlets.Health()), "/health");
+
+        Server server = new Server();
+        ServerConnector connector = new ServerConnector(server);
+        connector.setHost(host);
+        connector.setPort(port);
+        server.addConnector(connector);
+        server.setHandler(context);
+        server.start();
+        return new Running(server, connector.getLocalPort(), host);
+    }
+
+    /** A started app. */
+    public record Running(Server server, int port, String host) implements AutoCloseable {
+        /** {@code http://host:port}. */
+        public String baseUri() {
+            return "http://" + host + ":" + port;
+        }
+
+        @Override
+        public void close() throws Exception {
+            server.stop();
+        }
+    }
+}

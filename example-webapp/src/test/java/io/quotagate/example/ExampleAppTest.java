@@ -1,0 +1,91 @@
+package io.quotagate.example;
+
+import io.quotagate.filter.testing.Http;
+import io.quotagate.plans.PlansFile;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.URI;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The example app's HTTP contract (DESIGN.md §7), on its embedded default plans. */
+class ExampleAppTest {
+    private static ExampleApp.Running app;
+
+    @BeforeAll
+    static void start() throws Exception {
+        app = ExampleApp.start("127.0.0.1", 0, PlansFile.load(ExampleApp.DEFAULT_PLANS));
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        app.close();
+    }
+
+    private static URI uri(String path) {
+        return URI.create(app.baseUri() + path);
+    }
+
+    @Test
+    void itemsAndReportsAnswerForATenant() throws Exception {
+        HttpResponse<String> item = Http.get(uri("/items/42"), "acme");
+        assertThat(item.statusCode()).isEqualTo(200);
+        assertThat(item.body()).contains("\"id\":\"42\"");
+        assertThat(Http.get(uri("/reports/7"), "acme").statusCode()).isEqualTo(200);
+        assertThat(Http.get(uri("/items/"), "acme").statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void healthNeedsNoTenantAndIsNeverLimited() throws Exception {
+        for (int i = 0; i < 50; i++) assertThat(Http.get(uri("/health"), null).statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void aFreeTenantIsRefusedAfterItsBurstAndAdmittedAgainAfterRetryAfter() throws Exception {
+        // free: burst 20, refill 10 per 10 s; a report costs 5
+        for (int i = 0; i < 4; i++) assertThat(Http.get(uri("/reports/1"), "free-e2e").statusCode()).isEqualTo(200);
+        HttpResponse<String> refused = Http.get(uri("/reports/1"), "free-e2e");
+        assertThat(refused.statusCode()).isEqualTo(429);
+        assertThat(refused.body()).contains("\"reason\":\"tenant_rate\"");
+        long retryAfter = Long.parseLong(refused.headers().firstValue("Retry-After").orElseThrow());
+        assertThat(retryAfter).isBetween(1L, 5L);
+
+        Thread.sleep(retryAfter * 1000); // the real clock this time: the contract end to end
+        assertThat(Http.get(uri("/reports/1"), "free-e2e").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void badOrMissingTenantsAreClientErrors() throws Exception {
+        assertThat(Http.get(uri("/items/1"), null).statusCode()).isEqualTo(401);
+        assertThat(Http.get(uri("/items/1"), "no spaces").statusCode()).isEqualTo(400);
+    }
+
+    @Test
+    void anInvalidPlansFileStopsTheAppWithFileLineAndField(@TempDir Path dir) throws Exception {
+        Path bad = dir.resolve("plans.yml");
+        Files.writeString(bad, "plans:\n  free:\n    limits: [ { capacity: 10, refill: 10, period: 10 } ]\n");
+        StringWriter err = new StringWriter();
+        CommandLine cli = new CommandLine(new ExampleApp());
+        cli.setErr(new PrintWriter(err));
+        java.io.PrintStream old = System.err;
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(captured, true));
+        int code;
+        try {
+            code = cli.execute("--port", "0", "--plans", bad.toString());
+        } finally {
+            System.setErr(old);
+        }
+        assertThat(code).isEqualTo(2);
+        assertThat(captured.toString()).contains(bad + ":3:", "plans.free.limits[0].period", "needs a unit");
+    }
+}
