@@ -1,0 +1,89 @@
+package io.quotagate.loadtest.scenario;
+
+import io.quotagate.example.ExampleApp;
+import io.quotagate.plans.Plans;
+import io.quotagate.plans.PlansFile;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+
+import java.io.IOException;
+import java.util.EnumSet;
+import java.util.Locale;
+
+/**
+ * The example app started in this JVM on a free port of 127.0.0.1, with plans sized for a scenario:
+ * a hidden global quota of {@code quota × speed} units per real minute (so {@code quota} per
+ * scenario minute) and a tenant plan large enough that only the global quota binds. A counting
+ * filter behind the {@code QuotaFilter} records every admitted unit per scenario second: the
+ * server's own view, for the window check.
+ */
+final class InProcessServer implements AutoCloseable {
+    private final ExampleApp.Running app;
+    final Series admitted;
+    private final ScenarioClock clock;
+
+    private InProcessServer(ExampleApp.Running app, Series admitted, ScenarioClock clock) {
+        this.app = app;
+        this.admitted = admitted;
+        this.clock = clock;
+    }
+
+    static InProcessServer start(Scenario scenario, ScenarioClock clock) throws Exception {
+        Plans plans = PlansFile.parse("scenario " + scenario.name(), plansYaml(scenario.quota() * clock.speed(), scenario.burst()));
+        ExampleApp.Running app = ExampleApp.start("127.0.0.1", 0, plans);
+        InProcessServer server = new InProcessServer(app, new Series("server", scenario.seconds(),
+                // requests still in flight at the end are admitted after it: keep counting them (the run waits 10 s real for them)
+                (int) Math.ceil(11 * clock.speed()) + 60), clock);
+        Series admitted = server.admitted;
+        try {
+            ServletContextHandler context = app.server().getDescendant(ServletContextHandler.class);
+            // added after the QuotaFilter, so it sees exactly the requests the quota admitted
+            context.addFilter(new FilterHolder(new Filter() {
+                @Override
+                public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+                    admitted.accepted.incrementAndGet(admitted.bin(server.clock.now()));
+                    chain.doFilter(req, res);
+                }
+            }), "/items/*", EnumSet.of(DispatcherType.REQUEST));
+        } catch (RuntimeException e) {
+            app.close();
+            throw e;
+        }
+        return server;
+    }
+
+
+    static String plansYaml(double quotaPerRealMinute, long burst) {
+        long refill = Math.max(1, Math.round(quotaPerRealMinute));
+        return String.format(Locale.ROOT, """
+                global:
+                  limits:
+                    - { name: hidden, capacity: %d, refill: %d, period: 1m }
+                plans:
+                  unlimited:
+                    limits:
+                      - { name: huge, capacity: 1000000000, refill: 1000000000, period: 1s }
+                routes:
+                  - { name: items, methods: [GET], paths: ["/items/*"], cost: 1 }
+                tenants:
+                  default-plan: unlimited
+                  unresolved: reject
+                  unknown: default
+                """, burst, refill);
+    }
+
+    String baseUri() {
+        return app.baseUri();
+    }
+
+    @Override
+    public void close() throws Exception {
+        app.close();
+    }
+}

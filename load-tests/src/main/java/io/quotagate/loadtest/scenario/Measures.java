@@ -1,0 +1,86 @@
+package io.quotagate.loadtest.scenario;
+
+/** The figures a run is judged by, computed from per-second counts. Pure functions. */
+final class Measures {
+    private Measures() {
+    }
+
+    /**
+     * Jain's fairness index {@code (Σx)² / (n·Σx²)}: 1 when every instance got the same, {@code 1/n}
+     * when one got everything. 1 for no or one instance, or when all got nothing.
+     */
+    static double jain(double[] x) {
+        if (x.length <= 1) return 1;
+        double sum = 0, squares = 0;
+        for (double v : x) {
+            sum += v;
+            squares += v * v;
+        }
+        return squares == 0 ? 1 : sum * sum / (x.length * squares);
+    }
+
+    /**
+     * The share of the hidden quota the workers used: their accepted units over what the quota let
+     * through during the run (∫ quota dt) minus what the neighbour got. Can exceed 1 by the bucket's
+     * initial burst.
+     */
+    static double utilization(long workersAccepted, double quotaUnits, long neighbourAccepted) {
+        double available = quotaUnits - neighbourAccepted;
+        return available <= 0 ? 0 : workersAccepted / available;
+    }
+
+    /** The worst 60 s window of the server-side check. */
+    record WindowCheck(int worstStart, long worstAccepted, double worstAllowed, boolean passed) {
+    }
+
+    /**
+     * Checks that no {@code window}-second window of whole seconds admitted more than the quota
+     * refilled in it plus the bucket's capacity (the most a token bucket can ever give in a window).
+     * Windows of whole-second bins lie inside real windows, so a pass here is a true pass for them.
+     *
+     * @param admitted    units admitted per second
+     * @param quotaPerMin the quota during each second, units per minute
+     */
+    static WindowCheck checkWindows(long[] admitted, double[] quotaPerMin, long burst, int window) {
+        int worstStart = 0;
+        long worstAccepted = 0;
+        double worstAllowed = 0;
+        double worstMargin = Double.NEGATIVE_INFINITY;
+        int n = admitted.length;
+        int w = Math.min(window, n);
+        for (int start = 0; start + w <= n; start++) {
+            long sum = 0;
+            double allowed = burst;
+            for (int i = start; i < start + w; i++) {
+                sum += admitted[i];
+                allowed += quotaPerMin[i] / 60;
+            }
+            double margin = sum - allowed;
+            if (margin > worstMargin) {
+                worstMargin = margin;
+                worstStart = start;
+                worstAccepted = sum;
+                worstAllowed = allowed;
+            }
+        }
+        return new WindowCheck(worstStart, worstAccepted, worstAllowed, worstMargin <= 1e-9);
+    }
+
+    /**
+     * Seconds after {@code event} until the {@code smooth}-second average of {@code perSecond}
+     * (units per second) stays within {@code tolerance} of {@code target} (units per minute) up to
+     * {@code until}; -1 if it never settles.
+     */
+    static int convergence(long[] perSecond, int event, int until, double target, double tolerance, int smooth) {
+        int lastBad = event - 1;
+        for (int start = event; start + smooth <= until; start++) {
+            long sum = 0;
+            for (int i = start; i < start + smooth; i++) sum += perSecond[i];
+            double perMinute = sum * 60.0 / smooth;
+            if (Math.abs(perMinute - target) > tolerance * target) lastBad = start;
+        }
+        if (lastBad + 1 + smooth > until) return -1;
+        // the first window of the good run starts at lastBad + 1 and ends smooth seconds later
+        return lastBad + 1 - event + smooth;
+    }
+}

@@ -1,0 +1,39 @@
+package io.quotagate.loadtest.scenario;
+
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Scenario time: real time multiplied by the speed-up, from a common origin. Everything a scenario
+ * decides (rates, intervals, waits, Retry-After) runs on this clock, so the same code gives the
+ * same story at {@code --speed 1} and {@code --speed 30}.
+ */
+final class ScenarioClock {
+    private volatile long origin;
+    private final double speed;
+
+    ScenarioClock(double speed) {
+        if (!(speed > 0)) throw new IllegalArgumentException("speed must be > 0, was " + speed);
+        this.origin = System.nanoTime();
+        this.speed = speed;
+    }
+
+    /** Moves the origin to now: scenario time 0 is when everything is ready to go. */
+    void restart() {
+        origin = System.nanoTime();
+    }
+
+    /** Scenario nanoseconds since the origin. */
+    long now() {
+        return (long) ((System.nanoTime() - origin) * speed);
+    }
+
+    double speed() {
+        return speed;
+    }
+
+    /** Parks the calling thread for about this many scenario nanoseconds (at most {@code maxRealNanos} of real time). */
+    void park(long scenarioNanos, long maxRealNanos) {
+        long real = (long) (scenarioNanos / speed);
+        if (real > 0) LockSupport.parkNanos(Math.min(real, maxRealNanos));
+    }
+}

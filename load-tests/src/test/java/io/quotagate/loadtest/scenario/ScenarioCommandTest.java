@@ -1,0 +1,126 @@
+package io.quotagate.loadtest.scenario;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Each scenario, compressed (high {@code --speed}, small {@code --scale}), against in-process
+ * example apps over real HTTP: the outputs exist and add up. Figures are benchmarks, not asserted.
+ */
+class ScenarioCommandTest {
+    private static final String HEADER =
+            "| Mode | Units accepted per minute | 429s | Rejected by the limiter | Gave up after 3 retries | Utilization | Fairness (Jain) |";
+
+    @TempDir
+    Path out;
+
+    private record Run(int exit, String stdout) {
+    }
+
+    private Run run(String... args) {
+        ScenarioCommand command = new ScenarioCommand();
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        command.stdout = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+        int exit = new CommandLine(command).execute(args);
+        return new Run(exit, bytes.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void raceRunsEveryModeAndWritesTableSummaryCsvAndReport() throws Exception {
+        Run run = run("race", "--speed", "30", "--scale", "0.05", "--quiet", "--out", out.toString());
+
+        assertThat(run.exit()).as(run.stdout()).isZero();   // 0: the server-side window check passed for every mode
+        assertThat(run.stdout()).contains(HEADER)
+                .contains("| No limiter, retry only |").contains("| Fixed rate of 75 |").contains("| AIMD |").contains("| CUBIC |")
+                .contains("server-side window check passed");
+
+        JsonNode summary = new ObjectMapper().readTree(out.resolve("summary.json").toFile());
+        assertThat(summary.get("scenario").asText()).isEqualTo("race");
+        assertThat(summary.get("modes")).hasSize(5);
+        for (JsonNode mode : summary.get("modes")) {
+            for (String field : List.of("mode", "unitsPerMinute", "throttled", "rejectedByLimiter", "gaveUp", "utilization", "fairness")) {
+                assertThat(mode.has(field)).as(mode + " has " + field).isTrue();
+            }
+            assertThat(mode.get("window").get("passed").asBoolean()).isTrue();
+            assertThat(mode.get("fairness").asDouble()).isBetween(0.5, 1.0);   // 2 instances: Jain ≥ 1/2
+        }
+        JsonNode none = summary.get("modes").get(0);
+        assertThat(none.get("mode").asText()).isEqualTo("none");
+        assertThat(none.get("unitsPerMinute").asDouble()).isPositive();
+        // demand is 4/3 of the quota: without a limiter the clients collect 429s, and some give up after 3 retries
+        assertThat(none.get("throttled").asLong()).isPositive();
+        assertThat(none.get("gaveUp").asLong()).isPositive();
+        assertThat(none.get("rejectedByLimiter").asLong()).isZero();
+        JsonNode fixed = summary.get("modes").get(1);
+        assertThat(fixed.get("rejectedByLimiter").asLong()).isPositive();   // fixed 75/min against 200/min of demand
+
+        List<String> csv = Files.readAllLines(out.resolve("per-second.csv"));
+        assertThat(csv.get(0)).isEqualTo("mode,second,client,rate_units_per_minute,accepted_units,throttled,rejected_by_limiter,gave_up,errors");
+        // 900 s × (2 workers + neighbour + server) × 5 modes
+        assertThat(csv).hasSize(1 + 900 * 4 * 5);
+        Set<String> clients = csv.stream().skip(1).filter(l -> l.startsWith("aimd,")).map(l -> l.split(",")[2]).collect(Collectors.toSet());
+        assertThat(clients).containsExactlyInAnyOrder("aimd-1", "aimd-2", "neighbour", "server");
+
+        String html = Files.readString(out.resolve("report.html"));
+        assertThat(html).contains("uPlot").contains("const charts = [").contains("429s per second").doesNotContain("src=\"http");
+    }
+
+    @Test
+    void neighbourReportsHowLongTheWorkersTookToSettle() throws Exception {
+        Run run = run("neighbour", "--speed", "30", "--scale", "0.1", "--quiet", "--out", out.toString());
+        assertThat(run.exit()).as(run.stdout()).isZero();
+        assertThat(run.stdout()).contains("aimd: neighbour arrives at 02:00:").contains("cubic: neighbour leaves at 04:30:");
+        JsonNode modes = new ObjectMapper().readTree(out.resolve("summary.json").toFile()).get("modes");
+        assertThat(modes).hasSize(2);
+        JsonNode convergence = modes.get(0).get("convergence");
+        assertThat(convergence).hasSize(2);
+        assertThat(convergence.get(0).get("targetPerMinute").asDouble()).isEqualTo(150.0);   // (3,000 − 1,500) × 0.1
+        assertThat(modes.get(0).get("neighbourAccepted").asLong()).isPositive();
+    }
+
+    @Test
+    void scaleOutSplitsTheQuotaAcrossFiveWorkers() throws Exception {
+        Run run = run("scale-out", "--speed", "30", "--scale", "0.1", "--modes", "aimd", "--quiet", "--out", out.toString());
+        assertThat(run.exit()).as(run.stdout()).isZero();
+        List<String> csv = Files.readAllLines(out.resolve("per-second.csv"));
+        Set<String> clients = csv.stream().skip(1).map(l -> l.split(",")[2]).collect(Collectors.toSet());
+        assertThat(clients).containsExactlyInAnyOrder("aimd-1", "aimd-2", "aimd-3", "aimd-4", "aimd-5", "server");
+        // the late workers have no rate before they start at 03:00
+        assertThat(csv).anyMatch(l -> l.startsWith("aimd,100,aimd-5,,"));
+        assertThat(csv).noneMatch(l -> l.startsWith("aimd,200,aimd-5,,"));
+    }
+
+    @Test
+    void steadyPrintsProgressAndTheTable() {
+        Run run = run("steady", "--speed", "30", "--scale", "0.1");
+        assertThat(run.exit()).as(run.stdout()).isZero();
+        assertThat(run.stdout()).contains("[aimd   ] 00:00/03:00").contains("[cubic  ] 03:00/03:00").contains(HEADER);
+    }
+
+    @Test
+    void unknownScenariosAndModesAreRefusedWithTheKnownNames() {
+        Run scenario = run("stampede");
+        assertThat(scenario.exit()).isNotZero();
+        Run mode = run("steady", "--modes", "tcp");
+        assertThat(mode.exit()).isNotZero();
+    }
+
+    @Test
+    void targetsOtherThanThisMachineAreRefused() {
+        assertThat(run("steady", "--target", "http://example.com:8080").exit()).isNotZero();
+    }
+}
