@@ -1,6 +1,7 @@
 package io.quotagate.loadtest.scenario;
 
 import io.quotagate.example.ExampleApp;
+import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import jakarta.servlet.DispatcherType;
@@ -36,7 +37,8 @@ final class InProcessServer implements AutoCloseable {
 
     static InProcessServer start(Scenario scenario, ScenarioClock clock) throws Exception {
         Plans plans = PlansFile.parse("scenario " + scenario.name(), plansYaml(scenario.quota() * clock.speed(), scenario.burst()));
-        ExampleApp.Running app = ExampleApp.start("127.0.0.1", 0, plans);
+        QuotaFilter filter = QuotaFilter.builder().plans(plans).build();
+        ExampleApp.Running app = ExampleApp.start("127.0.0.1", 0, filter);
         InProcessServer server = new InProcessServer(app, new Series("server", scenario.seconds(),
                 // requests still in flight at the end are admitted after it: keep counting them (the run waits 10 s real for them)
                 (int) Math.ceil(11 * clock.speed()) + 60), clock);

@@ -21,6 +21,7 @@ import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.PriorityBlockingQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -53,6 +54,7 @@ final class ModeRun {
     private final AtomicLong requestIds = new AtomicLong();
     private final PriorityBlockingQueue<Retry> retries = new PriorityBlockingQueue<>();
     private final AtomicLong fieldsSeen = new AtomicLong();
+    private final AtomicBoolean firstError = new AtomicBoolean();
     private volatile Thread driver;
 
     ModeRun(Scenario scenario, Mode mode, URI base, ScenarioClock clock, PrintStream progress) {
@@ -275,7 +277,9 @@ final class ModeRun {
         Series s = r.series();
         int bin = s.bin(now);
         if (error != null) {
-            if (Boolean.getBoolean("scenario.debug") && Series.total(s.errors) < 3) System.err.println("DEBUG " + error);
+            if (firstError.compareAndSet(false, true)) {
+                System.err.println("scenario " + mode.id + ": first failed request (counted in errors): " + error);
+            }
             s.errors.incrementAndGet(bin);
             return;
         }

@@ -52,11 +52,18 @@ public final class ScenarioCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!(speed > 0) || !(scale > 0)) throw new IllegalArgumentException("--speed and --scale must be > 0");
-        Scenario scenario = Scenario.named(name).scaledRates(scale);
-        List<Mode> chosen = modes == null ? scenario.defaultModes() : modes.stream().map(Mode::parse).distinct().toList();
-        if (target != null && !"127.0.0.1".equals(target.getHost()) && !"localhost".equals(target.getHost())) {
-            throw new IllegalArgumentException("--target must be on 127.0.0.1 (load tests never leave this machine), was " + target);
+        Scenario scenario;
+        List<Mode> chosen;
+        try {
+            if (!(speed > 0) || !(scale > 0)) throw new IllegalArgumentException("--speed and --scale must be > 0");
+            scenario = Scenario.named(name).scaledRates(scale);
+            chosen = modes == null ? scenario.defaultModes() : modes.stream().map(Mode::parse).distinct().toList();
+            if (target != null && !"127.0.0.1".equals(target.getHost()) && !"localhost".equals(target.getHost())) {
+                throw new IllegalArgumentException("--target must be on 127.0.0.1 (load tests never leave this machine), was " + target);
+            }
+        } catch (IllegalArgumentException e) {
+            System.err.println("scenario: " + e.getMessage());
+            return 2;
         }
         if (scenario.quotaDrop().isPresent()) {
             stdout.println("scenario " + scenario.name() + ": pending: it needs the server's runtime quota API (issue 5), not there yet");
