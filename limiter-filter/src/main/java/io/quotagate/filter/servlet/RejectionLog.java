@@ -40,6 +40,8 @@ final class RejectionLog {
                 .maximumSize(10_000)
                 .expireAfterAccess(Duration.ofSeconds(30))
                 .ticker(clock::nanoTime)
+                // summaries are written by the thread doing the maintenance: no hidden pool, deterministic tests
+                .executor(Runnable::run)
                 .removalListener((String tenant, Window w, RemovalCause cause) -> {
                     if (w == null) return;
                     long pending;
