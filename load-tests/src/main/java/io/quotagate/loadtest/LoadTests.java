@@ -1,6 +1,7 @@
 package io.quotagate.loadtest;
 
 import io.quotagate.loadtest.bench.BenchCommand;
+import io.quotagate.loadtest.scenario.ScenarioCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -15,6 +16,7 @@ import picocli.CommandLine.Spec;
         subcommands = {
                 BenchCommand.class,
                 JmhCommand.class,
+                ScenarioCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class LoadTests implements Runnable {
