@@ -3,9 +3,11 @@ package io.quotagate.loadtest.client;
 /**
  * The CUBIC window of RFC 8312 (§4.1, §4.5, §4.6), applied to a rate instead of a congestion
  * window: {@code W(t) = C·(t − K)³ + W_max} with {@code K = ∛(W_max·(1 − β)/C)}, where {@code t} is
- * the seconds since the last throttle, {@code W} and {@code W_max} are units per minute for the
- * whole app, {@code W_max} is the rate at the last throttle and a throttle sets the rate to
- * {@code β·W_max}.
+ * the seconds since the last throttle, {@code W_max} is the rate at the last throttle and a
+ * throttle sets the rate to {@code β·W_max}. The RFC counts {@code W} in segments per round trip;
+ * here {@code W} is units per second for the whole app (as if the round trip were one second), so
+ * {@code C = 0.4} means what it means in TCP: about 3.3 s to come back to a {@code W_max} of 50
+ * units/s (3,000/min). Options and {@link #unitsPerMinute()} stay in units per minute.
  *
  * <p>The curve is concave below {@code W_max} (it comes back quickly, then lingers near the rate
  * that was throttled last time) and convex above it (it probes slowly, then faster). Fast
@@ -25,7 +27,7 @@ public final class Cubic implements RateController {
      * @param min     lowest rate
      * @param max     highest rate
      * @param beta    multiplicative decrease, in (0, 1); RFC 8312: 0.7
-     * @param c       the cubic's scale, units per minute per second³; RFC 8312: 0.4
+     * @param c       the cubic's scale, units per second per second³; RFC 8312: 0.4
      */
     public record Options(double initial, double min, double max, double beta, double c) {
         public Options {
@@ -57,7 +59,7 @@ public final class Cubic implements RateController {
         return rate;
     }
 
-    /** {@code W_max}: the rate at the last throttle (after fast convergence). */
+    /** {@code W_max} in units per minute: the rate at the last throttle (after fast convergence). */
     public double wMax() {
         return wMax;
     }
@@ -73,7 +75,7 @@ public final class Cubic implements RateController {
         double beta = options.beta();
         wMax = rate < wMax ? rate * (1 + beta) / 2 : rate;
         rate = RateController.clamp(rate * beta, options.min(), options.max());
-        k = Math.cbrt(wMax * (1 - beta) / options.c());
+        k = Math.cbrt(wMax / 60 * (1 - beta) / options.c());
         epochStart = now;
         lastDecrease = now;
     }
@@ -84,10 +86,10 @@ public final class Cubic implements RateController {
         rate = RateController.clamp(window(now), options.min(), options.max());
     }
 
-    /** {@code W(t)} at {@code now}, before clamping. */
+    /** {@code W(t)} at {@code now} in units per minute, before clamping. */
     double window(long now) {
         double t = (now - epochStart) / 1e9;
         double d = t - k;
-        return options.c() * d * d * d + wMax;
+        return (options.c() * d * d * d + wMax / 60) * 60;
     }
 }

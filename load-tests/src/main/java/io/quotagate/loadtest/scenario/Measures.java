@@ -67,20 +67,28 @@ final class Measures {
     }
 
     /**
-     * Seconds after {@code event} until the {@code smooth}-second average of {@code perSecond}
-     * (units per second) stays within {@code tolerance} of {@code target} (units per minute) up to
-     * {@code until}; -1 if it never settles.
+     * Seconds after {@code event} until the workers hold their new share: the end of the first
+     * {@code smooth}-second window (units per second averaged, compared in units per minute) from
+     * which every window starting in the next {@code hold} seconds is within {@code tolerance} of
+     * {@code target}; -1 if that never happens before {@code until}. A sawtooth that only crosses
+     * the band, or a later excursion, does not count: the share has to stay for {@code hold} s.
      */
-    static int convergence(long[] perSecond, int event, int until, double target, double tolerance, int smooth) {
-        int lastBad = event - 1;
-        for (int start = event; start + smooth <= until; start++) {
-            long sum = 0;
-            for (int i = start; i < start + smooth; i++) sum += perSecond[i];
-            double perMinute = sum * 60.0 / smooth;
-            if (Math.abs(perMinute - target) > tolerance * target) lastBad = start;
+    static int convergence(long[] perSecond, int event, int until, double target, double tolerance, int smooth, int hold) {
+        if (hold < 1) throw new IllegalArgumentException("hold must be >= 1");
+        for (int start = event; start + hold - 1 + smooth <= until; start++) {
+            boolean holds = true;
+            for (int w = start; w < start + hold && holds; w++) {
+                long sum = 0;
+                for (int i = w; i < w + smooth; i++) sum += perSecond[i];
+                holds = Math.abs(sum * 60.0 / smooth - target) <= tolerance * target;
+            }
+            if (holds) return start - event + smooth;
         }
-        if (lastBad + 1 + smooth > until) return -1;
-        // the first window of the good run starts at lastBad + 1 and ends smooth seconds later
-        return lastBad + 1 - event + smooth;
+        return -1;
+    }
+
+    /** Seconds after {@code event} until the first {@code smooth}-second average within the band ({@code hold} = 1). */
+    static int reach(long[] perSecond, int event, int until, double target, double tolerance, int smooth) {
+        return convergence(perSecond, event, until, target, tolerance, smooth, 1);
     }
 }

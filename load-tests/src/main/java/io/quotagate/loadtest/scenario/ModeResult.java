@@ -15,12 +15,21 @@ record ModeResult(Mode mode, Scenario scenario, ModeRun run, Series admitted, bo
                   long errors, long neighbourAccepted, long neighbourThrottled, double utilization, double fairness,
                   Measures.WindowCheck window, List<Convergence> convergence, boolean publishedFieldsSeen) {
 
-    /** How long the workers' accepted rate took to settle on its new share after an event. */
-    record Convergence(String event, int atSecond, double targetPerMinute, int seconds) {
+    /**
+     * How long the workers' accepted rate took to reach its new share after an event, and to hold
+     * it (seconds, -1: never).
+     */
+    record Convergence(String event, int atSecond, double targetPerMinute, int reachSeconds, int seconds) {
+        static Convergence of(String event, int at, int until, double target, long[] perSecond) {
+            return new Convergence(event, at, target,
+                    Measures.reach(perSecond, at, until, target, CONVERGENCE_TOLERANCE, CONVERGENCE_SMOOTHING),
+                    Measures.convergence(perSecond, at, until, target, CONVERGENCE_TOLERANCE, CONVERGENCE_SMOOTHING, CONVERGENCE_HOLD));
+        }
     }
 
     static final double CONVERGENCE_TOLERANCE = 0.15;
     static final int CONVERGENCE_SMOOTHING = 10;
+    static final int CONVERGENCE_HOLD = 20;
 
     static ModeResult of(Mode mode, Scenario scenario, ModeRun run, Series serverAdmitted) {
         int seconds = scenario.seconds();
@@ -66,23 +75,15 @@ record ModeResult(Mode mode, Scenario scenario, ModeRun run, Series admitted, bo
             int arrive = (int) n.start().toSeconds();
             int leave = (int) n.end().toSeconds();
             double during = scenario.quota() - n.unitsPerMinute();
-            convergence.add(new Convergence("neighbour arrives", arrive, during,
-                    Measures.convergence(workersPerSecond, arrive, Math.min(leave, seconds), during,
-                            CONVERGENCE_TOLERANCE, CONVERGENCE_SMOOTHING)));
+            convergence.add(Convergence.of("neighbour arrives", arrive, Math.min(leave, seconds), during, workersPerSecond));
             int next = scenario.quotaDrop().map(d -> (int) d.start().toSeconds()).filter(s -> s > leave).orElse(seconds);
-            convergence.add(new Convergence("neighbour leaves", leave, scenario.quotaAt(leave),
-                    Measures.convergence(workersPerSecond, leave, next, scenario.quotaAt(leave),
-                            CONVERGENCE_TOLERANCE, CONVERGENCE_SMOOTHING)));
+            convergence.add(Convergence.of("neighbour leaves", leave, next, scenario.quotaAt(leave), workersPerSecond));
         });
         scenario.quotaDrop().ifPresent(d -> {
             int from = (int) d.start().toSeconds();
             int to = (int) d.end().toSeconds();
-            convergence.add(new Convergence("quota drops", from, scenario.quotaAt(from),
-                    Measures.convergence(workersPerSecond, from, Math.min(to, seconds), scenario.quotaAt(from),
-                            CONVERGENCE_TOLERANCE, CONVERGENCE_SMOOTHING)));
-            convergence.add(new Convergence("quota restored", to, scenario.quotaAt(to),
-                    Measures.convergence(workersPerSecond, to, seconds, scenario.quotaAt(to),
-                            CONVERGENCE_TOLERANCE, CONVERGENCE_SMOOTHING)));
+            convergence.add(Convergence.of("quota drops", from, Math.min(to, seconds), scenario.quotaAt(from), workersPerSecond));
+            convergence.add(Convergence.of("quota restored", to, seconds, scenario.quotaAt(to), workersPerSecond));
         });
 
         double minutes = seconds / 60.0;

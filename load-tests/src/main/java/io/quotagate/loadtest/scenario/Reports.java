@@ -47,10 +47,12 @@ final class Reports {
             }
             out.append('\n');
             for (ModeResult.Convergence c : r.convergence()) {
-                out.append(String.format(Locale.ROOT, "%s: %s at %s: %s (target %,.0f/min ±%.0f%%, %d s average)%n", r.mode().id, c.event(),
-                        ModeRun.mmss(c.atSecond() * 1_000_000_000L),
-                        c.seconds() < 0 ? "did not settle" : "settled within " + c.seconds() + " s",
-                        c.targetPerMinute(), 100 * ModeResult.CONVERGENCE_TOLERANCE, ModeResult.CONVERGENCE_SMOOTHING));
+                out.append(String.format(Locale.ROOT, "%s: %s at %s: %s, %s (target %,.0f/min ±%.0f%%, %d s average, held %d s)%n",
+                        r.mode().id, c.event(), ModeRun.mmss(c.atSecond() * 1_000_000_000L),
+                        c.reachSeconds() < 0 ? "never reached" : "reached within " + c.reachSeconds() + " s",
+                        c.seconds() < 0 ? "never held" : "held from " + c.seconds() + " s",
+                        c.targetPerMinute(), 100 * ModeResult.CONVERGENCE_TOLERANCE, ModeResult.CONVERGENCE_SMOOTHING,
+                        ModeResult.CONVERGENCE_HOLD));
             }
         }
         return out.toString();
@@ -92,7 +94,8 @@ final class Reports {
                 cm.put("event", c.event());
                 cm.put("atSecond", c.atSecond());
                 cm.put("targetPerMinute", c.targetPerMinute());
-                cm.put("seconds", c.seconds() < 0 ? null : c.seconds());
+                cm.put("reachSeconds", c.reachSeconds() < 0 ? null : c.reachSeconds());
+                cm.put("holdSeconds", c.seconds() < 0 ? null : c.seconds());
                 conv.add(cm);
             }
             m.put("convergence", conv);

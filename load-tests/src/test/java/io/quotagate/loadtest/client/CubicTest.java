@@ -12,8 +12,8 @@ class CubicTest {
     @Test
     void beforeAnyThrottleTheRateGrowsAsInitialPlusCTimesTCubed() {
         Cubic cubic = new Cubic(options, 0);
-        cubic.onAccepted(10 * S, true);
-        assertThat(cubic.unitsPerMinute()).isCloseTo(3000 + 0.4 * 1000, within(1e-6));
+        cubic.onAccepted(5 * S, true);   // W is in units per second: 50 + 0.4 · 5³ = 100/s
+        assertThat(cubic.unitsPerMinute()).isCloseTo(6000, within(1e-6));
     }
 
     @Test
@@ -22,15 +22,16 @@ class CubicTest {
         cubic.onThrottled(0, 0);
         assertThat(cubic.unitsPerMinute()).isCloseTo(2100, within(1e-9));
         assertThat(cubic.wMax()).isEqualTo(3000);
-        double k = Math.cbrt(3000 * 0.3 / 0.4);                    // RFC 8312 eq. 2: 13.1 s
+        double k = Math.cbrt(50 * 0.3 / 0.4);                       // RFC 8312 eq. 2 with W_max = 50 units/s: 3.35 s
         assertThat(cubic.k()).isCloseTo(k, within(1e-9));
 
-        cubic.onAccepted((long) (k / 2 * S), true);                  // concave: most of the way back at K/2
-        assertThat(cubic.unitsPerMinute()).isCloseTo(3000 - 0.4 * Math.pow(k / 2, 3), within(0.01));
+        cubic.onAccepted((long) (k / 2 * S), true);                  // concave: 7/8 of the way back at K/2
+        assertThat(cubic.unitsPerMinute()).isCloseTo(3000 - 60 * 0.4 * Math.pow(k / 2, 3), within(0.01));
+        assertThat(cubic.unitsPerMinute()).isCloseTo(3000 - 900.0 / 8, within(0.01));
         cubic.onAccepted((long) (k * S), true);
         assertThat(cubic.unitsPerMinute()).isCloseTo(3000, within(0.01));
-        cubic.onAccepted((long) ((k + 10) * S), true);               // convex above W_max
-        assertThat(cubic.unitsPerMinute()).isCloseTo(3400, within(0.01));
+        cubic.onAccepted((long) ((k + 2) * S), true);                // convex above W_max: + 0.4 · 2³ units/s
+        assertThat(cubic.unitsPerMinute()).isCloseTo(3000 + 60 * 3.2, within(0.01));
     }
 
     @Test
@@ -45,9 +46,9 @@ class CubicTest {
     @Test
     void holdsWhenRequestsDidNotWaitAndClampsToMax() {
         Cubic cubic = new Cubic(options, 0);
-        cubic.onAccepted(20 * S, false);
+        cubic.onAccepted(5 * S, false);
         assertThat(cubic.unitsPerMinute()).isEqualTo(3000);
-        cubic.onAccepted(60 * S, true);
+        cubic.onAccepted(20 * S, true);
         assertThat(cubic.unitsPerMinute()).isEqualTo(12000);
     }
 

@@ -66,14 +66,21 @@ class MeasuresTest {
     }
 
     @Test
-    void convergenceIsWhenTheSmoothedRateStaysInTheBand() {
-        long[] perSecond = new long[100];
+    void convergenceIsWhenTheSmoothedRateStaysInTheBandForTheHoldTime() {
+        long[] perSecond = new long[200];
         Arrays.fill(perSecond, 0, 40, 50);      // 3,000/min
-        Arrays.fill(perSecond, 40, 52, 40);     // overshooting after the event at 40
-        Arrays.fill(perSecond, 52, 100, 25);    // 1,500/min from 52 on
-        // [49, 59) averages 1,770/min, [50, 60) 1,680: the band (±15%) holds from the window ending at 60
-        assertThat(Measures.convergence(perSecond, 40, 100, 1500, 0.15, 10)).isEqualTo(20);
-        assertThat(Measures.convergence(perSecond, 40, 100, 3000, 0.15, 10)).isEqualTo(-1);
-        assertThat(Measures.convergence(perSecond, 0, 40, 3000, 0.15, 10)).isEqualTo(10);
+        Arrays.fill(perSecond, 40, 52, 40);     // slow to come down after the event at 40
+        Arrays.fill(perSecond, 52, 200, 25);    // 1,500/min from 52 on
+        // [49, 59) averages 1,770/min (out of ±15%), [50, 60) 1,680 (in): in from the window ending at 60
+        assertThat(Measures.convergence(perSecond, 40, 200, 1500, 0.15, 10, 20)).isEqualTo(20);
+        assertThat(Measures.convergence(perSecond, 40, 200, 3000, 0.15, 10, 20)).isEqualTo(-1);
+        assertThat(Measures.convergence(perSecond, 0, 40, 3000, 0.15, 10, 20)).isEqualTo(10);
+
+        perSecond[75] = 0;                      // a dip inside the hold time: windows holding both zeros
+        perSecond[76] = 0;                      // average 1,200/min (out), those starting 67..75
+        assertThat(Measures.convergence(perSecond, 40, 200, 1500, 0.15, 10, 20)).isEqualTo(76 - 40 + 10);
+        perSecond[150] = 0;                     // a later excursion, after the share was held: does not count
+        perSecond[151] = 0;
+        assertThat(Measures.convergence(perSecond, 40, 200, 1500, 0.15, 10, 20)).isEqualTo(46);
     }
 }
