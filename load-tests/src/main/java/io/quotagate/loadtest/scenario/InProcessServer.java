@@ -2,6 +2,7 @@ package io.quotagate.loadtest.scenario;
 
 import io.quotagate.example.ExampleApp;
 import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import jakarta.servlet.DispatcherType;
@@ -28,6 +29,8 @@ final class InProcessServer implements AutoCloseable {
     private final ExampleApp.Running app;
     final Series admitted;
     private final ScenarioClock clock;
+    /** whether the quota is published (one shared, published tenant plan instead of the hidden global quota) */
+    boolean published;
 
     private InProcessServer(ExampleApp.Running app, Series admitted, ScenarioClock clock) {
         this.app = app;
@@ -35,8 +38,26 @@ final class InProcessServer implements AutoCloseable {
         this.clock = clock;
     }
 
-    static InProcessServer start(Scenario scenario, ScenarioClock clock) throws Exception {
-        Plans plans = PlansFile.parse("scenario " + scenario.name(), plansYaml(scenario.quota() * clock.speed(), scenario.burst()));
+    /**
+     * @param published publish the quota in {@code RateLimit} fields (for the {@code headers} mode).
+     *                  The global quota is never published, so the quota becomes the plan of the one
+     *                  tenant that workers and neighbour share. Falls back to the hidden quota (and
+     *                  says so) when the server cannot publish.
+     */
+    static InProcessServer start(Scenario scenario, ScenarioClock clock, boolean published) throws Exception {
+        double perRealMinute = scenario.quota() * clock.speed();
+        Plans plans = null;
+        boolean publishing = false;
+        if (published) {
+            try {
+                plans = PlansFile.parse("scenario " + scenario.name() + " (published)", publishedPlansYaml(perRealMinute, scenario.burst()));
+                publishing = true;
+            } catch (InvalidPlansException e) {
+                System.err.println("scenario: this server cannot publish RateLimit fields (" + e.getMessage()
+                        + "); the headers mode runs against the hidden quota");
+            }
+        }
+        if (plans == null) plans = PlansFile.parse("scenario " + scenario.name(), plansYaml(perRealMinute, scenario.burst()));
         QuotaFilter filter = QuotaFilter.builder().plans(plans).build();
         ExampleApp.Running app = ExampleApp.start("127.0.0.1", 0, filter);
         InProcessServer server = new InProcessServer(app, new Series("server", scenario.seconds(),
@@ -57,6 +78,7 @@ final class InProcessServer implements AutoCloseable {
             app.close();
             throw e;
         }
+        server.published = publishing;
         return server;
     }
 
@@ -75,6 +97,23 @@ final class InProcessServer implements AutoCloseable {
                   - { name: items, methods: [GET], paths: ["/items/*"], cost: 1 }
                 tenants:
                   default-plan: unlimited
+                  unresolved: reject
+                  unknown: default
+                """, burst, refill);
+    }
+
+    static String publishedPlansYaml(double quotaPerRealMinute, long burst) {
+        long refill = Math.max(1, Math.round(quotaPerRealMinute));
+        return String.format(Locale.ROOT, """
+                plans:
+                  shared:
+                    publish: true
+                    limits:
+                      - { name: quota, capacity: %d, refill: %d, period: 1m }
+                routes:
+                  - { name: items, methods: [GET], paths: ["/items/*"], cost: 1 }
+                tenants:
+                  default-plan: shared
                   unresolved: reject
                   unknown: default
                 """, burst, refill);

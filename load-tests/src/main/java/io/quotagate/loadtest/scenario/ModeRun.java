@@ -56,9 +56,15 @@ final class ModeRun {
     private final AtomicLong fieldsSeen = new AtomicLong();
     private final AtomicBoolean firstError = new AtomicBoolean();
     private volatile Thread driver;
+    private final String neighbourTenant;
 
-    ModeRun(Scenario scenario, Mode mode, URI base, ScenarioClock clock, PrintStream progress) {
+    /**
+     * @param sharedTenant the neighbour uses the workers' tenant (for a published quota, which is a
+     *                     tenant plan); otherwise its own tenant, and only the global quota is shared
+     */
+    ModeRun(Scenario scenario, Mode mode, URI base, ScenarioClock clock, PrintStream progress, boolean sharedTenant) {
         this.scenario = scenario;
+        this.neighbourTenant = sharedTenant ? "workers" : "neighbour";
         this.mode = mode;
         this.base = base;
         this.clock = clock;
@@ -249,7 +255,7 @@ final class ModeRun {
     }
 
     private void send(Request r) {
-        String tenant = r.worker == null ? "neighbour" : "workers";
+        String tenant = r.worker == null ? neighbourTenant : "workers";
         HttpRequest request = HttpRequest.newBuilder(base.resolve("/items/" + r.id))
                 .header("X-Tenant-Id", tenant).timeout(Duration.ofSeconds(10)).GET().build();
         r.sentAt = clock.now();
@@ -319,8 +325,14 @@ final class ModeRun {
         try {
             List<RateLimitFields.Limit> limits = RateLimitFields.parseRateLimit(String.join(", ", response.headers().allValues("RateLimit")));
             List<String> policyValues = response.headers().allValues("RateLimit-Policy");
-            List<RateLimitFields.Policy> policies = policyValues.isEmpty() ? List.of()
-                    : RateLimitFields.parsePolicy(String.join(", ", policyValues));
+            List<RateLimitFields.Policy> policies = new ArrayList<>();
+            if (!policyValues.isEmpty()) {
+                for (RateLimitFields.Policy p : RateLimitFields.parsePolicy(String.join(", ", policyValues))) {
+                    // windows are real seconds; the clients live in scenario time
+                    policies.add(new RateLimitFields.Policy(p.name(), p.quota(),
+                            p.windowSeconds().map(w -> Math.round(w * clock.speed())), p.parameters()));
+                }
+            }
             fieldsSeen.incrementAndGet();
             limiter.published(now, limits, policies);
         } catch (IllegalArgumentException e) {

@@ -88,10 +88,11 @@ public final class ScenarioCommand implements Callable<Integer> {
         List<InProcessServer> servers = new ArrayList<>();
         ExecutorService pool = Executors.newFixedThreadPool(chosen.size());
         try {
-            for (int i = 0; i < chosen.size(); i++) servers.add(InProcessServer.start(scenario, clock));
+            for (Mode mode : chosen) servers.add(InProcessServer.start(scenario, clock, mode == Mode.HEADERS));
             List<ModeRun> runs = new ArrayList<>();
             for (int i = 0; i < chosen.size(); i++) {
-                runs.add(new ModeRun(scenario, chosen.get(i), URI.create(servers.get(i).baseUri()), clock, quiet ? null : stdout));
+                runs.add(new ModeRun(scenario, chosen.get(i), URI.create(servers.get(i).baseUri()), clock, quiet ? null : stdout,
+                        servers.get(i).published));
             }
             // one clock for every mode, started once all is ready: all modes live the same story at the same moments
             clock.restart();
@@ -118,7 +119,7 @@ public final class ScenarioCommand implements Callable<Integer> {
         List<ModeResult> results = new ArrayList<>();
         for (Mode mode : chosen) {
             ScenarioClock clock = new ScenarioClock(speed);
-            ModeRun run = new ModeRun(scenario, mode, base, clock, quiet ? null : stdout);
+            ModeRun run = new ModeRun(scenario, mode, base, clock, quiet ? null : stdout, mode == Mode.HEADERS);
             clock.restart();
             run.run();
             results.add(ModeResult.of(mode, scenario, run, null));
