@@ -50,6 +50,9 @@ public final class ScenarioCommand implements Callable<Integer> {
 
     PrintStream stdout = System.out;
 
+    // the in-process servers log every rejection (rate-limited) at INFO: noise in a run that provokes 429s on purpose
+    private static final java.util.logging.Logger SERVER_LOGS = java.util.logging.Logger.getLogger("io.quotagate");
+
     @Override
     public Integer call() throws Exception {
         Scenario scenario;
@@ -84,6 +87,7 @@ public final class ScenarioCommand implements Callable<Integer> {
     }
 
     private List<ModeResult> runInProcess(Scenario scenario, List<Mode> chosen) throws Exception {
+        if (SERVER_LOGS.getLevel() == null) SERVER_LOGS.setLevel(java.util.logging.Level.WARNING);
         ScenarioClock clock = new ScenarioClock(speed);
         List<InProcessServer> servers = new ArrayList<>();
         ExecutorService pool = Executors.newFixedThreadPool(chosen.size());
