@@ -14,10 +14,12 @@ import java.util.Optional;
  * @param plans    plans by name
  * @param routes   route rules in match order
  * @param tenants  tenant resolution and assignment settings
+ * @param store    where the buckets live (local by default, or Redis)
  */
 public record Plans(String source, Optional<GlobalQuota> global, Map<String, Plan> plans,
-                    List<RouteRule> routes, TenantSettings tenants) {
+                    List<RouteRule> routes, TenantSettings tenants, StoreSettings store) {
     public Plans {
+        Objects.requireNonNull(store, "store");
         Objects.requireNonNull(source, "source");
         Objects.requireNonNull(global, "global");
         plans = Map.copyOf(plans);
@@ -26,6 +28,17 @@ public record Plans(String source, Optional<GlobalQuota> global, Map<String, Pla
         if (!plans.containsKey(tenants.defaultPlan())) {
             throw new IllegalArgumentException("default plan " + tenants.defaultPlan() + " is not defined");
         }
+    }
+
+    /** Plans with a local store. */
+    public Plans(String source, Optional<GlobalQuota> global, Map<String, Plan> plans,
+                 List<RouteRule> routes, TenantSettings tenants) {
+        this(source, global, plans, routes, tenants, StoreSettings.local());
+    }
+
+    /** A copy using another store (e.g. a Redis URI given on the command line). */
+    public Plans withStore(StoreSettings store) {
+        return new Plans(source, global, plans, routes, tenants, store);
     }
 
     /** The plan of this name. */

@@ -162,7 +162,7 @@ public final class PlansFile {
     // ---- tree -> model, with validation ----------------------------------------------------
 
     private Plans plans(YamlNode root) {
-        Mapping top = mapping(root, "", Set.of("global", "plans", "routes", "tenants"));
+        Mapping top = mapping(root, "", Set.of("global", "plans", "routes", "tenants", "store"));
 
         Mapping plansNode = mapping(required(top, "plans", ""), "plans", null);
         if (plansNode.entries().isEmpty()) throw error(plansNode.line(), "plans", "at least one plan is required");
@@ -181,7 +181,51 @@ public final class PlansFile {
 
         List<RouteRule> routes = routes(top.entries().get("routes"), plans, global);
         TenantSettings tenants = tenants(top.entries().get("tenants"), plans);
-        return new Plans(source, global, plans, routes, tenants);
+        StoreSettings store = store(top.entries().get("store"));
+        return new Plans(source, global, plans, routes, tenants, store);
+    }
+
+    private StoreSettings store(YamlNode node) {
+        if (node == null) return StoreSettings.local();
+        Mapping m = mapping(node, "store", Set.of("type", "uri", "prefix", "timeout", "max-retries", "batching",
+                "on-failure", "heartbeat", "instance-ttl"));
+        StoreSettings.Type type = choice(m, "type", "store.type", StoreSettings.Type.LOCAL, StoreSettings.Type.class);
+        if (type == StoreSettings.Type.LOCAL) {
+            for (Map.Entry<String, Integer> key : m.keyLines().entrySet()) {
+                if (!key.getKey().equals("type")) {
+                    throw error(key.getValue(), "store." + key.getKey(), "only for a store of type: redis");
+                }
+            }
+            return StoreSettings.local();
+        }
+        YamlNode uriNode = required(m, "uri", "store");
+        String uri = string(uriNode, "store.uri");
+        if (!uri.matches("(redis|rediss|redis-sentinel|rediss-sentinel)://\\S+")) {
+            throw error(uriNode.line(), "store.uri", "expected redis://host:port (or rediss://, redis-sentinel://), was '"
+                    + uri.replaceAll("//[^@/]*@", "//***@") + "'");
+        }
+        StoreSettings s = StoreSettings.redis(uri);
+        YamlNode prefixNode = m.entries().get("prefix");
+        String prefix = prefixNode == null ? s.prefix() : string(prefixNode, "store.prefix");
+        if (!StoreSettings.PREFIX.matcher(prefix).matches()) {
+            throw error(prefixNode.line(), "store.prefix", "must match " + StoreSettings.PREFIX.pattern() + ", was '" + prefix + "'");
+        }
+        Duration timeout = Optional.ofNullable(m.entries().get("timeout")).map(n -> period(n, "store.timeout")).orElse(s.timeout());
+        int maxRetries = s.maxRetries();
+        YamlNode retriesNode = m.entries().get("max-retries");
+        if (retriesNode != null) maxRetries = (int) positive(retriesNode, "store.max-retries", 100);
+        boolean batching = Optional.ofNullable(m.entries().get("batching")).map(n -> bool(n, "store.batching")).orElse(true);
+        StoreSettings.OnFailure onFailure = choice(m, "on-failure", "store.on-failure", StoreSettings.OnFailure.OPEN,
+                StoreSettings.OnFailure.class);
+        Duration heartbeat = Optional.ofNullable(m.entries().get("heartbeat")).map(n -> period(n, "store.heartbeat"))
+                .orElse(s.heartbeat());
+        YamlNode ttlNode = m.entries().get("instance-ttl");
+        Duration ttl = ttlNode == null ? s.instanceTtl() : period(ttlNode, "store.instance-ttl");
+        if (ttl.compareTo(heartbeat) <= 0) {
+            throw error(ttlNode != null ? ttlNode.line() : m.line(), "store.instance-ttl",
+                    "must be longer than store.heartbeat (" + heartbeat + "), was " + ttl);
+        }
+        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, ttl);
     }
 
     private Plan plan(String name, YamlNode node, String field) {

@@ -90,6 +90,43 @@ class PlansFileTest {
     }
 
     @Test
+    void readsARedisStore() {
+        Plans plans = PlansFile.parse("p.yml", """
+                plans:
+                  only: { limits: [ { capacity: 5, refill: 1, period: 1s } ] }
+                store:
+                  type: redis
+                  uri: redis://127.0.0.1:6379/0
+                  prefix: shop.eu
+                  timeout: 20ms
+                  max-retries: 2
+                  batching: false
+                  on-failure: closed
+                  heartbeat: 1s
+                  instance-ttl: 4s
+                """);
+        assertThat(plans.store()).isEqualTo(new StoreSettings(StoreSettings.Type.REDIS, "redis://127.0.0.1:6379/0", "shop.eu",
+                Duration.ofMillis(20), 2, false, StoreSettings.OnFailure.CLOSED, Duration.ofSeconds(1), Duration.ofSeconds(4)));
+    }
+
+    @Test
+    void theStoreIsLocalUnlessConfigured() {
+        Plans plans = PlansFile.parse("p.yml", "plans:\n  only: { limits: [ { capacity: 5, refill: 1, period: 1s } ] }\n");
+        assertThat(plans.store()).isEqualTo(StoreSettings.local());
+        Plans redis = PlansFile.parse("p.yml", "plans:\n  only: { limits: [ { capacity: 5, refill: 1, period: 1s } ] }\n"
+                + "store: { type: redis, uri: \"redis://h:6379\" }\n");
+        assertThat(redis.store()).isEqualTo(StoreSettings.redis("redis://h:6379"));
+        assertThat(redis.store().onFailure()).isEqualTo(StoreSettings.OnFailure.OPEN);
+    }
+
+    @Test
+    void aRejectedRedisUriDoesNotEchoItsPassword() {
+        assertThatThrownBy(() -> PlansFile.parse("p.yml", "plans:\n  only: { limits: [ { capacity: 5, refill: 1, period: 1s } ] }\n"
+                + "store: { type: redis, uri: \"http://user:hunter2@h:6379\" }\n"))
+                .isInstanceOf(InvalidPlansException.class).hasMessageNotContaining("hunter2");
+    }
+
+    @Test
     void refillLargerThanCapacityIsAllowed() {
         Plans plans = PlansFile.parse("p.yml", """
                 plans:
@@ -161,6 +198,28 @@ class PlansFileTest {
                         + "tenants:\n  resolvers:\n    - { type: cookie }\n", 7, "tenants.resolvers[0].type", "unknown resolver type"),
                 arguments("zero concurrency cap", "plans:\n  free:\n    limits: [ { capacity: 5, refill: 5, period: 1s } ]\n"
                         + "    concurrency: { reports: 0 }\n", 4, "plans.free.concurrency.reports", "must be > 0"),
+                arguments("unknown store type", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: memcached\n", 6, "store.type", "expected one of [local, redis]"),
+                arguments("redis store without uri", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n", 6, "store.uri", "required"),
+                arguments("redis uri of another scheme", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: http://user:secret@cache:6379\n", 7, "store.uri", "expected redis://"),
+                arguments("redis key prefix with a hash tag", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store: { type: redis, uri: \"redis://h:6379\", prefix: \"{qg}\" }\n", 5, "store.prefix", "must match"),
+                arguments("redis timeout without unit", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis://h:6379\n  timeout: 50\n", 8, "store.timeout", "needs a unit"),
+                arguments("unknown failure mode", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis://h:6379\n  on-failure: retry\n", 8, "store.on-failure",
+                        "expected one of [open, closed]"),
+                arguments("zero max-retries", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis://h:6379\n  max-retries: 0\n", 8, "store.max-retries", "must be > 0"),
+                arguments("instance ttl not above heartbeat", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis://h:6379\n  heartbeat: 5s\n  instance-ttl: 5s\n", 9,
+                        "store.instance-ttl", "must be longer than store.heartbeat"),
+                arguments("redis key on a local store", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: local\n  uri: redis://h:6379\n", 7, "store.uri", "only for a store of type: redis"),
+                arguments("unknown store key", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis://h:6379\n  pool: 8\n", 8, "store.pool", "unknown key"),
                 arguments("global without limits", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "global: {}\n", 5, "global.limits", "required"));
     }
