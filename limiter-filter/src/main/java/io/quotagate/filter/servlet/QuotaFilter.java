@@ -5,10 +5,13 @@ import io.quotagate.filter.admission.Decision;
 import io.quotagate.filter.admission.QuotaClock;
 import io.quotagate.filter.route.Route;
 import io.quotagate.filter.route.RouteTable;
+import io.quotagate.filter.redis.RedisStore;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.StoreUnavailableException;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
+import io.quotagate.plans.StoreSettings;
 import io.quotagate.plans.TenantId;
 import io.quotagate.plans.TenantSettings;
 import io.quotagate.tenant.TenantDirectory;
@@ -135,7 +138,15 @@ public final class QuotaFilter implements Filter {
             return;
         }
 
-        Decision decision = e.admission.admit(key, plan, route.cost());
+        Decision decision;
+        try {
+            decision = e.admission.admit(key, plan, route.cost());
+        } catch (StoreUnavailableException unavailable) {
+            // store.on-failure: closed — refuse rather than admit unchecked
+            new Problem(503, "store_unavailable", "The quota store is unavailable; retry after "
+                    + unavailable.retryAfterSeconds() + " s.", tenant, unavailable.retryAfterSeconds()).write(response);
+            return;
+        }
         if (decision instanceof Decision.Rejected rejected) {
             long seconds = rejected.retryAfterSeconds();
             String detail = switch (rejected.reason()) {
@@ -150,7 +161,9 @@ public final class QuotaFilter implements Filter {
 
     @Override
     public void destroy() {
-        // buckets are plain heap objects; nothing to close for the local store
+        Engine e = engine;
+        // a store the filter created (store: redis in the plans file) is the filter's to close
+        if (e != null && e.ownedStore != null) e.ownedStore.close();
     }
 
     /** The decoded path inside the application, as the servlet mapping saw it. */
@@ -177,14 +190,15 @@ public final class QuotaFilter implements Filter {
 
     /** Everything a configured filter needs; immutable. */
     private record Engine(RouteTable routes, TenantResolver resolver, TenantDirectory directory,
-                          TenantSettings settings, Admission admission) {
+                          TenantSettings settings, Admission admission, RedisStore ownedStore) {
     }
 
     /**
      * Builds a {@link QuotaFilter} from loaded plans. Only {@link #plans} is required; the resolver
      * defaults to the plans file's {@code tenants.resolvers}, the directory to its
-     * {@code tenants.assignments}, the clock to the system clock, and the store to a local store
-     * holding {@code tenants.max-tracked} tenants.
+     * {@code tenants.assignments}, the clock to the system clock, and the store to the plans file's
+     * {@code store:} (a local store holding {@code tenants.max-tracked} tenants, or a Redis store that
+     * the filter closes in {@link #destroy()}).
      */
     public static final class Builder {
         private Plans plans;
@@ -238,11 +252,16 @@ public final class QuotaFilter implements Filter {
         private Engine engine() {
             if (plans == null) throw new IllegalStateException("QuotaFilter.builder(): plans(...) is required");
             TenantSettings settings = plans.tenants();
-            BucketStore s = store != null ? store : BucketStore.local(settings.maxTracked(), clock);
+            RedisStore owned = null;
+            BucketStore s = store;
+            if (s == null && plans.store().type() == StoreSettings.Type.REDIS) {
+                s = owned = RedisStore.connect(plans.store(), settings.maxTracked());
+            }
+            if (s == null) s = BucketStore.local(settings.maxTracked(), clock);
             return new Engine(new RouteTable(plans.routes()),
                     resolver != null ? resolver : TenantResolvers.fromSettings(settings),
                     directory != null ? directory : TenantDirectory.of(settings.assignments()),
-                    settings, new Admission(plans, s));
+                    settings, new Admission(plans, s), owned);
         }
     }
 }

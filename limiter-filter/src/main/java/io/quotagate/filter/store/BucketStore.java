@@ -18,6 +18,26 @@ public interface BucketStore {
     Bucket bucket(BucketKind kind, String id, BucketConfiguration configuration);
 
     /**
+     * How many instances share the quotas of this store: 1 for a local store; for a shared store, the
+     * instances seen alive lately (the last known number while the backend is unreachable).
+     */
+    default int instanceCount() {
+        return 1;
+    }
+
+    /**
+     * This instance's share of a limit that every instance enforces on its own (such as a concurrency
+     * cap, or a quota while the shared store is unreachable): {@code limit / instanceCount} rounded
+     * down, but at least 1 so that a small limit never blocks an instance completely. The shares add
+     * up to at most {@code limit}, except when {@code limit < instanceCount}.
+     */
+    static long perInstanceShare(long limit, int instanceCount) {
+        if (limit <= 0) throw new IllegalArgumentException("limit must be > 0, was " + limit);
+        if (instanceCount <= 0) throw new IllegalArgumentException("instanceCount must be > 0, was " + instanceCount);
+        return Math.max(1, limit / instanceCount);
+    }
+
+    /**
      * An in-memory store: a Caffeine cache of buckets holding at most {@code maxTracked} tenants,
      * where a bucket idle long enough to have refilled completely is dropped (a new one would be
      * identical, so expiry loses nothing).
