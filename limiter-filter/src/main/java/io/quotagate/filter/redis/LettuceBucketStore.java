@@ -99,6 +99,7 @@ final class LettuceBucketStore implements RedisStore {
     private volatile boolean available;
     private volatile int lastInstanceCount = 1;
     private volatile long outageStartNanos;
+    private volatile Throwable lastFailure;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final LongAdder outages = new LongAdder();
     private final LongAdder fallbackDecisions = new LongAdder();
@@ -114,7 +115,8 @@ final class LettuceBucketStore implements RedisStore {
         if (maxTracked <= 0) throw new IllegalArgumentException("maxTracked must be > 0, was " + maxTracked);
         Objects.requireNonNull(wallClock, "wallClock");
         this.uri = RedisURI.create(settings.uri());
-        uri.setTimeout(settings.timeout());
+        // the connection handshake (HELLO) uses this; request commands get settings.timeout() below
+        uri.setTimeout(Duration.ofSeconds(2));
         this.redactedUri = settings.uri().replaceAll("//[^@/]*@", "//***@");
         this.wallClock = new TimeMeter() {
             @Override
@@ -154,15 +156,17 @@ final class LettuceBucketStore implements RedisStore {
             t.setDaemon(true);
             return t;
         });
-        beat(); // connects, and learns the instance count before the first request
+        beat(Duration.ofSeconds(2)); // connects, and learns the instance count before the first request
+        Duration probeTimeout = settings.timeout().multipliedBy(4).compareTo(Duration.ofMillis(250)) > 0
+                ? settings.timeout().multipliedBy(4) : Duration.ofMillis(250);
         if (!available) {
             outages.increment();
             outageStartNanos = System.nanoTime();
-            LOG.log(System.Logger.Level.WARNING, "quotagate: Redis at {0} unreachable at start; answering from "
-                    + "local buckets ({1}) until it answers", redactedUri, describeFailureMode());
+            LOG.log(System.Logger.Level.WARNING, "quotagate: Redis at " + redactedUri + " unreachable at start ("
+                    + lastFailure + "); answering from local buckets (" + describeFailureMode() + ") until it answers");
         }
         long period = settings.heartbeat().toNanos();
-        heartbeat.scheduleWithFixedDelay(this::beat, period, period, TimeUnit.NANOSECONDS);
+        heartbeat.scheduleWithFixedDelay(() -> beat(probeTimeout), period, period, TimeUnit.NANOSECONDS);
     }
 
     // ---- BucketStore ------------------------------------------------------------------------
@@ -323,8 +327,12 @@ final class LettuceBucketStore implements RedisStore {
                 : "1/" + instanceCount() + " of each quota";
     }
 
-    /** Heartbeat and probe: connect if needed, announce this instance, read the instance count. */
-    private void beat() {
+    /**
+     * Heartbeat and probe: connect if needed, announce this instance, read the instance count. Off the
+     * hot path, so it may wait longer than a request would ({@code timeout}: the first beat of a cold
+     * JVM loads Netty and Lettuce).
+     */
+    private void beat(Duration timeout) {
         if (closed.get()) return;
         try {
             Link l = link;
@@ -332,12 +340,13 @@ final class LettuceBucketStore implements RedisStore {
             Long count = l.connection().async().<Long>eval(HEARTBEAT_SCRIPT, ScriptOutputType.INTEGER,
                     new String[]{heartbeatKey}, instanceId.getBytes(StandardCharsets.UTF_8),
                     Long.toString(settings.instanceTtl().toMillis()).getBytes(StandardCharsets.UTF_8))
-                    .get(settings.timeout().toNanos() * 4, TimeUnit.NANOSECONDS);
+                    .get(timeout.toNanos(), TimeUnit.NANOSECONDS);
             if (count != null && count > 0) lastInstanceCount = (int) Math.min(Integer.MAX_VALUE, count);
             markUp();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
+            lastFailure = e;
             markDown(e);
         }
     }

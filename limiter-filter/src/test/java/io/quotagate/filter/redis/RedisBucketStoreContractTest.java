@@ -10,6 +10,8 @@ import org.junit.jupiter.api.BeforeEach;
 
 import java.time.Duration;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /** The store contract, for the Redis store on the real Redis at 127.0.0.1:6379 (a fresh key prefix per test). */
 class RedisBucketStoreContractTest extends BucketStoreContract {
     private final ManualClock clock = new ManualClock();
@@ -18,13 +20,22 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
     @BeforeEach
     void connect() {
         RedisServer redis = RedisServer.shared();
-        store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix()), 1_000,
+        store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
+                        // generous for a loaded 2-core machine: this test is about behaviour, not speed
+                        .withTimeout(Duration.ofMillis(500)), 1_000,
                 clock.wallClock(), clock);
     }
 
     @AfterEach
     void close() {
-        if (store != null) store.close();
+        if (store == null) return;
+        try {
+            // the contract must have been met by Redis itself, not by the local fallback
+            assertThat(store.redisAvailable()).as("Redis available").isTrue();
+            assertThat(store.fallbackDecisions()).as("operations answered locally").isZero();
+        } finally {
+            store.close();
+        }
     }
 
     @Override
