@@ -360,8 +360,8 @@ final class LettuceBucketStore implements RedisStore {
         }
         if (outages.sum() > 0) {
             LOG.log(System.Logger.Level.INFO, "quotagate: Redis at " + redactedUri + " answers again after "
-                    + Duration.ofNanos(System.nanoTime() - since).toMillis() + " ms; buckets are shared again ("
-                    + instanceCount() + " instances)");
+                    + Duration.ofNanos(System.nanoTime() - since).toMillis() + " ms; buckets are shared again (instances: "
+                    + instanceCount() + ")");
         }
     }
 
