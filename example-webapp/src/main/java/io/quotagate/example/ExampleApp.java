@@ -4,6 +4,7 @@ import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
+import io.quotagate.plans.StoreSettings;
 import jakarta.servlet.DispatcherType;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
@@ -37,6 +38,11 @@ public final class ExampleApp implements Callable<Integer> {
     @Option(names = "--plans", paramLabel = "FILE", description = "Plans file (YAML); default: the embedded example plans")
     String plans = DEFAULT_PLANS;
 
+    @Option(names = "--redis", paramLabel = "URI",
+            description = "Keep the buckets in Redis (redis://host:port) so several instances share one quota; "
+                    + "overrides the plans file's store.uri")
+    String redis;
+
     public static void main(String[] args) {
         System.exit(new CommandLine(new ExampleApp()).execute(args));
     }
@@ -50,10 +56,34 @@ public final class ExampleApp implements Callable<Integer> {
             System.err.println("example-webapp: invalid plans: " + e.getMessage());
             return 2;
         }
+        if (redis != null) {
+            try {
+                loaded = withRedis(loaded, redis);
+            } catch (IllegalArgumentException e) {
+                System.err.println("example-webapp: --redis: " + e.getMessage());
+                return 2;
+            }
+        }
         Running app = start(host, port, loaded);
-        System.out.println("example-webapp listening on " + app.baseUri() + " (plans: " + plans + ")");
+        System.out.println("example-webapp listening on " + app.baseUri() + " (plans: " + plans + ", store: "
+                + loaded.store().type().name().toLowerCase(java.util.Locale.ROOT) + ")");
         app.server().join();
         return 0;
+    }
+
+    /**
+     * The plans with their buckets in Redis at {@code uri}: the file's other store settings (prefix,
+     * timeout...) are kept when it already names a Redis store.
+     */
+    public static Plans withRedis(Plans plans, String uri) {
+        if (!uri.matches("(redis|rediss|redis-sentinel|rediss-sentinel)://\\S+")) {
+            throw new IllegalArgumentException("expected redis://host:port, was '" + uri.replaceAll("//[^@/]*@", "//***@") + "'");
+        }
+        StoreSettings s = plans.store();
+        return plans.withStore(s.type() == StoreSettings.Type.REDIS
+                ? new StoreSettings(s.type(), uri, s.prefix(), s.timeout(), s.maxRetries(), s.batching(), s.onFailure(),
+                s.heartbeat(), s.instanceTtl())
+                : StoreSettings.redis(uri));
     }
 
     /** Starts the app; the caller stops it with {@link Running#close()}. */

@@ -88,4 +88,27 @@ class ExampleAppTest {
         assertThat(code).isEqualTo(2);
         assertThat(captured.toString()).contains(bad + ":3:", "plans.free.limits[0].period", "needs a unit");
     }
+
+    @Test
+    void withRedisTheBucketsLiveInRedisUnderTheConfiguredPrefix() throws Exception {
+        io.quotagate.filter.testing.RedisServer redis = io.quotagate.filter.testing.RedisServer.shared();
+        String prefix = io.quotagate.filter.testing.RedisServer.randomPrefix();
+        io.quotagate.plans.Plans plans = ExampleApp.withRedis(PlansFile.load(ExampleApp.DEFAULT_PLANS)
+                .withStore(io.quotagate.plans.StoreSettings.redis("redis://elsewhere:1").withPrefix(prefix)), redis.uri());
+        assertThat(plans.store().prefix()).as("the file's prefix is kept").isEqualTo(prefix);
+        try (ExampleApp.Running redisApp = ExampleApp.start("127.0.0.1", 0, plans)) {
+            assertThat(Http.get(URI.create(redisApp.baseUri() + "/items/1"), "acme").statusCode()).isEqualTo(200);
+            assertThat(redis.integer("EXISTS", prefix + ":tenant:acme")).isOne();
+            assertThat(redis.integer("EXISTS", prefix + ":global:global")).isOne();
+        }
+        assertThat(redis.integer("EXISTS", prefix + ":instances")).as("the filter closed its store on shutdown").isZero();
+    }
+
+    @Test
+    void rejectsARedisOptionThatIsNotARedisUri() {
+        StringWriter err = new StringWriter();
+        int code = new CommandLine(new ExampleApp()).setErr(new PrintWriter(err))
+                .execute("--port", "0", "--redis", "localhost:6379");
+        assertThat(code).isEqualTo(2);
+    }
 }

@@ -159,6 +159,7 @@ final class LettuceBucketStore implements RedisStore {
         beat(Duration.ofSeconds(2)); // connects, and learns the instance count before the first request
         Duration probeTimeout = settings.timeout().multipliedBy(4).compareTo(Duration.ofMillis(250)) > 0
                 ? settings.timeout().multipliedBy(4) : Duration.ofMillis(250);
+        if (available) warmUp();
         if (!available) {
             outages.increment();
             outageStartNanos = System.nanoTime();
@@ -362,6 +363,30 @@ final class LettuceBucketStore implements RedisStore {
             LOG.log(System.Logger.Level.INFO, "quotagate: Redis at " + redactedUri + " answers again after "
                     + Duration.ofNanos(System.nanoTime() - since).toMillis() + " ms; buckets are shared again (instances: "
                     + instanceCount() + ")");
+        }
+    }
+
+    /**
+     * One bucket operation with a patient timeout before the first request: a cold JVM needs a few
+     * hundred milliseconds to load bucket4j's remote classes and Redis to compile its script, which
+     * would otherwise make the first request time out and start a needless outage. Its key expires
+     * within seconds.
+     */
+    private void warmUp() {
+        try {
+            ProxyManager<String> patient = Bucket4jLettuce.casBasedBuilder(link.connection())
+                    .clientClock(wallClock)
+                    .requestTimeout(Duration.ofSeconds(2))
+                    .expirationAfterWrite(ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(1)))
+                    .build();
+            BucketConfiguration one = BucketConfiguration.builder()
+                    .addLimit(l -> l.capacity(1).refillGreedy(1, Duration.ofSeconds(1))).build();
+            RemoteBucketBuilder<String> builder = patient.builder();
+            if (settings.batching()) builder = builder.withOptimization(Optimizations.batching());
+            builder.build(settings.prefix() + ":warmup:" + instanceId, () -> one).tryConsume(1);
+        } catch (RuntimeException e) {
+            lastFailure = e;
+            markDown(e);
         }
     }
 

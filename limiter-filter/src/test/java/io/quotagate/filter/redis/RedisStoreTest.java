@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** The Redis store's keys, heartbeat and failure modes, on real Redis. */
 class RedisStoreTest {
     /** Empty to full in 100 s. */
-    private static final BucketConfiguration CONFIG = Admission.configuration(List.of(
+    static final BucketConfiguration CONFIG = Admission.configuration(List.of(
             new io.quotagate.plans.Bandwidth("burst", 100, 1, Duration.ofSeconds(1))));
 
     private final ManualClock clock = new ManualClock();
