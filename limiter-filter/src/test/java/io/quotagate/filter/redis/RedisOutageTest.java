@@ -1,5 +1,7 @@
 package io.quotagate.filter.redis;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.quotagate.filter.metrics.QuotaMeterBinder;
 import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
@@ -52,10 +54,14 @@ class RedisOutageTest {
         if (redis != null) redis.close();
     }
 
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
     private void startFilter(StoreSettings.OnFailure onFailure) throws Exception {
         store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(prefix).withOnFailure(onFailure)
                 .withTimeout(Duration.ofMillis(200)).withHeartbeat(Duration.ofMillis(200), Duration.ofSeconds(2)), 1_000);
-        server = JettyServer.start(QuotaFilter.builder().plans(PLANS).store(store).build());
+        QuotaFilter filter = QuotaFilter.builder().plans(PLANS).store(store).build();
+        new QuotaMeterBinder(filter.statistics(), filter.admission(), filter.store()).bindTo(registry);
+        server = JettyServer.start(filter);
     }
 
     @Test
@@ -70,12 +76,16 @@ class RedisOutageTest {
             assertThat(store.redisAvailable()).isFalse();
             assertThat(store.outages()).isEqualTo(1);
             assertThat(store.fallbackDecisions()).isPositive();
+            assertThat(registry.get(QuotaMeterBinder.STORE_FALLBACK).functionCounter().count()).isPositive();
+            assertThat(registry.get(QuotaMeterBinder.STORE_OUTAGES).functionCounter().count()).isEqualTo(1.0);
+            assertThat(registry.get(QuotaMeterBinder.STORE_AVAILABLE).gauge().value()).isZero();
 
             redis.start(); // same port, empty: it kept nothing
             awaitTrue(store::redisAvailable, "back on Redis after the restart");
             assertThat(send(20)).containsOnly(200);
             assertThat(redis.integer("EXISTS", prefix + ":tenant:acme")).as("buckets written to the new Redis").isOne();
             assertThat(store.outages()).as("one outage, counted once").isEqualTo(1);
+            assertThat(registry.get(QuotaMeterBinder.STORE_AVAILABLE).gauge().value()).isEqualTo(1.0);
 
             load.stop();
             assertThat(load.statuses).as("background load").containsOnlyKeys(200);

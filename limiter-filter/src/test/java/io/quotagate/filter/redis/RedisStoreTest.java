@@ -40,7 +40,9 @@ class RedisStoreTest {
             assertThat(store.key(BucketKind.TENANT, "acme")).isEqualTo(prefix + ":tenant:acme");
             @SuppressWarnings("unchecked")
             List<Object> keys = (List<Object>) redis.command("KEYS", prefix + ":*");
-            assertThat(keys).containsExactlyInAnyOrder(prefix + ":tenant:acme", prefix + ":global:global", prefix + ":instances");
+            String warmup = prefix + ":warmup:" + store.instanceId();
+            assertThat(keys).containsExactlyInAnyOrder(prefix + ":tenant:acme", prefix + ":global:global", prefix + ":instances", warmup);
+            assertThat(redis.integer("PTTL", warmup)).as("the warm-up key goes within seconds").isBetween(1L, 2_000L);
             // 40 units short at 1 unit/s: full again in 40 s, kept 10 s more
             assertThat(redis.integer("PTTL", prefix + ":tenant:acme")).isBetween(40_000L, 50_000L);
             assertThat(redis.integer("PTTL", prefix + ":global:global")).isBetween(1_000L, 11_000L);
