@@ -52,6 +52,25 @@ class RedisStoreTest {
     }
 
     @Test
+    void anUncontendedDecisionCostsOneReadAndOneCompareAndSwap() throws Exception {
+        try (RedisServer own = RedisServer.startOwn();
+             RedisStore store = RedisStore.connect(StoreSettings.redis(own.uri()).withPrefix(RedisServer.randomPrefix())
+                     .withTimeout(Duration.ofMillis(500)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
+                     1_000, clock.wallClock(), clock)) {
+            own.command("CONFIG", "RESETSTAT");
+            for (int i = 0; i < 50; i++) store.bucket(BucketKind.TENANT, "t" + (i % 10), CONFIG).tryConsume(1);
+            // bucket4j's compare-and-swap: GET the state, then EVAL a script that swaps it if unchanged;
+            // commandstats also counts the commands run inside the script (one GET, one SET/PSETEX each)
+            long evals = own.calls("eval");
+            long clientGets = own.calls("get") - evals;
+            assertThat(evals).isEqualTo(50);
+            assertThat(clientGets).isEqualTo(50);
+            assertThat(own.calls("psetex") + own.calls("set")).as("every write sets an expiry (PSETEX, or SET NX PX)").isEqualTo(50);
+            assertThat(store.fallbackDecisions()).isZero();
+        }
+    }
+
+    @Test
     void theHeartbeatCountsInstancesSharingAPrefix() throws Exception {
         RedisServer redis = RedisServer.shared();
         StoreSettings settings = StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
