@@ -104,6 +104,14 @@ final class LettuceBucketStore implements RedisStore {
     private final LongAdder outages = new LongAdder();
     private final LongAdder fallbackDecisions = new LongAdder();
     private final LongAdder contentionFallbacks = new LongAdder();
+    /**
+     * When an operation last succeeded on Redis. A refused or broken connection is an outage at once;
+     * a timeout while other operations still succeed is a slow moment (a burst, a GC pause), so only
+     * that operation is answered locally. A timeout with no success for {@link #silenceForOutageNanos}
+     * is an outage.
+     */
+    private volatile long lastSuccessNanos = System.nanoTime();
+    private final long silenceForOutageNanos;
 
     /** A live connection and the proxy manager on it; {@code generation} tells proxies built on an older one. */
     record Link(StatefulRedisConnection<String, byte[]> connection, ProxyManager<String> proxies, long generation) {
@@ -114,6 +122,8 @@ final class LettuceBucketStore implements RedisStore {
         if (settings.type() != StoreSettings.Type.REDIS) throw new IllegalArgumentException("settings are not of type redis");
         if (maxTracked <= 0) throw new IllegalArgumentException("maxTracked must be > 0, was " + maxTracked);
         Objects.requireNonNull(wallClock, "wallClock");
+        // one hot key with batching has a single update in flight: allow several slow ones in a row
+        this.silenceForOutageNanos = Math.max(settings.timeout().toNanos() * 10, Duration.ofMillis(500).toNanos());
         this.uri = RedisURI.create(settings.uri());
         // the connection handshake (HELLO) uses this; request commands get settings.timeout() below
         uri.setTimeout(Duration.ofSeconds(2));
@@ -210,6 +220,11 @@ final class LettuceBucketStore implements RedisStore {
         return fallbackDecisions.sum();
     }
 
+    /** Operations answered locally because compare-and-swap retries ran out (part of {@link #fallbackDecisions()}). */
+    long contentionFallbacks() {
+        return contentionFallbacks.sum();
+    }
+
     @Override
     public String instanceId() {
         return instanceId;
@@ -240,14 +255,23 @@ final class LettuceBucketStore implements RedisStore {
             BucketProxy proxy = b.proxy();
             if (proxy != null) {
                 try {
-                    return op.apply(proxy);
+                    T result = op.apply(proxy);
+                    long now = System.nanoTime();
+                    // at most one shared write per millisecond, not one per request
+                    if (now - lastSuccessNanos > 1_000_000) lastSuccessNanos = now;
+                    return result;
                 } catch (RuntimeException e) {
                     if (isContention(e)) {
                         contentionFallbacks.increment();
                         fallbackDecisions.increment();
                         return op.apply(fallbackBucket(b));
                     }
-                    markDown(e);
+                    if (!isTimeout(e) || System.nanoTime() - lastSuccessNanos > silenceForOutageNanos) {
+                        markDown(e);
+                    } else {
+                        fallbackDecisions.increment(); // slow, not down: this one operation is decided locally
+                        return op.apply(fallbackBucket(b));
+                    }
                 }
             }
         }
@@ -301,6 +325,16 @@ final class LettuceBucketStore implements RedisStore {
 
     // ---- health -----------------------------------------------------------------------------
 
+    private static boolean isTimeout(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof io.github.bucket4j.TimeoutException || t instanceof io.lettuce.core.RedisCommandTimeoutException
+                    || t instanceof java.util.concurrent.TimeoutException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private static boolean isContention(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof io.github.bucket4j.TimeoutException) return false;
@@ -343,6 +377,7 @@ final class LettuceBucketStore implements RedisStore {
                     Long.toString(settings.instanceTtl().toMillis()).getBytes(StandardCharsets.UTF_8))
                     .get(timeout.toNanos(), TimeUnit.NANOSECONDS);
             if (count != null && count > 0) lastInstanceCount = (int) Math.min(Integer.MAX_VALUE, count);
+            lastSuccessNanos = System.nanoTime();
             markUp();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
