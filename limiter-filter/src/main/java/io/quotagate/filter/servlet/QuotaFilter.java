@@ -88,6 +88,9 @@ public final class QuotaFilter implements Filter {
             engine = builder().plans(PlansFile.load(location.trim())).engine();
         } catch (InvalidPlansException e) {
             throw new ServletException("QuotaFilter '" + config.getFilterName() + "': invalid plans: " + e.getMessage(), e);
+        } catch (IllegalStateException | IllegalArgumentException e) {
+            // store: redis without Lettuce on the class path, or a URI Lettuce refuses
+            throw new ServletException("QuotaFilter '" + config.getFilterName() + "': " + e.getMessage(), e);
         }
         Object registry = config.getServletContext() == null ? null
                 : config.getServletContext().getAttribute(METER_REGISTRY_ATTRIBUTE);
