@@ -19,7 +19,8 @@ import java.util.concurrent.Callable;
 
 /**
  * An embedded Jetty 12 API protected by {@link QuotaFilter}: {@code GET /items/{id}} (cost 1),
- * {@code GET /reports/{id}} (cost 5), {@code GET /health} (never limited). The tenant comes from
+ * {@code GET /reports/{id}?ms=N} (cost 5, asynchronous, N ms of simulated work, concurrency group
+ * {@code reports}), {@code GET /health} (never limited). The tenant comes from
  * {@code X-Tenant-Id}.
  */
 @Command(name = "example-webapp", mixinStandardHelpOptions = true,
@@ -65,9 +66,13 @@ public final class ExampleApp implements Callable<Integer> {
     public static Running start(String host, int port, QuotaFilter filter) throws Exception {
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");
-        context.addFilter(new FilterHolder(filter), "/*", EnumSet.of(DispatcherType.REQUEST));
+        FilterHolder quota = new FilterHolder(filter);
+        quota.setAsyncSupported(true); // the reports servlet behind it is asynchronous
+        context.addFilter(quota, "/*", EnumSet.of(DispatcherType.REQUEST));
         context.addServlet(new ServletHolder(new ExampleServlets.Items()), "/items/*");
-        context.addServlet(new ServletHolder(new ExampleServlets.Reports()), "/reports/*");
+        ServletHolder reports = new ServletHolder(new ExampleServlets.Reports());
+        reports.setAsyncSupported(true);
+        context.addServlet(reports, "/reports/*");
         context.addServlet(new ServletHolder(new ExampleServlets.Health()), "/health");
 
         Server server = new Server();
@@ -77,11 +82,15 @@ public final class ExampleApp implements Callable<Integer> {
         server.addConnector(connector);
         server.setHandler(context);
         server.start();
-        return new Running(server, connector.getLocalPort(), host);
+        return new Running(server, connector.getLocalPort(), host, filter);
     }
 
-    /** A started app. */
-    public record Running(Server server, int port, String host) implements AutoCloseable {
+    /**
+     * A started app.
+     *
+     * @param filter the app's filter (its {@link QuotaFilter#concurrency()} counts, for instance)
+     */
+    public record Running(Server server, int port, String host, QuotaFilter filter) implements AutoCloseable {
         /** {@code http://host:port}. */
         public String baseUri() {
             return "http://" + host + ":" + port;
