@@ -164,8 +164,8 @@ class ConcurrencyLimitsTest {
     }
 
     private static void await(BooleanSupplier condition) throws InterruptedException {
-        for (int i = 0; i < 1000 && !condition.getAsBoolean(); i++) Thread.sleep(5);
-        assertThat(condition.getAsBoolean()).as("condition reached within 5 s").isTrue();
+        for (int i = 0; i < 3000 && !condition.getAsBoolean(); i++) Thread.sleep(10);
+        assertThat(condition.getAsBoolean()).as("condition reached within 30 s").isTrue();
     }
 
     @Test
@@ -178,11 +178,11 @@ class ConcurrencyLimitsTest {
         assertThat(limits.queuedByTenant("slow")).isEqualTo(Map.of("a", 2));
 
         a1.release();
-        Permit second = granted(a2.get(5, TimeUnit.SECONDS));
+        Permit second = granted(a2.get(30, TimeUnit.SECONDS));
         assertThat(a3.isDone()).as("the later waiter still waits").isFalse();
         assertThat(limits.queued("slow", "a")).isEqualTo(1);
         second.release();
-        granted(a3.get(5, TimeUnit.SECONDS)).release();
+        granted(a3.get(30, TimeUnit.SECONDS)).release();
         assertThat(limits.inflight("slow")).isZero();
         assertThat(limits.queued("slow")).isZero();
         assertThat(limits.trackedTenants("slow")).isZero();
@@ -201,10 +201,10 @@ class ConcurrencyLimitsTest {
         await(() -> limits.queued("slow") == 2);
 
         b1.release(); // a2 is first, but tenant a is still at its cap of 1: c1 takes the slot
-        Permit c = granted(c1.get(5, TimeUnit.SECONDS));
+        Permit c = granted(c1.get(30, TimeUnit.SECONDS));
         assertThat(a2.isDone()).isFalse();
         a1.release();
-        granted(a2.get(5, TimeUnit.SECONDS)).release();
+        granted(a2.get(30, TimeUnit.SECONDS)).release();
         c.release();
         assertThat(limits.inflight("slow")).isZero();
     }
@@ -221,7 +221,7 @@ class ConcurrencyLimitsTest {
         Acquisition refused = limits.acquire("a", "free", "slow");
         assertThat(refused).isEqualTo(new Acquisition.Refused("slow", GroupLimiter.DEFAULT_DURATION_NANOS, false));
         a1.release();
-        for (Future<Acquisition> f : waiting) granted(f.get(5, TimeUnit.SECONDS)).release();
+        for (Future<Acquisition> f : waiting) granted(f.get(30, TimeUnit.SECONDS)).release();
         assertThat(limits.inflight("slow")).isZero();
     }
 

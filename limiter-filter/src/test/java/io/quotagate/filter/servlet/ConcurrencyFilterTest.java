@@ -40,15 +40,17 @@ class ConcurrencyFilterTest {
             plans:
               free:
                 limits: [ { capacity: 1000, refill: 1000, period: 1s } ]
-                concurrency: { heavy: 1, queued: 1 }
+                concurrency: { heavy: 1, queued: 1, hurried: 1 }
               tiny:
                 limits: [ { capacity: 1, refill: 1, period: 1h } ]
                 concurrency: { heavy: 2 }
             routes:
               - { name: heavy, paths: ["/heavy/*"], group: heavy }
               - { name: queued, paths: ["/queued/*"], group: queued }
+              - { name: hurried, paths: ["/hurried/*"], group: hurried }
             groups:
-              queued: { queue: { size: 1, max-wait: 300ms } }
+              queued: { queue: { size: 1, max-wait: 20s } }
+              hurried: { queue: { size: 1, max-wait: 300ms } }
             tenants:
               default-plan: free
               assignments: { poor: tiny }
@@ -104,7 +106,7 @@ class ConcurrencyFilterTest {
                 case "hold" -> {
                     entered.countDown();
                     try {
-                        proceed.await(10, TimeUnit.SECONDS);
+                        proceed.await(30, TimeUnit.SECONDS);
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     }
@@ -129,14 +131,14 @@ class ConcurrencyFilterTest {
     }
 
     private static void await(BooleanSupplier condition) throws InterruptedException {
-        for (int i = 0; i < 1000 && !condition.getAsBoolean(); i++) Thread.sleep(5);
-        assertThat(condition.getAsBoolean()).as("condition reached within 5 s").isTrue();
+        for (int i = 0; i < 3000 && !condition.getAsBoolean(); i++) Thread.sleep(10);
+        assertThat(condition.getAsBoolean()).as("condition reached within 30 s").isTrue();
     }
 
     @Test
     void aTenantAtItsCapGets429ConcurrencyUntilItsRequestReturns() throws Exception {
         CompletableFuture<HttpResponse<String>> held = getLater("/heavy/hold", "acme");
-        assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
         assertThat(view.inflight("heavy", "acme")).isEqualTo(1);
 
         HttpResponse<String> refused = Http.get(server.uri("/heavy/ok"), "acme");
@@ -147,7 +149,7 @@ class ConcurrencyFilterTest {
         assertThat(Http.get(server.uri("/other"), "acme").statusCode()).as("routes outside the group are not capped").isEqualTo(200);
 
         proceed.countDown();
-        assertThat(held.get(5, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertThat(held.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
         await(() -> view.inflight("heavy") == 0);
         assertThat(Http.get(server.uri("/heavy/ok"), "acme").statusCode()).isEqualTo(200);
     }
@@ -155,14 +157,14 @@ class ConcurrencyFilterTest {
     @Test
     void anAsyncRequestHoldsItsPermitUntilItCompletes() throws Exception {
         CompletableFuture<HttpResponse<String>> async = getLater("/heavy/async", "acme");
-        AsyncContext context = parked.poll(5, TimeUnit.SECONDS);
+        AsyncContext context = parked.poll(30, TimeUnit.SECONDS);
         assertThat(context).isNotNull();
         assertThat(view.inflight("heavy", "acme")).as("held after the servlet returned").isEqualTo(1);
         assertThat(Http.get(server.uri("/heavy/ok"), "acme").statusCode()).isEqualTo(429);
 
         context.getResponse().getWriter().write("done");
         context.complete();
-        assertThat(async.get(5, TimeUnit.SECONDS).body()).isEqualTo("done");
+        assertThat(async.get(30, TimeUnit.SECONDS).body()).isEqualTo("done");
         await(() -> view.inflight("heavy") == 0);
         assertThat(view.inflightByTenant("heavy")).isEmpty();
         assertThat(Http.get(server.uri("/heavy/ok"), "acme").statusCode()).isEqualTo(200);
@@ -181,28 +183,28 @@ class ConcurrencyFilterTest {
     void whenTheBucketsRefuseThePermitIsGivenBackAtOnce() throws Exception {
         // tiny: one unit per hour, two reports at once
         CompletableFuture<HttpResponse<String>> first = getLater("/heavy/async", "poor");
-        AsyncContext context = parked.poll(5, TimeUnit.SECONDS);
+        AsyncContext context = parked.poll(30, TimeUnit.SECONDS);
         assertThat(context).isNotNull();
         HttpResponse<String> refused = Http.get(server.uri("/heavy/ok"), "poor");
         assertThat(refused.statusCode()).isEqualTo(429);
         assertThat(refused.body()).contains("\"reason\":\"tenant_rate\"");
         assertThat(view.inflight("heavy", "poor")).as("only the running request holds a slot").isEqualTo(1);
         context.complete();
-        assertThat(first.get(5, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
         await(() -> view.inflight("heavy") == 0);
     }
 
     @Test
     void retryAfterFollowsTheDurationOfCompletedRequests() throws Exception {
         CompletableFuture<HttpResponse<String>> first = getLater("/heavy/async", "acme");
-        AsyncContext context = parked.poll(5, TimeUnit.SECONDS);
+        AsyncContext context = parked.poll(30, TimeUnit.SECONDS);
         clock.advance(Duration.ofMillis(2300)); // the request "runs" 2.3 s on the filter's clock
         context.complete();
-        first.get(5, TimeUnit.SECONDS);
+        first.get(30, TimeUnit.SECONDS);
         await(() -> view.inflight("heavy") == 0);
 
         getLater("/heavy/async", "acme");
-        AsyncContext second = parked.poll(5, TimeUnit.SECONDS);
+        AsyncContext second = parked.poll(30, TimeUnit.SECONDS);
         HttpResponse<String> refused = Http.get(server.uri("/heavy/ok"), "acme");
         assertThat(refused.statusCode()).isEqualTo(429);
         assertThat(refused.headers().firstValue("Retry-After")).contains("3");
@@ -212,22 +214,22 @@ class ConcurrencyFilterTest {
     @Test
     void aQueuedRequestRunsWhenASlotFreesAndTimesOutWith429Otherwise() throws Exception {
         CompletableFuture<HttpResponse<String>> first = getLater("/queued/async", "acme");
-        AsyncContext running = parked.poll(5, TimeUnit.SECONDS);
+        AsyncContext running = parked.poll(30, TimeUnit.SECONDS);
         CompletableFuture<HttpResponse<String>> waiting = getLater("/queued/ok", "acme");
         await(() -> view.queued("queued", "acme") == 1);
         HttpResponse<String> queueFull = Http.get(server.uri("/queued/ok"), "acme");
         assertThat(queueFull.statusCode()).as("queue size 1 is full").isEqualTo(429);
         running.complete();
-        assertThat(waiting.get(5, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
-        assertThat(first.get(5, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertThat(waiting.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
 
-        getLater("/queued/async", "acme");
-        AsyncContext again = parked.poll(5, TimeUnit.SECONDS);
-        HttpResponse<String> timedOut = Http.get(server.uri("/queued/ok"), "acme"); // waits 300 ms
+        getLater("/hurried/async", "acme");
+        AsyncContext again = parked.poll(30, TimeUnit.SECONDS);
+        HttpResponse<String> timedOut = Http.get(server.uri("/hurried/ok"), "acme"); // waits 300 ms
         assertThat(timedOut.statusCode()).isEqualTo(429);
         assertThat(timedOut.body()).contains("\"reason\":\"concurrency\"");
         again.complete();
-        await(() -> view.inflight("queued") == 0 && view.queued("queued") == 0);
+        await(() -> view.inflight("hurried") == 0 && view.queued("hurried") == 0);
         synchronized (queueWaits) {
             assertThat(queueWaits).hasSize(2);
             assertThat(queueWaits.get(0)[1]).as("first wait admitted").isEqualTo(1);
