@@ -8,6 +8,7 @@ import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.admission.Decision;
 import io.quotagate.filter.admission.Permit;
 import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.metrics.QuotaSource;
 import io.quotagate.filter.metrics.RequestStatistics;
 import io.quotagate.filter.metrics.RequestStatistics.Outcome;
 import io.quotagate.filter.route.Route;
@@ -58,7 +59,7 @@ import java.util.Optional;
  * <p>Two ways to install it: {@link #builder()} for code, or a container-created instance with the
  * init-param {@value #PLANS_PARAM} naming the plans file ({@code classpath:plans.yml} or a path).
  */
-public final class QuotaFilter implements Filter {
+public final class QuotaFilter implements Filter, QuotaSource {
     /** Init-param naming the plans file when the container creates the filter. */
     public static final String PLANS_PARAM = "plans";
     /**
@@ -347,12 +348,17 @@ public final class QuotaFilter implements Filter {
             if (plans == null) throw new IllegalStateException("QuotaFilter.builder(): plans(...) is required");
             TenantSettings settings = plans.tenants();
             BucketStore s = store != null ? store : BucketStore.local(settings.maxTracked(), clock);
+            RequestStatistics statistics = new RequestStatistics(topTenants, settings.assignments().keySet());
+            ConcurrencyListener user = concurrencyListener;
+            ConcurrencyListener waits = (group, tenant, nanos, admitted) -> {
+                statistics.queueWait(group, tenant, nanos, admitted);
+                user.queueWait(group, tenant, nanos, admitted);
+            };
             return new Engine(new RouteTable(plans.routes()),
                     resolver != null ? resolver : TenantResolvers.fromSettings(settings),
                     directory != null ? directory : TenantDirectory.of(settings.assignments()),
-                    settings, new Admission(plans, s),
-                    new RequestStatistics(topTenants, settings.assignments().keySet()),
-                    new RejectionLog(LOG, clock), new ConcurrencyLimits(plans, clock, concurrencyListener));
+                    settings, new Admission(plans, s), statistics,
+                    new RejectionLog(LOG, clock), new ConcurrencyLimits(plans, clock, waits));
         }
     }
 }
