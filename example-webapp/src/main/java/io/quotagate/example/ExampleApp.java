@@ -23,8 +23,9 @@ import java.util.concurrent.Callable;
 
 /**
  * An embedded Jetty 12 API protected by {@link QuotaFilter}: {@code GET /items/{id}} (cost 1),
- * {@code GET /reports/{id}} (cost 5), {@code GET /health} (never limited), {@code GET /metrics}
- * (Prometheus text) and {@code GET /dashboard} (live charts). The tenant comes from
+ * {@code GET /reports/{id}?ms=N} (cost 5, asynchronous, N ms of simulated work, concurrency group
+ * {@code reports}), {@code GET /health} (never limited), {@code GET /metrics} (Prometheus text) and
+ * {@code GET /dashboard} (live charts). The tenant comes from
  * {@code X-Tenant-Id}.
  */
 @Command(name = "example-webapp", mixinStandardHelpOptions = true,
@@ -98,16 +99,20 @@ public final class ExampleApp implements Callable<Integer> {
     /** Starts the app behind a filter built by the caller (to inject a clock or a store). */
     public static Running start(String host, int port, QuotaFilter filter) throws Exception {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        new QuotaMeterBinder(filter.statistics(), filter.admission(), filter.store()).bindTo(registry);
-        DashboardHistory history = new DashboardHistory(filter.statistics(), filter.admission());
+        new QuotaMeterBinder(filter).bindTo(registry);
+        DashboardHistory history = new DashboardHistory(filter);
 
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");
-        context.addFilter(new FilterHolder(filter), "/*", EnumSet.of(DispatcherType.REQUEST));
+        FilterHolder quota = new FilterHolder(filter);
+        quota.setAsyncSupported(true); // the reports servlet behind it is asynchronous
+        context.addFilter(quota, "/*", EnumSet.of(DispatcherType.REQUEST));
         context.addServlet(new ServletHolder(new ObservabilityServlets.Metrics(registry)), "/metrics");
         context.addServlet(new ServletHolder(new ObservabilityServlets.Dashboard(history)), "/dashboard/*");
         context.addServlet(new ServletHolder(new ExampleServlets.Items()), "/items/*");
-        context.addServlet(new ServletHolder(new ExampleServlets.Reports()), "/reports/*");
+        ServletHolder reports = new ServletHolder(new ExampleServlets.Reports());
+        reports.setAsyncSupported(true);
+        context.addServlet(reports, "/reports/*");
         context.addServlet(new ServletHolder(new ExampleServlets.Health()), "/health");
 
         Server server = new Server();

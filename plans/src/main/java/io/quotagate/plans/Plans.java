@@ -14,10 +14,25 @@ import java.util.Optional;
  * @param plans    plans by name
  * @param routes   route rules in match order
  * @param tenants  tenant resolution and assignment settings
+ * @param groups   settings of the concurrency groups shared by all tenants ({@code groups:}), by name
  * @param store    where the buckets live (local by default, or Redis)
  */
 public record Plans(String source, Optional<GlobalQuota> global, Map<String, Plan> plans,
-                    List<RouteRule> routes, TenantSettings tenants, StoreSettings store) {
+                    List<RouteRule> routes, TenantSettings tenants, Map<String, GroupSettings> groups,
+                    StoreSettings store) {
+
+    /** Plans without {@code groups:} settings (every group fails fast on the plans' caps), with a local store. */
+    public Plans(String source, Optional<GlobalQuota> global, Map<String, Plan> plans,
+                 List<RouteRule> routes, TenantSettings tenants) {
+        this(source, global, plans, routes, tenants, Map.of(), StoreSettings.local());
+    }
+
+    /** Plans with a local store. */
+    public Plans(String source, Optional<GlobalQuota> global, Map<String, Plan> plans,
+                 List<RouteRule> routes, TenantSettings tenants, Map<String, GroupSettings> groups) {
+        this(source, global, plans, routes, tenants, groups, StoreSettings.local());
+    }
+
     public Plans {
         Objects.requireNonNull(store, "store");
         Objects.requireNonNull(source, "source");
@@ -25,24 +40,25 @@ public record Plans(String source, Optional<GlobalQuota> global, Map<String, Pla
         plans = Map.copyOf(plans);
         routes = List.copyOf(routes);
         Objects.requireNonNull(tenants, "tenants");
+        groups = Map.copyOf(groups);
         if (!plans.containsKey(tenants.defaultPlan())) {
             throw new IllegalArgumentException("default plan " + tenants.defaultPlan() + " is not defined");
         }
     }
 
-    /** Plans with a local store. */
-    public Plans(String source, Optional<GlobalQuota> global, Map<String, Plan> plans,
-                 List<RouteRule> routes, TenantSettings tenants) {
-        this(source, global, plans, routes, tenants, StoreSettings.local());
-    }
-
     /** A copy using another store (e.g. a Redis URI given on the command line). */
     public Plans withStore(StoreSettings store) {
-        return new Plans(source, global, plans, routes, tenants, store);
+        return new Plans(source, global, plans, routes, tenants, groups, store);
     }
 
     /** The plan of this name. */
     public Optional<Plan> plan(String name) {
         return Optional.ofNullable(plans.get(name));
+    }
+
+    /** The settings of a concurrency group; a group without {@code groups:} settings fails fast. */
+    public GroupSettings group(String name) {
+        GroupSettings g = groups.get(name);
+        return g != null ? g : GroupSettings.failFast(name);
     }
 }

@@ -1,5 +1,7 @@
 package io.quotagate.filter.metrics;
 
+import io.quotagate.filter.admission.ConcurrencyListener;
+
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -91,11 +93,14 @@ public final class RequestStatistics {
 
     private final int topTenants;
     private final ConcurrentMap<String, Boolean> named = new ConcurrentHashMap<>();
+    /** Set once every named slot is taken: from then on an unnamed tenant costs one map lookup. */
+    private volatile boolean full;
     // tenant tag -> plan -> route -> reason -> [allowed, rejected]
     private final ConcurrentMap<String, ConcurrentMap<String, ConcurrentMap<String, ConcurrentMap<String, Cell[]>>>> cells =
             new ConcurrentHashMap<>();
     private final List<Consumer<Cell>> newCellListeners = new CopyOnWriteArrayList<>();
     private final List<Cell> all = new CopyOnWriteArrayList<>();
+    private final List<ConcurrencyListener> queueWaitSinks = new CopyOnWriteArrayList<>();
 
     /**
      * @param topTenants most tenants that keep their own tag (≥ 0)
@@ -108,6 +113,7 @@ public final class RequestStatistics {
             if (named.size() >= topTenants) break;
             named.put(Objects.requireNonNull(t), Boolean.TRUE);
         }
+        full = named.size() >= topTenants;
     }
 
     /**
@@ -129,13 +135,25 @@ public final class RequestStatistics {
         if (tenant == null) return NONE;
         if (tenant.equals(ANONYMOUS)) return ANONYMOUS;
         if (named.containsKey(tenant)) return tenant;
+        if (full) return OTHER;
         if (named.size() < topTenants) {
             // a race may let a few more than topTenants in; re-check after the put and give the slot back
             named.putIfAbsent(tenant, Boolean.TRUE);
             if (named.size() <= topTenants) return tenant;
             named.remove(tenant);
         }
+        full = true;
         return OTHER;
+    }
+
+    /** Passes a concurrency queue wait on to the sinks (the meter binder's timer). */
+    public void queueWait(String group, String tenant, long waitedNanos, boolean admitted) {
+        for (ConcurrencyListener sink : queueWaitSinks) sink.queueWait(group, tenant, waitedNanos, admitted);
+    }
+
+    /** Adds a receiver of queue waits (see {@link #queueWait}). */
+    public void onQueueWait(ConcurrencyListener sink) {
+        queueWaitSinks.add(Objects.requireNonNull(sink, "sink"));
     }
 
     /** Visits every cell that exists now. */

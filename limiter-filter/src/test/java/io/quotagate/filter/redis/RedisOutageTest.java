@@ -60,7 +60,7 @@ class RedisOutageTest {
         store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(prefix).withOnFailure(onFailure)
                 .withTimeout(Duration.ofMillis(200)).withHeartbeat(Duration.ofMillis(200), Duration.ofSeconds(2)), 1_000);
         QuotaFilter filter = QuotaFilter.builder().plans(PLANS).store(store).build();
-        new QuotaMeterBinder(filter.statistics(), filter.admission(), filter.store()).bindTo(registry);
+        new QuotaMeterBinder(filter).bindTo(registry);
         server = JettyServer.start(filter);
     }
 
