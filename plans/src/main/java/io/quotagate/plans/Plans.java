@@ -14,9 +14,17 @@ import java.util.Optional;
  * @param plans    plans by name
  * @param routes   route rules in match order
  * @param tenants  tenant resolution and assignment settings
+ * @param shadow   true to put every plan (and the global quota) in shadow mode: nothing is refused,
+ *                 requests that would be are counted and logged
  */
 public record Plans(String source, Optional<GlobalQuota> global, Map<String, Plan> plans,
-                    List<RouteRule> routes, TenantSettings tenants) {
+                    List<RouteRule> routes, TenantSettings tenants, boolean shadow) {
+    /** Plans that enforce their limits (no global shadow mode). */
+    public Plans(String source, Optional<GlobalQuota> global, Map<String, Plan> plans,
+                 List<RouteRule> routes, TenantSettings tenants) {
+        this(source, global, plans, routes, tenants, false);
+    }
+
     public Plans {
         Objects.requireNonNull(source, "source");
         Objects.requireNonNull(global, "global");

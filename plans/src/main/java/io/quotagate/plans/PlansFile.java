@@ -162,7 +162,7 @@ public final class PlansFile {
     // ---- tree -> model, with validation ----------------------------------------------------
 
     private Plans plans(YamlNode root) {
-        Mapping top = mapping(root, "", Set.of("global", "plans", "routes", "tenants"));
+        Mapping top = mapping(root, "", Set.of("global", "plans", "routes", "tenants", "shadow"));
 
         Mapping plansNode = mapping(required(top, "plans", ""), "plans", null);
         if (plansNode.entries().isEmpty()) throw error(plansNode.line(), "plans", "at least one plan is required");
@@ -181,11 +181,12 @@ public final class PlansFile {
 
         List<RouteRule> routes = routes(top.entries().get("routes"), plans, global);
         TenantSettings tenants = tenants(top.entries().get("tenants"), plans);
-        return new Plans(source, global, plans, routes, tenants);
+        boolean shadow = Optional.ofNullable(top.entries().get("shadow")).map(n -> bool(n, "shadow")).orElse(false);
+        return new Plans(source, global, plans, routes, tenants, shadow);
     }
 
     private Plan plan(String name, YamlNode node, String field) {
-        Mapping m = mapping(node, field, Set.of("limits", "concurrency"));
+        Mapping m = mapping(node, field, Set.of("limits", "concurrency", "publish", "shadow"));
         List<Bandwidth> limits = limits(required(m, "limits", field), field + ".limits");
         Map<String, Integer> concurrency = new LinkedHashMap<>();
         YamlNode c = m.entries().get("concurrency");
@@ -199,7 +200,9 @@ public final class PlansFile {
                 concurrency.put(group, (int) positive(v, f, Integer.MAX_VALUE));
             });
         }
-        return new Plan(name, limits, concurrency);
+        boolean publish = Optional.ofNullable(m.entries().get("publish")).map(n -> bool(n, field + ".publish")).orElse(false);
+        boolean shadow = Optional.ofNullable(m.entries().get("shadow")).map(n -> bool(n, field + ".shadow")).orElse(false);
+        return new Plan(name, limits, concurrency, publish, shadow);
     }
 
     private List<Bandwidth> limits(YamlNode node, String field) {
@@ -440,6 +443,22 @@ public final class PlansFile {
             throw error(node.line(), field, "expected a period such as 10s, 1m, 1d or PT10S, found "
                     + (text == null ? node.kind() : "'" + text + "' (a number needs a unit: ms, s, m, h, d)"));
         }
+        try {
+            return parsePeriod(text);
+        } catch (IllegalArgumentException e) {
+            throw error(node.line(), field, e.getMessage());
+        }
+    }
+
+    /**
+     * Parses a period as the plans file writes it: a whole number with a unit ({@code 500ms},
+     * {@code 10s}, {@code 1m}, {@code 2h}, {@code 1d}) or ISO-8601 ({@code PT10S}). Also used to read
+     * periods given at runtime (an admin API), so both accept exactly the same text.
+     *
+     * @throws IllegalArgumentException naming the reason, if the text is not a period &gt; 0
+     */
+    public static Duration parsePeriod(String text) {
+        if (text == null || text.isEmpty()) throw new IllegalArgumentException("a period is required, e.g. 10s, 1m, 1d or PT10S");
         Duration d;
         Matcher m = PERIOD.matcher(text);
         if (m.matches()) {
@@ -447,25 +466,29 @@ public final class PlansFile {
             try {
                 n = Long.parseLong(m.group(1));
             } catch (NumberFormatException e) {
-                throw error(node.line(), field, "number out of range: " + text);
+                throw new IllegalArgumentException("number out of range: " + text);
             }
-            d = switch (m.group(2)) {
-                case "ms" -> Duration.ofMillis(n);
-                case "s" -> Duration.ofSeconds(n);
-                case "m" -> Duration.ofMinutes(n);
-                case "h" -> Duration.ofHours(n);
-                default -> Duration.ofDays(n);
-            };
+            try {
+                d = switch (m.group(2)) {
+                    case "ms" -> Duration.ofMillis(n);
+                    case "s" -> Duration.ofSeconds(n);
+                    case "m" -> Duration.ofMinutes(n);
+                    case "h" -> Duration.ofHours(n);
+                    default -> Duration.ofDays(n);
+                };
+            } catch (ArithmeticException e) {
+                throw new IllegalArgumentException("number out of range: " + text);
+            }
         } else if (text.toUpperCase(Locale.ROOT).startsWith("P")) {
             try {
                 d = Duration.parse(text);
             } catch (DateTimeParseException e) {
-                throw error(node.line(), field, "not an ISO-8601 duration: '" + text + "'");
+                throw new IllegalArgumentException("not an ISO-8601 duration: '" + text + "'");
             }
         } else {
-            throw error(node.line(), field, "unknown period '" + text + "': use a number with a unit (ms, s, m, h, d) or ISO-8601 like PT10S");
+            throw new IllegalArgumentException("unknown period '" + text + "': use a number with a unit (ms, s, m, h, d) or ISO-8601 like PT10S");
         }
-        if (d.isZero() || d.isNegative()) throw error(node.line(), field, "must be > 0, was '" + text + "'");
+        if (d.isZero() || d.isNegative()) throw new IllegalArgumentException("must be > 0, was '" + text + "'");
         return d;
     }
 

@@ -162,7 +162,39 @@ class PlansFileTest {
                 arguments("zero concurrency cap", "plans:\n  free:\n    limits: [ { capacity: 5, refill: 5, period: 1s } ]\n"
                         + "    concurrency: { reports: 0 }\n", 4, "plans.free.concurrency.reports", "must be > 0"),
                 arguments("global without limits", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
-                        + "global: {}\n", 5, "global.limits", "required"));
+                        + "global: {}\n", 5, "global.limits", "required"),
+                arguments("publish not a boolean", "plans:\n  free:\n    limits: [ { capacity: 5, refill: 5, period: 1s } ]\n"
+                        + "    publish: 1\n", 4, "plans.free.publish", "expected true or false"),
+                arguments("shadow as a string", "plans:\n  free:\n    limits: [ { capacity: 5, refill: 5, period: 1s } ]\n"
+                        + "    shadow: \"true\"\n", 4, "plans.free.shadow", "expected true or false"),
+                arguments("top-level shadow not a boolean", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "shadow: sometimes\n", 5, "shadow", "expected true or false"),
+                arguments("period out of range", plan + "      - { capacity: 5, refill: 5, period: 999999999999999999d }\n",
+                        4, "plans.free.limits[0].period", "out of range"));
+    }
+
+    @Test
+    void publishAndShadowAreOffUnlessSwitchedOn() {
+        Plans plans = PlansFile.parse("p.yml", """
+                shadow: true
+                plans:
+                  free: { limits: [ { capacity: 5, refill: 5, period: 1s } ] }
+                  open: { limits: [ { capacity: 5, refill: 5, period: 1s } ], publish: true, shadow: true }
+                tenants: { default-plan: free }
+                """);
+        assertThat(plans.shadow()).isTrue();
+        assertThat(plans.plan("free").orElseThrow()).extracting(Plan::publish, Plan::shadow).containsExactly(false, false);
+        assertThat(plans.plan("open").orElseThrow()).extracting(Plan::publish, Plan::shadow).containsExactly(true, true);
+        assertThat(PlansFile.parse("v.yml", VALID).shadow()).isFalse();
+    }
+
+    @Test
+    void periodsParseTheSameAtRuntimeAsInTheFile() {
+        assertThat(PlansFile.parsePeriod("1m")).isEqualTo(Duration.ofMinutes(1));
+        assertThat(PlansFile.parsePeriod("PT10S")).isEqualTo(Duration.ofSeconds(10));
+        for (String bad : List.of("", "0s", "10", "10x", "-1s", "PT-1S", "P1Y")) {
+            assertThatThrownBy(() -> PlansFile.parsePeriod(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+        }
     }
 
     @ParameterizedTest(name = "{0}")
