@@ -40,4 +40,45 @@ public record Plans(String source, Optional<GlobalQuota> global, Map<String, Pla
     public Optional<Plan> plan(String name) {
         return Optional.ofNullable(plans.get(name));
     }
+
+    /**
+     * These plans with another global quota (empty: none), as set at runtime.
+     *
+     * @throws IllegalArgumentException if a route's cost exceeds one of the new capacities (such a
+     *                                  request could never be admitted)
+     */
+    public Plans withGlobal(Optional<GlobalQuota> newGlobal) {
+        Objects.requireNonNull(newGlobal, "global");
+        newGlobal.ifPresent(g -> checkRouteCostsFit("global", g.limits()));
+        return new Plans(source, newGlobal, plans, routes, tenants, shadow);
+    }
+
+    /**
+     * These plans with new limits for one plan (its other settings kept), as set at runtime.
+     *
+     * @throws IllegalArgumentException if the plan is unknown or a route's cost exceeds one of the
+     *                                  new capacities
+     */
+    public Plans withPlanLimits(String planName, List<Bandwidth> limits) {
+        Plan old = plans.get(planName);
+        if (old == null) throw new IllegalArgumentException("unknown plan '" + planName + "', defined: " + plans.keySet());
+        Plan changed = new Plan(planName, limits, old.concurrency(), old.publish(), old.shadow());
+        checkRouteCostsFit("plans." + planName, changed.limits());
+        Map<String, Plan> copy = new java.util.LinkedHashMap<>(plans);
+        copy.put(planName, changed);
+        return new Plans(source, global, copy, routes, tenants, shadow);
+    }
+
+    private void checkRouteCostsFit(String owner, List<Bandwidth> limits) {
+        for (RouteRule route : routes) {
+            if (!route.limited()) continue;
+            for (Bandwidth b : limits) {
+                if (route.cost() > b.capacity()) {
+                    throw new IllegalArgumentException("capacity " + b.capacity() + " of " + owner + " limit '" + b.name()
+                            + "' is below the cost " + route.cost() + " of route '" + route.name()
+                            + "': such requests could never be admitted");
+                }
+            }
+        }
+    }
 }

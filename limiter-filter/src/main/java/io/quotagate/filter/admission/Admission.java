@@ -1,19 +1,27 @@
 package io.quotagate.filter.admission;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.ConsumptionProbe;
 import io.github.bucket4j.EstimationProbe;
+import io.github.bucket4j.TokensInheritanceStrategy;
+import io.github.bucket4j.VerboseResult;
+import io.github.bucket4j.local.LocalBucket;
 import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.Plan;
 import io.quotagate.plans.Plans;
 
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The servlet-free admission decision: takes a request's cost from the tenant's bucket (sized by its
@@ -24,29 +32,89 @@ import java.util.Objects;
  * of the buckets that would refuse it, so a client that waits that long and retries is admitted
  * (unless someone else used the units meanwhile).
  *
+ * <p>The limits can change while running ({@link #apply}) without losing bucket state: the global
+ * bucket is reconfigured at once, each tenant bucket lazily on its next use, both with
+ * {@link #INHERITANCE}. A plan (or the whole plans file) in shadow mode refuses nothing: the refusal
+ * is counted ({@link #shadowRejections}) and reported in {@link Decision.Admitted#shadowRejection}.
+ *
  * <p>Thread-safe; one instance serves every request.
  */
 public final class Admission {
     /** Key of the single global bucket. */
     static final String GLOBAL_KEY = "global";
 
-    private final Map<String, BucketConfiguration> planConfigs;
+    /**
+     * How a bucket keeps its tokens when its limits change: {@code AS_IS}. Each bandwidth keeps the
+     * tokens it has (matched by name), capped at its new capacity; a debt stays a debt; a bandwidth
+     * that did not exist before starts full. So raising a quota gives nobody an instant extra burst
+     * (the bucket refills up to the new capacity at the new rate), lowering it takes effect at once,
+     * and a tenant that just emptied its bucket cannot escape the wait through a configuration
+     * change. {@code PROPORTIONALLY} would scale a debt too, {@code RESET} would refill everybody.
+     */
+    public static final TokensInheritanceStrategy INHERITANCE = TokensInheritanceStrategy.AS_IS;
+
     private final BucketStore store;
-    private final Bucket global;
+    private final LongAdder[] shadowed = new LongAdder[Reason.values().length];
+    /**
+     * For buckets that are not local (a shared store hands out proxies whose configuration cannot be
+     * read cheaply): the configuration this instance last gave each tenant's bucket.
+     */
+    private final Cache<String, BucketConfiguration> appliedToRemote =
+            Caffeine.newBuilder().maximumSize(100_000).build();
+    private volatile Limits limits;
+
+    /** One plan's buckets: their configuration and what else admission needs to know per request. */
+    private record PlanLimits(BucketConfiguration config, long maxCost, boolean shadow, boolean publish) {
+    }
+
+    /** Everything that can change at runtime, swapped as one immutable snapshot. */
+    private record Limits(Map<String, PlanLimits> plans, Bucket global, BucketConfiguration globalConfig,
+                          long globalMaxCost, boolean changedSinceStart) {
+    }
 
     /**
      * @param plans the plans whose limits size the buckets
      * @param store where the buckets live
      */
     public Admission(Plans plans, BucketStore store) {
-        Objects.requireNonNull(plans, "plans");
         this.store = Objects.requireNonNull(store, "store");
-        Map<String, BucketConfiguration> configs = new HashMap<>();
-        for (Plan plan : plans.plans().values()) configs.put(plan.name(), configuration(plan.limits()));
-        this.planConfigs = Map.copyOf(configs);
-        this.global = plans.global()
-                .map(g -> store.bucket(BucketKind.GLOBAL, GLOBAL_KEY, configuration(g.limits())))
-                .orElse(null);
+        for (int i = 0; i < shadowed.length; i++) shadowed[i] = new LongAdder();
+        this.limits = limits(Objects.requireNonNull(plans, "plans"), null);
+    }
+
+    /**
+     * Puts new limits in force without losing any bucket's state (see {@link #INHERITANCE}): the
+     * global bucket is reconfigured now, each tenant's bucket on its next request. A plan whose limits
+     * did not change keeps its buckets untouched.
+     */
+    public void apply(Plans plans) {
+        Objects.requireNonNull(plans, "plans");
+        synchronized (this) {
+            limits = limits(plans, limits);
+        }
+    }
+
+    private Limits limits(Plans plans, Limits previous) {
+        BucketConfiguration globalConfig = plans.global().map(GlobalQuota::limits).map(Admission::configuration).orElse(null);
+        if (previous != null && globalConfig != null && globalConfig.equals(previous.globalConfig)) {
+            globalConfig = previous.globalConfig; // same limits: keep the instance the buckets carry
+        }
+        Bucket global = null;
+        long globalMaxCost = Long.MAX_VALUE;
+        if (globalConfig != null) {
+            global = store.bucket(BucketKind.GLOBAL, GLOBAL_KEY, globalConfig);
+            if (previous != null) reconfigure(global, globalConfig);
+            globalMaxCost = smallestCapacity(globalConfig);
+        }
+        Map<String, PlanLimits> byName = new HashMap<>();
+        for (Plan plan : plans.plans().values()) {
+            BucketConfiguration config = configuration(plan.limits());
+            PlanLimits old = previous == null ? null : previous.plans.get(plan.name());
+            if (old != null && old.config.equals(config)) config = old.config;
+            byName.put(plan.name(), new PlanLimits(config, Math.min(smallestCapacity(config), globalMaxCost),
+                    plan.shadow() || plans.shadow(), plan.publish()));
+        }
+        return new Limits(Map.copyOf(byName), global, globalConfig, globalMaxCost, previous != null);
     }
 
     /**
@@ -54,36 +122,160 @@ public final class Admission {
      * and if so takes the units.
      *
      * @param tenant a valid tenant id (see {@link io.quotagate.plans.TenantId})
-     * @param plan   the name of a plan of the plans this admission was built from
-     * @param cost   units, &gt; 0
+     * @param plan   the name of a plan of the plans in force
+     * @param cost   units, &gt; 0; at most {@link #maxCost} (a larger cost is refused, as it would
+     *               never fit)
      */
     public Decision admit(String tenant, String plan, long cost) {
         if (cost <= 0) throw new IllegalArgumentException("cost must be > 0, was " + cost);
-        BucketConfiguration config = planConfigs.get(plan);
-        if (config == null) throw new IllegalArgumentException("unknown plan " + plan);
+        Limits l = limits;
+        PlanLimits pl = l.plans.get(plan);
+        if (pl == null) throw new IllegalArgumentException("unknown plan " + plan);
 
-        Bucket tenantBucket = store.bucket(BucketKind.TENANT, tenant, config);
+        Bucket tenantBucket = tenantBucket(l, tenant, pl);
+        Bucket global = l.global;
         ConsumptionProbe probe = tenantBucket.tryConsumeAndReturnRemaining(cost);
+        Decision.Rejected refusal = null;
         if (!probe.isConsumed()) {
             long wait = probe.getNanosToWaitForRefill();
+            refusal = new Decision.Rejected(Reason.TENANT_RATE, wait);
             if (global != null) {
                 // the client must also find the global quota able to take it when it comes back
                 EstimationProbe g = global.estimateAbilityToConsume(cost);
                 if (!g.canBeConsumed() && g.getNanosToWaitForRefill() > wait) {
-                    return new Decision.Rejected(Reason.GLOBAL_RATE, g.getNanosToWaitForRefill());
+                    refusal = new Decision.Rejected(Reason.GLOBAL_RATE, g.getNanosToWaitForRefill());
                 }
             }
-            return new Decision.Rejected(Reason.TENANT_RATE, wait);
-        }
-        if (global != null) {
+        } else if (global != null) {
             ConsumptionProbe g = global.tryConsumeAndReturnRemaining(cost);
             if (!g.isConsumed()) {
                 // the tenant is never charged for a request that does not run
                 tenantBucket.addTokens(cost);
-                return new Decision.Rejected(Reason.GLOBAL_RATE, g.getNanosToWaitForRefill());
+                refusal = new Decision.Rejected(Reason.GLOBAL_RATE, g.getNanosToWaitForRefill());
             }
         }
-        return Decision.Admitted.INSTANCE;
+        if (refusal == null) return new Decision.Admitted(tenant, plan, cost, global != null, null);
+        if (!pl.shadow) return refusal;
+        // shadow mode: exactly what enforcing would do to the buckets (nothing taken), but let it run
+        shadowed[refusal.reason().ordinal()].increment();
+        return new Decision.Admitted(tenant, plan, 0, false, refusal);
+    }
+
+    /**
+     * Settles a request's actual cost once it has ended: gives back {@code charged − actual} units to
+     * every bucket that was charged, or charges the excess (the buckets may go into debt, so the
+     * tenant waits longer next time). The excess charged is capped at {@link #maxCost} of the plan, so
+     * one wild report cannot lock a tenant out for longer than about two full refills.
+     *
+     * @param admitted   the decision that admitted the request
+     * @param actualCost the units the request really used, &gt;= 0
+     * @return the units settled: negative for a refund, positive for an extra charge, 0 for none
+     * @throws IllegalArgumentException if {@code actualCost} is negative
+     */
+    public long reconcile(Decision.Admitted admitted, long actualCost) {
+        if (actualCost < 0) throw new IllegalArgumentException("actual cost must be >= 0, was " + actualCost);
+        if (admitted.charged() == 0 || actualCost == admitted.charged()) return 0;
+        Limits l = limits;
+        PlanLimits pl = l.plans.get(admitted.plan());
+        Bucket global = admitted.globalCharged() ? l.global : null;
+        if (actualCost < admitted.charged()) {
+            long refund = admitted.charged() - actualCost;
+            // addTokens caps at capacity: a refund can never push a bucket above full
+            if (pl != null) tenantBucket(l, admitted.tenant(), pl).addTokens(refund);
+            if (global != null) global.addTokens(refund);
+            return -refund;
+        }
+        long excess = Math.min(actualCost - admitted.charged(), pl != null ? pl.maxCost : l.globalMaxCost);
+        if (pl != null) {
+            tenantBucket(l, admitted.tenant(), pl).consumeIgnoringRateLimits(excess);
+            // read it once more so the store sees the debt (a bucket in debt needs longer to be full)
+            store.bucket(BucketKind.TENANT, admitted.tenant(), pl.config);
+        }
+        if (global != null) global.consumeIgnoringRateLimits(excess);
+        return excess;
+    }
+
+    /**
+     * The largest cost a request of this plan can ever be admitted with: the smallest capacity of
+     * the plan's and the global quota's bandwidths.
+     *
+     * @throws IllegalArgumentException for an unknown plan
+     */
+    public long maxCost(String plan) {
+        return planLimits(plan).maxCost;
+    }
+
+    /** True if this plan publishes its limits (per-plan {@code publish: true}). */
+    public boolean publishes(String plan) {
+        PlanLimits pl = limits.plans.get(plan);
+        return pl != null && pl.publish;
+    }
+
+    /**
+     * The state of each bandwidth of a tenant's bucket, in plan order, for publishing. The global
+     * quota is never included: it stays hidden.
+     */
+    public List<LimitStatus> status(String tenant, String plan) {
+        Limits l = limits;
+        PlanLimits pl = l.plans.get(plan);
+        if (pl == null) throw new IllegalArgumentException("unknown plan " + plan);
+        VerboseResult<Long> verbose = tenantBucket(l, tenant, pl).asVerbose().getAvailableTokens();
+        io.github.bucket4j.Bandwidth[] bandwidths = verbose.getConfiguration().getBandwidths();
+        long[] tokens = verbose.getDiagnostics().getAvailableTokensPerEachBandwidth();
+        List<LimitStatus> out = new ArrayList<>(bandwidths.length);
+        for (int i = 0; i < bandwidths.length; i++) {
+            io.github.bucket4j.Bandwidth b = bandwidths[i];
+            double nanosPerToken = (double) b.getRefillPeriodNanos() / b.getRefillTokens();
+            long window = RetryAfter.seconds(saturated(b.getCapacity() * nanosPerToken));
+            long missing = b.getCapacity() - tokens[i];
+            out.add(new LimitStatus(b.getId(), b.getCapacity(), window, Math.max(0, tokens[i]),
+                    missing <= 0 ? 0 : saturated(missing * nanosPerToken)));
+        }
+        return out;
+    }
+
+    /** Requests that shadow mode let through although the limits would have refused them for {@code reason}. */
+    public long shadowRejections(Reason reason) {
+        return shadowed[reason.ordinal()].sum();
+    }
+
+    private PlanLimits planLimits(String plan) {
+        PlanLimits pl = limits.plans.get(plan);
+        if (pl == null) throw new IllegalArgumentException("unknown plan " + plan);
+        return pl;
+    }
+
+    /** The tenant's bucket, first moved to the plan's current limits if they changed since its last use. */
+    private Bucket tenantBucket(Limits l, String tenant, PlanLimits pl) {
+        Bucket bucket = store.bucket(BucketKind.TENANT, tenant, pl.config);
+        if (bucket instanceof LocalBucket local) {
+            // identity check: a bucket carries the very configuration instance it was built or last moved with
+            if (local.getConfiguration() != pl.config) {
+                local.replaceConfiguration(pl.config, INHERITANCE);
+                store.bucket(BucketKind.TENANT, tenant, pl.config); // let the store re-time its expiry
+            }
+        } else if (l.changedSinceStart && appliedToRemote.getIfPresent(tenant) != pl.config) {
+            // AS_IS with the configuration the bucket already has changes nothing, so repeating it is harmless
+            bucket.replaceConfiguration(pl.config, INHERITANCE);
+            appliedToRemote.put(tenant, pl.config);
+        }
+        return bucket;
+    }
+
+    private static void reconfigure(Bucket bucket, BucketConfiguration config) {
+        if (!(bucket instanceof LocalBucket local) || local.getConfiguration() != config) {
+            bucket.replaceConfiguration(config, INHERITANCE);
+        }
+    }
+
+    private static long smallestCapacity(BucketConfiguration config) {
+        long min = Long.MAX_VALUE;
+        for (io.github.bucket4j.Bandwidth b : config.getBandwidths()) min = Math.min(min, b.getCapacity());
+        return min;
+    }
+
+    private static long saturated(double nanos) {
+        return nanos >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) Math.ceil(nanos);
     }
 
     /** The bucket4j configuration for a list of bandwidths (greedy refill: tokens arrive smoothly). */

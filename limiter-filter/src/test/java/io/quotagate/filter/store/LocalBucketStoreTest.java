@@ -54,6 +54,25 @@ class LocalBucketStoreTest {
     }
 
     @Test
+    void aBucketInDebtIsKeptUntilItHasPaidTheDebtAndRefilled() {
+        LocalBucketStore store = new LocalBucketStore(100, clock);
+        BucketConfiguration small = Admission.configuration(List.of(new Bandwidth("burst", 10, 1, Duration.ofSeconds(1))));
+        Bucket b = store.bucket(BucketKind.TENANT, "acme", small);
+        b.tryConsume(10);
+        b.consumeIgnoringRateLimits(20); // 20 units of debt, as reconciliation leaves it
+        store.bucket(BucketKind.TENANT, "acme", small); // reconciliation reads it once more
+
+        clock.advance(Duration.ofSeconds(29)); // empty -> full is 10 s, but the debt adds 20 s
+        assertThat(store.bucket(BucketKind.TENANT, "acme", small)).as("still paying back: kept").isSameAs(b);
+        assertThat(b.getAvailableTokens()).isEqualTo(9);
+        assertThat(LocalBucketStore.idleNanos((io.github.bucket4j.local.LocalBucket) b))
+                .isEqualTo(Duration.ofSeconds(10).toNanos());
+        b.consumeIgnoringRateLimits(14); // -5
+        assertThat(LocalBucketStore.idleNanos((io.github.bucket4j.local.LocalBucket) b))
+                .isEqualTo(Duration.ofSeconds(15).toNanos());
+    }
+
+    @Test
     void timeToFillIsTheSlowestBandwidth() {
         assertThat(LocalBucketStore.nanosToFill(config)).isEqualTo(Duration.ofDays(1).toNanos());
     }
