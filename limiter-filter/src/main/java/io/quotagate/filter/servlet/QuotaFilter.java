@@ -3,9 +3,12 @@ package io.quotagate.filter.servlet;
 import io.quotagate.filter.admission.Admission;
 import io.quotagate.filter.admission.Decision;
 import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.admission.Reason;
 import io.quotagate.filter.route.Route;
 import io.quotagate.filter.route.RouteTable;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
@@ -25,6 +28,11 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -42,14 +50,24 @@ import java.util.Optional;
  *
  * <p>Two ways to install it: {@link #builder()} for code, or a container-created instance with the
  * init-param {@value #PLANS_PARAM} naming the plans file ({@code classpath:plans.yml} or a path).
+ *
+ * <p>The limits can change while it runs, keeping every bucket's tokens: {@link #reload()} (or the
+ * file watcher) re-reads the plans file, {@link #apply}, {@link #setGlobalQuota} and
+ * {@link #setPlanLimits} change them programmatically. A route's cost may be computed per request
+ * by a {@link CostEstimator} and settled afterwards with {@link QuotaGate#reportActualCost}.
  */
 public final class QuotaFilter implements Filter {
     /** Init-param naming the plans file when the container creates the filter. */
     public static final String PLANS_PARAM = "plans";
+    /** Init-param: poll the plans file (a file path, not a class-path resource) this often, e.g. {@code 2s}. */
+    public static final String RELOAD_INTERVAL_PARAM = "reload-interval";
+    /** Init-param: {@code true} to add the legacy {@code X-RateLimit-*} fields to published plans. */
+    public static final String LEGACY_HEADERS_PARAM = "legacy-ratelimit-headers";
 
     private static final System.Logger LOG = System.getLogger(QuotaFilter.class.getName());
 
     private volatile Engine engine;
+    private PlansWatcher watcher;
 
     /** For containers ({@code web.xml}, {@code ServletContext.addFilter}): configured in {@link #init}. */
     public QuotaFilter() {
@@ -66,16 +84,30 @@ public final class QuotaFilter implements Filter {
 
     @Override
     public void init(FilterConfig config) throws ServletException {
-        if (engine != null) return; // built by the builder
-        String location = config.getInitParameter(PLANS_PARAM);
-        if (location == null || location.isBlank()) {
-            throw new ServletException("QuotaFilter '" + config.getFilterName() + "': init-param '" + PLANS_PARAM
-                    + "' is required (classpath:<resource> or a file path)");
+        if (engine == null) { // not built by the builder
+            String location = config.getInitParameter(PLANS_PARAM);
+            if (location == null || location.isBlank()) {
+                throw new ServletException("QuotaFilter '" + config.getFilterName() + "': init-param '" + PLANS_PARAM
+                        + "' is required (classpath:<resource> or a file path)");
+            }
+            location = location.trim();
+            try {
+                Builder b = builder();
+                if (location.startsWith(PlansFile.CLASSPATH_PREFIX)) b.plans(PlansFile.load(location));
+                else b.plansFile(Path.of(location));
+                String interval = config.getInitParameter(RELOAD_INTERVAL_PARAM);
+                if (interval != null && !interval.isBlank()) b.watchPlansFile(PlansFile.parsePeriod(interval.trim()));
+                b.legacyRateLimitHeaders(Boolean.parseBoolean(config.getInitParameter(LEGACY_HEADERS_PARAM)));
+                engine = b.engine();
+            } catch (InvalidPlansException e) {
+                throw new ServletException("QuotaFilter '" + config.getFilterName() + "': invalid plans: " + e.getMessage(), e);
+            } catch (IllegalArgumentException | IllegalStateException e) {
+                throw new ServletException("QuotaFilter '" + config.getFilterName() + "': " + e.getMessage(), e);
+            }
         }
-        try {
-            engine = builder().plans(PlansFile.load(location.trim())).engine();
-        } catch (InvalidPlansException e) {
-            throw new ServletException("QuotaFilter '" + config.getFilterName() + "': invalid plans: " + e.getMessage(), e);
+        Setup setup = engine.setup;
+        if (setup.plansFile != null && setup.reloadInterval != null && watcher == null) {
+            watcher = new PlansWatcher(setup.plansFile, setup.reloadInterval, this::reload);
         }
     }
 
@@ -135,9 +167,24 @@ public final class QuotaFilter implements Filter {
             return;
         }
 
-        Decision decision = e.admission.admit(key, plan, route.cost());
+        long cost = route.cost();
+        HttpServletRequest admittedRequest = request;
+        CostEstimator estimator = e.setup.estimators.get(route.name());
+        if (estimator != null) {
+            CostEstimate estimate = CostEstimate.of(request, estimator, e.setup.maxBodyBytes, e.admission.maxCost(plan), tenant);
+            if (estimate.problem() != null) {
+                estimate.problem().write(response);
+                return;
+            }
+            cost = estimate.cost();
+            admittedRequest = estimate.request();
+        }
+
+        Decision decision = e.admission.admit(key, plan, cost);
+        boolean publish = e.admission.publishes(plan);
         if (decision instanceof Decision.Rejected rejected) {
             long seconds = rejected.retryAfterSeconds();
+            if (publish) RateLimitHeaders.write(response, e.admission.status(key, plan), seconds, e.setup.legacyHeaders);
             String detail = switch (rejected.reason()) {
                 case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";
                 case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
@@ -145,12 +192,88 @@ public final class QuotaFilter implements Filter {
             new Problem(429, rejected.reason().code(), detail, tenant, seconds).write(response);
             return;
         }
-        chain.doFilter(request, response);
+        Decision.Admitted admitted = (Decision.Admitted) decision;
+        if (admitted.shadowed()) e.setup.shadowLog.wouldReject(tenant, plan, route.name(), admitted.shadowRejection());
+        if (publish) RateLimitHeaders.write(response, e.admission.status(key, plan), 0, e.setup.legacyHeaders);
+        admittedRequest.setAttribute(QuotaGate.RESERVATION_ATTRIBUTE, admitted);
+        try {
+            chain.doFilter(admittedRequest, response);
+        } finally {
+            CostReconciliation.whenDone(admittedRequest, e.admission, admitted);
+        }
     }
 
     @Override
     public void destroy() {
-        // buckets are plain heap objects; nothing to close for the local store
+        // buckets are plain heap objects; only the plans file watcher has a thread to stop
+        if (watcher != null) {
+            watcher.close();
+            watcher = null;
+        }
+    }
+
+    // ---- limits changed at runtime ------------------------------------------------------------
+
+    /** The plans in force (the last loaded, applied or changed). */
+    public Plans plans() {
+        return requireEngine().plans;
+    }
+
+    /**
+     * Re-reads the plans file this filter was built from and puts it in force, keeping every bucket's
+     * tokens ({@link Admission#INHERITANCE}). Routes, tenant assignments and settings change with it.
+     *
+     * @throws InvalidPlansException if the file is invalid; the plans in force stay
+     * @throws IllegalStateException if the filter was built from {@link Plans}, not a file
+     */
+    public void reload() {
+        Path file = requireEngine().setup.plansFile;
+        if (file == null) throw new IllegalStateException("QuotaFilter was built from plans, not from a plans file: nothing to reload");
+        apply(PlansFile.load(file));
+    }
+
+    /** Puts these plans in force, keeping every bucket's tokens (see {@link #reload()}). */
+    public synchronized void apply(Plans plans) {
+        Engine e = requireEngine();
+        Engine next = e.withPlans(Objects.requireNonNull(plans, "plans"));
+        e.admission.apply(plans);
+        engine = next;
+    }
+
+    /**
+     * Replaces the global quota (the hidden quota shared by all tenants) while running; the global
+     * bucket keeps its tokens, capped at the new capacity. An empty list removes the global quota.
+     * A later {@link #reload()} of the plans file replaces this change.
+     *
+     * @throws IllegalArgumentException if a route's cost exceeds a new capacity
+     */
+    public synchronized void setGlobalQuota(List<Bandwidth> limits) {
+        Plans current = plans();
+        apply(current.withGlobal(limits.isEmpty() ? Optional.empty() : Optional.of(new GlobalQuota(limits))));
+    }
+
+    /**
+     * Replaces one plan's limits while running; each of its tenants' buckets moves to them, keeping its
+     * tokens, on its next request. A later {@link #reload()} of the plans file replaces this change.
+     *
+     * @throws IllegalArgumentException if the plan is unknown or a route's cost exceeds a new capacity
+     */
+    public synchronized void setPlanLimits(String plan, List<Bandwidth> limits) {
+        apply(plans().withPlanLimits(plan, limits));
+    }
+
+    /**
+     * Requests that shadow mode let through although the limits would have refused them with this
+     * reason, since the filter started.
+     */
+    public long shadowRejections(Reason reason) {
+        return requireEngine().admission.shadowRejections(reason);
+    }
+
+    private Engine requireEngine() {
+        Engine e = engine;
+        if (e == null) throw new IllegalStateException("QuotaFilter used before init()");
+        return e;
     }
 
     /** The decoded path inside the application, as the servlet mapping saw it. */
@@ -175,9 +298,24 @@ public final class QuotaFilter implements Filter {
         return b.toString();
     }
 
-    /** Everything a configured filter needs; immutable. */
+    /** Everything a configured filter needs; immutable, replaced as a whole when the plans change. */
     private record Engine(RouteTable routes, TenantResolver resolver, TenantDirectory directory,
-                          TenantSettings settings, Admission admission) {
+                          TenantSettings settings, Admission admission, Plans plans, Setup setup) {
+
+        /** The same filter on other plans: the builder's own resolver and directory are kept. */
+        Engine withPlans(Plans p) {
+            TenantSettings s = p.tenants();
+            return new Engine(new RouteTable(p.routes()),
+                    setup.resolver != null ? setup.resolver : TenantResolvers.fromSettings(s),
+                    setup.directory != null ? setup.directory : TenantDirectory.of(s.assignments()),
+                    s, admission, p, setup);
+        }
+    }
+
+    /** What the builder fixed for the filter's lifetime, whatever the plans in force. */
+    private record Setup(TenantResolver resolver, TenantDirectory directory, Map<String, CostEstimator> estimators,
+                         int maxBodyBytes, boolean legacyHeaders, Path plansFile, Duration reloadInterval,
+                         ShadowLog shadowLog) {
     }
 
     /**
@@ -187,11 +325,19 @@ public final class QuotaFilter implements Filter {
      * holding {@code tenants.max-tracked} tenants.
      */
     public static final class Builder {
+        /** Default of {@link #maxEstimatedBodyBytes}: 1 MiB. */
+        public static final int DEFAULT_MAX_ESTIMATED_BODY_BYTES = 1 << 20;
+
         private Plans plans;
         private TenantResolver resolver;
         private TenantDirectory directory;
         private QuotaClock clock = QuotaClock.system();
         private BucketStore store;
+        private final Map<String, CostEstimator> estimators = new HashMap<>();
+        private int maxBodyBytes = DEFAULT_MAX_ESTIMATED_BODY_BYTES;
+        private boolean legacyHeaders;
+        private Path plansFile;
+        private Duration reloadInterval;
 
         private Builder() {
         }
@@ -227,6 +373,64 @@ public final class QuotaFilter implements Filter {
         }
 
         /**
+         * Loads the plans from this file (instead of {@link #plans}) and remembers it, so
+         * {@link QuotaFilter#reload()} and {@link #watchPlansFile} can read it again.
+         *
+         * @throws InvalidPlansException if the file is missing or invalid
+         */
+        public Builder plansFile(Path file) {
+            this.plans = PlansFile.load(Objects.requireNonNull(file, "file"));
+            this.plansFile = file;
+            return this;
+        }
+
+        /**
+         * Polls the {@link #plansFile} this often and reloads it when its content changes: a valid
+         * file is put in force keeping every bucket's tokens; an invalid one is logged with its
+         * file:line:field reason and the plans in force stay. The polling thread stops in
+         * {@link QuotaFilter#destroy()}.
+         */
+        public Builder watchPlansFile(Duration interval) {
+            Objects.requireNonNull(interval, "interval");
+            if (interval.isZero() || interval.isNegative()) {
+                throw new IllegalArgumentException("watchPlansFile: the interval must be > 0, was " + interval);
+            }
+            this.reloadInterval = interval;
+            return this;
+        }
+
+        /**
+         * Computes the cost of the route with this name (from the plans' {@code routes}) per request,
+         * in place of its static {@code cost:}.
+         */
+        public Builder costEstimator(String routeName, CostEstimator estimator) {
+            Objects.requireNonNull(routeName, "routeName");
+            estimators.put(routeName, Objects.requireNonNull(estimator, "estimator"));
+            return this;
+        }
+
+        /**
+         * The largest body read for a {@link CostEstimator} (default 1 MiB); a larger one is answered
+         * with 413 before the application sees it.
+         */
+        public Builder maxEstimatedBodyBytes(int bytes) {
+            if (bytes <= 0 || bytes == Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("maxEstimatedBodyBytes must be > 0 and < Integer.MAX_VALUE, was " + bytes);
+            }
+            this.maxBodyBytes = bytes;
+            return this;
+        }
+
+        /**
+         * For plans with {@code publish: true}, also send the legacy {@code X-RateLimit-Limit},
+         * {@code X-RateLimit-Remaining} and {@code X-RateLimit-Reset} fields (default false).
+         */
+        public Builder legacyRateLimitHeaders(boolean legacy) {
+            this.legacyHeaders = legacy;
+            return this;
+        }
+
+        /**
          * The filter.
          *
          * @throws IllegalStateException if no plans were given
@@ -237,12 +441,20 @@ public final class QuotaFilter implements Filter {
 
         private Engine engine() {
             if (plans == null) throw new IllegalStateException("QuotaFilter.builder(): plans(...) is required");
+            if (reloadInterval != null && plansFile == null) {
+                throw new IllegalStateException("QuotaFilter.builder(): watchPlansFile(...) needs plansFile(...)");
+            }
+            for (String route : estimators.keySet()) {
+                if (plans.routes().stream().noneMatch(r -> r.name().equals(route) && r.limited())) {
+                    throw new IllegalStateException("QuotaFilter.builder(): costEstimator for route '" + route
+                            + "', but " + plans.source() + " has no limited route of that name");
+                }
+            }
             TenantSettings settings = plans.tenants();
             BucketStore s = store != null ? store : BucketStore.local(settings.maxTracked(), clock);
-            return new Engine(new RouteTable(plans.routes()),
-                    resolver != null ? resolver : TenantResolvers.fromSettings(settings),
-                    directory != null ? directory : TenantDirectory.of(settings.assignments()),
-                    settings, new Admission(plans, s));
+            Setup setup = new Setup(resolver, directory, Map.copyOf(estimators), maxBodyBytes, legacyHeaders,
+                    plansFile, reloadInterval, new ShadowLog(clock));
+            return new Engine(null, null, null, null, new Admission(plans, s), null, setup).withPlans(plans);
         }
     }
 }
