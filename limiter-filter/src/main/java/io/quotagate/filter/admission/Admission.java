@@ -4,7 +4,6 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
-import io.github.bucket4j.ConsumptionProbe;
 import io.github.bucket4j.EstimationProbe;
 import io.github.bucket4j.TokensInheritanceStrategy;
 import io.github.bucket4j.VerboseResult;
@@ -134,25 +133,20 @@ public final class Admission {
 
         Bucket tenantBucket = tenantBucket(l, tenant, pl);
         Bucket global = l.global;
-        ConsumptionProbe probe = tenantBucket.tryConsumeAndReturnRemaining(cost);
         Decision.Rejected refusal = null;
-        if (!probe.isConsumed()) {
-            long wait = probe.getNanosToWaitForRefill();
+        // tryConsume allocates nothing; the wait is computed only for the rare refusal
+        if (!tenantBucket.tryConsume(cost)) {
+            long wait = waitFor(tenantBucket, cost);
             refusal = new Decision.Rejected(Reason.TENANT_RATE, wait);
             if (global != null) {
                 // the client must also find the global quota able to take it when it comes back
-                EstimationProbe g = global.estimateAbilityToConsume(cost);
-                if (!g.canBeConsumed() && g.getNanosToWaitForRefill() > wait) {
-                    refusal = new Decision.Rejected(Reason.GLOBAL_RATE, g.getNanosToWaitForRefill());
-                }
+                long globalWait = waitFor(global, cost);
+                if (globalWait > wait) refusal = new Decision.Rejected(Reason.GLOBAL_RATE, globalWait);
             }
-        } else if (global != null) {
-            ConsumptionProbe g = global.tryConsumeAndReturnRemaining(cost);
-            if (!g.isConsumed()) {
-                // the tenant is never charged for a request that does not run
-                tenantBucket.addTokens(cost);
-                refusal = new Decision.Rejected(Reason.GLOBAL_RATE, g.getNanosToWaitForRefill());
-            }
+        } else if (global != null && !global.tryConsume(cost)) {
+            // the tenant is never charged for a request that does not run
+            tenantBucket.addTokens(cost);
+            refusal = new Decision.Rejected(Reason.GLOBAL_RATE, waitFor(global, cost));
         }
         if (refusal == null) return new Decision.Admitted(tenant, plan, cost, global != null, null);
         if (!pl.shadow) return refusal;
@@ -232,6 +226,32 @@ public final class Admission {
                     missing <= 0 ? 0 : saturated(missing * nanosPerToken)));
         }
         return out;
+    }
+
+    /**
+     * Nanoseconds until {@code bucket} can take {@code cost}. Read after a refused take, so it is
+     * normally &gt; 0; if tokens arrived in between, 0 (the Retry-After floor of 1 s still applies).
+     */
+    private static long waitFor(Bucket bucket, long cost) {
+        EstimationProbe probe = bucket.estimateAbilityToConsume(cost);
+        return probe.canBeConsumed() ? 0 : probe.getNanosToWaitForRefill();
+    }
+
+    /** True if a global quota is in force. */
+    public boolean hasGlobalQuota() {
+        return limits.global != null;
+    }
+
+    /** Units available now in the global quota (the smallest over its bandwidths), or 0 if there is none. */
+    public long globalAvailableTokens() {
+        Bucket global = limits.global;
+        return global == null ? 0 : global.getAvailableTokens();
+    }
+
+    /** The global quota's capacity (its smallest bandwidth), or 0 if there is none. */
+    public long globalCapacity() {
+        Limits l = limits;
+        return l.global == null ? 0 : l.globalMaxCost;
     }
 
     /** Requests that shadow mode let through although the limits would have refused them for {@code reason}. */

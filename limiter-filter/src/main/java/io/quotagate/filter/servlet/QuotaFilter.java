@@ -4,6 +4,8 @@ import io.quotagate.filter.admission.Admission;
 import io.quotagate.filter.admission.Decision;
 import io.quotagate.filter.admission.QuotaClock;
 import io.quotagate.filter.admission.Reason;
+import io.quotagate.filter.metrics.RequestStatistics;
+import io.quotagate.filter.metrics.RequestStatistics.Outcome;
 import io.quotagate.filter.route.Route;
 import io.quotagate.filter.route.RouteTable;
 import io.quotagate.filter.store.BucketStore;
@@ -59,6 +61,13 @@ import java.util.Optional;
 public final class QuotaFilter implements Filter {
     /** Init-param naming the plans file when the container creates the filter. */
     public static final String PLANS_PARAM = "plans";
+    /**
+     * Servlet-context attribute under which an application may place a Micrometer {@code MeterRegistry}
+     * before the filter initialises; a container-created filter then binds its meters to it.
+     */
+    public static final String METER_REGISTRY_ATTRIBUTE = "io.quotagate.meterRegistry";
+    /** Default number of tenants named in metrics. */
+    public static final int DEFAULT_TOP_TENANTS = 50;
     /** Init-param: poll the plans file (a file path, not a class-path resource) this often, e.g. {@code 2s}. */
     public static final String RELOAD_INTERVAL_PARAM = "reload-interval";
     /** Init-param: {@code true} to add the legacy {@code X-RateLimit-*} fields to published plans. */
@@ -104,6 +113,9 @@ public final class QuotaFilter implements Filter {
             } catch (IllegalArgumentException | IllegalStateException e) {
                 throw new ServletException("QuotaFilter '" + config.getFilterName() + "': " + e.getMessage(), e);
             }
+            Object registry = config.getServletContext() == null ? null
+                    : config.getServletContext().getAttribute(METER_REGISTRY_ATTRIBUTE);
+            if (registry != null) MeterRegistration.bind(registry, this);
         }
         Setup setup = engine.setup;
         if (setup.plansFile != null && setup.reloadInterval != null && watcher == null) {
@@ -129,23 +141,23 @@ public final class QuotaFilter implements Filter {
         try {
             resolved = e.resolver.resolve(request);
         } catch (TenantRejectedException rejected) {
-            new Problem(rejected.status(), rejected.reason(), rejected.getMessage(), null, 0).write(response);
+            refuse(e, response, route, null, null, new Problem(rejected.status(), rejected.reason(), rejected.getMessage(), null, 0));
             return;
         } catch (RuntimeException bug) {
             LOG.log(System.Logger.Level.ERROR, "tenant resolver failed", bug);
-            new Problem(500, "internal_error", "The tenant of this request could not be determined.", null, 0)
-                    .write(response);
+            refuse(e, response, route, null, null,
+                    new Problem(500, "internal_error", "The tenant of this request could not be determined.", null, 0));
             return;
         }
 
-        String key;
+        String key;        // the bucket key
+        String tenant;     // the tenant as named in bodies, metrics and logs
         String plan;
-        String tenant = null;
         if (resolved.isPresent()) {
             tenant = resolved.get();
             if (!TenantId.isValid(tenant)) {
-                new Problem(400, "invalid_tenant", "The tenant id must be 1-" + TenantId.MAX_LENGTH
-                        + " characters of A-Z a-z 0-9 . _ : -", null, 0).write(response);
+                refuse(e, response, route, null, null, new Problem(400, "invalid_tenant", "The tenant id must be 1-"
+                        + TenantId.MAX_LENGTH + " characters of A-Z a-z 0-9 . _ : -", null, 0));
                 return;
             }
             Optional<String> assigned = e.directory.planOf(tenant);
@@ -154,26 +166,29 @@ public final class QuotaFilter implements Filter {
             } else if (e.settings.unknown() == TenantSettings.Unknown.DEFAULT) {
                 plan = e.settings.defaultPlan();
             } else {
-                new Problem(403, "unknown_tenant", "Tenant " + tenant + " is not known.", tenant, 0).write(response);
+                refuse(e, response, route, tenant, null,
+                        new Problem(403, "unknown_tenant", "Tenant " + tenant + " is not known.", tenant, 0));
                 return;
             }
             key = tenant;
         } else if (e.settings.unresolved() == TenantSettings.Unresolved.ANONYMOUS) {
             key = anonymousKey(request.getRemoteAddr());
+            tenant = RequestStatistics.ANONYMOUS;
             plan = e.settings.defaultPlan();
         } else {
-            new Problem(401, "missing_tenant", "No tenant could be identified for this request.", null, 0)
-                    .write(response);
+            refuse(e, response, route, null, null,
+                    new Problem(401, "missing_tenant", "No tenant could be identified for this request.", null, 0));
             return;
         }
+        String named = tenant == RequestStatistics.ANONYMOUS ? null : tenant; // as named in problem bodies
 
         long cost = route.cost();
         HttpServletRequest admittedRequest = request;
         CostEstimator estimator = e.setup.estimators.get(route.name());
         if (estimator != null) {
-            CostEstimate estimate = CostEstimate.of(request, estimator, e.setup.maxBodyBytes, e.admission.maxCost(plan), tenant);
+            CostEstimate estimate = CostEstimate.of(request, estimator, e.setup.maxBodyBytes, e.admission.maxCost(plan), named);
             if (estimate.problem() != null) {
-                estimate.problem().write(response);
+                refuse(e, response, route, tenant, plan, estimate.problem());
                 return;
             }
             cost = estimate.cost();
@@ -189,11 +204,12 @@ public final class QuotaFilter implements Filter {
                 case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";
                 case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
             };
-            new Problem(429, rejected.reason().code(), detail, tenant, seconds).write(response);
+            refuse(e, response, route, tenant, plan, new Problem(429, rejected.reason().code(), detail, named, seconds));
             return;
         }
         Decision.Admitted admitted = (Decision.Admitted) decision;
         if (admitted.shadowed()) e.setup.shadowLog.wouldReject(tenant, plan, route.name(), admitted.shadowRejection());
+        e.statistics.record(tenant, plan, route.name(), Outcome.ALLOWED, null);
         if (publish) RateLimitHeaders.write(response, e.admission.status(key, plan), 0, e.setup.legacyHeaders);
         admittedRequest.setAttribute(QuotaGate.RESERVATION_ATTRIBUTE, admitted);
         try {
@@ -201,6 +217,30 @@ public final class QuotaFilter implements Filter {
         } finally {
             CostReconciliation.whenDone(admittedRequest, e.admission, admitted);
         }
+    }
+
+    /** Answers a refused request, counts it and logs it (rate-limited). */
+    private static void refuse(Engine e, HttpServletResponse response, Route route, String tenant, String plan,
+                               Problem problem) throws IOException {
+        e.statistics.record(tenant, plan, route.name(), Outcome.REJECTED, problem.reason());
+        e.rejections.rejected(tenant, plan, route.name(), problem.reason(), problem.status(), problem.retryAfterSeconds());
+        problem.write(response);
+    }
+
+    /** The filter's request counters, by tenant (bounded), plan, route, outcome and reason. */
+    public RequestStatistics statistics() {
+        return configured().statistics;
+    }
+
+    /** The admission core (bucket state, global quota). */
+    public Admission admission() {
+        return configured().admission;
+    }
+
+    private Engine configured() {
+        Engine e = engine;
+        if (e == null) throw new IllegalStateException("QuotaFilter is not initialised yet");
+        return e;
     }
 
     @Override
@@ -216,7 +256,7 @@ public final class QuotaFilter implements Filter {
 
     /** The plans in force (the last loaded, applied or changed). */
     public Plans plans() {
-        return requireEngine().plans;
+        return configured().plans;
     }
 
     /**
@@ -227,14 +267,14 @@ public final class QuotaFilter implements Filter {
      * @throws IllegalStateException if the filter was built from {@link Plans}, not a file
      */
     public void reload() {
-        Path file = requireEngine().setup.plansFile;
+        Path file = configured().setup.plansFile;
         if (file == null) throw new IllegalStateException("QuotaFilter was built from plans, not from a plans file: nothing to reload");
         apply(PlansFile.load(file));
     }
 
     /** Puts these plans in force, keeping every bucket's tokens (see {@link #reload()}). */
     public synchronized void apply(Plans plans) {
-        Engine e = requireEngine();
+        Engine e = configured();
         Engine next = e.withPlans(Objects.requireNonNull(plans, "plans"));
         e.admission.apply(plans);
         engine = next;
@@ -267,14 +307,9 @@ public final class QuotaFilter implements Filter {
      * reason, since the filter started.
      */
     public long shadowRejections(Reason reason) {
-        return requireEngine().admission.shadowRejections(reason);
+        return configured().admission.shadowRejections(reason);
     }
 
-    private Engine requireEngine() {
-        Engine e = engine;
-        if (e == null) throw new IllegalStateException("QuotaFilter used before init()");
-        return e;
-    }
 
     /** The decoded path inside the application, as the servlet mapping saw it. */
     private static String pathOf(HttpServletRequest request) {
@@ -300,7 +335,8 @@ public final class QuotaFilter implements Filter {
 
     /** Everything a configured filter needs; immutable, replaced as a whole when the plans change. */
     private record Engine(RouteTable routes, TenantResolver resolver, TenantDirectory directory,
-                          TenantSettings settings, Admission admission, Plans plans, Setup setup) {
+                          TenantSettings settings, Admission admission, RequestStatistics statistics,
+                          RejectionLog rejections, Plans plans, Setup setup) {
 
         /** The same filter on other plans: the builder's own resolver and directory are kept. */
         Engine withPlans(Plans p) {
@@ -308,7 +344,7 @@ public final class QuotaFilter implements Filter {
             return new Engine(new RouteTable(p.routes()),
                     setup.resolver != null ? setup.resolver : TenantResolvers.fromSettings(s),
                     setup.directory != null ? setup.directory : TenantDirectory.of(s.assignments()),
-                    s, admission, p, setup);
+                    s, admission, statistics, rejections, p, setup);
         }
     }
 
@@ -338,6 +374,7 @@ public final class QuotaFilter implements Filter {
         private boolean legacyHeaders;
         private Path plansFile;
         private Duration reloadInterval;
+        private int topTenants = DEFAULT_TOP_TENANTS;
 
         private Builder() {
         }
@@ -369,6 +406,16 @@ public final class QuotaFilter implements Filter {
         /** Where buckets live. */
         public Builder store(BucketStore store) {
             this.store = Objects.requireNonNull(store, "store");
+            return this;
+        }
+
+        /**
+         * How many tenants keep their own {@code tenant} tag in metrics (assigned tenants first, then
+         * the first others seen); all others are counted as {@code other}. Default {@value #DEFAULT_TOP_TENANTS}.
+         */
+        public Builder topTenants(int topTenants) {
+            if (topTenants < 0) throw new IllegalArgumentException("topTenants must be >= 0, was " + topTenants);
+            this.topTenants = topTenants;
             return this;
         }
 
@@ -454,7 +501,9 @@ public final class QuotaFilter implements Filter {
             BucketStore s = store != null ? store : BucketStore.local(settings.maxTracked(), clock);
             Setup setup = new Setup(resolver, directory, Map.copyOf(estimators), maxBodyBytes, legacyHeaders,
                     plansFile, reloadInterval, new ShadowLog(clock));
-            return new Engine(null, null, null, null, new Admission(plans, s), null, setup).withPlans(plans);
+            return new Engine(null, null, null, null, new Admission(plans, s),
+                    new RequestStatistics(topTenants, settings.assignments().keySet()),
+                    new RejectionLog(LOG, clock), null, setup).withPlans(plans);
         }
     }
 }

@@ -10,7 +10,7 @@ import io.github.bucket4j.BucketListener;
 import io.github.bucket4j.MathType;
 import io.github.bucket4j.TimeMeter;
 import io.github.bucket4j.local.LocalBucket;
-import io.github.bucket4j.local.LockFreeBucket;
+import io.github.bucket4j.local.SynchronizedBucket;
 import io.quotagate.filter.admission.QuotaClock;
 
 import java.util.Objects;
@@ -76,9 +76,14 @@ final class LocalBucketStore implements BucketStore {
         return tenants.estimatedSize();
     }
 
-    /** A bucket carrying this very configuration instance (admission compares by identity to spot changes). */
+    /**
+     * A bucket carrying this very configuration instance (admission compares by identity to spot a
+     * change of limits). Synchronized: a take mutates the state in place; the default lock-free
+     * bucket copies it on every take (64 bytes of garbage per request) to win races that a tenant's
+     * own bucket rarely has.
+     */
     private LocalBucket newBucket(BucketConfiguration configuration) {
-        return new LockFreeBucket(configuration, MathType.INTEGER_64_BITS, timeMeter, BucketListener.NOPE);
+        return new SynchronizedBucket(configuration, MathType.INTEGER_64_BITS, timeMeter, BucketListener.NOPE);
     }
 
     /**
