@@ -153,6 +153,28 @@ class PlansReloadTest {
     }
 
     @Test
+    void aContainerCreatedFilterWatchesItsFileWhenAskedTo() throws Exception {
+        Path f = file(V1);
+        var context = new org.eclipse.jetty.ee10.servlet.ServletContextHandler();
+        context.setContextPath("/");
+        var holder = new org.eclipse.jetty.ee10.servlet.FilterHolder(QuotaFilter.class);
+        holder.setInitParameter(QuotaFilter.PLANS_PARAM, f.toString());
+        holder.setInitParameter(QuotaFilter.RELOAD_INTERVAL_PARAM, "20ms");
+        context.addFilter(holder, "/*", java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
+        context.addServlet(new org.eclipse.jetty.ee10.servlet.ServletHolder(new JettyServer.OkServlet()), "/");
+        server = JettyServer.start(context);
+        assertThat(status("/health", null)).isEqualTo(401);
+        Files.writeString(f, V2);
+        await(() -> {
+            try {
+                return status("/health", null) == 200;
+            } catch (Exception e) {
+                return false;
+            }
+        });
+    }
+
+    @Test
     void reloadNeedsAFile() {
         QuotaFilter filter = QuotaFilter.builder().plans(io.quotagate.plans.PlansFile.parse("t.yml", V1)).build();
         assertThatThrownBy(filter::reload).isInstanceOf(IllegalStateException.class).hasMessageContaining("plans file");
