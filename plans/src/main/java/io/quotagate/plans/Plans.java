@@ -14,15 +14,24 @@ import java.util.Optional;
  * @param plans    plans by name
  * @param routes   route rules in match order
  * @param tenants  tenant resolution and assignment settings
+ * @param groups   settings of the concurrency groups shared by all tenants ({@code groups:}), by name
  * @param shadow   true to put every plan (and the global quota) in shadow mode: nothing is refused,
  *                 requests that would be are counted and logged
  */
 public record Plans(String source, Optional<GlobalQuota> global, Map<String, Plan> plans,
-                    List<RouteRule> routes, TenantSettings tenants, boolean shadow) {
-    /** Plans that enforce their limits (no global shadow mode). */
+                    List<RouteRule> routes, TenantSettings tenants, Map<String, GroupSettings> groups,
+                    boolean shadow) {
+
+    /** Plans without {@code groups:} settings (every group fails fast on the plans' caps), enforcing. */
     public Plans(String source, Optional<GlobalQuota> global, Map<String, Plan> plans,
                  List<RouteRule> routes, TenantSettings tenants) {
-        this(source, global, plans, routes, tenants, false);
+        this(source, global, plans, routes, tenants, Map.of(), false);
+    }
+
+    /** Plans that enforce their limits (no top-level shadow mode). */
+    public Plans(String source, Optional<GlobalQuota> global, Map<String, Plan> plans,
+                 List<RouteRule> routes, TenantSettings tenants, Map<String, GroupSettings> groups) {
+        this(source, global, plans, routes, tenants, groups, false);
     }
 
     public Plans {
@@ -31,6 +40,7 @@ public record Plans(String source, Optional<GlobalQuota> global, Map<String, Pla
         plans = Map.copyOf(plans);
         routes = List.copyOf(routes);
         Objects.requireNonNull(tenants, "tenants");
+        groups = Map.copyOf(groups);
         if (!plans.containsKey(tenants.defaultPlan())) {
             throw new IllegalArgumentException("default plan " + tenants.defaultPlan() + " is not defined");
         }
@@ -50,7 +60,7 @@ public record Plans(String source, Optional<GlobalQuota> global, Map<String, Pla
     public Plans withGlobal(Optional<GlobalQuota> newGlobal) {
         Objects.requireNonNull(newGlobal, "global");
         newGlobal.ifPresent(g -> checkRouteCostsFit("global", g.limits()));
-        return new Plans(source, newGlobal, plans, routes, tenants, shadow);
+        return new Plans(source, newGlobal, plans, routes, tenants, groups, shadow);
     }
 
     /**
@@ -66,7 +76,7 @@ public record Plans(String source, Optional<GlobalQuota> global, Map<String, Pla
         checkRouteCostsFit("plans." + planName, changed.limits());
         Map<String, Plan> copy = new java.util.LinkedHashMap<>(plans);
         copy.put(planName, changed);
-        return new Plans(source, global, copy, routes, tenants, shadow);
+        return new Plans(source, global, copy, routes, tenants, groups, shadow);
     }
 
     private void checkRouteCostsFit(String owner, List<Bandwidth> limits) {
@@ -80,5 +90,11 @@ public record Plans(String source, Optional<GlobalQuota> global, Map<String, Pla
                 }
             }
         }
+    }
+
+    /** The settings of a concurrency group; a group without {@code groups:} settings fails fast. */
+    public GroupSettings group(String name) {
+        GroupSettings g = groups.get(name);
+        return g != null ? g : GroupSettings.failFast(name);
     }
 }

@@ -1,7 +1,12 @@
 package io.quotagate.filter.servlet;
 
+import io.quotagate.filter.admission.Acquisition;
 import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.admission.ConcurrencyLimits;
+import io.quotagate.filter.admission.ConcurrencyListener;
+import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.admission.Decision;
+import io.quotagate.filter.admission.Permit;
 import io.quotagate.filter.admission.QuotaClock;
 import io.quotagate.filter.admission.Reason;
 import io.quotagate.filter.metrics.RequestStatistics;
@@ -20,6 +25,7 @@ import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.tenant.TenantRejectedException;
 import io.quotagate.tenant.TenantResolver;
 import io.quotagate.tenant.TenantResolvers;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
@@ -49,6 +55,13 @@ import java.util.Optional;
  * A tenant id that is not 1-64 characters of {@code [A-Za-z0-9._:-]} gets 400, a request without a
  * tenant gets 401 (under {@code unresolved: reject}), an unknown tenant under {@code unknown: reject}
  * gets 403.
+ *
+ * <p>A route with a concurrency {@code group} first takes a slot of that group
+ * ({@link ConcurrencyLimits}; 429 {@code reason: concurrency} when the tenant's or the group's cap is
+ * reached), then the tokens; the slot is given back at once if the buckets refuse, otherwise when the
+ * request really ends, async requests included ({@code PermitRelease}). Install the filter with
+ * async support so async servlets behind it work. Only {@code REQUEST} dispatches are limited: a
+ * forward, include, error or async re-dispatch of an admitted request passes through.
  *
  * <p>Two ways to install it: {@link #builder()} for code, or a container-created instance with the
  * init-param {@value #PLANS_PARAM} naming the plans file ({@code classpath:plans.yml} or a path).
@@ -127,7 +140,8 @@ public final class QuotaFilter implements Filter {
     public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
         Engine e = engine;
         if (e == null) throw new ServletException("QuotaFilter used before init()");
-        if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)) {
+        if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)
+                || req.getDispatcherType() != DispatcherType.REQUEST) {
             chain.doFilter(req, res);
             return;
         }
@@ -182,6 +196,7 @@ public final class QuotaFilter implements Filter {
         }
         String named = tenant == RequestStatistics.ANONYMOUS ? null : tenant; // as named in problem bodies
 
+        // the estimate first: it reads the body and may refuse bad input, and it takes nothing
         long cost = route.cost();
         HttpServletRequest admittedRequest = request;
         CostEstimator estimator = e.setup.estimators.get(route.name());
@@ -195,28 +210,73 @@ public final class QuotaFilter implements Filter {
             admittedRequest = estimate.request();
         }
 
-        Decision decision = e.admission.admit(key, plan, cost);
-        boolean publish = e.admission.publishes(plan);
+        // concurrency before tokens: a request never holds tokens while it waits for a slot
+        Permit permit = null;
+        if (route.group().isPresent()) {
+            Acquisition acquired = e.concurrency.acquire(key, plan, route.group().get());
+            if (acquired instanceof Acquisition.Refused refused) {
+                refuse(e, response, route, tenant, plan, tooMany(refused.asDecision(), tenant));
+                return;
+            }
+            permit = ((Acquisition.Granted) acquired).permit();
+        }
+
+        Decision decision;
+        boolean publish;
+        try {
+            decision = e.admission.admit(key, plan, cost);
+            publish = e.admission.publishes(plan);
+        } catch (RuntimeException | Error failure) {
+            if (permit != null) permit.cancel();
+            throw failure;
+        }
         if (decision instanceof Decision.Rejected rejected) {
-            long seconds = rejected.retryAfterSeconds();
-            if (publish) RateLimitHeaders.write(response, e.admission.status(key, plan), seconds, e.setup.legacyHeaders);
-            String detail = switch (rejected.reason()) {
-                case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";
-                case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
-            };
-            refuse(e, response, route, tenant, plan, new Problem(429, rejected.reason().code(), detail, named, seconds));
+            if (permit != null) permit.cancel(); // the request does not run: free its slot at once
+            if (publish) {
+                RateLimitHeaders.write(response, e.admission.status(key, plan), rejected.retryAfterSeconds(),
+                        e.setup.legacyHeaders);
+            }
+            refuse(e, response, route, tenant, plan, tooMany(rejected, tenant));
             return;
         }
         Decision.Admitted admitted = (Decision.Admitted) decision;
         if (admitted.shadowed()) e.setup.shadowLog.wouldReject(tenant, plan, route.name(), admitted.shadowRejection());
         e.statistics.record(tenant, plan, route.name(), Outcome.ALLOWED, null);
-        if (publish) RateLimitHeaders.write(response, e.admission.status(key, plan), 0, e.setup.legacyHeaders);
-        admittedRequest.setAttribute(QuotaGate.RESERVATION_ATTRIBUTE, admitted);
         try {
-            chain.doFilter(admittedRequest, response);
+            if (publish) RateLimitHeaders.write(response, e.admission.status(key, plan), 0, e.setup.legacyHeaders);
+            admittedRequest.setAttribute(QuotaGate.RESERVATION_ATTRIBUTE, admitted);
+        } catch (RuntimeException | Error failure) {
+            if (permit != null) permit.cancel(); // never leak a slot
+            throw failure;
+        }
+        try {
+            if (permit == null) chain.doFilter(admittedRequest, response);
+            else PermitRelease.chain(permit, admittedRequest, response, chain);
         } finally {
             CostReconciliation.whenDone(admittedRequest, e.admission, admitted);
         }
+    }
+
+    /** The 429 problem of a refused request. */
+    private static Problem tooMany(Decision.Rejected rejected, String tenant) {
+        long seconds = rejected.retryAfterSeconds();
+        String detail = switch (rejected.reason()) {
+            case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";
+            case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
+            case CONCURRENCY -> "Too many requests of this kind are running at once; retry after " + seconds + " s.";
+        };
+        String named = tenant == RequestStatistics.ANONYMOUS ? null : tenant;
+        return new Problem(429, rejected.reason().code(), detail, named, seconds);
+    }
+
+    /**
+     * The in-flight and queued counts of the concurrency groups, per group and per tenant (for
+     * gauges).
+     *
+     * @throws IllegalStateException before a container-created filter's {@code init}
+     */
+    public ConcurrencyView concurrency() {
+        return configured().concurrency;
     }
 
     /** Answers a refused request, counts it and logs it (rate-limited). */
@@ -336,7 +396,7 @@ public final class QuotaFilter implements Filter {
     /** Everything a configured filter needs; immutable, replaced as a whole when the plans change. */
     private record Engine(RouteTable routes, TenantResolver resolver, TenantDirectory directory,
                           TenantSettings settings, Admission admission, RequestStatistics statistics,
-                          RejectionLog rejections, Plans plans, Setup setup) {
+                          RejectionLog rejections, ConcurrencyLimits concurrency, Plans plans, Setup setup) {
 
         /** The same filter on other plans: the builder's own resolver and directory are kept. */
         Engine withPlans(Plans p) {
@@ -344,7 +404,7 @@ public final class QuotaFilter implements Filter {
             return new Engine(new RouteTable(p.routes()),
                     setup.resolver != null ? setup.resolver : TenantResolvers.fromSettings(s),
                     setup.directory != null ? setup.directory : TenantDirectory.of(s.assignments()),
-                    s, admission, statistics, rejections, p, setup);
+                    s, admission, statistics, rejections, concurrency, p, setup);
         }
     }
 
@@ -375,6 +435,7 @@ public final class QuotaFilter implements Filter {
         private Path plansFile;
         private Duration reloadInterval;
         private int topTenants = DEFAULT_TOP_TENANTS;
+        private ConcurrencyListener concurrencyListener = ConcurrencyListener.NONE;
 
         private Builder() {
         }
@@ -406,6 +467,12 @@ public final class QuotaFilter implements Filter {
         /** Where buckets live. */
         public Builder store(BucketStore store) {
             this.store = Objects.requireNonNull(store, "store");
+            return this;
+        }
+
+        /** Told how long requests waited in concurrency queues (e.g. for a queue-wait timer). */
+        public Builder concurrencyListener(ConcurrencyListener listener) {
+            this.concurrencyListener = Objects.requireNonNull(listener, "listener");
             return this;
         }
 
@@ -503,7 +570,8 @@ public final class QuotaFilter implements Filter {
                     plansFile, reloadInterval, new ShadowLog(clock));
             return new Engine(null, null, null, null, new Admission(plans, s),
                     new RequestStatistics(topTenants, settings.assignments().keySet()),
-                    new RejectionLog(LOG, clock), null, setup).withPlans(plans);
+                    new RejectionLog(LOG, clock), new ConcurrencyLimits(plans, clock, concurrencyListener), null, setup)
+                    .withPlans(plans);
         }
     }
 }
