@@ -94,8 +94,8 @@ public final class ExampleApp implements Callable<Integer> {
      */
     public static Running start(String host, int port, QuotaFilter filter, String adminToken) throws Exception {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        new QuotaMeterBinder(filter.statistics(), filter.admission()).bindTo(registry);
-        DashboardHistory history = new DashboardHistory(filter.statistics(), filter.admission());
+        new QuotaMeterBinder(filter).bindTo(registry);
+        DashboardHistory history = new DashboardHistory(filter);
 
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");

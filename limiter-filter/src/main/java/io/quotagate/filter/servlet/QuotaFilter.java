@@ -9,6 +9,7 @@ import io.quotagate.filter.admission.Decision;
 import io.quotagate.filter.admission.Permit;
 import io.quotagate.filter.admission.QuotaClock;
 import io.quotagate.filter.admission.Reason;
+import io.quotagate.filter.metrics.QuotaSource;
 import io.quotagate.filter.metrics.RequestStatistics;
 import io.quotagate.filter.metrics.RequestStatistics.Outcome;
 import io.quotagate.filter.route.Route;
@@ -71,7 +72,7 @@ import java.util.Optional;
  * {@link #setPlanLimits} change them programmatically. A route's cost may be computed per request
  * by a {@link CostEstimator} and settled afterwards with {@link QuotaGate#reportActualCost}.
  */
-public final class QuotaFilter implements Filter {
+public final class QuotaFilter implements Filter, QuotaSource {
     /** Init-param naming the plans file when the container creates the filter. */
     public static final String PLANS_PARAM = "plans";
     /**
@@ -566,11 +567,16 @@ public final class QuotaFilter implements Filter {
             }
             TenantSettings settings = plans.tenants();
             BucketStore s = store != null ? store : BucketStore.local(settings.maxTracked(), clock);
+            RequestStatistics statistics = new RequestStatistics(topTenants, settings.assignments().keySet());
+            ConcurrencyListener user = concurrencyListener;
+            ConcurrencyListener waits = (group, tenant, nanos, admitted) -> {
+                statistics.queueWait(group, tenant, nanos, admitted);
+                user.queueWait(group, tenant, nanos, admitted);
+            };
             Setup setup = new Setup(resolver, directory, Map.copyOf(estimators), maxBodyBytes, legacyHeaders,
                     plansFile, reloadInterval, new ShadowLog(clock));
-            return new Engine(null, null, null, null, new Admission(plans, s),
-                    new RequestStatistics(topTenants, settings.assignments().keySet()),
-                    new RejectionLog(LOG, clock), new ConcurrencyLimits(plans, clock, concurrencyListener), null, setup)
+            return new Engine(null, null, null, null, new Admission(plans, s), statistics,
+                    new RejectionLog(LOG, clock), new ConcurrencyLimits(plans, clock, waits), null, setup)
                     .withPlans(plans);
         }
     }

@@ -137,7 +137,7 @@ class PublishedAndShadowModeTest {
             Http.get(server.uri("/x"), "newbie");
             assertThat(filter.shadowRejections(Reason.TENANT_RATE)).isEqualTo(5);
             var registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
-            new io.quotagate.filter.metrics.QuotaMeterBinder(filter.statistics(), filter.admission()).bindTo(registry);
+            new io.quotagate.filter.metrics.QuotaMeterBinder(filter).bindTo(registry);
             assertThat(registry.get("quotagate.shadow.rejections").tag("reason", "tenant_rate").functionCounter().count())
                     .isEqualTo(5.0);
             assertThat(Http.get(server.uri("/heavy"), "acme").statusCode()).as("other plans still enforce").isEqualTo(200);
