@@ -31,6 +31,8 @@ public final class Admission {
     static final String GLOBAL_KEY = "global";
 
     private final Map<String, BucketConfiguration> planConfigs;
+    /** Tenants with {@code tenants.overrides}: their own limits instead of their plan's. */
+    private final Map<String, BucketConfiguration> tenantConfigs;
     private final BucketStore store;
     private final Bucket global;
 
@@ -44,6 +46,9 @@ public final class Admission {
         Map<String, BucketConfiguration> configs = new HashMap<>();
         for (Plan plan : plans.plans().values()) configs.put(plan.name(), configuration(plan.limits()));
         this.planConfigs = Map.copyOf(configs);
+        Map<String, BucketConfiguration> overrides = new HashMap<>();
+        plans.tenants().overrides().forEach((tenant, limits) -> overrides.put(tenant, configuration(limits)));
+        this.tenantConfigs = Map.copyOf(overrides);
         this.global = plans.global()
                 .map(g -> store.bucket(BucketKind.GLOBAL, GLOBAL_KEY, configuration(g.limits())))
                 .orElse(null);
@@ -58,11 +63,25 @@ public final class Admission {
      * @param cost   units, &gt; 0
      */
     public Decision admit(String tenant, String plan, long cost) {
+        return admit(BucketKind.TENANT, tenant, plan, cost);
+    }
+
+    /**
+     * As {@link #admit(String, String, long)}, with the bucket table chosen by {@code kind}:
+     * {@link BucketKind#TENANT} for an assigned tenant (its {@code tenants.overrides} limits, if any,
+     * replace the plan's), {@link BucketKind#GUEST} for an unknown tenant or anonymous client.
+     *
+     * @param kind {@link BucketKind#TENANT} or {@link BucketKind#GUEST}
+     * @param key  the tenant id, or an anonymous client's key
+     */
+    public Decision admit(BucketKind kind, String key, String plan, long cost) {
         if (cost <= 0) throw new IllegalArgumentException("cost must be > 0, was " + cost);
-        BucketConfiguration config = planConfigs.get(plan);
+        if (kind == BucketKind.GLOBAL) throw new IllegalArgumentException("kind must be TENANT or GUEST");
+        BucketConfiguration config = kind == BucketKind.TENANT ? tenantConfigs.get(key) : null;
+        if (config == null) config = planConfigs.get(plan);
         if (config == null) throw new IllegalArgumentException("unknown plan " + plan);
 
-        Bucket tenantBucket = store.bucket(BucketKind.TENANT, tenant, config);
+        Bucket tenantBucket = store.bucket(kind, key, config);
         ConsumptionProbe probe = tenantBucket.tryConsumeAndReturnRemaining(cost);
         if (!probe.isConsumed()) {
             long wait = probe.getNanosToWaitForRefill();

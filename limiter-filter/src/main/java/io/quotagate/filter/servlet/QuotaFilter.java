@@ -3,14 +3,17 @@ package io.quotagate.filter.servlet;
 import io.quotagate.filter.admission.Admission;
 import io.quotagate.filter.admission.Decision;
 import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.admission.TenantPlans;
 import io.quotagate.filter.route.Route;
 import io.quotagate.filter.route.RouteTable;
+import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.TenantId;
 import io.quotagate.plans.TenantSettings;
+import io.quotagate.tenant.ClientAddress;
 import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.tenant.TenantRejectedException;
 import io.quotagate.tenant.TenantResolver;
@@ -25,6 +28,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -108,6 +112,7 @@ public final class QuotaFilter implements Filter {
 
         String key;
         String plan;
+        BucketKind kind;
         String tenant = null;
         if (resolved.isPresent()) {
             tenant = resolved.get();
@@ -116,26 +121,25 @@ public final class QuotaFilter implements Filter {
                         + " characters of A-Z a-z 0-9 . _ : -", null, 0).write(response);
                 return;
             }
-            Optional<String> assigned = e.directory.planOf(tenant);
-            if (assigned.isPresent()) {
-                plan = assigned.get();
-            } else if (e.settings.unknown() == TenantSettings.Unknown.DEFAULT) {
-                plan = e.settings.defaultPlan();
-            } else {
+            Optional<TenantPlans.Placement> placed = e.tenantPlans.place(tenant);
+            if (placed.isEmpty()) {
                 new Problem(403, "unknown_tenant", "Tenant " + tenant + " is not known.", tenant, 0).write(response);
                 return;
             }
             key = tenant;
+            plan = placed.get().plan();
+            kind = placed.get().kind();
         } else if (e.settings.unresolved() == TenantSettings.Unresolved.ANONYMOUS) {
-            key = anonymousKey(request.getRemoteAddr());
-            plan = e.settings.defaultPlan();
+            key = anonymousKey(e.clientAddress.of(request));
+            plan = e.tenantPlans.anonymous().plan();
+            kind = BucketKind.GUEST;
         } else {
             new Problem(401, "missing_tenant", "No tenant could be identified for this request.", null, 0)
                     .write(response);
             return;
         }
 
-        Decision decision = e.admission.admit(key, plan, route.cost());
+        Decision decision = e.admission.admit(kind, key, plan, route.cost());
         if (decision instanceof Decision.Rejected rejected) {
             long seconds = rejected.retryAfterSeconds();
             String detail = switch (rejected.reason()) {
@@ -176,15 +180,15 @@ public final class QuotaFilter implements Filter {
     }
 
     /** Everything a configured filter needs; immutable. */
-    private record Engine(RouteTable routes, TenantResolver resolver, TenantDirectory directory,
-                          TenantSettings settings, Admission admission) {
+    private record Engine(RouteTable routes, TenantResolver resolver, TenantPlans tenantPlans,
+                          ClientAddress clientAddress, TenantSettings settings, Admission admission) {
     }
 
     /**
      * Builds a {@link QuotaFilter} from loaded plans. Only {@link #plans} is required; the resolver
      * defaults to the plans file's {@code tenants.resolvers}, the directory to its
-     * {@code tenants.assignments}, the clock to the system clock, and the store to a local store
-     * holding {@code tenants.max-tracked} tenants.
+     * {@code tenants.assignments} (and overrides), the clock to the system clock, and the store to a
+     * local store holding {@code tenants.max-tracked} buckets per table.
      */
     public static final class Builder {
         private Plans plans;
@@ -192,6 +196,11 @@ public final class QuotaFilter implements Filter {
         private TenantDirectory directory;
         private QuotaClock clock = QuotaClock.system();
         private BucketStore store;
+
+        /** How long a plan from a user directory is cached. */
+        public static final long DIRECTORY_TTL_MINUTES = 5;
+        /** How long a user directory's "unknown tenant" is cached. */
+        public static final long DIRECTORY_NEGATIVE_TTL_SECONDS = 30;
 
         private Builder() {
         }
@@ -208,7 +217,12 @@ public final class QuotaFilter implements Filter {
             return this;
         }
 
-        /** Which plan each tenant is on. */
+        /**
+         * Which plan each tenant is on, beyond the plans file's assignments (which are asked first).
+         * The directory is cached ({@link TenantDirectory#cached}): at most {@code tenants.max-tracked}
+         * answers, a plan for {@value #DIRECTORY_TTL_MINUTES} minutes, "unknown" for
+         * {@value #DIRECTORY_NEGATIVE_TTL_SECONDS} s, timed by {@link #clock}.
+         */
         public Builder tenantDirectory(TenantDirectory directory) {
             this.directory = Objects.requireNonNull(directory, "directory");
             return this;
@@ -239,9 +253,14 @@ public final class QuotaFilter implements Filter {
             if (plans == null) throw new IllegalStateException("QuotaFilter.builder(): plans(...) is required");
             TenantSettings settings = plans.tenants();
             BucketStore s = store != null ? store : BucketStore.local(settings.maxTracked(), clock);
+            TenantDirectory d = TenantDirectory.of(settings.assignments());
+            if (directory != null) {
+                d = d.orElse(TenantDirectory.cached(directory, settings.maxTracked(), Duration.ofMinutes(DIRECTORY_TTL_MINUTES),
+                        Duration.ofSeconds(DIRECTORY_NEGATIVE_TTL_SECONDS), clock::nanoTime));
+            }
             return new Engine(new RouteTable(plans.routes()),
                     resolver != null ? resolver : TenantResolvers.fromSettings(settings),
-                    directory != null ? directory : TenantDirectory.of(settings.assignments()),
+                    new TenantPlans(plans, d), ClientAddress.behind(settings.trustedProxies()),
                     settings, new Admission(plans, s));
         }
     }

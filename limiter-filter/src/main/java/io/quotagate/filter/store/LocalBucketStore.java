@@ -13,7 +13,12 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
-/** {@link BucketStore#local}: tenant buckets in a bounded Caffeine cache, the global bucket held for ever. */
+/**
+ * {@link BucketStore#local}: assigned tenants' buckets in one bounded Caffeine cache, guests' (unknown
+ * tenants, anonymous clients) in another, the global bucket held for ever. A flood of made-up ids
+ * fills and churns only the guest table; Caffeine's frequency-aware admission also keeps a busy guest
+ * from being pushed out by one-off ids.
+ */
 final class LocalBucketStore implements BucketStore {
 
     /** A bucket and how long it may sit idle before dropping it loses nothing. */
@@ -21,6 +26,7 @@ final class LocalBucketStore implements BucketStore {
     }
 
     private final Cache<String, Entry> tenants;
+    private final Cache<String, Entry> guests;
     private final ConcurrentMap<String, Bucket> globals = new ConcurrentHashMap<>();
     private final TimeMeter timeMeter;
 
@@ -38,7 +44,12 @@ final class LocalBucketStore implements BucketStore {
                 return false;
             }
         };
-        this.tenants = Caffeine.newBuilder()
+        this.tenants = table(maxTracked, clock);
+        this.guests = table(maxTracked, clock);
+    }
+
+    private static Cache<String, Entry> table(int maxTracked, QuotaClock clock) {
+        return Caffeine.newBuilder()
                 .maximumSize(maxTracked)
                 .ticker(clock::nanoTime)
                 // idle time is counted from the last use: by then the bucket may be empty, and after
@@ -65,15 +76,22 @@ final class LocalBucketStore implements BucketStore {
     @Override
     public Bucket bucket(BucketKind kind, String id, BucketConfiguration configuration) {
         if (kind == BucketKind.GLOBAL) return globals.computeIfAbsent(id, k -> newBucket(configuration));
-        Entry e = tenants.getIfPresent(id);
-        if (e == null) e = tenants.get(id, k -> new Entry(newBucket(configuration), nanosToFill(configuration)));
+        Cache<String, Entry> table = kind == BucketKind.GUEST ? guests : tenants;
+        Entry e = table.getIfPresent(id);
+        if (e == null) e = table.get(id, k -> new Entry(newBucket(configuration), nanosToFill(configuration)));
         return e.bucket();
     }
 
-    /** Estimated number of tenant buckets held (for tests and metrics). */
+    /** Estimated number of assigned tenants' buckets held (for tests and metrics). */
     long tenantCount() {
         tenants.cleanUp();
         return tenants.estimatedSize();
+    }
+
+    /** Estimated number of guest buckets held (for tests and metrics). */
+    long guestCount() {
+        guests.cleanUp();
+        return guests.estimatedSize();
     }
 
     private Bucket newBucket(BucketConfiguration configuration) {
