@@ -1,5 +1,8 @@
 package io.quotagate.example;
 
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.quotagate.filter.metrics.QuotaMeterBinder;
 import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.Plans;
@@ -19,7 +22,8 @@ import java.util.concurrent.Callable;
 
 /**
  * An embedded Jetty 12 API protected by {@link QuotaFilter}: {@code GET /items/{id}} (cost 1),
- * {@code GET /reports/{id}} (cost 5), {@code GET /health} (never limited). The tenant comes from
+ * {@code GET /reports/{id}} (cost 5), {@code GET /health} (never limited), {@code GET /metrics}
+ * (Prometheus text) and {@code GET /dashboard} (live charts). The tenant comes from
  * {@code X-Tenant-Id}.
  */
 @Command(name = "example-webapp", mixinStandardHelpOptions = true,
@@ -63,9 +67,15 @@ public final class ExampleApp implements Callable<Integer> {
 
     /** Starts the app behind a filter built by the caller (to inject a clock or a store). */
     public static Running start(String host, int port, QuotaFilter filter) throws Exception {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        new QuotaMeterBinder(filter.statistics(), filter.admission()).bindTo(registry);
+        DashboardHistory history = new DashboardHistory(filter.statistics(), filter.admission());
+
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");
         context.addFilter(new FilterHolder(filter), "/*", EnumSet.of(DispatcherType.REQUEST));
+        context.addServlet(new ServletHolder(new ObservabilityServlets.Metrics(registry)), "/metrics");
+        context.addServlet(new ServletHolder(new ObservabilityServlets.Dashboard(history)), "/dashboard/*");
         context.addServlet(new ServletHolder(new ExampleServlets.Items()), "/items/*");
         context.addServlet(new ServletHolder(new ExampleServlets.Reports()), "/reports/*");
         context.addServlet(new ServletHolder(new ExampleServlets.Health()), "/health");
@@ -76,20 +86,67 @@ public final class ExampleApp implements Callable<Integer> {
         connector.setPort(port);
         server.addConnector(connector);
         server.setHandler(context);
-        server.start();
-        return new Running(server, connector.getLocalPort(), host);
+        try {
+            server.start();
+        } catch (Exception e) {
+            history.close();
+            throw e;
+        }
+        return new Running(server, connector.getLocalPort(), host, filter, registry, history);
     }
 
-    /** A started app. */
-    public record Running(Server server, int port, String host) implements AutoCloseable {
+    /** A started app; {@link #close()} stops it. */
+    public static final class Running implements AutoCloseable {
+        private final Server server;
+        private final int port;
+        private final String host;
+        private final QuotaFilter filter;
+        private final PrometheusMeterRegistry registry;
+        private final DashboardHistory history;
+
+        private Running(Server server, int port, String host, QuotaFilter filter, PrometheusMeterRegistry registry,
+                        DashboardHistory history) {
+            this.server = server;
+            this.port = port;
+            this.host = host;
+            this.filter = filter;
+            this.registry = registry;
+            this.history = history;
+        }
+
         /** {@code http://host:port}. */
         public String baseUri() {
             return "http://" + host + ":" + port;
         }
 
+        public Server server() {
+            return server;
+        }
+
+        public int port() {
+            return port;
+        }
+
+        /** The filter protecting the app (statistics, admission, runtime controls). */
+        public QuotaFilter filter() {
+            return filter;
+        }
+
+        /** The registry behind {@code /metrics}. */
+        public PrometheusMeterRegistry registry() {
+            return registry;
+        }
+
+        /** Takes a dashboard sample now instead of waiting for the next second (tests). */
+        void sampleDashboard() {
+            history.sample();
+        }
+
         @Override
         public void close() throws Exception {
+            history.close();
             server.stop();
+            registry.close();
         }
     }
 }

@@ -35,6 +35,7 @@ public final class Admission {
     private final Map<String, BucketConfiguration> tenantConfigs;
     private final BucketStore store;
     private final Bucket global;
+    private final long globalCapacity;
 
     /**
      * @param plans the plans whose limits size the buckets
@@ -52,6 +53,9 @@ public final class Admission {
         this.global = plans.global()
                 .map(g -> store.bucket(BucketKind.GLOBAL, GLOBAL_KEY, configuration(g.limits())))
                 .orElse(null);
+        this.globalCapacity = plans.global()
+                .map(g -> g.limits().stream().mapToLong(Bandwidth::capacity).min().orElse(0))
+                .orElse(0L);
     }
 
     /**
@@ -103,6 +107,21 @@ public final class Admission {
             }
         }
         return Decision.Admitted.INSTANCE;
+    }
+
+    /** True if a global quota is configured. */
+    public boolean hasGlobalQuota() {
+        return global != null;
+    }
+
+    /** Units available now in the global quota (the smallest over its bandwidths), or 0 if there is none. */
+    public long globalAvailableTokens() {
+        return global == null ? 0 : global.getAvailableTokens();
+    }
+
+    /** The global quota's capacity (its smallest bandwidth), or 0 if there is none. */
+    public long globalCapacity() {
+        return globalCapacity;
     }
 
     /** The bucket4j configuration for a list of bandwidths (greedy refill: tokens arrive smoothly). */

@@ -4,6 +4,8 @@ import io.quotagate.filter.admission.Admission;
 import io.quotagate.filter.admission.Decision;
 import io.quotagate.filter.admission.QuotaClock;
 import io.quotagate.filter.admission.TenantPlans;
+import io.quotagate.filter.metrics.RequestStatistics;
+import io.quotagate.filter.metrics.RequestStatistics.Outcome;
 import io.quotagate.filter.route.Route;
 import io.quotagate.filter.route.RouteTable;
 import io.quotagate.filter.store.BucketKind;
@@ -50,6 +52,13 @@ import java.util.Optional;
 public final class QuotaFilter implements Filter {
     /** Init-param naming the plans file when the container creates the filter. */
     public static final String PLANS_PARAM = "plans";
+    /**
+     * Servlet-context attribute under which an application may place a Micrometer {@code MeterRegistry}
+     * before the filter initialises; a container-created filter then binds its meters to it.
+     */
+    public static final String METER_REGISTRY_ATTRIBUTE = "io.quotagate.meterRegistry";
+    /** Default number of tenants named in metrics. */
+    public static final int DEFAULT_TOP_TENANTS = 50;
 
     private static final System.Logger LOG = System.getLogger(QuotaFilter.class.getName());
 
@@ -81,6 +90,9 @@ public final class QuotaFilter implements Filter {
         } catch (InvalidPlansException e) {
             throw new ServletException("QuotaFilter '" + config.getFilterName() + "': invalid plans: " + e.getMessage(), e);
         }
+        Object registry = config.getServletContext() == null ? null
+                : config.getServletContext().getAttribute(METER_REGISTRY_ATTRIBUTE);
+        if (registry != null) MeterRegistration.bind(registry, this);
     }
 
     @Override
@@ -101,29 +113,30 @@ public final class QuotaFilter implements Filter {
         try {
             resolved = e.resolver.resolve(request);
         } catch (TenantRejectedException rejected) {
-            new Problem(rejected.status(), rejected.reason(), rejected.getMessage(), null, 0).write(response);
+            refuse(e, response, route, null, null, new Problem(rejected.status(), rejected.reason(), rejected.getMessage(), null, 0));
             return;
         } catch (RuntimeException bug) {
             LOG.log(System.Logger.Level.ERROR, "tenant resolver failed", bug);
-            new Problem(500, "internal_error", "The tenant of this request could not be determined.", null, 0)
-                    .write(response);
+            refuse(e, response, route, null, null,
+                    new Problem(500, "internal_error", "The tenant of this request could not be determined.", null, 0));
             return;
         }
 
-        String key;
+        String key;        // the bucket key
+        String tenant;     // the tenant as named in bodies, metrics and logs
         String plan;
         BucketKind kind;
-        String tenant = null;
         if (resolved.isPresent()) {
             tenant = resolved.get();
             if (!TenantId.isValid(tenant)) {
-                new Problem(400, "invalid_tenant", "The tenant id must be 1-" + TenantId.MAX_LENGTH
-                        + " characters of A-Z a-z 0-9 . _ : -", null, 0).write(response);
+                refuse(e, response, route, null, null, new Problem(400, "invalid_tenant", "The tenant id must be 1-"
+                        + TenantId.MAX_LENGTH + " characters of A-Z a-z 0-9 . _ : -", null, 0));
                 return;
             }
             Optional<TenantPlans.Placement> placed = e.tenantPlans.place(tenant);
             if (placed.isEmpty()) {
-                new Problem(403, "unknown_tenant", "Tenant " + tenant + " is not known.", tenant, 0).write(response);
+                refuse(e, response, route, tenant, null,
+                        new Problem(403, "unknown_tenant", "Tenant " + tenant + " is not known.", tenant, 0));
                 return;
             }
             key = tenant;
@@ -131,11 +144,12 @@ public final class QuotaFilter implements Filter {
             kind = placed.get().kind();
         } else if (e.settings.unresolved() == TenantSettings.Unresolved.ANONYMOUS) {
             key = anonymousKey(e.clientAddress.of(request));
+            tenant = RequestStatistics.ANONYMOUS;
             plan = e.tenantPlans.anonymous().plan();
             kind = BucketKind.GUEST;
         } else {
-            new Problem(401, "missing_tenant", "No tenant could be identified for this request.", null, 0)
-                    .write(response);
+            refuse(e, response, route, null, null,
+                    new Problem(401, "missing_tenant", "No tenant could be identified for this request.", null, 0));
             return;
         }
 
@@ -146,10 +160,36 @@ public final class QuotaFilter implements Filter {
                 case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";
                 case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
             };
-            new Problem(429, rejected.reason().code(), detail, tenant, seconds).write(response);
+            String named = tenant == RequestStatistics.ANONYMOUS ? null : tenant;
+            refuse(e, response, route, tenant, plan, new Problem(429, rejected.reason().code(), detail, named, seconds));
             return;
         }
+        e.statistics.record(tenant, plan, route.name(), Outcome.ALLOWED, null);
         chain.doFilter(request, response);
+    }
+
+    /** Answers a refused request, counts it and logs it (rate-limited). */
+    private static void refuse(Engine e, HttpServletResponse response, Route route, String tenant, String plan,
+                               Problem problem) throws IOException {
+        e.statistics.record(tenant, plan, route.name(), Outcome.REJECTED, problem.reason());
+        e.rejections.rejected(tenant, plan, route.name(), problem.reason(), problem.status(), problem.retryAfterSeconds());
+        problem.write(response);
+    }
+
+    /** The filter's request counters, by tenant (bounded), plan, route, outcome and reason. */
+    public RequestStatistics statistics() {
+        return configured().statistics;
+    }
+
+    /** The admission core (bucket state, global quota). */
+    public Admission admission() {
+        return configured().admission;
+    }
+
+    private Engine configured() {
+        Engine e = engine;
+        if (e == null) throw new IllegalStateException("QuotaFilter is not initialised yet");
+        return e;
     }
 
     @Override
@@ -181,7 +221,8 @@ public final class QuotaFilter implements Filter {
 
     /** Everything a configured filter needs; immutable. */
     private record Engine(RouteTable routes, TenantResolver resolver, TenantPlans tenantPlans,
-                          ClientAddress clientAddress, TenantSettings settings, Admission admission) {
+                          ClientAddress clientAddress, TenantSettings settings, Admission admission,
+                          RequestStatistics statistics, RejectionLog rejections) {
     }
 
     /**
@@ -196,6 +237,7 @@ public final class QuotaFilter implements Filter {
         private TenantDirectory directory;
         private QuotaClock clock = QuotaClock.system();
         private BucketStore store;
+        private int topTenants = DEFAULT_TOP_TENANTS;
 
         /** How long a plan from a user directory is cached. */
         public static final long DIRECTORY_TTL_MINUTES = 5;
@@ -241,6 +283,16 @@ public final class QuotaFilter implements Filter {
         }
 
         /**
+         * How many tenants keep their own {@code tenant} tag in metrics (assigned tenants first, then
+         * the first others seen); all others are counted as {@code other}. Default {@value #DEFAULT_TOP_TENANTS}.
+         */
+        public Builder topTenants(int topTenants) {
+            if (topTenants < 0) throw new IllegalArgumentException("topTenants must be >= 0, was " + topTenants);
+            this.topTenants = topTenants;
+            return this;
+        }
+
+        /**
          * The filter.
          *
          * @throws IllegalStateException if no plans were given
@@ -261,7 +313,9 @@ public final class QuotaFilter implements Filter {
             return new Engine(new RouteTable(plans.routes()),
                     resolver != null ? resolver : TenantResolvers.fromSettings(settings),
                     new TenantPlans(plans, d), ClientAddress.behind(settings.trustedProxies()),
-                    settings, new Admission(plans, s));
+                    settings, new Admission(plans, s),
+                    new RequestStatistics(topTenants, settings.assignments().keySet()),
+                    new RejectionLog(LOG, clock));
         }
     }
 }

@@ -1,0 +1,98 @@
+package io.quotagate.example;
+
+import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.metrics.RequestStatistics;
+
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The dashboard's memory: once a second, how many requests each tenant (as tagged in metrics) had
+ * allowed and rejected during that second, and the global quota's available units. Keeps the last
+ * {@value #WINDOW_SECONDS} seconds.
+ */
+final class DashboardHistory implements AutoCloseable {
+    static final int WINDOW_SECONDS = 300;
+
+    private record Sample(long epochSecond, Map<String, long[]> perTenant, long globalAvailable) {
+    }
+
+    private final RequestStatistics statistics;
+    private final Admission admission;
+    private final Deque<Sample> samples = new ArrayDeque<>();
+    private final Map<String, long[]> lastTotals = new HashMap<>();
+    private final ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "dashboard-sampler");
+        t.setDaemon(true);
+        return t;
+    });
+
+    DashboardHistory(RequestStatistics statistics, Admission admission) {
+        this.statistics = statistics;
+        this.admission = admission;
+        sampler.scheduleAtFixedRate(this::sample, 1, 1, TimeUnit.SECONDS);
+    }
+
+    /** Takes one sample now: per-tenant deltas since the previous sample. */
+    synchronized void sample() {
+        Map<String, long[]> totals = new HashMap<>();
+        statistics.forEach(c -> totals.computeIfAbsent(c.tenant(), k -> new long[2])[c.outcome().ordinal()] += c.count());
+        Map<String, long[]> deltas = new HashMap<>();
+        totals.forEach((tenant, now) -> {
+            long[] before = lastTotals.getOrDefault(tenant, new long[2]);
+            deltas.put(tenant, new long[]{now[0] - before[0], now[1] - before[1]});
+        });
+        lastTotals.clear();
+        lastTotals.putAll(totals);
+        samples.addLast(new Sample(System.currentTimeMillis() / 1000, deltas, admission.globalAvailableTokens()));
+        while (samples.size() > WINDOW_SECONDS) samples.removeFirst();
+    }
+
+    /** The history as JSON: {@code {"t":[…],"capacity":N,"global":[…],"tenants":{"acme":{"allowed":[…],"rejected":[…]}}}}. */
+    synchronized String json() {
+        TreeSet<String> tenants = new TreeSet<>();
+        samples.forEach(s -> tenants.addAll(s.perTenant().keySet()));
+        StringBuilder b = new StringBuilder(4096).append("{\"capacity\":").append(admission.globalCapacity()).append(",\"t\":[");
+        join(b, samples.stream().mapToLong(Sample::epochSecond).toArray());
+        b.append("],\"global\":[");
+        join(b, samples.stream().mapToLong(Sample::globalAvailable).toArray());
+        b.append("],\"tenants\":{");
+        Map<String, long[][]> series = new LinkedHashMap<>();
+        for (String t : tenants) {
+            series.put(t, new long[][]{
+                    samples.stream().mapToLong(s -> s.perTenant().getOrDefault(t, new long[2])[0]).toArray(),
+                    samples.stream().mapToLong(s -> s.perTenant().getOrDefault(t, new long[2])[1]).toArray()});
+        }
+        boolean first = true;
+        for (Map.Entry<String, long[][]> e : series.entrySet()) {
+            if (!first) b.append(',');
+            first = false;
+            // tenant tags are valid tenant ids or fixed words: no escaping needed
+            b.append('"').append(e.getKey()).append("\":{\"allowed\":[");
+            join(b, e.getValue()[0]);
+            b.append("],\"rejected\":[");
+            join(b, e.getValue()[1]);
+            b.append("]}");
+        }
+        return b.append("}}").toString();
+    }
+
+    private static void join(StringBuilder b, long[] values) {
+        for (int i = 0; i < values.length; i++) {
+            if (i > 0) b.append(',');
+            b.append(values[i]);
+        }
+    }
+
+    @Override
+    public void close() {
+        sampler.shutdownNow();
+    }
+}

@@ -1,0 +1,144 @@
+package io.quotagate.example;
+
+import io.quotagate.filter.testing.Http;
+import io.quotagate.plans.PlansFile;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.net.URI;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+/** /metrics (Prometheus text) and /dashboard (in a real headless Chromium). */
+class ObservabilityTest {
+    private static ExampleApp.Running app;
+
+    @BeforeAll
+    static void start() throws Exception {
+        app = ExampleApp.start("127.0.0.1", 0, PlansFile.load(ExampleApp.DEFAULT_PLANS));
+        // acme (pro) gets through; t-noisy (free, burst 20) is refused after 20
+        for (int i = 0; i < 5; i++) Http.get(uri("/items/1"), "acme");
+        for (int i = 0; i < 30; i++) Http.get(uri("/items/1"), "t-noisy");
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        app.close();
+    }
+
+    private static URI uri(String path) {
+        return URI.create(app.baseUri() + path);
+    }
+
+    // one sample line of the Prometheus text format: name{labels} value
+    private static final Pattern SAMPLE = Pattern.compile(
+            "[a-zA-Z_:][a-zA-Z0-9_:]*(\\{([a-zA-Z_][a-zA-Z0-9_]*=\"([^\"\\\\\\n]|\\\\.)*\",?)*\\})? -?[0-9.eE+-]+|.* (NaN|[+-]Inf)");
+
+    @Test
+    void metricsExposeRequestsByTenantOutcomeAndReasonInPrometheusText() throws Exception {
+        for (int i = 0; i < 3; i++) Http.get(uri("/items/1"), "m-quiet");
+        HttpResponse<String> r = Http.get(uri("/metrics"), null);
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
+        String text = r.body();
+        for (String line : text.split("\n")) {
+            if (line.isBlank() || line.startsWith("# HELP ") || line.startsWith("# TYPE ")) continue;
+            assertThat(line).as("exposition line").matches(SAMPLE);
+        }
+        assertThat(text).contains("# TYPE quotagate_requests_total counter");
+        assertThat(text).containsPattern("quotagate_requests_total\\{(?=[^}]*outcome=\"rejected\")(?=[^}]*plan=\"free\")"
+                + "(?=[^}]*reason=\"tenant_rate\")(?=[^}]*route=\"items\")(?=[^}]*tenant=\"t-noisy\")[^}]*\\} 10\\.0");
+        assertThat(text).containsPattern("quotagate_requests_total\\{(?=[^}]*outcome=\"allowed\")(?=[^}]*tenant=\"m-quiet\")[^}]*\\} 3\\.0");
+        assertThat(text).contains("quotagate_global_capacity_units 3000.0");
+        assertThat(text).containsPattern("quotagate_global_available_units [0-9.]+");
+    }
+
+    @Test
+    void promtoolAcceptsTheExpositionWhenInstalled(@TempDir Path dir) throws Exception {
+        String promtool = which("promtool");
+        Assumptions.assumeTrue(promtool != null, "promtool is not installed: skipped (the format is checked by the test above)");
+        Path file = dir.resolve("metrics.txt");
+        Files.writeString(file, Http.get(uri("/metrics"), null).body());
+        Process p = new ProcessBuilder(promtool, "check", "metrics").redirectInput(file.toFile()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        // promtool lints naming too; only errors (not lint hints) fail the exposition
+        assertThat(out).doesNotContainIgnoringCase("error");
+    }
+
+    @Test
+    void theDashboardLoadsWithoutErrorsAndShowsTrafficInAHeadlessBrowser(@TempDir Path profile) throws Exception {
+        String chromium = which("chromium");
+        if (chromium == null) chromium = which("chromium-browser");
+        if (chromium == null) {
+            if ("true".equals(System.getenv("CI"))) fail("CI=true but no chromium on PATH: .ci/run installs Debian's chromium");
+            Assumptions.abort("chromium is not installed: the dashboard browser test is skipped (CI installs it)");
+        }
+        app.sampleDashboard();
+        Http.get(uri("/items/2"), "acme");
+        app.sampleDashboard();
+
+        Process p = new ProcessBuilder(List.of(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage", "--user-data-dir=" + profile, "--enable-logging=stderr", "--v=0",
+                "--virtual-time-budget=5000", "--dump-dom", app.baseUri() + "/dashboard"))
+                .redirectError(profile.resolve("stderr.txt").toFile())
+                .start();
+        String dom = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("chromium finished").isTrue();
+        String stderr = Files.readString(profile.resolve("stderr.txt"));
+
+        assertThat(dom).contains("quotagate — live").contains("class=\"uplot");
+        assertThat(dom).containsPattern("data-points=\"[1-9][0-9]*\"");
+        assertThat(dom).containsPattern("data-requests=\"[1-9][0-9]*\"");
+        assertThat(dom).contains("acme", "t-noisy");
+        assertThat(dom).containsPattern("<pre id=\"errors\"></pre>");
+        assertThat(stderr.lines().filter(l -> l.contains("CONSOLE") && (l.contains("Uncaught") || l.contains("rror"))))
+                .as("console errors").isEmpty();
+    }
+
+    @Test
+    void theGrafanaDashboardQueriesOnlyMetricsTheAppExposes() throws Exception {
+        var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(Path.of("grafana/quotagate-dashboard.json").toFile());
+        String exposition = Http.get(uri("/metrics"), null).body();
+        var names = new java.util.TreeSet<String>();
+        for (var panel : json.get("panels")) {
+            for (var target : panel.get("targets")) {
+                var m = Pattern.compile("quotagate_[a-z_]+").matcher(target.get("expr").asText());
+                while (m.find()) names.add(m.group().replaceAll("_(bucket|sum|count)$", ""));
+            }
+        }
+        assertThat(names).isNotEmpty();
+        for (String name : names) assertThat(exposition).as("metric used by the dashboard").contains(name);
+    }
+
+    @Test
+    void promtoolAcceptsTheScrapeConfigWhenInstalled() throws Exception {
+        String promtool = which("promtool");
+        Assumptions.assumeTrue(promtool != null, "promtool is not installed: skipped");
+        Process p = new ProcessBuilder(promtool, "check", "config", "grafana/prometheus.yml").redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(out).isZero();
+    }
+
+    private static String which(String name) {
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+            File f = new File(dir, name);
+            if (f.canExecute()) return f.getPath();
+        }
+        return null;
+    }
+}

@@ -1,0 +1,182 @@
+package io.quotagate.filter.metrics;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+
+/**
+ * The filter's own request counters, by tenant, plan, route, outcome and reason. Meter registries
+ * and the dashboard read these; nothing is counted twice.
+ *
+ * <p>The {@code tenant} dimension is bounded: at most {@code topTenants} tenants keep their own
+ * name — the preferred (assigned) tenants first, then the first others seen — and every other
+ * tenant is counted as {@value #OTHER}. Requests without a tenant are {@value #NONE}; anonymous
+ * clients are {@value #ANONYMOUS}. Routes, plans and reasons come from configuration and code, so
+ * the number of cells is bounded by {@code (topTenants + 3) × plans × routes × reasons}.
+ *
+ * <p>Recording looks a cell up through nested maps and allocates nothing once the cell exists.
+ */
+public final class RequestStatistics {
+    /** Tenant tag of every tenant beyond the top N. */
+    public static final String OTHER = "other";
+    /** Tenant tag of a request whose tenant is missing or invalid. */
+    public static final String NONE = "none";
+    /** Tenant tag of anonymous clients (keyed by address, never named in metrics). */
+    public static final String ANONYMOUS = "anonymous";
+    /** Reason tag of an allowed request. */
+    public static final String NO_REASON = "none";
+
+    /** Whether the request reached the application. */
+    public enum Outcome {
+        ALLOWED, REJECTED;
+
+        /** The tag value ({@code allowed}, {@code rejected}). */
+        public String tag() {
+            return this == ALLOWED ? "allowed" : "rejected";
+        }
+    }
+
+    /**
+     * One counter: requests with these tags.
+     *
+     * @see #forEach
+     */
+    public static final class Cell {
+        private final String tenant;
+        private final String plan;
+        private final String route;
+        private final Outcome outcome;
+        private final String reason;
+        private final LongAdder count = new LongAdder();
+
+        Cell(String tenant, String plan, String route, Outcome outcome, String reason) {
+            this.tenant = tenant;
+            this.plan = plan;
+            this.route = route;
+            this.outcome = outcome;
+            this.reason = reason;
+        }
+
+        public String tenant() {
+            return tenant;
+        }
+
+        public String plan() {
+            return plan;
+        }
+
+        public String route() {
+            return route;
+        }
+
+        public Outcome outcome() {
+            return outcome;
+        }
+
+        public String reason() {
+            return reason;
+        }
+
+        /** Requests counted so far (monotonic). */
+        public long count() {
+            return count.sum();
+        }
+    }
+
+    private final int topTenants;
+    private final ConcurrentMap<String, Boolean> named = new ConcurrentHashMap<>();
+    // tenant tag -> plan -> route -> reason -> [allowed, rejected]
+    private final ConcurrentMap<String, ConcurrentMap<String, ConcurrentMap<String, ConcurrentMap<String, Cell[]>>>> cells =
+            new ConcurrentHashMap<>();
+    private final List<Consumer<Cell>> newCellListeners = new CopyOnWriteArrayList<>();
+    private final List<Cell> all = new CopyOnWriteArrayList<>();
+
+    /**
+     * @param topTenants most tenants that keep their own tag (≥ 0)
+     * @param preferred  tenants that get a named slot first (e.g. those with an assigned plan)
+     */
+    public RequestStatistics(int topTenants, Collection<String> preferred) {
+        if (topTenants < 0) throw new IllegalArgumentException("topTenants must be >= 0, was " + topTenants);
+        this.topTenants = topTenants;
+        for (String t : preferred) {
+            if (named.size() >= topTenants) break;
+            named.put(Objects.requireNonNull(t), Boolean.TRUE);
+        }
+    }
+
+    /**
+     * Counts one request.
+     *
+     * @param tenant  tenant tag source: a valid tenant id, {@link #ANONYMOUS}, or null for none
+     * @param plan    plan name, or null if the request never got one
+     * @param route   route name
+     * @param outcome allowed or rejected
+     * @param reason  rejection reason code, or null for an allowed request
+     */
+    public void record(String tenant, String plan, String route, Outcome outcome, String reason) {
+        cell(tagOf(tenant), plan == null ? NONE : plan, route, outcome, reason == null ? NO_REASON : reason)
+                .count.increment();
+    }
+
+    /** The tag a tenant is counted under. */
+    public String tagOf(String tenant) {
+        if (tenant == null) return NONE;
+        if (tenant.equals(ANONYMOUS)) return ANONYMOUS;
+        if (named.containsKey(tenant)) return tenant;
+        if (named.size() < topTenants) {
+            // a race may let a few more than topTenants in; re-check after the put and give the slot back
+            named.putIfAbsent(tenant, Boolean.TRUE);
+            if (named.size() <= topTenants) return tenant;
+            named.remove(tenant);
+        }
+        return OTHER;
+    }
+
+    /** Visits every cell that exists now. */
+    public void forEach(Consumer<Cell> visitor) {
+        all.forEach(visitor);
+    }
+
+    /** Calls {@code listener} for every cell that exists now and for each one created later. */
+    public synchronized void onCell(Consumer<Cell> listener) {
+        newCellListeners.add(listener);
+        all.forEach(listener);
+    }
+
+    /** Number of distinct counters (bounded, see the class comment). */
+    public int size() {
+        return all.size();
+    }
+
+    /** Copy of the cells, for tests and dashboards. */
+    public List<Cell> cells() {
+        return new ArrayList<>(all);
+    }
+
+    private Cell cell(String tenant, String plan, String route, Outcome outcome, String reason) {
+        // non-capturing lambdas: no allocation once every level exists
+        Cell[] pair = cells.computeIfAbsent(tenant, k -> new ConcurrentHashMap<>())
+                .computeIfAbsent(plan, k -> new ConcurrentHashMap<>())
+                .computeIfAbsent(route, k -> new ConcurrentHashMap<>())
+                .computeIfAbsent(reason, k -> new Cell[Outcome.values().length]);
+        // a plain read may miss a cell another thread just made: create() re-checks under the lock
+        Cell c = pair[outcome.ordinal()];
+        return c != null ? c : create(pair, tenant, plan, route, outcome, reason);
+    }
+
+    private synchronized Cell create(Cell[] pair, String tenant, String plan, String route, Outcome outcome, String reason) {
+        Cell c = pair[outcome.ordinal()];
+        if (c != null) return c;
+        c = new Cell(tenant, plan, route, outcome, reason);
+        pair[outcome.ordinal()] = c;
+        all.add(c);
+        for (Consumer<Cell> l : newCellListeners) l.accept(c);
+        return c;
+    }
+}

@@ -1,0 +1,85 @@
+package io.quotagate.filter.metrics;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.metrics.RequestStatistics.Outcome;
+import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.testing.ManualClock;
+import io.quotagate.plans.PlansFile;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class RequestStatisticsTest {
+
+    @Test
+    void preferredTenantsThenFirstSeenKeepTheirTagAndEveryoneElseIsOther() {
+        RequestStatistics s = new RequestStatistics(3, List.of("acme", "globex"));
+        assertThat(s.tagOf("acme")).isEqualTo("acme");
+        assertThat(s.tagOf("first")).isEqualTo("first");
+        assertThat(s.tagOf("second")).isEqualTo(RequestStatistics.OTHER);
+        assertThat(s.tagOf("globex")).isEqualTo("globex");
+        assertThat(s.tagOf("first")).isEqualTo("first");
+        assertThat(s.tagOf(null)).isEqualTo(RequestStatistics.NONE);
+        assertThat(s.tagOf(RequestStatistics.ANONYMOUS)).isEqualTo(RequestStatistics.ANONYMOUS);
+    }
+
+    @Test
+    void countsByAllTags() {
+        RequestStatistics s = new RequestStatistics(10, List.of());
+        for (int i = 0; i < 5; i++) s.record("acme", "pro", "items", Outcome.ALLOWED, null);
+        s.record("acme", "pro", "items", Outcome.REJECTED, "tenant_rate");
+        s.record(null, null, "items", Outcome.REJECTED, "missing_tenant");
+        assertThat(s.cells()).extracting(c -> c.tenant() + "/" + c.plan() + "/" + c.route() + "/" + c.outcome().tag()
+                        + "/" + c.reason() + "=" + c.count())
+                .containsExactlyInAnyOrder("acme/pro/items/allowed/none=5", "acme/pro/items/rejected/tenant_rate=1",
+                        "none/none/items/rejected/missing_tenant=1");
+    }
+
+    @Test
+    void oneHundredThousandTenantsGiveABoundedNumberOfMeterSeries() {
+        RequestStatistics s = new RequestStatistics(20, List.of());
+        Admission admission = new Admission(PlansFile.parse("p.yml", """
+                global: { limits: [ { capacity: 10, refill: 10, period: 1s } ] }
+                plans: { free: { limits: [ { capacity: 10, refill: 10, period: 1s } ] } }
+                """), BucketStore.local(10, new ManualClock()));
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        new QuotaMeterBinder(s, admission).bindTo(registry);
+
+        for (int i = 0; i < 100_000; i++) {
+            String tenant = "tenant-" + i;
+            s.record(tenant, "free", "items", Outcome.ALLOWED, null);
+            s.record(tenant, "free", "items", Outcome.REJECTED, "tenant_rate");
+        }
+        List<FunctionCounter> series = registry.find(QuotaMeterBinder.REQUESTS).functionCounters().stream().toList();
+        Set<String> tenants = series.stream().map(c -> c.getId().getTag("tenant")).collect(Collectors.toSet());
+        assertThat(tenants).hasSize(21).contains(RequestStatistics.OTHER, "tenant-0", "tenant-19");
+        assertThat(series).hasSize(42);
+        double total = series.stream().mapToDouble(FunctionCounter::count).sum();
+        assertThat(total).as("nothing lost in the 'other' bucket").isEqualTo(200_000);
+        FunctionCounter other = registry.find(QuotaMeterBinder.REQUESTS)
+                .tags("tenant", "other", "outcome", "rejected", "reason", "tenant_rate").functionCounter();
+        assertThat(other.count()).isEqualTo(100_000 - 20);
+        assertThat(registry.find(QuotaMeterBinder.REQUESTS).functionCounter().getId().getDescription()).isNotBlank();
+    }
+
+    @Test
+    void globalQuotaGaugesReadTheBucket() {
+        RequestStatistics s = new RequestStatistics(1, List.of());
+        ManualClock clock = new ManualClock();
+        Admission admission = new Admission(PlansFile.parse("p.yml", """
+                global: { limits: [ { capacity: 100, refill: 100, period: 1m }, { capacity: 500, refill: 500, period: 1h } ] }
+                plans: { free: { limits: [ { capacity: 10, refill: 10, period: 1s } ] } }
+                """), BucketStore.local(10, clock));
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        new QuotaMeterBinder(s, admission).bindTo(registry);
+        admission.admit("acme", "free", 7);
+        assertThat(registry.get(QuotaMeterBinder.GLOBAL_CAPACITY).gauge().value()).isEqualTo(100);
+        assertThat(registry.get(QuotaMeterBinder.GLOBAL_AVAILABLE).gauge().value()).isEqualTo(93);
+    }
+}

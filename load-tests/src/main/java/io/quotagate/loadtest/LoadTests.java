@@ -1,0 +1,36 @@
+package io.quotagate.loadtest;
+
+import io.quotagate.loadtest.bench.BenchCommand;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+/**
+ * The {@code load-tests.jar} entry point: one subcommand per tool. To add a tool, add its command
+ * class to {@code subcommands} below.
+ */
+@Command(name = "load-tests", mixinStandardHelpOptions = true,
+        description = "quotagate load generator and benchmarks.",
+        subcommands = {
+                BenchCommand.class,
+                JmhCommand.class,
+                CommandLine.HelpCommand.class,
+        })
+public final class LoadTests implements Runnable {
+    @Spec
+    CommandSpec spec;
+
+    public static void main(String[] args) {
+        // Jetty logs every start and stop at INFO: too chatty between benchmark runs
+        if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        }
+        System.exit(new CommandLine(new LoadTests()).execute(args));
+    }
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(System.out);
+    }
+}

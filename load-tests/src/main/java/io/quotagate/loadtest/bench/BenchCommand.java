@@ -1,0 +1,125 @@
+package io.quotagate.loadtest.bench;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The {@code bench} command: measures what {@code QuotaFilter} costs a real Jetty 12 server.
+ *
+ * <p>It starts one embedded server per {@link Mode} (bare, QuotaFilter with 1 and with 10,000
+ * tenants, Jetty's DoSFilter), then drives them in turn, interleaved (A B C D A B C D ...), with the
+ * same load generator for the same time, so slow drifts of a shared machine hit every mode alike.
+ * Each mode's figures are the medians of its runs; the ratios to bare are the medians of the ratios
+ * within each round. Exits with 1 if any request was not answered 200.
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Throughput, latency and server CPU per request of Jetty bare, behind QuotaFilter "
+                + "(1 and 10,000 tenants) and behind Jetty's DoSFilter, measured interleaved.",
+                "Exit status 1 if any request was not answered 200."})
+public final class BenchCommand implements Callable<Integer> {
+
+    @Option(names = "--duration", paramLabel = "TIME", converter = DurationConverter.class,
+            description = "Length of one measured run of one mode, e.g. 10s, 500ms (default ${DEFAULT-VALUE})")
+    Duration duration = Duration.ofSeconds(10);
+
+    @Option(names = "--runs", description = "Measured runs per mode, interleaved (default ${DEFAULT-VALUE})")
+    int runs = 5;
+
+    @Option(names = "--connections", description = "Keep-alive connections, one client thread each (default ${DEFAULT-VALUE})")
+    int connections = 8;
+
+    @Option(names = "--warmup", paramLabel = "TIME", converter = DurationConverter.class,
+            description = "Unmeasured run of each mode before the first round, 0 for none (default ${DEFAULT-VALUE})")
+    Duration warmup = Duration.ofSeconds(5);
+
+    @Option(names = "--json", paramLabel = "FILE", description = "Also write the medians as JSON to this file")
+    Path json;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        if (runs <= 0) throw new IllegalArgumentException("--runs must be > 0, was " + runs);
+        if (duration.isZero() || duration.isNegative()) throw new IllegalArgumentException("--duration must be > 0");
+        LoadGenerator generator = new LoadGenerator(connections);
+        Map<Mode, List<RunResult>> results = new EnumMap<>(Mode.class);
+        List<BenchServer> servers = new ArrayList<>();
+        try {
+            for (Mode mode : Mode.values()) {
+                servers.add(BenchServer.start(mode));
+                results.put(mode, new ArrayList<>());
+            }
+            out.printf(Locale.ROOT, "bench: %d mode(s) x %d run(s) of %s, %d connection(s), warmup %s, %d CPU(s)%n",
+                    servers.size(), runs, text(duration), connections, text(warmup),
+                    Runtime.getRuntime().availableProcessors());
+            if (!warmup.isZero()) {
+                for (BenchServer server : servers) {
+                    RunResult r = generator.run(server, warmup);
+                    out.printf(Locale.ROOT, "warmup  %-24s %9.0f req/s%s%n", server.mode().label(), r.rps(), flag(r));
+                }
+            }
+            for (int run = 1; run <= runs; run++) {
+                for (BenchServer server : servers) {
+                    RunResult r = generator.run(server, duration);
+                    results.get(server.mode()).add(r);
+                    out.printf(Locale.ROOT, "run %d/%d %-24s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  %7.2f µs CPU/req%s%n",
+                            run, runs, server.mode().label(), r.rps(), r.p50Ms(), r.p99Ms(), r.cpuMicrosPerRequest(), flag(r));
+                }
+            }
+        } finally {
+            for (BenchServer s : servers) s.close();
+        }
+
+        BenchReport report = BenchReport.of(results);
+        report.print(out);
+        if (json != null) {
+            report.writeJson(json);
+            out.println("wrote " + json);
+        }
+        return report.anyErrors() ? 1 : 0;
+    }
+
+    private static String flag(RunResult r) {
+        return r.errors() == 0 ? "" : "  ERRORS: " + r.non200() + " non-200, " + r.ioErrors() + " I/O";
+    }
+
+    private static String text(Duration d) {
+        return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : d.toMillis() + "ms";
+    }
+
+    /** {@code 500ms}, {@code 10s}, {@code 2m}, or ISO-8601 ({@code PT10S}). */
+    static final class DurationConverter implements ITypeConverter<Duration> {
+        private static final Pattern SHORT = Pattern.compile("(\\d+)(ms|s|m)");
+
+        @Override
+        public Duration convert(String value) {
+            Matcher m = SHORT.matcher(value.trim());
+            if (m.matches()) {
+                long n = Long.parseLong(m.group(1));
+                return switch (m.group(2)) {
+                    case "ms" -> Duration.ofMillis(n);
+                    case "s" -> Duration.ofSeconds(n);
+                    default -> Duration.ofMinutes(n);
+                };
+            }
+            return Duration.parse(value.trim());
+        }
+    }
+}

@@ -1,0 +1,121 @@
+package io.quotagate.loadtest.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.ToDoubleFunction;
+
+/** The medians of every mode's runs, printed as a table and written as JSON. */
+final class BenchReport {
+
+    /**
+     * One mode's medians.
+     *
+     * @param cpuRatioToBare median over rounds of (this mode's CPU per request / bare's in the same round)
+     * @param ratioToBare    median over rounds of (this mode's requests/s / bare's in the same round)
+     */
+    record ModeSummary(Mode mode, double rps, double p50Ms, double p99Ms, double cpuMicrosPerRequest,
+                       double ratioToBare, double cpuRatioToBare, long requests, long non200, long ioErrors) {
+        boolean hasErrors() {
+            return non200 > 0 || ioErrors > 0;
+        }
+    }
+
+    /** Marks, in the table, a mode where some request was not answered 200. */
+    static final String FLAG = "FLAGGED";
+
+    private final List<ModeSummary> modes;
+
+    private BenchReport(List<ModeSummary> modes) {
+        this.modes = List.copyOf(modes);
+    }
+
+    /** Summarises runs; every mode must have the same number of runs, in round order. */
+    static BenchReport of(Map<Mode, List<RunResult>> results) {
+        List<RunResult> bare = results.get(Mode.BARE);
+        List<ModeSummary> modes = new ArrayList<>();
+        for (var e : results.entrySet()) {
+            List<RunResult> runs = e.getValue();
+            double[] rpsRatios = new double[runs.size()];
+            double[] cpuRatios = new double[runs.size()];
+            for (int i = 0; i < runs.size(); i++) {
+                rpsRatios[i] = runs.get(i).rps() / bare.get(i).rps();
+                cpuRatios[i] = runs.get(i).cpuMicrosPerRequest() / bare.get(i).cpuMicrosPerRequest();
+            }
+            modes.add(new ModeSummary(e.getKey(),
+                    median(runs, RunResult::rps), median(runs, RunResult::p50Ms), median(runs, RunResult::p99Ms),
+                    median(runs, RunResult::cpuMicrosPerRequest),
+                    e.getKey() == Mode.BARE ? 1.0 : median(rpsRatios),
+                    e.getKey() == Mode.BARE ? 1.0 : median(cpuRatios),
+                    runs.stream().mapToLong(RunResult::requests).sum(),
+                    runs.stream().mapToLong(RunResult::non200).sum(),
+                    runs.stream().mapToLong(RunResult::ioErrors).sum()));
+        }
+        return new BenchReport(modes);
+    }
+
+    List<ModeSummary> modes() {
+        return modes;
+    }
+
+    boolean anyErrors() {
+        return modes.stream().anyMatch(ModeSummary::hasErrors);
+    }
+
+    void print(PrintWriter out) {
+        out.println();
+        out.println("medians of the runs (ratios: median of the per-round ratios to bare)");
+        out.printf(Locale.ROOT, "%-24s %10s %8s %8s %12s %9s %9s %10s %s%n",
+                "mode", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "rps/bare", "CPU/bare", "requests", "errors");
+        for (ModeSummary m : modes) {
+            out.printf(Locale.ROOT, "%-24s %10.0f %8.3f %8.3f %12.2f %9.3f %9.3f %10d %s%n",
+                    m.mode().label(), m.rps(), m.p50Ms(), m.p99Ms(), m.cpuMicrosPerRequest(),
+                    m.ratioToBare(), m.cpuRatioToBare(), m.requests(),
+                    m.hasErrors() ? FLAG + ": " + m.non200() + " non-200, " + m.ioErrors() + " I/O errors" : "0");
+        }
+        out.flush();
+    }
+
+    void writeJson(Path file) throws IOException {
+        ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+        ObjectNode root = mapper.createObjectNode();
+        ArrayNode array = root.putArray("modes");
+        for (ModeSummary m : modes) {
+            array.addObject()
+                    .put("mode", m.mode().label())
+                    .put("rps", round(m.rps(), 1))
+                    .put("p50Ms", round(m.p50Ms(), 3))
+                    .put("p99Ms", round(m.p99Ms(), 3))
+                    .put("cpuMicrosPerRequest", round(m.cpuMicrosPerRequest(), 3))
+                    .put("ratioToBare", round(m.ratioToBare(), 4))
+                    .put("cpuRatioToBare", round(m.cpuRatioToBare(), 4));
+        }
+        mapper.writeValue(file.toFile(), root);
+    }
+
+    private static double median(List<RunResult> runs, ToDoubleFunction<RunResult> figure) {
+        return median(runs.stream().mapToDouble(figure).toArray());
+    }
+
+    static double median(double[] values) {
+        double[] v = values.clone();
+        Arrays.sort(v);
+        int n = v.length;
+        return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    }
+
+    private static double round(double value, int decimals) {
+        double scale = Math.pow(10, decimals);
+        return Math.round(value * scale) / scale;
+    }
+}

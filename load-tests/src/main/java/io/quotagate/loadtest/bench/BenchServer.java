@@ -1,0 +1,123 @@
+package io.quotagate.loadtest.bench;
+
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * An embedded Jetty 12 on 127.0.0.1 whose every path answers {@code 200 ok}, behind the filter of a
+ * {@link Mode}, running on threads of its own whose CPU time it can report.
+ *
+ * <p>Every thread the server runs (acceptor, selector, request handling, scheduler, DoSFilter's
+ * timer) is named {@code bench-server-<mode>-...}; the load generator's threads are not, so
+ * {@link #cpuByThread()} sees the server's work only. The pool's size is fixed so no thread (and the
+ * CPU time it accumulated) disappears during a run.
+ */
+final class BenchServer implements AutoCloseable {
+    static final String THREAD_PREFIX = "bench-server-";
+    private static final int THREADS = 24;
+    private static final ThreadMXBean THREAD_MX = ManagementFactory.getThreadMXBean();
+
+    private final Mode mode;
+    private final Server server;
+    private final String threadPrefix;
+
+    private BenchServer(Mode mode, Server server, String threadPrefix) {
+        this.mode = mode;
+        this.server = server;
+        this.threadPrefix = threadPrefix;
+    }
+
+    /** Starts a server for this mode on a free port. */
+    static BenchServer start(Mode mode) throws Exception {
+        if (!THREAD_MX.isThreadCpuTimeSupported()) {
+            throw new IllegalStateException("this JVM cannot measure per-thread CPU time");
+        }
+        if (!THREAD_MX.isThreadCpuTimeEnabled()) THREAD_MX.setThreadCpuTimeEnabled(true);
+
+        String prefix = THREAD_PREFIX + mode.label() + "-";
+        QueuedThreadPool pool = new QueuedThreadPool(THREADS, THREADS, 600_000);
+        pool.setName(prefix + "pool");
+        Server server = new Server(pool, new ScheduledExecutorScheduler(prefix + "scheduler", false), null);
+        ServerConnector connector = new ServerConnector(server);
+        connector.setHost("127.0.0.1");
+        connector.setPort(0);
+        server.addConnector(connector);
+
+        ServletContextHandler context = new ServletContextHandler();
+        context.setContextPath("/");
+        mode.filter(prefix).ifPresent(f -> context.addFilter(f, "/*", EnumSet.of(DispatcherType.REQUEST)));
+        context.addServlet(new ServletHolder(new Ok()), "/");
+        server.setHandler(context);
+        server.start();
+        return new BenchServer(mode, server, prefix);
+    }
+
+    Mode mode() {
+        return mode;
+    }
+
+    InetSocketAddress address() {
+        return new InetSocketAddress("127.0.0.1", ((ServerConnector) server.getConnectors()[0]).getLocalPort());
+    }
+
+    /** CPU nanoseconds used so far by each live thread of this server, by thread id. */
+    Map<Long, Long> cpuByThread() {
+        Map<Long, Long> cpu = new HashMap<>();
+        long[] ids = THREAD_MX.getAllThreadIds();
+        ThreadInfo[] infos = THREAD_MX.getThreadInfo(ids, 0);
+        for (ThreadInfo info : infos) {
+            if (info == null || !info.getThreadName().startsWith(threadPrefix)) continue;
+            long nanos = THREAD_MX.getThreadCpuTime(info.getThreadId());
+            if (nanos >= 0) cpu.put(info.getThreadId(), nanos);
+        }
+        return cpu;
+    }
+
+    /** CPU nanoseconds the server's threads used between two {@link #cpuByThread()} snapshots. */
+    static long cpuBetween(Map<Long, Long> before, Map<Long, Long> after) {
+        long sum = 0;
+        for (var e : after.entrySet()) sum += e.getValue() - before.getOrDefault(e.getKey(), 0L);
+        return sum;
+    }
+
+    @Override
+    public void close() {
+        try {
+            server.stop();
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) Thread.currentThread().interrupt();
+            throw new IllegalStateException("stopping the " + mode.label() + " server failed", e);
+        }
+    }
+
+    /** The benchmark endpoint: {@code 200}, {@code text/plain}, body {@code ok}, with a Content-Length. */
+    static final class Ok extends HttpServlet {
+        private static final long serialVersionUID = 1L;
+        private static final byte[] BODY = "ok".getBytes(StandardCharsets.US_ASCII);
+
+        @Override
+        protected void service(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+            resp.setContentType("text/plain");
+            resp.setContentLength(BODY.length);
+            resp.getOutputStream().write(BODY);
+        }
+    }
+}

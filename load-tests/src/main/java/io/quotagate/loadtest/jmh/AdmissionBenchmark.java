@@ -1,0 +1,94 @@
+package io.quotagate.loadtest.jmh;
+
+import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.admission.Decision;
+import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.route.Route;
+import io.quotagate.filter.route.RouteTable;
+import io.quotagate.filter.store.BucketStore;
+import io.quotagate.plans.Plans;
+import io.quotagate.plans.PlansFile;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One admission decision ({@link Admission#admit}) with limits no benchmark can exhaust, for 1 tenant
+ * and for 100,000 tenants picked at random (every bucket created in setup, so the measurement is the
+ * steady state: a cache hit and a token take). {@link #pickTenant} is the cost of the random pick
+ * alone, to subtract; {@link #routeAndAdmit} adds the route table lookup the filter does first.
+ *
+ * <p>Run: {@code java -jar load-tests/target/load-tests.jar jmh AdmissionBenchmark}.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+public class AdmissionBenchmark {
+
+    /** Same shape as the bench command's plans: one plan, a small route table, nothing ever refused. */
+    static final String PLANS_YAML = """
+            plans:
+              bench:
+                limits:
+                  - { capacity: 1000000000000, refill: 1000000000000, period: 1d }
+            routes:
+              - { name: ops, paths: ["/health", "/metrics"], limited: false }
+              - { name: reports, methods: [GET], paths: ["/reports/*"], cost: 5 }
+              - { name: items, methods: [GET], paths: ["/items/*"], cost: 1 }
+            tenants:
+              default-plan: bench
+              max-tracked: 100000
+            """;
+
+    @Param({"1", "100000"})
+    int tenants;
+
+    private Admission admission;
+    private RouteTable routes;
+    private String[] ids;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        Plans plans = PlansFile.parse("bench-plans.yml", PLANS_YAML);
+        admission = new Admission(plans, BucketStore.local(plans.tenants().maxTracked(), QuotaClock.system()));
+        routes = new RouteTable(plans.routes());
+        ids = new String[tenants];
+        for (int i = 0; i < tenants; i++) {
+            ids[i] = String.format("tenant-%06d", i);
+            if (!(admission.admit(ids[i], "bench", 1) instanceof Decision.Admitted)) {
+                throw new IllegalStateException("setup: tenant " + ids[i] + " was refused");
+            }
+        }
+    }
+
+    @Benchmark
+    public String pickTenant() {
+        return ids[ThreadLocalRandom.current().nextInt(ids.length)];
+    }
+
+    @Benchmark
+    public Decision admit() {
+        return admission.admit(ids[ThreadLocalRandom.current().nextInt(ids.length)], "bench", 1);
+    }
+
+    @Benchmark
+    public Decision routeAndAdmit() {
+        Route route = routes.match("GET", "/items/42");
+        return admission.admit(ids[ThreadLocalRandom.current().nextInt(ids.length)], "bench", route.cost());
+    }
+}

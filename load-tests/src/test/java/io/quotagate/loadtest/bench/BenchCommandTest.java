@@ -1,0 +1,90 @@
+package io.quotagate.loadtest.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.quotagate.loadtest.LoadTests;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Correctness of the bench command at a tiny duration; how fast anything is, is not asserted here. */
+class BenchCommandTest {
+
+    @Test
+    void measuresEveryModeInterleavedAndWritesTheirMediansAsJsonWithEveryRequestAnswered200(@TempDir Path dir)
+            throws Exception {
+        Path json = dir.resolve("bench.json");
+        StringWriter output = new StringWriter();
+        CommandLine cli = new CommandLine(new LoadTests());
+        cli.setOut(new PrintWriter(output, true));
+
+        int exit = cli.execute("bench", "--duration", "1s", "--runs", "2", "--warmup", "0s",
+                "--connections", "2", "--json", json.toString());
+
+        assertThat(exit).as("exit status (1 = some request not answered 200)\n%s", output).isZero();
+        assertThat(output.toString()).doesNotContain(BenchReport.FLAG).doesNotContain("ERRORS");
+        // interleaved: every mode's run 1 before any run 2
+        String text = output.toString();
+        assertThat(text.indexOf("run 1/2 jetty-dosfilter")).isPositive()
+                .isLessThan(text.indexOf("run 2/2 bare"));
+
+        JsonNode root = new ObjectMapper().readTree(json.toFile());
+        assertThat(fieldNames(root)).containsExactly("modes");
+        JsonNode modes = root.get("modes");
+        assertThat(modes.size()).isEqualTo(4);
+        List<String> labels = new ArrayList<>();
+        for (JsonNode m : modes) {
+            labels.add(m.get("mode").asText());
+            assertThat(fieldNames(m)).containsExactly("mode", "rps", "p50Ms", "p99Ms", "cpuMicrosPerRequest",
+                    "ratioToBare", "cpuRatioToBare");
+            for (String figure : List.of("rps", "p50Ms", "p99Ms", "cpuMicrosPerRequest", "ratioToBare", "cpuRatioToBare")) {
+                assertThat(m.get(figure).isNumber()).as("%s of %s is a number", figure, m).isTrue();
+                assertThat(m.get(figure).asDouble()).as("%s of %s", figure, m).isPositive();
+            }
+            assertThat(m.get("p99Ms").asDouble()).isGreaterThanOrEqualTo(m.get("p50Ms").asDouble());
+        }
+        assertThat(labels).containsExactly("bare", "quotagate-1-tenant", "quotagate-10000-tenants", "jetty-dosfilter");
+        assertThat(modes.get(0).get("ratioToBare").asDouble()).isEqualTo(1.0);
+        assertThat(modes.get(0).get("cpuRatioToBare").asDouble()).isEqualTo(1.0);
+    }
+
+    @Test
+    void aModeWithAnyNon200ResponseIsFlaggedAndFailsTheCommand() {
+        RunResult clean = new RunResult(Mode.BARE, 100, 0, 0, 1_000_000_000L, histogram(), 1_000_000L);
+        RunResult refused = new RunResult(Mode.QUOTAGATE_1_TENANT, 90, 10, 0, 1_000_000_000L, histogram(), 1_000_000L);
+        BenchReport report = BenchReport.of(new java.util.EnumMap<>(java.util.Map.of(
+                Mode.BARE, List.of(clean), Mode.QUOTAGATE_1_TENANT, List.of(refused))));
+
+        StringWriter out = new StringWriter();
+        report.print(new PrintWriter(out));
+
+        assertThat(report.anyErrors()).isTrue();
+        assertThat(out.toString()).contains("quotagate-1-tenant").contains(BenchReport.FLAG + ": 10 non-200");
+    }
+
+    @Test
+    void medianOfAnEvenNumberOfRunsIsTheMeanOfTheMiddleTwo() {
+        assertThat(BenchReport.median(new double[]{4, 1, 3, 2})).isEqualTo(2.5);
+        assertThat(BenchReport.median(new double[]{5, 1, 3})).isEqualTo(3);
+    }
+
+    private static org.HdrHistogram.Histogram histogram() {
+        org.HdrHistogram.Histogram h = new org.HdrHistogram.Histogram(60_000_000L, 3);
+        h.recordValue(200);
+        return h;
+    }
+
+    private static List<String> fieldNames(JsonNode node) {
+        List<String> names = new ArrayList<>();
+        node.fieldNames().forEachRemaining(names::add);
+        return names;
+    }
+}
