@@ -22,8 +22,9 @@ import java.util.concurrent.Callable;
 
 /**
  * An embedded Jetty 12 API protected by {@link QuotaFilter}: {@code GET /items/{id}} (cost 1),
- * {@code GET /reports/{id}} (cost 5), {@code GET /health} (never limited), {@code GET /metrics}
- * (Prometheus text) and {@code GET /dashboard} (live charts). The tenant comes from
+ * {@code GET /reports/{id}?ms=N} (cost 5, asynchronous, N ms of simulated work, concurrency group
+ * {@code reports}), {@code GET /health} (never limited), {@code GET /metrics} (Prometheus text) and
+ * {@code GET /dashboard} (live charts). The tenant comes from
  * {@code X-Tenant-Id}.
  */
 @Command(name = "example-webapp", mixinStandardHelpOptions = true,
@@ -73,11 +74,15 @@ public final class ExampleApp implements Callable<Integer> {
 
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");
-        context.addFilter(new FilterHolder(filter), "/*", EnumSet.of(DispatcherType.REQUEST));
+        FilterHolder quota = new FilterHolder(filter);
+        quota.setAsyncSupported(true); // the reports servlet behind it is asynchronous
+        context.addFilter(quota, "/*", EnumSet.of(DispatcherType.REQUEST));
         context.addServlet(new ServletHolder(new ObservabilityServlets.Metrics(registry)), "/metrics");
         context.addServlet(new ServletHolder(new ObservabilityServlets.Dashboard(history)), "/dashboard/*");
         context.addServlet(new ServletHolder(new ExampleServlets.Items()), "/items/*");
-        context.addServlet(new ServletHolder(new ExampleServlets.Reports()), "/reports/*");
+        ServletHolder reports = new ServletHolder(new ExampleServlets.Reports());
+        reports.setAsyncSupported(true);
+        context.addServlet(reports, "/reports/*");
         context.addServlet(new ServletHolder(new ExampleServlets.Health()), "/health");
 
         Server server = new Server();

@@ -14,15 +14,24 @@ import java.util.Optional;
  * @param plans    plans by name
  * @param routes   route rules in match order
  * @param tenants  tenant resolution and assignment settings
+ * @param groups   settings of the concurrency groups shared by all tenants ({@code groups:}), by name
  */
 public record Plans(String source, Optional<GlobalQuota> global, Map<String, Plan> plans,
-                    List<RouteRule> routes, TenantSettings tenants) {
+                    List<RouteRule> routes, TenantSettings tenants, Map<String, GroupSettings> groups) {
+
+    /** Plans without {@code groups:} settings (every group fails fast on the plans' caps). */
+    public Plans(String source, Optional<GlobalQuota> global, Map<String, Plan> plans,
+                 List<RouteRule> routes, TenantSettings tenants) {
+        this(source, global, plans, routes, tenants, Map.of());
+    }
+
     public Plans {
         Objects.requireNonNull(source, "source");
         Objects.requireNonNull(global, "global");
         plans = Map.copyOf(plans);
         routes = List.copyOf(routes);
         Objects.requireNonNull(tenants, "tenants");
+        groups = Map.copyOf(groups);
         if (!plans.containsKey(tenants.defaultPlan())) {
             throw new IllegalArgumentException("default plan " + tenants.defaultPlan() + " is not defined");
         }
@@ -31,5 +40,11 @@ public record Plans(String source, Optional<GlobalQuota> global, Map<String, Pla
     /** The plan of this name. */
     public Optional<Plan> plan(String name) {
         return Optional.ofNullable(plans.get(name));
+    }
+
+    /** The settings of a concurrency group; a group without {@code groups:} settings fails fast. */
+    public GroupSettings group(String name) {
+        GroupSettings g = groups.get(name);
+        return g != null ? g : GroupSettings.failFast(name);
     }
 }

@@ -57,6 +57,10 @@ public final class PlansFile {
             "principal", Set.of(),
             "attribute", Set.of("name"));
     private static final List<String> JWT_KEY_SOURCES = List.of("secret-env", "secret-file", "public-key-file", "jwks-file");
+    /** The largest {@code groups.<g>.queue.size}: each waiting request holds a server thread. */
+    static final int MAX_QUEUE_SIZE = 10_000;
+    /** The longest {@code groups.<g>.queue.max-wait}. */
+    static final Duration MAX_QUEUE_WAIT = Duration.ofMinutes(1);
 
     private final String source;
 
@@ -176,7 +180,7 @@ public final class PlansFile {
     // ---- tree -> model, with validation ----------------------------------------------------
 
     private Plans plans(YamlNode root) {
-        Mapping top = mapping(root, "", Set.of("global", "plans", "routes", "tenants"));
+        Mapping top = mapping(root, "", Set.of("global", "plans", "routes", "tenants", "groups"));
 
         Mapping plansNode = mapping(required(top, "plans", ""), "plans", null);
         if (plansNode.entries().isEmpty()) throw error(plansNode.line(), "plans", "at least one plan is required");
@@ -195,7 +199,64 @@ public final class PlansFile {
 
         List<RouteRule> routes = routes(top.entries().get("routes"), plans, global);
         TenantSettings tenants = tenants(top.entries().get("tenants"), plans, routes);
-        return new Plans(source, global, plans, routes, tenants);
+        checkGroupsAreUsed(plansNode, routes);
+        Map<String, GroupSettings> groups = groups(top.entries().get("groups"), routes);
+        return new Plans(source, global, plans, routes, tenants, groups);
+    }
+
+    /** A cap on a group no route belongs to is a typo that would silently cap nothing: refuse it. */
+    private void checkGroupsAreUsed(Mapping plansNode, List<RouteRule> routes) {
+        Set<String> used = usedGroups(routes);
+        plansNode.entries().forEach((plan, node) -> {
+            if (!(node instanceof Mapping pm) || !(pm.entries().get("concurrency") instanceof Mapping cm)) return;
+            cm.keyLines().forEach((group, line) -> {
+                if (!used.contains(group)) {
+                    throw error(line, "plans." + plan + ".concurrency." + group,
+                            "no route has group '" + group + "'" + (used.isEmpty() ? "" : ", groups in use: " + used));
+                }
+            });
+        });
+    }
+
+    private static Set<String> usedGroups(List<RouteRule> routes) {
+        Set<String> used = new java.util.TreeSet<>();
+        for (RouteRule r : routes) r.group().ifPresent(used::add);
+        return used;
+    }
+
+    private Map<String, GroupSettings> groups(YamlNode node, List<RouteRule> routes) {
+        if (node == null) return Map.of();
+        Mapping gm = mapping(node, "groups", null);
+        Set<String> used = usedGroups(routes);
+        Map<String, GroupSettings> out = new LinkedHashMap<>();
+        gm.entries().forEach((name, v) -> {
+            String f = "groups." + name;
+            int line = gm.keyLines().get(name);
+            if (!NAME.matcher(name).matches()) throw error(line, f, "a group name must match " + NAME.pattern());
+            if (!used.contains(name)) {
+                throw error(line, f, "no route has group '" + name + "'" + (used.isEmpty() ? "" : ", groups in use: " + used));
+            }
+            Mapping m = mapping(v, f, Set.of("max-inflight", "queue"));
+            java.util.OptionalInt maxInflight = Optional.ofNullable(m.entries().get("max-inflight"))
+                    .map(n -> java.util.OptionalInt.of((int) positive(n, f + ".max-inflight", Integer.MAX_VALUE)))
+                    .orElse(java.util.OptionalInt.empty());
+            Optional<GroupSettings.Queue> queue = Optional.empty();
+            YamlNode qn = m.entries().get("queue");
+            if (qn != null) {
+                String qf = f + ".queue";
+                Mapping q = mapping(qn, qf, Set.of("size", "max-wait"));
+                int size = (int) positive(required(q, "size", qf), qf + ".size", MAX_QUEUE_SIZE);
+                YamlNode waitNode = required(q, "max-wait", qf);
+                Duration maxWait = period(waitNode, qf + ".max-wait");
+                if (maxWait.compareTo(MAX_QUEUE_WAIT) > 0) {
+                    throw error(waitNode.line(), qf + ".max-wait", "must be <= " + MAX_QUEUE_WAIT.toSeconds()
+                            + "s (a waiting request holds a server thread), was " + maxWait);
+                }
+                queue = Optional.of(new GroupSettings.Queue(size, maxWait));
+            }
+            out.put(name, new GroupSettings(name, maxInflight, queue));
+        });
+        return out;
     }
 
     private Plan plan(String name, YamlNode node, String field) {

@@ -41,6 +41,8 @@ class PlansFileTest {
               unknown: default
               max-tracked: 5000
               assignments: { acme: pro, globex: free }
+            groups:
+              reports: { max-inflight: 20, queue: { size: 8, max-wait: 2s } }
             """;
 
     @Test
@@ -72,6 +74,29 @@ class PlansFileTest {
         assertThat(t.unknown()).isEqualTo(TenantSettings.Unknown.DEFAULT);
         assertThat(t.maxTracked()).isEqualTo(5000);
         assertThat(t.assignments()).containsEntry("acme", "pro").containsEntry("globex", "free");
+
+        GroupSettings g = plans.group("reports");
+        assertThat(g.maxInflight()).hasValue(20);
+        assertThat(g.queue()).contains(new GroupSettings.Queue(8, Duration.ofSeconds(2)));
+        assertThat(plans.group("other")).as("a group without settings fails fast")
+                .isEqualTo(new GroupSettings("other", java.util.OptionalInt.empty(), java.util.Optional.empty()));
+    }
+
+    @Test
+    void groupSettingsAreOptionalPerKey() {
+        Plans plans = PlansFile.parse("g.yml", """
+                plans:
+                  free: { limits: [ { capacity: 10, refill: 10, period: 1s } ], concurrency: { a: 1 } }
+                routes:
+                  - { name: a, paths: [/a], group: a }
+                  - { name: b, paths: [/b], group: b }
+                groups:
+                  a: { max-inflight: 3 }
+                  b: { queue: { size: 1, max-wait: 250ms } }
+                """);
+        assertThat(plans.group("a").queue()).isEmpty();
+        assertThat(plans.group("b").maxInflight()).isEmpty();
+        assertThat(plans.group("b").queue()).contains(new GroupSettings.Queue(1, Duration.ofMillis(250)));
     }
 
     @Test
@@ -97,6 +122,10 @@ class PlansFileTest {
                 """);
         assertThat(plans.plan("fast").orElseThrow().limits().get(0).refill()).isEqualTo(1000);
     }
+
+    /** Six lines: one plan capping group reports, one route in it. */
+    private static final String GROUPED = "plans:\n  free:\n    limits: [ { capacity: 5, refill: 5, period: 1s } ]\n"
+            + "    concurrency: { reports: 1 }\nroutes:\n  - { name: r, paths: [/r], group: reports }\n";
 
     static Stream<Arguments> badFiles() {
         String plan = "plans:\n  free:\n    limits:\n";
@@ -208,6 +237,32 @@ class PlansFileTest {
                         + "routes:\n  - { name: a, paths: [/x], cost: 4 }\n"
                         + "tenants:\n  overrides:\n    big:\n      limits:\n        - { capacity: 3, refill: 3, period: 1s }\n",
                         11, "tenants.overrides.big.limits[0].capacity", "below the cost 4 of route a"),
+                arguments("plan caps a group no route has", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "    concurrency: { reprots: 1 }\nroutes:\n  - { name: r, paths: [/r], group: reports }\n",
+                        5, "plans.free.concurrency.reprots", "no route has group 'reprots', groups in use: [reports]"),
+                arguments("groups not a map", GROUPED + "groups: [reports]\n", 7, "groups", "expected a map"),
+                arguments("settings for a group no route has", GROUPED + "groups:\n  exports: { max-inflight: 2 }\n",
+                        8, "groups.exports", "no route has group 'exports'"),
+                arguments("unknown key in a group", GROUPED + "groups:\n  reports: { max: 2 }\n",
+                        8, "groups.reports.max", "unknown key, expected one of [max-inflight, queue]"),
+                arguments("zero max-inflight", GROUPED + "groups:\n  reports: { max-inflight: 0 }\n",
+                        8, "groups.reports.max-inflight", "must be > 0"),
+                arguments("fractional max-inflight", GROUPED + "groups:\n  reports: { max-inflight: 1.5 }\n",
+                        8, "groups.reports.max-inflight", "whole number"),
+                arguments("queue without max-wait", GROUPED + "groups:\n  reports:\n    queue: { size: 4 }\n",
+                        9, "groups.reports.queue.max-wait", "required"),
+                arguments("queue without size", GROUPED + "groups:\n  reports:\n    queue: { max-wait: 1s }\n",
+                        9, "groups.reports.queue.size", "required"),
+                arguments("zero queue size", GROUPED + "groups:\n  reports:\n    queue: { size: 0, max-wait: 1s }\n",
+                        9, "groups.reports.queue.size", "must be > 0"),
+                arguments("unbounded queue size", GROUPED + "groups:\n  reports:\n    queue: { size: 1000000, max-wait: 1s }\n",
+                        9, "groups.reports.queue.size", "must be <= 10000"),
+                arguments("max-wait without unit", GROUPED + "groups:\n  reports:\n    queue: { size: 2, max-wait: 2 }\n",
+                        9, "groups.reports.queue.max-wait", "needs a unit"),
+                arguments("max-wait too long", GROUPED + "groups:\n  reports:\n    queue: { size: 2, max-wait: 2h }\n",
+                        9, "groups.reports.queue.max-wait", "must be <= 60s"),
+                arguments("unknown key in a queue", GROUPED + "groups:\n  reports:\n    queue: { size: 2, max-wait: 1s, lifo: true }\n",
+                        9, "groups.reports.queue.lifo", "unknown key"),
                 arguments("global without limits", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "global: {}\n", 5, "global.limits", "required"));
     }

@@ -2,7 +2,6 @@ package io.quotagate.filter.admission;
 
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
-import io.github.bucket4j.ConsumptionProbe;
 import io.github.bucket4j.EstimationProbe;
 import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketStore;
@@ -86,27 +85,31 @@ public final class Admission {
         if (config == null) throw new IllegalArgumentException("unknown plan " + plan);
 
         Bucket tenantBucket = store.bucket(kind, key, config);
-        ConsumptionProbe probe = tenantBucket.tryConsumeAndReturnRemaining(cost);
-        if (!probe.isConsumed()) {
-            long wait = probe.getNanosToWaitForRefill();
+        // tryConsume allocates nothing; the wait is computed only for the rare refusal
+        if (!tenantBucket.tryConsume(cost)) {
+            long wait = waitFor(tenantBucket, cost);
             if (global != null) {
                 // the client must also find the global quota able to take it when it comes back
-                EstimationProbe g = global.estimateAbilityToConsume(cost);
-                if (!g.canBeConsumed() && g.getNanosToWaitForRefill() > wait) {
-                    return new Decision.Rejected(Reason.GLOBAL_RATE, g.getNanosToWaitForRefill());
-                }
+                long globalWait = waitFor(global, cost);
+                if (globalWait > wait) return new Decision.Rejected(Reason.GLOBAL_RATE, globalWait);
             }
             return new Decision.Rejected(Reason.TENANT_RATE, wait);
         }
-        if (global != null) {
-            ConsumptionProbe g = global.tryConsumeAndReturnRemaining(cost);
-            if (!g.isConsumed()) {
-                // the tenant is never charged for a request that does not run
-                tenantBucket.addTokens(cost);
-                return new Decision.Rejected(Reason.GLOBAL_RATE, g.getNanosToWaitForRefill());
-            }
+        if (global != null && !global.tryConsume(cost)) {
+            // the tenant is never charged for a request that does not run
+            tenantBucket.addTokens(cost);
+            return new Decision.Rejected(Reason.GLOBAL_RATE, waitFor(global, cost));
         }
         return Decision.Admitted.INSTANCE;
+    }
+
+    /**
+     * Nanoseconds until {@code bucket} can take {@code cost}. Read after a refused take, so it is
+     * normally &gt; 0; if tokens arrived in between, 0 (the Retry-After floor of 1 s still applies).
+     */
+    private static long waitFor(Bucket bucket, long cost) {
+        EstimationProbe probe = bucket.estimateAbilityToConsume(cost);
+        return probe.canBeConsumed() ? 0 : probe.getNanosToWaitForRefill();
     }
 
     /** True if a global quota is configured. */

@@ -91,6 +91,8 @@ public final class RequestStatistics {
 
     private final int topTenants;
     private final ConcurrentMap<String, Boolean> named = new ConcurrentHashMap<>();
+    /** Set once every named slot is taken: from then on an unnamed tenant costs one map lookup. */
+    private volatile boolean full;
     // tenant tag -> plan -> route -> reason -> [allowed, rejected]
     private final ConcurrentMap<String, ConcurrentMap<String, ConcurrentMap<String, ConcurrentMap<String, Cell[]>>>> cells =
             new ConcurrentHashMap<>();
@@ -108,6 +110,7 @@ public final class RequestStatistics {
             if (named.size() >= topTenants) break;
             named.put(Objects.requireNonNull(t), Boolean.TRUE);
         }
+        full = named.size() >= topTenants;
     }
 
     /**
@@ -129,12 +132,14 @@ public final class RequestStatistics {
         if (tenant == null) return NONE;
         if (tenant.equals(ANONYMOUS)) return ANONYMOUS;
         if (named.containsKey(tenant)) return tenant;
+        if (full) return OTHER;
         if (named.size() < topTenants) {
             // a race may let a few more than topTenants in; re-check after the put and give the slot back
             named.putIfAbsent(tenant, Boolean.TRUE);
             if (named.size() <= topTenants) return tenant;
             named.remove(tenant);
         }
+        full = true;
         return OTHER;
     }
 

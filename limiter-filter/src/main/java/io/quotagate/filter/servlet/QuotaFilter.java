@@ -1,7 +1,12 @@
 package io.quotagate.filter.servlet;
 
+import io.quotagate.filter.admission.Acquisition;
 import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.admission.ConcurrencyLimits;
+import io.quotagate.filter.admission.ConcurrencyListener;
+import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.admission.Decision;
+import io.quotagate.filter.admission.Permit;
 import io.quotagate.filter.admission.QuotaClock;
 import io.quotagate.filter.admission.TenantPlans;
 import io.quotagate.filter.metrics.RequestStatistics;
@@ -20,6 +25,7 @@ import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.tenant.TenantRejectedException;
 import io.quotagate.tenant.TenantResolver;
 import io.quotagate.tenant.TenantResolvers;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
@@ -45,6 +51,13 @@ import java.util.Optional;
  * A tenant id that is not 1-64 characters of {@code [A-Za-z0-9._:-]} gets 400, a request without a
  * tenant gets 401 (under {@code unresolved: reject}), an unknown tenant under {@code unknown: reject}
  * gets 403.
+ *
+ * <p>A route with a concurrency {@code group} first takes a slot of that group
+ * ({@link ConcurrencyLimits}; 429 {@code reason: concurrency} when the tenant's or the group's cap is
+ * reached), then the tokens; the slot is given back at once if the buckets refuse, otherwise when the
+ * request really ends, async requests included ({@code PermitRelease}). Install the filter with
+ * async support so async servlets behind it work. Only {@code REQUEST} dispatches are limited: a
+ * forward, include, error or async re-dispatch of an admitted request passes through.
  *
  * <p>Two ways to install it: {@link #builder()} for code, or a container-created instance with the
  * init-param {@value #PLANS_PARAM} naming the plans file ({@code classpath:plans.yml} or a path).
@@ -99,7 +112,8 @@ public final class QuotaFilter implements Filter {
     public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
         Engine e = engine;
         if (e == null) throw new ServletException("QuotaFilter used before init()");
-        if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)) {
+        if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)
+                || req.getDispatcherType() != DispatcherType.REQUEST) {
             chain.doFilter(req, res);
             return;
         }
@@ -153,19 +167,54 @@ public final class QuotaFilter implements Filter {
             return;
         }
 
-        Decision decision = e.admission.admit(kind, key, plan, route.cost());
+        // concurrency first: a request never holds tokens while it waits for a slot
+        Permit permit = null;
+        if (route.group().isPresent()) {
+            Acquisition acquired = e.concurrency.acquire(key, plan, route.group().get());
+            if (acquired instanceof Acquisition.Refused refused) {
+                refuse(e, response, route, tenant, plan, tooMany(refused.asDecision(), tenant));
+                return;
+            }
+            permit = ((Acquisition.Granted) acquired).permit();
+        }
+
+        Decision decision;
+        try {
+            decision = e.admission.admit(kind, key, plan, route.cost());
+        } catch (RuntimeException | Error failure) {
+            if (permit != null) permit.cancel();
+            throw failure;
+        }
         if (decision instanceof Decision.Rejected rejected) {
-            long seconds = rejected.retryAfterSeconds();
-            String detail = switch (rejected.reason()) {
-                case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";
-                case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
-            };
-            String named = tenant == RequestStatistics.ANONYMOUS ? null : tenant;
-            refuse(e, response, route, tenant, plan, new Problem(429, rejected.reason().code(), detail, named, seconds));
+            if (permit != null) permit.cancel(); // the request does not run: free its slot at once
+            refuse(e, response, route, tenant, plan, tooMany(rejected, tenant));
             return;
         }
         e.statistics.record(tenant, plan, route.name(), Outcome.ALLOWED, null);
-        chain.doFilter(request, response);
+        if (permit == null) chain.doFilter(request, response);
+        else PermitRelease.chain(permit, request, response, chain);
+    }
+
+    /** The 429 problem of a refused request. */
+    private static Problem tooMany(Decision.Rejected rejected, String tenant) {
+        long seconds = rejected.retryAfterSeconds();
+        String detail = switch (rejected.reason()) {
+            case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";
+            case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
+            case CONCURRENCY -> "Too many requests of this kind are running at once; retry after " + seconds + " s.";
+        };
+        String named = tenant == RequestStatistics.ANONYMOUS ? null : tenant;
+        return new Problem(429, rejected.reason().code(), detail, named, seconds);
+    }
+
+    /**
+     * The in-flight and queued counts of the concurrency groups, per group and per tenant (for
+     * gauges).
+     *
+     * @throws IllegalStateException before a container-created filter's {@code init}
+     */
+    public ConcurrencyView concurrency() {
+        return configured().concurrency;
     }
 
     /** Answers a refused request, counts it and logs it (rate-limited). */
@@ -222,7 +271,7 @@ public final class QuotaFilter implements Filter {
     /** Everything a configured filter needs; immutable. */
     private record Engine(RouteTable routes, TenantResolver resolver, TenantPlans tenantPlans,
                           ClientAddress clientAddress, TenantSettings settings, Admission admission,
-                          RequestStatistics statistics, RejectionLog rejections) {
+                          RequestStatistics statistics, RejectionLog rejections, ConcurrencyLimits concurrency) {
     }
 
     /**
@@ -238,6 +287,7 @@ public final class QuotaFilter implements Filter {
         private QuotaClock clock = QuotaClock.system();
         private BucketStore store;
         private int topTenants = DEFAULT_TOP_TENANTS;
+        private ConcurrencyListener concurrencyListener = ConcurrencyListener.NONE;
 
         /** How long a plan from a user directory is cached. */
         public static final long DIRECTORY_TTL_MINUTES = 5;
@@ -282,6 +332,12 @@ public final class QuotaFilter implements Filter {
             return this;
         }
 
+        /** Told how long requests waited in concurrency queues (e.g. for a queue-wait timer). */
+        public Builder concurrencyListener(ConcurrencyListener listener) {
+            this.concurrencyListener = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
         /**
          * How many tenants keep their own {@code tenant} tag in metrics (assigned tenants first, then
          * the first others seen); all others are counted as {@code other}. Default {@value #DEFAULT_TOP_TENANTS}.
@@ -315,7 +371,7 @@ public final class QuotaFilter implements Filter {
                     new TenantPlans(plans, d), ClientAddress.behind(settings.trustedProxies()),
                     settings, new Admission(plans, s),
                     new RequestStatistics(topTenants, settings.assignments().keySet()),
-                    new RejectionLog(LOG, clock));
+                    new RejectionLog(LOG, clock), new ConcurrencyLimits(plans, clock, concurrencyListener));
         }
     }
 }
