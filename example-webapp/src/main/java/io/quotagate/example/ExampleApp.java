@@ -69,8 +69,8 @@ public final class ExampleApp implements Callable<Integer> {
     /** Starts the app behind a filter built by the caller (to inject a clock or a store). */
     public static Running start(String host, int port, QuotaFilter filter) throws Exception {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        new QuotaMeterBinder(filter.statistics(), filter.admission()).bindTo(registry);
-        DashboardHistory history = new DashboardHistory(filter.statistics(), filter.admission());
+        new QuotaMeterBinder(filter).bindTo(registry);
+        DashboardHistory history = new DashboardHistory(filter);
 
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");

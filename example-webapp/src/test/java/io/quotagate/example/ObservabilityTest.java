@@ -62,6 +62,8 @@ class ObservabilityTest {
                 + "(?=[^}]*reason=\"tenant_rate\")(?=[^}]*route=\"items\")(?=[^}]*tenant=\"t-noisy\")[^}]*\\} 10\\.0");
         assertThat(text).containsPattern("quotagate_requests_total\\{(?=[^}]*outcome=\"allowed\")(?=[^}]*tenant=\"m-quiet\")[^}]*\\} 3\\.0");
         assertThat(text).contains("quotagate_global_capacity_units 3000.0");
+        assertThat(text).containsPattern("quotagate_inflight\\{group=\"reports\",tenant=\"other\"\\} 0\\.0");
+        assertThat(text).contains("quotagate_queue_wait_seconds_bucket{group=\"reports\"");
         assertThat(text).containsPattern("quotagate_global_available_units [0-9.]+");
     }
 
@@ -103,7 +105,7 @@ class ObservabilityTest {
         assertThat(dom).contains("quotagate — live").contains("class=\"uplot");
         assertThat(dom).containsPattern("data-points=\"[1-9][0-9]*\"");
         assertThat(dom).containsPattern("data-requests=\"[1-9][0-9]*\"");
-        assertThat(dom).contains("acme", "t-noisy");
+        assertThat(dom).contains("acme", "t-noisy", "reports");
         assertThat(dom).containsPattern("<pre id=\"errors\"></pre>");
         assertThat(stderr.lines().filter(l -> l.contains("CONSOLE") && (l.contains("Uncaught") || l.contains("rror"))))
                 .as("console errors").isEmpty();

@@ -1,5 +1,7 @@
 package io.quotagate.filter.metrics;
 
+import io.quotagate.filter.admission.ConcurrencyListener;
+
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -98,6 +100,7 @@ public final class RequestStatistics {
             new ConcurrentHashMap<>();
     private final List<Consumer<Cell>> newCellListeners = new CopyOnWriteArrayList<>();
     private final List<Cell> all = new CopyOnWriteArrayList<>();
+    private final List<ConcurrencyListener> queueWaitSinks = new CopyOnWriteArrayList<>();
 
     /**
      * @param topTenants most tenants that keep their own tag (≥ 0)
@@ -141,6 +144,16 @@ public final class RequestStatistics {
         }
         full = true;
         return OTHER;
+    }
+
+    /** Passes a concurrency queue wait on to the sinks (the meter binder's timer). */
+    public void queueWait(String group, String tenant, long waitedNanos, boolean admitted) {
+        for (ConcurrencyListener sink : queueWaitSinks) sink.queueWait(group, tenant, waitedNanos, admitted);
+    }
+
+    /** Adds a receiver of queue waits (see {@link #queueWait}). */
+    public void onQueueWait(ConcurrencyListener sink) {
+        queueWaitSinks.add(Objects.requireNonNull(sink, "sink"));
     }
 
     /** Visits every cell that exists now. */

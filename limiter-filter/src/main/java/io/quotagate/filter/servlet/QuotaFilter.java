@@ -9,6 +9,7 @@ import io.quotagate.filter.admission.Decision;
 import io.quotagate.filter.admission.Permit;
 import io.quotagate.filter.admission.QuotaClock;
 import io.quotagate.filter.admission.TenantPlans;
+import io.quotagate.filter.metrics.QuotaSource;
 import io.quotagate.filter.metrics.RequestStatistics;
 import io.quotagate.filter.metrics.RequestStatistics.Outcome;
 import io.quotagate.filter.route.Route;
@@ -62,7 +63,7 @@ import java.util.Optional;
  * <p>Two ways to install it: {@link #builder()} for code, or a container-created instance with the
  * init-param {@value #PLANS_PARAM} naming the plans file ({@code classpath:plans.yml} or a path).
  */
-public final class QuotaFilter implements Filter {
+public final class QuotaFilter implements Filter, QuotaSource {
     /** Init-param naming the plans file when the container creates the filter. */
     public static final String PLANS_PARAM = "plans";
     /**
@@ -366,12 +367,17 @@ public final class QuotaFilter implements Filter {
                 d = d.orElse(TenantDirectory.cached(directory, settings.maxTracked(), Duration.ofMinutes(DIRECTORY_TTL_MINUTES),
                         Duration.ofSeconds(DIRECTORY_NEGATIVE_TTL_SECONDS), clock::nanoTime));
             }
+            RequestStatistics statistics = new RequestStatistics(topTenants, settings.assignments().keySet());
+            ConcurrencyListener user = concurrencyListener;
+            ConcurrencyListener waits = (group, tenant, nanos, admitted) -> {
+                statistics.queueWait(group, tenant, nanos, admitted);
+                user.queueWait(group, tenant, nanos, admitted);
+            };
             return new Engine(new RouteTable(plans.routes()),
                     resolver != null ? resolver : TenantResolvers.fromSettings(settings),
                     new TenantPlans(plans, d), ClientAddress.behind(settings.trustedProxies()),
-                    settings, new Admission(plans, s),
-                    new RequestStatistics(topTenants, settings.assignments().keySet()),
-                    new RejectionLog(LOG, clock), new ConcurrencyLimits(plans, clock, concurrencyListener));
+                    settings, new Admission(plans, s), statistics,
+                    new RejectionLog(LOG, clock), new ConcurrencyLimits(plans, clock, waits));
         }
     }
 }
