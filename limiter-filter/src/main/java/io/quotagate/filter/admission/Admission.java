@@ -67,8 +67,8 @@ public final class Admission {
     }
 
     /** Everything that can change at runtime, swapped as one immutable snapshot. */
-    private record Limits(Map<String, PlanLimits> plans, Bucket global, BucketConfiguration globalConfig,
-                          long globalMaxCost, boolean changedSinceStart) {
+    private record Limits(Map<String, PlanLimits> plans, Map<String, PlanLimits> overrides, Bucket global,
+                          BucketConfiguration globalConfig, long globalMaxCost, boolean changedSinceStart) {
     }
 
     /**
@@ -113,7 +113,19 @@ public final class Admission {
             byName.put(plan.name(), new PlanLimits(config, Math.min(smallestCapacity(config), globalMaxCost),
                     plan.shadow() || plans.shadow(), plan.publish()));
         }
-        return new Limits(Map.copyOf(byName), global, globalConfig, globalMaxCost, previous != null);
+        // tenants.overrides: a tenant's own limits, with its plan's shadow/publish flags
+        Map<String, PlanLimits> overrides = new HashMap<>();
+        for (Map.Entry<String, List<Bandwidth>> o : plans.tenants().overrides().entrySet()) {
+            String tenant = o.getKey();
+            BucketConfiguration config = configuration(o.getValue());
+            PlanLimits old = previous == null ? null : previous.overrides.get(tenant);
+            if (old != null && old.config.equals(config)) config = old.config;
+            PlanLimits plan = byName.get(plans.tenants().assignments().get(tenant));
+            overrides.put(tenant, new PlanLimits(config, Math.min(smallestCapacity(config), globalMaxCost),
+                    plan != null && plan.shadow, plan != null && plan.publish));
+        }
+        return new Limits(Map.copyOf(byName), Map.copyOf(overrides), global, globalConfig, globalMaxCost,
+                previous != null);
     }
 
     /**
@@ -126,12 +138,23 @@ public final class Admission {
      *               never fit)
      */
     public Decision admit(String tenant, String plan, long cost) {
-        if (cost <= 0) throw new IllegalArgumentException("cost must be > 0, was " + cost);
-        Limits l = limits;
-        PlanLimits pl = l.plans.get(plan);
-        if (pl == null) throw new IllegalArgumentException("unknown plan " + plan);
+        return admit(BucketKind.TENANT, tenant, plan, cost);
+    }
 
-        Bucket tenantBucket = tenantBucket(l, tenant, pl);
+    /**
+     * As {@link #admit(String, String, long)}, with the bucket table chosen by {@code kind}:
+     * {@link BucketKind#TENANT} for an assigned tenant (its {@code tenants.overrides} limits, if any,
+     * replace the plan's), {@link BucketKind#GUEST} for an unknown tenant or anonymous client.
+     *
+     * @param kind {@link BucketKind#TENANT} or {@link BucketKind#GUEST}
+     * @param key  the tenant id, or an anonymous client's key
+     */
+    public Decision admit(BucketKind kind, String key, String plan, long cost) {
+        if (cost <= 0) throw new IllegalArgumentException("cost must be > 0, was " + cost);
+        if (kind == BucketKind.GLOBAL) throw new IllegalArgumentException("kind must be TENANT or GUEST");
+        Limits l = limits;
+        PlanLimits pl = limitsOf(l, kind, key, plan);
+        Bucket tenantBucket = tenantBucket(l, kind, key, pl);
         Bucket global = l.global;
         Decision.Rejected refusal = null;
         // tryConsume allocates nothing; the wait is computed only for the rare refusal
@@ -148,11 +171,11 @@ public final class Admission {
             tenantBucket.addTokens(cost);
             refusal = new Decision.Rejected(Reason.GLOBAL_RATE, waitFor(global, cost));
         }
-        if (refusal == null) return new Decision.Admitted(tenant, plan, cost, global != null, null);
+        if (refusal == null) return new Decision.Admitted(kind, key, plan, cost, global != null, null);
         if (!pl.shadow) return refusal;
         // shadow mode: exactly what enforcing would do to the buckets (nothing taken), but let it run
         shadowed[refusal.reason().ordinal()].increment();
-        return new Decision.Admitted(tenant, plan, 0, false, refusal);
+        return new Decision.Admitted(kind, key, plan, 0, false, refusal);
     }
 
     /**
@@ -170,20 +193,21 @@ public final class Admission {
         if (actualCost < 0) throw new IllegalArgumentException("actual cost must be >= 0, was " + actualCost);
         if (admitted.charged() == 0 || actualCost == admitted.charged()) return 0;
         Limits l = limits;
-        PlanLimits pl = l.plans.get(admitted.plan());
+        PlanLimits pl = l.plans.containsKey(admitted.plan())
+                ? limitsOf(l, admitted.kind(), admitted.tenant(), admitted.plan()) : null;
         Bucket global = admitted.globalCharged() ? l.global : null;
         if (actualCost < admitted.charged()) {
             long refund = admitted.charged() - actualCost;
             // addTokens caps at capacity: a refund can never push a bucket above full
-            if (pl != null) tenantBucket(l, admitted.tenant(), pl).addTokens(refund);
+            if (pl != null) tenantBucket(l, admitted.kind(), admitted.tenant(), pl).addTokens(refund);
             if (global != null) global.addTokens(refund);
             return -refund;
         }
         long excess = Math.min(actualCost - admitted.charged(), pl != null ? pl.maxCost : l.globalMaxCost);
         if (pl != null) {
-            tenantBucket(l, admitted.tenant(), pl).consumeIgnoringRateLimits(excess);
+            tenantBucket(l, admitted.kind(), admitted.tenant(), pl).consumeIgnoringRateLimits(excess);
             // read it once more so the store sees the debt (a bucket in debt needs longer to be full)
-            store.bucket(BucketKind.TENANT, admitted.tenant(), pl.config);
+            store.bucket(admitted.kind(), admitted.tenant(), pl.config);
         }
         if (global != null) global.consumeIgnoringRateLimits(excess);
         return excess;
@@ -210,10 +234,14 @@ public final class Admission {
      * quota is never included: it stays hidden.
      */
     public List<LimitStatus> status(String tenant, String plan) {
+        return status(BucketKind.TENANT, tenant, plan);
+    }
+
+    /** As {@link #status(String, String)}, for the bucket in the {@code kind} table. */
+    public List<LimitStatus> status(BucketKind kind, String tenant, String plan) {
         Limits l = limits;
-        PlanLimits pl = l.plans.get(plan);
-        if (pl == null) throw new IllegalArgumentException("unknown plan " + plan);
-        VerboseResult<Long> verbose = tenantBucket(l, tenant, pl).asVerbose().getAvailableTokens();
+        VerboseResult<Long> verbose = tenantBucket(l, kind, tenant, limitsOf(l, kind, tenant, plan))
+                .asVerbose().getAvailableTokens();
         io.github.bucket4j.Bandwidth[] bandwidths = verbose.getConfiguration().getBandwidths();
         long[] tokens = verbose.getDiagnostics().getAvailableTokensPerEachBandwidth();
         List<LimitStatus> out = new ArrayList<>(bandwidths.length);
@@ -266,18 +294,32 @@ public final class Admission {
     }
 
     /** The tenant's bucket, first moved to the plan's current limits if they changed since its last use. */
-    private Bucket tenantBucket(Limits l, String tenant, PlanLimits pl) {
-        Bucket bucket = store.bucket(BucketKind.TENANT, tenant, pl.config);
+    /** The limits of a tenant's bucket: its {@code tenants.overrides} entry if it has one, else its plan's. */
+    private static PlanLimits limitsOf(Limits l, BucketKind kind, String key, String plan) {
+        if (kind == BucketKind.TENANT && !l.overrides.isEmpty()) {
+            PlanLimits own = l.overrides.get(key);
+            if (own != null) return own;
+        }
+        PlanLimits pl = l.plans.get(plan);
+        if (pl == null) throw new IllegalArgumentException("unknown plan " + plan);
+        return pl;
+    }
+
+    private Bucket tenantBucket(Limits l, BucketKind kind, String tenant, PlanLimits pl) {
+        Bucket bucket = store.bucket(kind, tenant, pl.config);
         if (bucket instanceof LocalBucket local) {
             // identity check: a bucket carries the very configuration instance it was built or last moved with
             if (local.getConfiguration() != pl.config) {
                 local.replaceConfiguration(pl.config, INHERITANCE);
-                store.bucket(BucketKind.TENANT, tenant, pl.config); // let the store re-time its expiry
+                store.bucket(kind, tenant, pl.config); // let the store re-time its expiry
             }
-        } else if (l.changedSinceStart && appliedToRemote.getIfPresent(tenant) != pl.config) {
-            // AS_IS with the configuration the bucket already has changes nothing, so repeating it is harmless
-            bucket.replaceConfiguration(pl.config, INHERITANCE);
-            appliedToRemote.put(tenant, pl.config);
+        } else if (l.changedSinceStart) {
+            String remoteKey = kind.keyPart() + ":" + tenant;
+            if (appliedToRemote.getIfPresent(remoteKey) != pl.config) {
+                // AS_IS with the configuration the bucket already has changes nothing, so repeating it is harmless
+                bucket.replaceConfiguration(pl.config, INHERITANCE);
+                appliedToRemote.put(remoteKey, pl.config);
+            }
         }
         return bucket;
     }

@@ -1,5 +1,7 @@
 package io.quotagate.filter.admission;
 
+import io.quotagate.filter.store.BucketKind;
+
 import java.util.Objects;
 
 /** The outcome of {@link Admission#admit}: the request may run, or it is refused for a while. */
@@ -9,6 +11,7 @@ public sealed interface Decision permits Decision.Admitted, Decision.Rejected {
      * The request may run. It says which buckets were charged and how much, which is all that
      * {@link Admission#reconcile} needs to settle the request's actual cost afterwards.
      *
+     * @param kind            the table of the tenant's bucket ({@code TENANT} or {@code GUEST})
      * @param tenant          the tenant key whose bucket was charged
      * @param plan            the plan that sized the tenant's bucket
      * @param charged         units taken from the tenant's bucket (and the global one when
@@ -17,9 +20,10 @@ public sealed interface Decision permits Decision.Admitted, Decision.Rejected {
      * @param shadowRejection in shadow mode, the refusal the request escaped (nothing was charged);
      *                        null when the limits admitted it
      */
-    record Admitted(String tenant, String plan, long charged, boolean globalCharged, Rejected shadowRejection)
-            implements Decision {
+    record Admitted(BucketKind kind, String tenant, String plan, long charged, boolean globalCharged,
+                    Rejected shadowRejection) implements Decision {
         public Admitted {
+            Objects.requireNonNull(kind, "kind");
             Objects.requireNonNull(tenant, "tenant");
             Objects.requireNonNull(plan, "plan");
             if (charged < 0) throw new IllegalArgumentException("charged must be >= 0, was " + charged);

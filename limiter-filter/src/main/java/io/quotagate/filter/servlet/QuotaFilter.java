@@ -9,11 +9,13 @@ import io.quotagate.filter.admission.Decision;
 import io.quotagate.filter.admission.Permit;
 import io.quotagate.filter.admission.QuotaClock;
 import io.quotagate.filter.admission.Reason;
+import io.quotagate.filter.admission.TenantPlans;
 import io.quotagate.filter.metrics.QuotaSource;
 import io.quotagate.filter.metrics.RequestStatistics;
 import io.quotagate.filter.metrics.RequestStatistics.Outcome;
 import io.quotagate.filter.route.Route;
 import io.quotagate.filter.route.RouteTable;
+import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.GlobalQuota;
@@ -22,6 +24,7 @@ import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.TenantId;
 import io.quotagate.plans.TenantSettings;
+import io.quotagate.tenant.ClientAddress;
 import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.tenant.TenantRejectedException;
 import io.quotagate.tenant.TenantResolver;
@@ -168,6 +171,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
         String key;        // the bucket key
         String tenant;     // the tenant as named in bodies, metrics and logs
         String plan;
+        BucketKind kind;
         if (resolved.isPresent()) {
             tenant = resolved.get();
             if (!TenantId.isValid(tenant)) {
@@ -175,21 +179,20 @@ public final class QuotaFilter implements Filter, QuotaSource {
                         + TenantId.MAX_LENGTH + " characters of A-Z a-z 0-9 . _ : -", null, 0));
                 return;
             }
-            Optional<String> assigned = e.directory.planOf(tenant);
-            if (assigned.isPresent()) {
-                plan = assigned.get();
-            } else if (e.settings.unknown() == TenantSettings.Unknown.DEFAULT) {
-                plan = e.settings.defaultPlan();
-            } else {
+            Optional<TenantPlans.Placement> placed = e.tenantPlans.place(tenant);
+            if (placed.isEmpty()) {
                 refuse(e, response, route, tenant, null,
                         new Problem(403, "unknown_tenant", "Tenant " + tenant + " is not known.", tenant, 0));
                 return;
             }
             key = tenant;
+            plan = placed.get().plan();
+            kind = placed.get().kind();
         } else if (e.settings.unresolved() == TenantSettings.Unresolved.ANONYMOUS) {
-            key = anonymousKey(request.getRemoteAddr());
+            key = anonymousKey(e.clientAddress.of(request));
             tenant = RequestStatistics.ANONYMOUS;
-            plan = e.settings.defaultPlan();
+            plan = e.tenantPlans.anonymous().plan();
+            kind = BucketKind.GUEST;
         } else {
             refuse(e, response, route, null, null,
                     new Problem(401, "missing_tenant", "No tenant could be identified for this request.", null, 0));
@@ -225,7 +228,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
         Decision decision;
         boolean publish;
         try {
-            decision = e.admission.admit(key, plan, cost);
+            decision = e.admission.admit(kind, key, plan, cost);
             publish = e.admission.publishes(plan);
         } catch (RuntimeException | Error failure) {
             if (permit != null) permit.cancel();
@@ -234,7 +237,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
         if (decision instanceof Decision.Rejected rejected) {
             if (permit != null) permit.cancel(); // the request does not run: free its slot at once
             if (publish) {
-                RateLimitHeaders.write(response, e.admission.status(key, plan), rejected.retryAfterSeconds(),
+                RateLimitHeaders.write(response, e.admission.status(kind, key, plan), rejected.retryAfterSeconds(),
                         e.setup.legacyHeaders);
             }
             refuse(e, response, route, tenant, plan, tooMany(rejected, tenant));
@@ -244,7 +247,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
         if (admitted.shadowed()) e.setup.shadowLog.wouldReject(tenant, plan, route.name(), admitted.shadowRejection());
         e.statistics.record(tenant, plan, route.name(), Outcome.ALLOWED, null);
         try {
-            if (publish) RateLimitHeaders.write(response, e.admission.status(key, plan), 0, e.setup.legacyHeaders);
+            if (publish) RateLimitHeaders.write(response, e.admission.status(kind, key, plan), 0, e.setup.legacyHeaders);
             admittedRequest.setAttribute(QuotaGate.RESERVATION_ATTRIBUTE, admitted);
         } catch (RuntimeException | Error failure) {
             if (permit != null) permit.cancel(); // never leak a slot
@@ -395,21 +398,28 @@ public final class QuotaFilter implements Filter, QuotaSource {
     }
 
     /** Everything a configured filter needs; immutable, replaced as a whole when the plans change. */
-    private record Engine(RouteTable routes, TenantResolver resolver, TenantDirectory directory,
-                          TenantSettings settings, Admission admission, RequestStatistics statistics,
-                          RejectionLog rejections, ConcurrencyLimits concurrency, Plans plans, Setup setup) {
+    private record Engine(RouteTable routes, TenantResolver resolver, TenantPlans tenantPlans,
+                          ClientAddress clientAddress, TenantSettings settings, Admission admission,
+                          RequestStatistics statistics, RejectionLog rejections, ConcurrencyLimits concurrency,
+                          Plans plans, Setup setup) {
 
         /** The same filter on other plans: the builder's own resolver and directory are kept. */
         Engine withPlans(Plans p) {
             TenantSettings s = p.tenants();
+            TenantDirectory d = TenantDirectory.of(s.assignments());
+            if (setup.directory != null) d = d.orElse(setup.directory);
             return new Engine(new RouteTable(p.routes()),
                     setup.resolver != null ? setup.resolver : TenantResolvers.fromSettings(s),
-                    setup.directory != null ? setup.directory : TenantDirectory.of(s.assignments()),
+                    new TenantPlans(p, d), ClientAddress.behind(s.trustedProxies()),
                     s, admission, statistics, rejections, concurrency, p, setup);
         }
     }
 
-    /** What the builder fixed for the filter's lifetime, whatever the plans in force. */
+    /**
+     * What the builder fixed for the filter's lifetime, whatever the plans in force.
+     *
+     * @param directory the application's own directory, already cached; asked after the file's assignments
+     */
     private record Setup(TenantResolver resolver, TenantDirectory directory, Map<String, CostEstimator> estimators,
                          int maxBodyBytes, boolean legacyHeaders, Path plansFile, Duration reloadInterval,
                          ShadowLog shadowLog) {
@@ -418,8 +428,8 @@ public final class QuotaFilter implements Filter, QuotaSource {
     /**
      * Builds a {@link QuotaFilter} from loaded plans. Only {@link #plans} is required; the resolver
      * defaults to the plans file's {@code tenants.resolvers}, the directory to its
-     * {@code tenants.assignments}, the clock to the system clock, and the store to a local store
-     * holding {@code tenants.max-tracked} tenants.
+     * {@code tenants.assignments} (and overrides), the clock to the system clock, and the store to a
+     * local store holding {@code tenants.max-tracked} buckets per table.
      */
     public static final class Builder {
         /** Default of {@link #maxEstimatedBodyBytes}: 1 MiB. */
@@ -438,6 +448,11 @@ public final class QuotaFilter implements Filter, QuotaSource {
         private int topTenants = DEFAULT_TOP_TENANTS;
         private ConcurrencyListener concurrencyListener = ConcurrencyListener.NONE;
 
+        /** How long a plan from a user directory is cached. */
+        public static final long DIRECTORY_TTL_MINUTES = 5;
+        /** How long a user directory's "unknown tenant" is cached. */
+        public static final long DIRECTORY_NEGATIVE_TTL_SECONDS = 30;
+
         private Builder() {
         }
 
@@ -453,7 +468,12 @@ public final class QuotaFilter implements Filter, QuotaSource {
             return this;
         }
 
-        /** Which plan each tenant is on. */
+        /**
+         * Which plan each tenant is on, beyond the plans file's assignments (which are asked first).
+         * The directory is cached ({@link TenantDirectory#cached}): at most {@code tenants.max-tracked}
+         * answers, a plan for {@value #DIRECTORY_TTL_MINUTES} minutes, "unknown" for
+         * {@value #DIRECTORY_NEGATIVE_TTL_SECONDS} s, timed by {@link #clock}.
+         */
         public Builder tenantDirectory(TenantDirectory directory) {
             this.directory = Objects.requireNonNull(directory, "directory");
             return this;
@@ -567,15 +587,18 @@ public final class QuotaFilter implements Filter, QuotaSource {
             }
             TenantSettings settings = plans.tenants();
             BucketStore s = store != null ? store : BucketStore.local(settings.maxTracked(), clock);
+            TenantDirectory userDirectory = directory == null ? null
+                    : TenantDirectory.cached(directory, settings.maxTracked(), Duration.ofMinutes(DIRECTORY_TTL_MINUTES),
+                    Duration.ofSeconds(DIRECTORY_NEGATIVE_TTL_SECONDS), clock::nanoTime);
             RequestStatistics statistics = new RequestStatistics(topTenants, settings.assignments().keySet());
             ConcurrencyListener user = concurrencyListener;
             ConcurrencyListener waits = (group, tenant, nanos, admitted) -> {
                 statistics.queueWait(group, tenant, nanos, admitted);
                 user.queueWait(group, tenant, nanos, admitted);
             };
-            Setup setup = new Setup(resolver, directory, Map.copyOf(estimators), maxBodyBytes, legacyHeaders,
+            Setup setup = new Setup(resolver, userDirectory, Map.copyOf(estimators), maxBodyBytes, legacyHeaders,
                     plansFile, reloadInterval, new ShadowLog(clock));
-            return new Engine(null, null, null, null, new Admission(plans, s), statistics,
+            return new Engine(null, null, null, null, null, new Admission(plans, s), statistics,
                     new RejectionLog(LOG, clock), new ConcurrencyLimits(plans, clock, waits), null, setup)
                     .withPlans(plans);
         }

@@ -17,10 +17,16 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
-/** {@link BucketStore#local}: tenant buckets in a bounded Caffeine cache, the global bucket held for ever. */
+/**
+ * {@link BucketStore#local}: assigned tenants' buckets in one bounded Caffeine cache, guests' (unknown
+ * tenants, anonymous clients) in another, the global bucket held for ever. A flood of made-up ids
+ * fills and churns only the guest table; Caffeine's frequency-aware admission also keeps a busy guest
+ * from being pushed out by one-off ids.
+ */
 final class LocalBucketStore implements BucketStore {
 
     private final Cache<String, LocalBucket> tenants;
+    private final Cache<String, LocalBucket> guests;
     private final ConcurrentMap<String, Bucket> globals = new ConcurrentHashMap<>();
     private final TimeMeter timeMeter;
 
@@ -38,7 +44,12 @@ final class LocalBucketStore implements BucketStore {
                 return false;
             }
         };
-        this.tenants = Caffeine.newBuilder()
+        this.tenants = table(maxTracked, clock);
+        this.guests = table(maxTracked, clock);
+    }
+
+    private static Cache<String, LocalBucket> table(int maxTracked, QuotaClock clock) {
+        return Caffeine.newBuilder()
                 .maximumSize(maxTracked)
                 .ticker(clock::nanoTime)
                 // idle time is counted from the last use: by then the bucket may be empty (or in debt),
@@ -65,15 +76,22 @@ final class LocalBucketStore implements BucketStore {
     @Override
     public Bucket bucket(BucketKind kind, String id, BucketConfiguration configuration) {
         if (kind == BucketKind.GLOBAL) return globals.computeIfAbsent(id, k -> newBucket(configuration));
-        LocalBucket b = tenants.getIfPresent(id);
-        if (b == null) b = tenants.get(id, k -> newBucket(configuration));
+        Cache<String, LocalBucket> table = kind == BucketKind.GUEST ? guests : tenants;
+        LocalBucket b = table.getIfPresent(id);
+        if (b == null) b = table.get(id, k -> newBucket(configuration));
         return b;
     }
 
-    /** Estimated number of tenant buckets held (for tests and metrics). */
+    /** Estimated number of assigned tenants' buckets held (for tests and metrics). */
     long tenantCount() {
         tenants.cleanUp();
         return tenants.estimatedSize();
+    }
+
+    /** Estimated number of guest buckets held (for tests and metrics). */
+    long guestCount() {
+        guests.cleanUp();
+        return guests.estimatedSize();
     }
 
     /**

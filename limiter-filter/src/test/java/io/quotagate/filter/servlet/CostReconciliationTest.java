@@ -113,7 +113,7 @@ class CostReconciliationTest {
     }
 
     private long tenantTokens(String tenant) {
-        return store.bucket(BucketKind.TENANT, tenant, null).getAvailableTokens();
+        return store.bucket(BucketKind.GUEST, tenant, null).getAvailableTokens(); // no assignments: tenants are guests
     }
 
     private long globalTokens() {

@@ -45,6 +45,18 @@ class LocalBucketStoreTest {
     }
 
     @Test
+    void aFloodOfGuestIdsNeverEvictsAnAssignedTenantsBucket() {
+        LocalBucketStore store = new LocalBucketStore(50, clock);
+        Bucket acme = store.bucket(BucketKind.TENANT, "acme", config);
+        acme.tryConsume(10);
+        for (int i = 0; i < 10_000; i++) store.bucket(BucketKind.GUEST, "spoof-" + i, config);
+        assertThat(store.guestCount()).isLessThanOrEqualTo(50);
+        assertThat(store.tenantCount()).isEqualTo(1);
+        assertThat(store.bucket(BucketKind.TENANT, "acme", config)).isSameAs(acme);
+        assertThat(store.bucket(BucketKind.GUEST, "acme", config)).as("tables are separate").isNotSameAs(acme);
+    }
+
+    @Test
     void theGlobalBucketIsNeverDropped() {
         LocalBucketStore store = new LocalBucketStore(1, clock);
         Bucket g = store.bucket(BucketKind.GLOBAL, "global", config);
