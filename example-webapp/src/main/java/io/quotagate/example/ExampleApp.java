@@ -18,15 +18,18 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.EnumSet;
 import java.util.concurrent.Callable;
 
 /**
  * An embedded Jetty 12 API protected by {@link QuotaFilter}: {@code GET /items/{id}} (cost 1),
  * {@code GET /reports/{id}?ms=N} (cost 5, asynchronous, N ms of simulated work, concurrency group
- * {@code reports}), {@code GET /health} (never limited), {@code GET /metrics} (Prometheus text) and
- * {@code GET /dashboard} (live charts). The tenant comes from
- * {@code X-Tenant-Id}.
+ * {@code reports}), {@code POST /v1/completions} (cost in tokens, reserved then reconciled),
+ * {@code GET /health} (never limited), {@code GET /metrics} (Prometheus text), {@code GET /dashboard}
+ * (live charts) and {@code PUT /admin/quota} (changes the hidden global quota; only with an admin
+ * token). The tenant comes from {@code X-Tenant-Id}.
  */
 @Command(name = "example-webapp", mixinStandardHelpOptions = true,
         description = "A multi-tenant demo API protected by quotagate.")
@@ -40,7 +43,8 @@ public final class ExampleApp implements Callable<Integer> {
     @Option(names = "--host", description = "Address to bind (default ${DEFAULT-VALUE})")
     String host = "127.0.0.1";
 
-    @Option(names = "--plans", paramLabel = "FILE", description = "Plans file (YAML); default: the embedded example plans")
+    @Option(names = "--plans", paramLabel = "FILE",
+            description = "Plans file (YAML), reloaded when it changes; default: the embedded example plans")
     String plans = DEFAULT_PLANS;
 
     @Option(names = "--redis", paramLabel = "URI",
@@ -48,30 +52,42 @@ public final class ExampleApp implements Callable<Integer> {
                     + "overrides the plans file's store.uri")
     String redis;
 
+    @Option(names = "--admin-token", paramLabel = "TOKEN", defaultValue = "${env:QUOTAGATE_ADMIN_TOKEN}",
+            description = "Bearer token for PUT /admin/quota (default: env QUOTAGATE_ADMIN_TOKEN); none: the endpoint is off")
+    String adminToken;
+
+    /** How often a {@code --plans} file is polled for changes. */
+    static final Duration RELOAD_INTERVAL = Duration.ofSeconds(2);
+
     public static void main(String[] args) {
         System.exit(new CommandLine(new ExampleApp()).execute(args));
     }
 
     @Override
     public Integer call() throws Exception {
-        Plans loaded;
+        QuotaFilter filter;
         try {
-            loaded = PlansFile.load(plans);
+            QuotaFilter.Builder builder = QuotaFilter.builder();
+            Plans loaded = PlansFile.load(plans);
+            if (plans.startsWith(PlansFile.CLASSPATH_PREFIX)) builder.plans(loaded);
+            else builder.plansFile(Path.of(plans)).watchPlansFile(RELOAD_INTERVAL);
+            if (redis != null) {
+                try {
+                    builder.storeSettings(withRedis(loaded, redis).store());
+                } catch (IllegalArgumentException e) {
+                    System.err.println("example-webapp: --redis: " + e.getMessage());
+                    return 2;
+                }
+            }
+            filter = withEstimators(builder, loaded).build();
         } catch (InvalidPlansException e) {
             System.err.println("example-webapp: invalid plans: " + e.getMessage());
             return 2;
         }
-        if (redis != null) {
-            try {
-                loaded = withRedis(loaded, redis);
-            } catch (IllegalArgumentException e) {
-                System.err.println("example-webapp: --redis: " + e.getMessage());
-                return 2;
-            }
-        }
-        Running app = start(host, port, loaded);
-        System.out.println("example-webapp listening on " + app.baseUri() + " (plans: " + plans + ", store: "
-                + loaded.store().type().name().toLowerCase(java.util.Locale.ROOT) + ")");
+        String token = adminToken == null || adminToken.isBlank() ? null : adminToken.trim();
+        Running app = start(host, port, filter, token);
+        System.out.println("example-webapp listening on " + app.baseUri() + " (plans: " + plans + ", admin API "
+                + (token == null ? "off" : "on") + ", store: " + (redis == null ? "plans file" : "redis") + ")");
         app.server().join();
         return 0;
     }
@@ -91,13 +107,22 @@ public final class ExampleApp implements Callable<Integer> {
                 : StoreSettings.redis(uri));
     }
 
-    /** Starts the app; the caller stops it with {@link Running#close()}. */
+    /** Starts the app (admin API off); the caller stops it with {@link Running#close()}. */
     public static Running start(String host, int port, Plans plans) throws Exception {
-        return start(host, port, QuotaFilter.builder().plans(plans).build());
+        return start(host, port, withEstimators(QuotaFilter.builder().plans(plans), plans).build());
     }
 
-    /** Starts the app behind a filter built by the caller (to inject a clock or a store). */
+    /** Starts the app behind a filter built by the caller (to inject a clock or a store); admin API off. */
     public static Running start(String host, int port, QuotaFilter filter) throws Exception {
+        return start(host, port, filter, null);
+    }
+
+    /**
+     * Starts the app behind a filter built by the caller (see {@link #withEstimators}).
+     *
+     * @param adminToken the bearer token of {@code /admin/quota}, or null to leave it off (404)
+     */
+    public static Running start(String host, int port, QuotaFilter filter, String adminToken) throws Exception {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         new QuotaMeterBinder(filter).bindTo(registry);
         DashboardHistory history = new DashboardHistory(filter);
@@ -114,6 +139,9 @@ public final class ExampleApp implements Callable<Integer> {
         reports.setAsyncSupported(true);
         context.addServlet(reports, "/reports/*");
         context.addServlet(new ServletHolder(new ExampleServlets.Health()), "/health");
+        context.addServlet(new ServletHolder(new Completions()), "/v1/completions");
+        if (adminToken != null) context.addServlet(new ServletHolder(new AdminQuota(filter, adminToken)), "/admin/quota");
+        else context.addServlet(new ServletHolder(new ExampleServlets.NotFound()), "/admin/*"); // off: as if absent
 
         Server server = new Server();
         ServerConnector connector = new ServerConnector(server);
@@ -128,6 +156,17 @@ public final class ExampleApp implements Callable<Integer> {
             throw e;
         }
         return new Running(server, connector.getLocalPort(), host, filter, registry, history);
+    }
+
+    /**
+     * Registers the app's cost estimators: the {@code completions} route, when {@code plans} define
+     * it, is priced in tokens (prompt tokens + {@code max_tokens}).
+     */
+    public static QuotaFilter.Builder withEstimators(QuotaFilter.Builder builder, Plans plans) {
+        if (plans.routes().stream().anyMatch(r -> r.name().equals(Completions.ROUTE))) {
+            builder.costEstimator(Completions.ROUTE, Completions::estimate);
+        }
+        return builder;
     }
 
     /** A started app; {@link #close()} stops it. */

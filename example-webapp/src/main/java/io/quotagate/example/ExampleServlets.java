@@ -117,4 +117,14 @@ final class ExampleServlets {
             json(resp, 200, "{\"status\":\"UP\"}", "application/json");
         }
     }
+
+    /** Answers 404 to every method: an endpoint that is switched off. */
+    static final class NotFound extends HttpServlet {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected void service(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+            json(resp, 404, "{\"type\":\"about:blank\",\"title\":\"Not Found\",\"status\":404}", "application/problem+json");
+        }
+    }
 }

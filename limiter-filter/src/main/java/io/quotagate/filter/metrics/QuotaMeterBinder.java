@@ -9,6 +9,7 @@ import io.quotagate.filter.admission.Admission;
 import io.quotagate.filter.redis.RedisStore;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.admission.ConcurrencyView;
+import io.quotagate.filter.admission.Reason;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -34,7 +35,9 @@ import java.util.concurrent.TimeUnit;
  *   <li>with a Redis store: {@value #STORE_FALLBACK} (function counter of bucket operations answered
  *       from local buckets), {@value #STORE_OUTAGES} (function counter of switches from Redis to local
  *       buckets), {@value #STORE_AVAILABLE} (gauge, 1 while on Redis) and {@value #STORE_INSTANCES}
- *       (gauge, instances counted by the heartbeat).</li>
+ *       (gauge, instances counted by the heartbeat);</li>
+ *   <li>{@value #SHADOW_REJECTIONS}: function counter per {@code reason}, the requests shadow mode
+ *       let through although the limits would have refused them.</li>
  * </ul>
  */
 public final class QuotaMeterBinder implements MeterBinder {
@@ -50,6 +53,8 @@ public final class QuotaMeterBinder implements MeterBinder {
     public static final String GLOBAL_CAPACITY = "quotagate.global.capacity";
     /** Tokens available now in the global quota. */
     public static final String GLOBAL_AVAILABLE = "quotagate.global.available";
+    /** Requests shadow mode let through although the limits would have refused them. */
+    public static final String SHADOW_REJECTIONS = "quotagate.shadow.rejections";
 
     /** Bucket operations answered from local buckets instead of Redis. */
     public static final String STORE_FALLBACK = "quotagate.store.fallback";
@@ -121,6 +126,14 @@ public final class QuotaMeterBinder implements MeterBinder {
             Timer[] t = waits.get(group);
             if (t != null) t[admitted ? 0 : 1].record(nanos, TimeUnit.NANOSECONDS);
         });
+
+        for (Reason reason : Reason.values()) {
+            FunctionCounter.builder(SHADOW_REJECTIONS, admission, a -> a.shadowRejections(reason))
+                    .description("Requests shadow mode let through although the limits would have refused them, by reason")
+                    .baseUnit("requests")
+                    .tag("reason", reason.code())
+                    .register(registry);
+        }
 
         if (admission.hasGlobalQuota()) {
             Gauge.builder(GLOBAL_CAPACITY, admission, Admission::globalCapacity)

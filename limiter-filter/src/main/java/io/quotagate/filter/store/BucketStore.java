@@ -12,8 +12,10 @@ public interface BucketStore {
 
     /**
      * The bucket of this kind and id, created full with {@code configuration} on first use.
-     * Implementations must not hand out a fresh bucket for an id whose old one still had less than
-     * its full capacity (that would reset a tenant's limit).
+     * Implementations must not hand out a fresh bucket for a {@link BucketKind#TENANT} or
+     * {@link BucketKind#GLOBAL} id whose old one still had less than its full capacity (that would
+     * reset a tenant's limit). {@link BucketKind#GUEST} buckets are bounded separately and may be
+     * evicted under a flood of made-up ids; that never touches the other kinds.
      */
     Bucket bucket(BucketKind kind, String id, BucketConfiguration configuration);
 
@@ -38,11 +40,12 @@ public interface BucketStore {
     }
 
     /**
-     * An in-memory store: a Caffeine cache of buckets holding at most {@code maxTracked} tenants,
-     * where a bucket idle long enough to have refilled completely is dropped (a new one would be
-     * identical, so expiry loses nothing).
+     * An in-memory store: two Caffeine caches, one for assigned tenants and one for guests (unknown
+     * tenants and anonymous clients), each holding at most {@code maxTracked} buckets, where a bucket
+     * idle long enough to have refilled completely is dropped (a new one would be identical, so expiry
+     * loses nothing).
      *
-     * @param maxTracked the most tenant buckets kept at once
+     * @param maxTracked the most buckets kept at once in each of the two tables
      * @param clock      time source of the buckets and of their expiry
      */
     static BucketStore local(int maxTracked, QuotaClock clock) {

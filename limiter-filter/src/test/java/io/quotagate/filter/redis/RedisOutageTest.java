@@ -34,6 +34,8 @@ class RedisOutageTest {
             plans:
               big:
                 limits: [ { capacity: 1000000, refill: 1000000, period: 1s } ]
+            tenants:
+              assignments: { acme: big }     # an assigned tenant: key <prefix>:tenant:acme (others are guests)
             """);
 
     private RedisServer redis;

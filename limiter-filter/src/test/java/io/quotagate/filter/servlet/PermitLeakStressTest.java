@@ -33,6 +33,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -107,6 +108,8 @@ class PermitLeakStressTest {
     private final Map<String, Running> perTenant = new ConcurrentHashMap<>(); // "group/tenant"
     private final Map<String, Running> perGroup = new ConcurrentHashMap<>();
     private final ScheduledExecutorService work = Executors.newScheduledThreadPool(2);
+    /** Async-timeout requests the application had to end itself because Jetty's timeout never fired. */
+    static final java.util.concurrent.atomic.LongAdder LATE_ENDS = new java.util.concurrent.atomic.LongAdder();
 
     /** The application: tiny handlers that count themselves in and out. */
     final class Application extends HttpServlet {
@@ -153,14 +156,29 @@ class PermitLeakStressTest {
                 case "timeout" -> {
                     AsyncContext async = req.startAsync();
                     async.setTimeout(25);
+                    // Under heavy load Jetty 12.1 has, rarely, never fired a 25 ms async timeout (seen at
+                    // 32-64 connections; the request simply stayed running, its permit rightly held).
+                    // So that such a request cannot hang the test, the application ends it itself after
+                    // 2 s if the container has neither timed it out nor completed it; the permit must
+                    // then come back through onComplete like any other. Such late ends are counted.
+                    AtomicBoolean ended = new AtomicBoolean();
+                    work.schedule(() -> {
+                        if (ended.compareAndSet(false, true)) {
+                            LATE_ENDS.increment();
+                            leave.run();
+                            async.complete();
+                        }
+                    }, 2, TimeUnit.SECONDS);
                     async.addListener(new AsyncListener() {
                         @Override
                         public void onTimeout(AsyncEvent event) {
-                            leave.run(); // the application gives up; the container answers 500
+                            // the application gives up; the container answers 500
+                            if (ended.compareAndSet(false, true)) leave.run();
                         }
 
                         @Override
                         public void onComplete(AsyncEvent event) {
+                            ended.set(true);
                         }
 
                         @Override
@@ -265,7 +283,8 @@ class PermitLeakStressTest {
         assertThat(outcomes.concurrencyRefusals.sum()).isPositive();
         assertThat(outcomes.rateRefusals.sum()).as("bucket refusals after the permit was taken").isPositive();
         assertThat(outcomes.aborted.sum()).isPositive();
-        System.out.printf("stress: %d requests: %s%n", requests, outcomes);
+        System.out.printf("stress: %d requests: %s; async timeouts Jetty never fired (ended by the app): %d%n",
+                requests, outcomes, LATE_ENDS.sum());
     }
 
     /** On a failure, leaves the server's threads and counts in target/ to see what hung. */
