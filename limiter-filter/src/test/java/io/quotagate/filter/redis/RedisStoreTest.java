@@ -71,6 +71,31 @@ class RedisStoreTest {
     }
 
     @Test
+    void aGlobalQuotaChangedAtRuntimeReachesTheRedisBucket() {
+        RedisServer redis = RedisServer.shared();
+        io.quotagate.plans.Plans plans = io.quotagate.plans.PlansFile.parse("p.yml", """
+                global:
+                  limits: [ { capacity: 100, refill: 1, period: 1h } ]
+                plans:
+                  free: { limits: [ { capacity: 1000, refill: 1, period: 1h } ] }
+                """);
+        try (RedisStore store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
+                .withTimeout(Duration.ofMillis(500)), 100, clock.wallClock(), clock)) {
+            Admission admission = new Admission(plans, store);
+            for (int i = 0; i < 5; i++) assertThat(admission.admit("t" + i, "free", 1)).isInstanceOf(io.quotagate.filter.admission.Decision.Admitted.class);
+            admission.apply(plans.withGlobal(java.util.Optional.of(new io.quotagate.plans.GlobalQuota(List.of(
+                    new io.quotagate.plans.Bandwidth("b0", 10, 1, Duration.ofHours(1)))))));
+            int admitted = 0;
+            for (int i = 0; i < 50; i++) {
+                if (admission.admit("u" + i, "free", 1) instanceof io.quotagate.filter.admission.Decision.Admitted) admitted++;
+            }
+            // AS_IS: the 95 tokens left are capped at the new capacity 10
+            assertThat(admitted).isEqualTo(10);
+            assertThat(store.fallbackDecisions()).isZero();
+        }
+    }
+
+    @Test
     void theHeartbeatCountsInstancesSharingAPrefix() throws Exception {
         RedisServer redis = RedisServer.shared();
         StoreSettings settings = StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
