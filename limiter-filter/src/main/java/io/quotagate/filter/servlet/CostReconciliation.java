@@ -2,6 +2,7 @@ package io.quotagate.filter.servlet;
 
 import io.quotagate.filter.admission.Admission;
 import io.quotagate.filter.admission.Decision;
+import io.quotagate.filter.metrics.RequestStatistics;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.http.HttpServletRequest;
@@ -22,18 +23,24 @@ final class CostReconciliation implements AsyncListener {
     private final HttpServletRequest request;
     private final Admission admission;
     private final Decision.Admitted admitted;
+    private final RequestStatistics statistics;
+    private final String route;
     private final AtomicBoolean settled = new AtomicBoolean();
 
-    private CostReconciliation(HttpServletRequest request, Admission admission, Decision.Admitted admitted) {
+    private CostReconciliation(HttpServletRequest request, Admission admission, Decision.Admitted admitted,
+                               RequestStatistics statistics, String route) {
         this.request = request;
         this.admission = admission;
         this.admitted = admitted;
+        this.statistics = statistics;
+        this.route = route;
     }
 
     /** Called when the filter chain has returned. */
-    static void whenDone(HttpServletRequest request, Admission admission, Decision.Admitted admitted) {
+    static void whenDone(HttpServletRequest request, Admission admission, Decision.Admitted admitted,
+                         RequestStatistics statistics, String route) {
         if (admitted.charged() == 0) return; // nothing reserved (shadow mode): nothing to settle
-        CostReconciliation r = new CostReconciliation(request, admission, admitted);
+        CostReconciliation r = new CostReconciliation(request, admission, admitted, statistics, route);
         if (request.isAsyncStarted()) {
             request.getAsyncContext().addListener(r);
         } else {
@@ -57,6 +64,7 @@ final class CostReconciliation implements AsyncListener {
             return;
         }
         admission.reconcile(admitted, actual);
+        statistics.costSettled(route, admitted.charged(), actual);
     }
 
     /** The reported value as a whole number of units, or -1 if it is not one. */
