@@ -40,11 +40,11 @@ final class CostReconciliation implements AsyncListener {
     static void whenDone(HttpServletRequest request, Admission admission, Decision.Admitted admitted,
                          RequestStatistics statistics, String route) {
         if (admitted.charged() == 0) return; // nothing reserved (shadow mode): nothing to settle
-        CostReconciliation r = new CostReconciliation(request, admission, admitted, statistics, route);
         if (request.isAsyncStarted()) {
-            request.getAsyncContext().addListener(r);
-        } else {
-            r.settle();
+            request.getAsyncContext().addListener(new CostReconciliation(request, admission, admitted, statistics, route));
+        } else if (request.getAttribute(QuotaGate.ACTUAL_COST_ATTRIBUTE) != null) {
+            // most requests report nothing: only those that do pay for a settlement object
+            new CostReconciliation(request, admission, admitted, statistics, route).settle();
         }
     }
 
