@@ -1,5 +1,6 @@
 package io.quotagate.filter.metrics;
 
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -30,6 +31,8 @@ import java.util.concurrent.TimeUnit;
  *       {@code other} for the rest); {@value #QUEUED}: gauge per group;</li>
  *   <li>{@value #QUEUE_WAIT}: timer per group and outcome ({@code admitted}|{@code timed_out}),
  *       with a percentile histogram (p95 in Prometheus via {@code histogram_quantile});</li>
+ *   <li>{@value #COST_RESERVED} and {@value #COST_ACTUAL}: distribution summaries per route of the
+ *       units reserved and really used by requests whose application reported an actual cost;</li>
  *   <li>{@value #GLOBAL_CAPACITY} and {@value #GLOBAL_AVAILABLE}: gauges of the global quota's
  *       smallest capacity and current tokens, when a global quota is configured;</li>
  *   <li>with a Redis store: {@value #STORE_FALLBACK} (function counter of bucket operations answered
@@ -49,6 +52,10 @@ public final class QuotaMeterBinder implements MeterBinder {
     public static final String QUEUED = "quotagate.queued";
     /** Time requests waited in a concurrency group's queue. */
     public static final String QUEUE_WAIT = "quotagate.queue.wait";
+    /** Units reserved by requests whose actual cost was reported. */
+    public static final String COST_RESERVED = "quotagate.cost.reserved";
+    /** Units those requests reported using. */
+    public static final String COST_ACTUAL = "quotagate.cost.actual";
     /** Capacity of the global quota (its smallest bandwidth). */
     public static final String GLOBAL_CAPACITY = "quotagate.global.capacity";
     /** Tokens available now in the global quota. */
@@ -135,6 +142,15 @@ public final class QuotaMeterBinder implements MeterBinder {
                     .register(registry);
         }
 
+        Map<String, DistributionSummary[]> costs = new ConcurrentHashMap<>();
+        statistics.onCostSettled((route, reserved, actual) -> {
+            DistributionSummary[] pair = costs.computeIfAbsent(route, r -> new DistributionSummary[]{
+                    costSummary(registry, COST_RESERVED, "Units reserved (estimated) by requests whose actual cost was reported", r),
+                    costSummary(registry, COST_ACTUAL, "Units those requests reported using (reservation accuracy: actual / reserved)", r)});
+            pair[0].record(reserved);
+            pair[1].record(actual);
+        });
+
         if (admission.hasGlobalQuota()) {
             Gauge.builder(GLOBAL_CAPACITY, admission, Admission::globalCapacity)
                     .description("Capacity of the global quota shared by all tenants (smallest bandwidth)")
@@ -160,6 +176,11 @@ public final class QuotaMeterBinder implements MeterBinder {
                     .description("Instances sharing the Redis store (heartbeat; last known value during an outage)")
                     .register(registry);
         }
+    }
+
+    private static DistributionSummary costSummary(MeterRegistry registry, String name, String description, String route) {
+        return DistributionSummary.builder(name).description(description).baseUnit("units").tag("route", route)
+                .register(registry);
     }
 
     private static Timer waitTimer(MeterRegistry registry, String group, String outcome) {

@@ -101,6 +101,20 @@ public final class RequestStatistics {
     private final List<Consumer<Cell>> newCellListeners = new CopyOnWriteArrayList<>();
     private final List<Cell> all = new CopyOnWriteArrayList<>();
     private final List<ConcurrencyListener> queueWaitSinks = new CopyOnWriteArrayList<>();
+    private final List<CostSink> costSinks = new CopyOnWriteArrayList<>();
+
+    /** Receives settled costs (see {@link #costSettled}). */
+    @FunctionalInterface
+    public interface CostSink {
+        /**
+         * A request whose application reported its actual cost has been settled.
+         *
+         * @param route    the request's route
+         * @param reserved units taken before it ran (the estimate or the static cost)
+         * @param actual   units it reported using
+         */
+        void settled(String route, long reserved, long actual);
+    }
 
     /**
      * @param topTenants most tenants that keep their own tag (≥ 0)
@@ -154,6 +168,16 @@ public final class RequestStatistics {
     /** Adds a receiver of queue waits (see {@link #queueWait}). */
     public void onQueueWait(ConcurrencyListener sink) {
         queueWaitSinks.add(Objects.requireNonNull(sink, "sink"));
+    }
+
+    /** Passes a settled reservation on to the sinks (the meter binder's cost summaries). */
+    public void costSettled(String route, long reserved, long actual) {
+        for (CostSink sink : costSinks) sink.settled(route, reserved, actual);
+    }
+
+    /** Adds a receiver of settled costs (see {@link #costSettled}). */
+    public void onCostSettled(CostSink sink) {
+        costSinks.add(Objects.requireNonNull(sink, "sink"));
     }
 
     /** Visits every cell that exists now. */

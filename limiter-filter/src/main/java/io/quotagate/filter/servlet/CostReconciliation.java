@@ -2,6 +2,7 @@ package io.quotagate.filter.servlet;
 
 import io.quotagate.filter.admission.Admission;
 import io.quotagate.filter.admission.Decision;
+import io.quotagate.filter.metrics.RequestStatistics;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.http.HttpServletRequest;
@@ -22,22 +23,28 @@ final class CostReconciliation implements AsyncListener {
     private final HttpServletRequest request;
     private final Admission admission;
     private final Decision.Admitted admitted;
+    private final RequestStatistics statistics;
+    private final String route;
     private final AtomicBoolean settled = new AtomicBoolean();
 
-    private CostReconciliation(HttpServletRequest request, Admission admission, Decision.Admitted admitted) {
+    private CostReconciliation(HttpServletRequest request, Admission admission, Decision.Admitted admitted,
+                               RequestStatistics statistics, String route) {
         this.request = request;
         this.admission = admission;
         this.admitted = admitted;
+        this.statistics = statistics;
+        this.route = route;
     }
 
     /** Called when the filter chain has returned. */
-    static void whenDone(HttpServletRequest request, Admission admission, Decision.Admitted admitted) {
+    static void whenDone(HttpServletRequest request, Admission admission, Decision.Admitted admitted,
+                         RequestStatistics statistics, String route) {
         if (admitted.charged() == 0) return; // nothing reserved (shadow mode): nothing to settle
-        CostReconciliation r = new CostReconciliation(request, admission, admitted);
         if (request.isAsyncStarted()) {
-            request.getAsyncContext().addListener(r);
-        } else {
-            r.settle();
+            request.getAsyncContext().addListener(new CostReconciliation(request, admission, admitted, statistics, route));
+        } else if (request.getAttribute(QuotaGate.ACTUAL_COST_ATTRIBUTE) != null) {
+            // most requests report nothing: only those that do pay for a settlement object
+            new CostReconciliation(request, admission, admitted, statistics, route).settle();
         }
     }
 
@@ -62,7 +69,9 @@ final class CostReconciliation implements AsyncListener {
             // on-failure: closed and Redis went away during the request: the response is out already
             LOG.log(System.Logger.Level.WARNING, "actual cost of tenant " + admitted.tenant()
                     + " not reconciled: " + unavailable.getMessage());
+            return;
         }
+        statistics.costSettled(route, admitted.charged(), actual);
     }
 
     /** The reported value as a whole number of units, or -1 if it is not one. */

@@ -266,7 +266,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
             if (permit == null) chain.doFilter(admittedRequest, response);
             else PermitRelease.chain(permit, admittedRequest, response, chain);
         } finally {
-            CostReconciliation.whenDone(admittedRequest, e.admission, admitted);
+            CostReconciliation.whenDone(admittedRequest, e.admission, admitted, e.statistics, route.name());
         }
     }
 
