@@ -1,6 +1,8 @@
 package io.quotagate.example;
 
 import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.admission.ConcurrencyView;
+import io.quotagate.filter.metrics.QuotaSource;
 import io.quotagate.filter.metrics.RequestStatistics;
 
 import java.util.ArrayDeque;
@@ -8,6 +10,7 @@ import java.util.Deque;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -15,17 +18,20 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The dashboard's memory: once a second, how many requests each tenant (as tagged in metrics) had
- * allowed and rejected during that second, and the global quota's available units. Keeps the last
+ * allowed and rejected during that second, the requests in flight per concurrency group, and the
+ * global quota's available units. Keeps the last
  * {@value #WINDOW_SECONDS} seconds.
  */
 final class DashboardHistory implements AutoCloseable {
     static final int WINDOW_SECONDS = 300;
 
-    private record Sample(long epochSecond, Map<String, long[]> perTenant, long globalAvailable) {
+    private record Sample(long epochSecond, Map<String, long[]> perTenant, long globalAvailable,
+                          Map<String, Integer> inflight) {
     }
 
     private final RequestStatistics statistics;
     private final Admission admission;
+    private final ConcurrencyView concurrency;
     private final Deque<Sample> samples = new ArrayDeque<>();
     private final Map<String, long[]> lastTotals = new HashMap<>();
     private final ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -34,9 +40,10 @@ final class DashboardHistory implements AutoCloseable {
         return t;
     });
 
-    DashboardHistory(RequestStatistics statistics, Admission admission) {
-        this.statistics = statistics;
-        this.admission = admission;
+    DashboardHistory(QuotaSource source) {
+        this.statistics = source.statistics();
+        this.admission = source.admission();
+        this.concurrency = source.concurrency();
         sampler.scheduleAtFixedRate(this::sample, 1, 1, TimeUnit.SECONDS);
     }
 
@@ -51,11 +58,16 @@ final class DashboardHistory implements AutoCloseable {
         });
         lastTotals.clear();
         lastTotals.putAll(totals);
-        samples.addLast(new Sample(System.currentTimeMillis() / 1000, deltas, admission.globalAvailableTokens()));
+        Map<String, Integer> inflight = new TreeMap<>();
+        for (String group : concurrency.groups()) inflight.put(group, concurrency.inflight(group));
+        samples.addLast(new Sample(System.currentTimeMillis() / 1000, deltas, admission.globalAvailableTokens(), inflight));
         while (samples.size() > WINDOW_SECONDS) samples.removeFirst();
     }
 
-    /** The history as JSON: {@code {"t":[…],"capacity":N,"global":[…],"tenants":{"acme":{"allowed":[…],"rejected":[…]}}}}. */
+    /**
+     * The history as JSON: {@code {"capacity":N,"t":[…],"global":[…],"inflight":{"reports":[…]},
+     * "tenants":{"acme":{"allowed":[…],"rejected":[…]}}}}.
+     */
     synchronized String json() {
         TreeSet<String> tenants = new TreeSet<>();
         samples.forEach(s -> tenants.addAll(s.perTenant().keySet()));
@@ -63,7 +75,16 @@ final class DashboardHistory implements AutoCloseable {
         join(b, samples.stream().mapToLong(Sample::epochSecond).toArray());
         b.append("],\"global\":[");
         join(b, samples.stream().mapToLong(Sample::globalAvailable).toArray());
-        b.append("],\"tenants\":{");
+        b.append("],\"inflight\":{");
+        boolean firstGroup = true;
+        for (String group : concurrency.groups().stream().sorted().toList()) {
+            if (!firstGroup) b.append(',');
+            firstGroup = false;
+            b.append('"').append(group).append("\":[");
+            join(b, samples.stream().mapToLong(s -> s.inflight().getOrDefault(group, 0)).toArray());
+            b.append(']');
+        }
+        b.append("},\"tenants\":{");
         Map<String, long[][]> series = new LinkedHashMap<>();
         for (String t : tenants) {
             series.put(t, new long[][]{

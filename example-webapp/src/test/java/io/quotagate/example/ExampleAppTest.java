@@ -6,6 +6,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import picocli.CommandLine;
 
 import java.io.PrintWriter;
@@ -14,6 +16,8 @@ import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -40,7 +44,9 @@ class ExampleAppTest {
         HttpResponse<String> item = Http.get(uri("/items/42"), "acme");
         assertThat(item.statusCode()).isEqualTo(200);
         assertThat(item.body()).contains("\"id\":\"42\"");
-        assertThat(Http.get(uri("/reports/7"), "acme").statusCode()).isEqualTo(200);
+        HttpResponse<String> report = Http.get(uri("/reports/7?ms=5"), "acme");
+        assertThat(report.statusCode()).isEqualTo(200);
+        assertThat(report.body()).isEqualTo("{\"id\":\"7\",\"rows\":42,\"ms\":5}");
         assertThat(Http.get(uri("/items/"), "acme").statusCode()).isEqualTo(404);
     }
 
@@ -52,15 +58,50 @@ class ExampleAppTest {
     @Test
     void aFreeTenantIsRefusedAfterItsBurstAndAdmittedAgainAfterRetryAfter() throws Exception {
         // free: burst 20, refill 10 per 10 s; a report costs 5
-        for (int i = 0; i < 4; i++) assertThat(Http.get(uri("/reports/1"), "free-e2e").statusCode()).isEqualTo(200);
-        HttpResponse<String> refused = Http.get(uri("/reports/1"), "free-e2e");
+        for (int i = 0; i < 4; i++) assertThat(Http.get(uri("/reports/1?ms=1"), "free-e2e").statusCode()).isEqualTo(200);
+        HttpResponse<String> refused = Http.get(uri("/reports/1?ms=1"), "free-e2e");
         assertThat(refused.statusCode()).isEqualTo(429);
         assertThat(refused.body()).contains("\"reason\":\"tenant_rate\"");
         long retryAfter = Long.parseLong(refused.headers().firstValue("Retry-After").orElseThrow());
         assertThat(retryAfter).isBetween(1L, 5L);
 
         Thread.sleep(retryAfter * 1000); // the real clock this time: the contract end to end
-        assertThat(Http.get(uri("/reports/1"), "free-e2e").statusCode()).isEqualTo(200);
+        assertThat(Http.get(uri("/reports/1?ms=1"), "free-e2e").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void reportsRunAsynchronouslyOneAtATimePerFreeTenant() throws Exception {
+        // free: one report in flight; the group queue lets a second wait up to 500 ms
+        CompletableFuture<HttpResponse<String>> slow = CompletableFuture.supplyAsync(() -> get("/reports/1?ms=4000", "free-conc"));
+        for (int i = 0; i < 500 && app.filter().concurrency().inflight("reports", "free-conc") == 0; i++) Thread.sleep(10);
+        assertThat(app.filter().concurrency().inflight("reports", "free-conc")).isEqualTo(1);
+
+        HttpResponse<String> refused = Http.get(uri("/reports/2?ms=1"), "free-conc"); // waits 500 ms, then 429
+        assertThat(refused.statusCode()).isEqualTo(429);
+        assertThat(refused.body()).contains("\"reason\":\"concurrency\"");
+        assertThat(refused.headers().firstValue("Retry-After")).isPresent();
+        assertThat(Http.get(uri("/reports/3?ms=1"), "other-free").statusCode()).as("another tenant is not held up").isEqualTo(200);
+
+        assertThat(slow.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        for (int i = 0; i < 500 && app.filter().concurrency().inflight("reports") > 0; i++) Thread.sleep(10);
+        assertThat(app.filter().concurrency().inflight("reports")).isZero();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"-1", "abc", "30001", "99999999999", "1.5", ""})
+    void aBadMsIsA400Problem(String ms) throws Exception {
+        HttpResponse<String> r = Http.get(uri("/reports/1?ms=" + ms), "acme");
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(ct -> assertThat(ct).startsWith("application/problem+json"));
+        assertThat(r.body()).contains("\"status\":400", "from 0 to 30000");
+    }
+
+    private static HttpResponse<String> get(String path, String tenant) {
+        try {
+            return Http.get(uri(path), tenant);
+        } catch (Exception e) {
+            throw new RuntimeException(e);
+        }
     }
 
     @Test
@@ -87,5 +128,28 @@ class ExampleAppTest {
         }
         assertThat(code).isEqualTo(2);
         assertThat(captured.toString()).contains(bad + ":3:", "plans.free.limits[0].period", "needs a unit");
+    }
+
+    @Test
+    void withRedisTheBucketsLiveInRedisUnderTheConfiguredPrefix() throws Exception {
+        io.quotagate.filter.testing.RedisServer redis = io.quotagate.filter.testing.RedisServer.shared();
+        String prefix = io.quotagate.filter.testing.RedisServer.randomPrefix();
+        io.quotagate.plans.Plans plans = ExampleApp.withRedis(PlansFile.load(ExampleApp.DEFAULT_PLANS)
+                .withStore(io.quotagate.plans.StoreSettings.redis("redis://elsewhere:1").withPrefix(prefix)), redis.uri());
+        assertThat(plans.store().prefix()).as("the file's prefix is kept").isEqualTo(prefix);
+        try (ExampleApp.Running redisApp = ExampleApp.start("127.0.0.1", 0, plans)) {
+            assertThat(Http.get(URI.create(redisApp.baseUri() + "/items/1"), "acme").statusCode()).isEqualTo(200);
+            assertThat(redis.integer("EXISTS", prefix + ":tenant:acme")).isOne();
+            assertThat(redis.integer("EXISTS", prefix + ":global:global")).isOne();
+        }
+        assertThat(redis.integer("EXISTS", prefix + ":instances")).as("the filter closed its store on shutdown").isZero();
+    }
+
+    @Test
+    void rejectsARedisOptionThatIsNotARedisUri() {
+        StringWriter err = new StringWriter();
+        int code = new CommandLine(new ExampleApp()).setErr(new PrintWriter(err))
+                .execute("--port", "0", "--redis", "localhost:6379");
+        assertThat(code).isEqualTo(2);
     }
 }

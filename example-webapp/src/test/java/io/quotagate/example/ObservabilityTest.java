@@ -31,6 +31,15 @@ class ObservabilityTest {
         // acme (pro) gets through; t-noisy (free, burst 20) is refused after 20
         for (int i = 0; i < 5; i++) Http.get(uri("/items/1"), "acme");
         for (int i = 0; i < 30; i++) Http.get(uri("/items/1"), "t-noisy");
+        assertThat(completion().statusCode()).isEqualTo(200); // a settled reservation (cost meters)
+    }
+
+    private static HttpResponse<String> completion() throws Exception {
+        var request = java.net.http.HttpRequest.newBuilder(uri("/v1/completions"))
+                .header("X-Tenant-Id", "acme").header("Content-Type", "application/json")
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"prompt\": \"tell me about token buckets\", \"max_tokens\": 100}"))
+                .build();
+        return java.net.http.HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
     }
 
     @AfterAll
@@ -62,7 +71,21 @@ class ObservabilityTest {
                 + "(?=[^}]*reason=\"tenant_rate\")(?=[^}]*route=\"items\")(?=[^}]*tenant=\"t-noisy\")[^}]*\\} 10\\.0");
         assertThat(text).containsPattern("quotagate_requests_total\\{(?=[^}]*outcome=\"allowed\")(?=[^}]*tenant=\"m-quiet\")[^}]*\\} 3\\.0");
         assertThat(text).contains("quotagate_global_capacity_units 3000.0");
+        assertThat(text).containsPattern("quotagate_inflight\\{group=\"reports\",tenant=\"other\"\\} 0\\.0");
+        assertThat(text).contains("quotagate_queue_wait_seconds_bucket{group=\"reports\"");
         assertThat(text).containsPattern("quotagate_global_available_units [0-9.]+");
+    }
+
+    @Test
+    void reservedAndActualCostsAreMeasuredPerRoute() throws Exception {
+        assertThat(completion().statusCode()).isEqualTo(200);
+        String text = Http.get(uri("/metrics"), null).body();
+        var reserved = Pattern.compile("quotagate_cost_reserved_units_sum\\{route=\"completions\"\\} ([0-9.]+)").matcher(text);
+        var actual = Pattern.compile("quotagate_cost_actual_units_sum\\{route=\"completions\"\\} ([0-9.]+)").matcher(text);
+        assertThat(reserved.find()).as(text).isTrue();
+        assertThat(actual.find()).isTrue();
+        assertThat(Double.parseDouble(reserved.group(1))).isGreaterThanOrEqualTo(100);
+        assertThat(Double.parseDouble(actual.group(1))).isPositive().isLessThan(Double.parseDouble(reserved.group(1)));
     }
 
     @Test
@@ -103,7 +126,7 @@ class ObservabilityTest {
         assertThat(dom).contains("quotagate — live").contains("class=\"uplot");
         assertThat(dom).containsPattern("data-points=\"[1-9][0-9]*\"");
         assertThat(dom).containsPattern("data-requests=\"[1-9][0-9]*\"");
-        assertThat(dom).contains("acme", "t-noisy");
+        assertThat(dom).contains("acme", "t-noisy", "reports");
         assertThat(dom).containsPattern("<pre id=\"errors\"></pre>");
         assertThat(stderr.lines().filter(l -> l.contains("CONSOLE") && (l.contains("Uncaught") || l.contains("rror"))))
                 .as("console errors").isEmpty();
@@ -121,7 +144,11 @@ class ObservabilityTest {
             }
         }
         assertThat(names).isNotEmpty();
-        for (String name : names) assertThat(exposition).as("metric used by the dashboard").contains(name);
+        for (String name : names) {
+            if (name.startsWith("quotagate_store_")) continue; // registered only with a Redis store (RedisStoreTest covers them)
+            assertThat(exposition).as("metric used by the dashboard").contains(name);
+        }
+        assertThat(names).contains("quotagate_store_fallback_total");
     }
 
     @Test

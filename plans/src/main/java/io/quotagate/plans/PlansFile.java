@@ -42,7 +42,25 @@ public final class PlansFile {
     private static final Pattern PERIOD = Pattern.compile("(\\d+)(ms|s|m|h|d)");
     private static final Pattern NAME = Pattern.compile("[a-z][a-z0-9_-]{0,31}");
     private static final Pattern METHOD = Pattern.compile("[A-Z]{1,16}");
-    private static final Set<String> RESOLVER_TYPES = Set.of("header");
+    private static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}");
+    private static final Pattern HOST_SUFFIX = Pattern.compile("(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+");
+    private static final Pattern PATH_PREFIX = Pattern.compile("/([A-Za-z0-9._~-]+/)*");
+    private static final Pattern SHA256_HEX = Pattern.compile("[0-9a-fA-F]{64}");
+    /** Each resolver type and the options it takes. */
+    private static final Map<String, Set<String>> RESOLVER_OPTIONS = Map.of(
+            "header", Set.of("name"),
+            "api-key", Set.of("header"),
+            "host", Set.of("suffix"),
+            "path", Set.of("prefix"),
+            "jwt-claim", Set.of("claim", "header", "secret-env", "secret-file", "public-key-file", "jwks-file",
+                    "verify", "issuer", "audience"),
+            "principal", Set.of(),
+            "attribute", Set.of("name"));
+    private static final List<String> JWT_KEY_SOURCES = List.of("secret-env", "secret-file", "public-key-file", "jwks-file");
+    /** The largest {@code groups.<g>.queue.size}: each waiting request holds a server thread. */
+    static final int MAX_QUEUE_SIZE = 10_000;
+    /** The longest {@code groups.<g>.queue.max-wait}. */
+    static final Duration MAX_QUEUE_WAIT = Duration.ofMinutes(1);
 
     private final String source;
 
@@ -162,7 +180,7 @@ public final class PlansFile {
     // ---- tree -> model, with validation ----------------------------------------------------
 
     private Plans plans(YamlNode root) {
-        Mapping top = mapping(root, "", Set.of("global", "plans", "routes", "tenants"));
+        Mapping top = mapping(root, "", Set.of("global", "plans", "routes", "tenants", "groups", "shadow", "store"));
 
         Mapping plansNode = mapping(required(top, "plans", ""), "plans", null);
         if (plansNode.entries().isEmpty()) throw error(plansNode.line(), "plans", "at least one plan is required");
@@ -180,12 +198,114 @@ public final class PlansFile {
                         "global.limits")));
 
         List<RouteRule> routes = routes(top.entries().get("routes"), plans, global);
-        TenantSettings tenants = tenants(top.entries().get("tenants"), plans);
-        return new Plans(source, global, plans, routes, tenants);
+        TenantSettings tenants = tenants(top.entries().get("tenants"), plans, routes);
+        checkGroupsAreUsed(plansNode, routes);
+        Map<String, GroupSettings> groups = groups(top.entries().get("groups"), routes);
+        boolean shadow = Optional.ofNullable(top.entries().get("shadow")).map(n -> bool(n, "shadow")).orElse(false);
+        StoreSettings store = store(top.entries().get("store"));
+        return new Plans(source, global, plans, routes, tenants, groups, shadow, store);
+    }
+
+    /** A cap on a group no route belongs to is a typo that would silently cap nothing: refuse it. */
+    private void checkGroupsAreUsed(Mapping plansNode, List<RouteRule> routes) {
+        Set<String> used = usedGroups(routes);
+        plansNode.entries().forEach((plan, node) -> {
+            if (!(node instanceof Mapping pm) || !(pm.entries().get("concurrency") instanceof Mapping cm)) return;
+            cm.keyLines().forEach((group, line) -> {
+                if (!used.contains(group)) {
+                    throw error(line, "plans." + plan + ".concurrency." + group,
+                            "no route has group '" + group + "'" + (used.isEmpty() ? "" : ", groups in use: " + used));
+                }
+            });
+        });
+    }
+
+    private static Set<String> usedGroups(List<RouteRule> routes) {
+        Set<String> used = new java.util.TreeSet<>();
+        for (RouteRule r : routes) r.group().ifPresent(used::add);
+        return used;
+    }
+
+    private Map<String, GroupSettings> groups(YamlNode node, List<RouteRule> routes) {
+        if (node == null) return Map.of();
+        Mapping gm = mapping(node, "groups", null);
+        Set<String> used = usedGroups(routes);
+        Map<String, GroupSettings> out = new LinkedHashMap<>();
+        gm.entries().forEach((name, v) -> {
+            String f = "groups." + name;
+            int line = gm.keyLines().get(name);
+            if (!NAME.matcher(name).matches()) throw error(line, f, "a group name must match " + NAME.pattern());
+            if (!used.contains(name)) {
+                throw error(line, f, "no route has group '" + name + "'" + (used.isEmpty() ? "" : ", groups in use: " + used));
+            }
+            Mapping m = mapping(v, f, Set.of("max-inflight", "queue"));
+            java.util.OptionalInt maxInflight = Optional.ofNullable(m.entries().get("max-inflight"))
+                    .map(n -> java.util.OptionalInt.of((int) positive(n, f + ".max-inflight", Integer.MAX_VALUE)))
+                    .orElse(java.util.OptionalInt.empty());
+            Optional<GroupSettings.Queue> queue = Optional.empty();
+            YamlNode qn = m.entries().get("queue");
+            if (qn != null) {
+                String qf = f + ".queue";
+                Mapping q = mapping(qn, qf, Set.of("size", "max-wait"));
+                int size = (int) positive(required(q, "size", qf), qf + ".size", MAX_QUEUE_SIZE);
+                YamlNode waitNode = required(q, "max-wait", qf);
+                Duration maxWait = period(waitNode, qf + ".max-wait");
+                if (maxWait.compareTo(MAX_QUEUE_WAIT) > 0) {
+                    throw error(waitNode.line(), qf + ".max-wait", "must be <= " + MAX_QUEUE_WAIT.toSeconds()
+                            + "s (a waiting request holds a server thread), was " + maxWait);
+                }
+                queue = Optional.of(new GroupSettings.Queue(size, maxWait));
+            }
+            out.put(name, new GroupSettings(name, maxInflight, queue));
+        });
+        return out;
+    }
+
+    private StoreSettings store(YamlNode node) {
+        if (node == null) return StoreSettings.local();
+        Mapping m = mapping(node, "store", Set.of("type", "uri", "prefix", "timeout", "max-retries", "batching",
+                "on-failure", "heartbeat", "instance-ttl"));
+        StoreSettings.Type type = choice(m, "type", "store.type", StoreSettings.Type.LOCAL, StoreSettings.Type.class);
+        if (type == StoreSettings.Type.LOCAL) {
+            for (Map.Entry<String, Integer> key : m.keyLines().entrySet()) {
+                if (!key.getKey().equals("type")) {
+                    throw error(key.getValue(), "store." + key.getKey(), "only for a store of type: redis");
+                }
+            }
+            return StoreSettings.local();
+        }
+        YamlNode uriNode = required(m, "uri", "store");
+        String uri = string(uriNode, "store.uri");
+        if (!uri.matches("(redis|rediss|redis-sentinel|rediss-sentinel)://\\S+")) {
+            throw error(uriNode.line(), "store.uri", "expected redis://host:port (or rediss://, redis-sentinel://), was '"
+                    + uri.replaceAll("//[^@/]*@", "//***@") + "'");
+        }
+        StoreSettings s = StoreSettings.redis(uri);
+        YamlNode prefixNode = m.entries().get("prefix");
+        String prefix = prefixNode == null ? s.prefix() : string(prefixNode, "store.prefix");
+        if (!StoreSettings.PREFIX.matcher(prefix).matches()) {
+            throw error(prefixNode.line(), "store.prefix", "must match " + StoreSettings.PREFIX.pattern() + ", was '" + prefix + "'");
+        }
+        Duration timeout = Optional.ofNullable(m.entries().get("timeout")).map(n -> period(n, "store.timeout")).orElse(s.timeout());
+        int maxRetries = s.maxRetries();
+        YamlNode retriesNode = m.entries().get("max-retries");
+        if (retriesNode != null) maxRetries = (int) positive(retriesNode, "store.max-retries", 100);
+        boolean batching = Optional.ofNullable(m.entries().get("batching")).map(n -> bool(n, "store.batching")).orElse(true);
+        StoreSettings.OnFailure onFailure = choice(m, "on-failure", "store.on-failure", StoreSettings.OnFailure.OPEN,
+                StoreSettings.OnFailure.class);
+        Duration heartbeat = Optional.ofNullable(m.entries().get("heartbeat")).map(n -> period(n, "store.heartbeat"))
+                .orElse(s.heartbeat());
+        YamlNode ttlNode = m.entries().get("instance-ttl");
+        Duration ttl = ttlNode == null ? s.instanceTtl() : period(ttlNode, "store.instance-ttl");
+        if (ttl.compareTo(heartbeat) <= 0) {
+            throw error(ttlNode != null ? ttlNode.line() : m.line(), "store.instance-ttl",
+                    "must be longer than store.heartbeat (" + heartbeat + "), was " + ttl);
+        }
+        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, ttl);
     }
 
     private Plan plan(String name, YamlNode node, String field) {
-        Mapping m = mapping(node, field, Set.of("limits", "concurrency"));
+        Mapping m = mapping(node, field, Set.of("limits", "concurrency", "publish", "shadow"));
         List<Bandwidth> limits = limits(required(m, "limits", field), field + ".limits");
         Map<String, Integer> concurrency = new LinkedHashMap<>();
         YamlNode c = m.entries().get("concurrency");
@@ -199,7 +319,9 @@ public final class PlansFile {
                 concurrency.put(group, (int) positive(v, f, Integer.MAX_VALUE));
             });
         }
-        return new Plan(name, limits, concurrency);
+        boolean publish = Optional.ofNullable(m.entries().get("publish")).map(n -> bool(n, field + ".publish")).orElse(false);
+        boolean shadow = Optional.ofNullable(m.entries().get("shadow")).map(n -> bool(n, field + ".shadow")).orElse(false);
+        return new Plan(name, limits, concurrency, publish, shadow);
     }
 
     private List<Bandwidth> limits(YamlNode node, String field) {
@@ -314,31 +436,18 @@ public final class PlansFile {
         }
     }
 
-    private TenantSettings tenants(YamlNode node, Map<String, Plan> plans) {
+    private TenantSettings tenants(YamlNode node, Map<String, Plan> plans, List<RouteRule> routes) {
         Mapping m = node == null ? new Mapping()
                 : mapping(node, "tenants", Set.of("resolvers", "default-plan", "unresolved", "unknown",
-                "max-tracked", "assignments"));
+                "max-tracked", "assignments", "trusted-proxies", "api-keys", "overrides"));
 
+        Map<String, String> apiKeys = apiKeys(m.entries().get("api-keys"));
         List<TenantSettings.ResolverSpec> resolvers = new ArrayList<>();
         YamlNode rs = m.entries().get("resolvers");
         if (rs != null) {
             Sequence seq = sequence(rs, "tenants.resolvers");
             for (int i = 0; i < seq.items().size(); i++) {
-                String f = "tenants.resolvers[" + i + "]";
-                Mapping r = mapping(seq.items().get(i), f, null);
-                YamlNode typeNode = required(r, "type", f);
-                String type = string(typeNode, f + ".type");
-                if (!RESOLVER_TYPES.contains(type)) {
-                    throw error(typeNode.line(), f + ".type", "unknown resolver type '" + type + "', expected one of "
-                            + RESOLVER_TYPES);
-                }
-                Map<String, String> options = new LinkedHashMap<>();
-                r.entries().forEach((k, v) -> {
-                    if (k.equals("type")) return;
-                    if (!k.equals("name")) throw error(r.keyLines().get(k), f + "." + k, "unknown key for a " + type + " resolver");
-                    options.put(k, string(v, f + "." + k));
-                });
-                resolvers.add(new TenantSettings.ResolverSpec(type, options));
+                resolvers.add(resolver(seq.items().get(i), "tenants.resolvers[" + i + "]", apiKeys));
             }
         }
 
@@ -369,16 +478,154 @@ public final class PlansFile {
             Mapping am = mapping(as, "tenants.assignments", null);
             am.entries().forEach((tenant, v) -> {
                 String f = "tenants.assignments." + tenant;
-                if (!TenantId.isValid(tenant)) {
-                    throw error(am.keyLines().get(tenant), f, "not a valid tenant id (1-" + TenantId.MAX_LENGTH
-                            + " characters of A-Z a-z 0-9 . _ : -)");
-                }
+                checkTenantId(tenant, am.keyLines().get(tenant), f);
                 String plan = string(v, f);
                 if (!plans.containsKey(plan)) throw error(v.line(), f, "unknown plan '" + plan + "', defined: " + plans.keySet());
                 assignments.put(tenant, plan);
             });
         }
-        return new TenantSettings(resolvers, defaultPlan, unresolved, unknown, maxTracked, assignments);
+
+        Map<String, List<Bandwidth>> overrides = new LinkedHashMap<>();
+        YamlNode os = m.entries().get("overrides");
+        if (os != null) {
+            Mapping om = mapping(os, "tenants.overrides", null);
+            om.entries().forEach((tenant, v) -> {
+                String f = "tenants.overrides." + tenant;
+                checkTenantId(tenant, om.keyLines().get(tenant), f);
+                Mapping o = mapping(v, f, Set.of("plan", "limits"));
+                YamlNode planNode = o.entries().get("plan");
+                if (planNode != null) {
+                    String plan = string(planNode, f + ".plan");
+                    if (!plans.containsKey(plan)) {
+                        throw error(planNode.line(), f + ".plan", "unknown plan '" + plan + "', defined: " + plans.keySet());
+                    }
+                    String assigned = assignments.get(tenant);
+                    if (assigned != null && !assigned.equals(plan)) {
+                        throw error(planNode.line(), f + ".plan", "contradicts tenants.assignments." + tenant + ": " + assigned);
+                    }
+                    assignments.put(tenant, plan);
+                }
+                // an override makes its tenant known, on the default plan unless assigned another
+                assignments.putIfAbsent(tenant, defaultPlan);
+                YamlNode limitsNode = required(o, "limits", f);
+                List<Bandwidth> limits = limits(limitsNode, f + ".limits");
+                for (RouteRule r : routes) {
+                    for (int i = 0; i < limits.size(); i++) {
+                        if (r.limited() && r.cost() > limits.get(i).capacity()) {
+                            throw error(sequence(limitsNode, f).items().get(i).line(), f + ".limits[" + i + "].capacity",
+                                    "capacity " + limits.get(i).capacity() + " is below the cost " + r.cost() + " of route "
+                                            + r.name() + ": such a request could never be admitted");
+                        }
+                    }
+                }
+                overrides.put(tenant, limits);
+            });
+        }
+
+        List<AddressRange> trustedProxies = new ArrayList<>();
+        YamlNode tp = m.entries().get("trusted-proxies");
+        if (tp != null) {
+            Sequence seq = sequence(tp, "tenants.trusted-proxies");
+            for (int i = 0; i < seq.items().size(); i++) {
+                String f = "tenants.trusted-proxies[" + i + "]";
+                YamlNode item = seq.items().get(i);
+                try {
+                    trustedProxies.add(AddressRange.parse(string(item, f)));
+                } catch (IllegalArgumentException e) {
+                    throw error(item.line(), f, e.getMessage() + " (expected an IPv4/IPv6 address or CIDR block such as 10.0.0.0/8)");
+                }
+            }
+        }
+        return new TenantSettings(resolvers, defaultPlan, unresolved, unknown, maxTracked, assignments,
+                trustedProxies, apiKeys, overrides);
+    }
+
+    private void checkTenantId(String tenant, int line, String field) {
+        if (!TenantId.isValid(tenant)) {
+            throw error(line, field, "not a valid tenant id (1-" + TenantId.MAX_LENGTH
+                    + " characters of A-Z a-z 0-9 . _ : -, not only dots)");
+        }
+    }
+
+    /** {@code tenants.api-keys}: SHA-256 hex of a key → tenant. The keys themselves never appear in the file. */
+    private Map<String, String> apiKeys(YamlNode node) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (node == null) return out;
+        Mapping km = mapping(node, "tenants.api-keys", null);
+        km.entries().forEach((hash, v) -> {
+            String f = "tenants.api-keys." + (hash.length() > 16 ? hash.substring(0, 16) + "..." : hash);
+            if (!SHA256_HEX.matcher(hash).matches()) {
+                throw error(km.keyLines().get(hash), f, "expected the SHA-256 of the key as 64 hex digits "
+                        + "(e.g. printf %s \"$KEY\" | sha256sum), never the key itself");
+            }
+            String tenant = string(v, f);
+            checkTenantId(tenant, v.line(), f);
+            if (out.put(hash.toLowerCase(Locale.ROOT), tenant) != null) {
+                throw error(km.keyLines().get(hash), f, "duplicate key hash (differs only in letter case)");
+            }
+        });
+        return out;
+    }
+
+    private TenantSettings.ResolverSpec resolver(YamlNode node, String f, Map<String, String> apiKeys) {
+        Mapping r = mapping(node, f, null);
+        YamlNode typeNode = required(r, "type", f);
+        String type = string(typeNode, f + ".type");
+        Set<String> allowed = RESOLVER_OPTIONS.get(type);
+        if (allowed == null) {
+            throw error(typeNode.line(), f + ".type", "unknown resolver type '" + type + "', expected one of "
+                    + new java.util.TreeSet<>(RESOLVER_OPTIONS.keySet()));
+        }
+        Map<String, String> options = new LinkedHashMap<>();
+        Map<String, Integer> lines = new LinkedHashMap<>();
+        r.entries().forEach((k, v) -> {
+            if (k.equals("type")) return;
+            if (!allowed.contains(k)) {
+                throw error(r.keyLines().get(k), f + "." + k, "unknown key for a " + type + " resolver, expected one of "
+                        + new java.util.TreeSet<>(allowed));
+            }
+            options.put(k, k.equals("verify") ? Boolean.toString(bool(v, f + "." + k)) : string(v, f + "." + k));
+            lines.put(k, v.line());
+        });
+        java.util.function.BiConsumer<String, Pattern> check = (k, p) -> {
+            String v = options.get(k);
+            if (v != null && !p.matcher(v).matches()) throw error(lines.get(k), f + "." + k, "must match " + p.pattern() + ", was '" + v + "'");
+        };
+        switch (type) {
+            case "header", "attribute" -> {
+                if (type.equals("attribute") && !options.containsKey("name")) throw error(r.line(), f + ".name", "required");
+                if (type.equals("header")) check.accept("name", HEADER_NAME);
+            }
+            case "api-key" -> {
+                check.accept("header", HEADER_NAME);
+                if (apiKeys.isEmpty()) {
+                    throw error(typeNode.line(), f + ".type", "an api-key resolver needs tenants.api-keys (SHA-256 of each key → tenant);"
+                            + " to look keys up elsewhere, build the resolver in code");
+                }
+            }
+            case "host" -> {
+                if (!options.containsKey("suffix")) throw error(r.line(), f + ".suffix", "required (e.g. .api.example.com)");
+                options.put("suffix", options.get("suffix").toLowerCase(Locale.ROOT));
+                check.accept("suffix", HOST_SUFFIX);
+            }
+            case "path" -> check.accept("prefix", PATH_PREFIX);
+            case "jwt-claim" -> {
+                List<String> sources = JWT_KEY_SOURCES.stream().filter(options::containsKey).toList();
+                boolean verify = !"false".equals(options.get("verify"));
+                if (verify && sources.size() != 1) {
+                    throw error(sources.size() > 1 ? lines.get(sources.get(1)) : r.line(), f + (sources.size() > 1 ? "." + sources.get(1) : ""),
+                            "give exactly one of " + JWT_KEY_SOURCES + " (or verify: false when an upstream filter already verified the token)");
+                }
+                if (!verify && !sources.isEmpty()) {
+                    throw error(lines.get(sources.get(0)), f + "." + sources.get(0), "verify: false takes no key");
+                }
+                check.accept("header", HEADER_NAME);
+            }
+            default -> {
+                // principal: no options
+            }
+        }
+        return new TenantSettings.ResolverSpec(type, options, new TenantSettings.Origin(source, r.line(), f, lines));
     }
 
     // ---- typed accessors -------------------------------------------------------------------
@@ -440,6 +687,22 @@ public final class PlansFile {
             throw error(node.line(), field, "expected a period such as 10s, 1m, 1d or PT10S, found "
                     + (text == null ? node.kind() : "'" + text + "' (a number needs a unit: ms, s, m, h, d)"));
         }
+        try {
+            return parsePeriod(text);
+        } catch (IllegalArgumentException e) {
+            throw error(node.line(), field, e.getMessage());
+        }
+    }
+
+    /**
+     * Parses a period as the plans file writes it: a whole number with a unit ({@code 500ms},
+     * {@code 10s}, {@code 1m}, {@code 2h}, {@code 1d}) or ISO-8601 ({@code PT10S}). Also used to read
+     * periods given at runtime (an admin API), so both accept exactly the same text.
+     *
+     * @throws IllegalArgumentException naming the reason, if the text is not a period &gt; 0
+     */
+    public static Duration parsePeriod(String text) {
+        if (text == null || text.isEmpty()) throw new IllegalArgumentException("a period is required, e.g. 10s, 1m, 1d or PT10S");
         Duration d;
         Matcher m = PERIOD.matcher(text);
         if (m.matches()) {
@@ -447,25 +710,29 @@ public final class PlansFile {
             try {
                 n = Long.parseLong(m.group(1));
             } catch (NumberFormatException e) {
-                throw error(node.line(), field, "number out of range: " + text);
+                throw new IllegalArgumentException("number out of range: " + text);
             }
-            d = switch (m.group(2)) {
-                case "ms" -> Duration.ofMillis(n);
-                case "s" -> Duration.ofSeconds(n);
-                case "m" -> Duration.ofMinutes(n);
-                case "h" -> Duration.ofHours(n);
-                default -> Duration.ofDays(n);
-            };
+            try {
+                d = switch (m.group(2)) {
+                    case "ms" -> Duration.ofMillis(n);
+                    case "s" -> Duration.ofSeconds(n);
+                    case "m" -> Duration.ofMinutes(n);
+                    case "h" -> Duration.ofHours(n);
+                    default -> Duration.ofDays(n);
+                };
+            } catch (ArithmeticException e) {
+                throw new IllegalArgumentException("number out of range: " + text);
+            }
         } else if (text.toUpperCase(Locale.ROOT).startsWith("P")) {
             try {
                 d = Duration.parse(text);
             } catch (DateTimeParseException e) {
-                throw error(node.line(), field, "not an ISO-8601 duration: '" + text + "'");
+                throw new IllegalArgumentException("not an ISO-8601 duration: '" + text + "'");
             }
         } else {
-            throw error(node.line(), field, "unknown period '" + text + "': use a number with a unit (ms, s, m, h, d) or ISO-8601 like PT10S");
+            throw new IllegalArgumentException("unknown period '" + text + "': use a number with a unit (ms, s, m, h, d) or ISO-8601 like PT10S");
         }
-        if (d.isZero() || d.isNegative()) throw error(node.line(), field, "must be > 0, was '" + text + "'");
+        if (d.isZero() || d.isNegative()) throw new IllegalArgumentException("must be > 0, was '" + text + "'");
         return d;
     }
 

@@ -41,6 +41,8 @@ class PlansFileTest {
               unknown: default
               max-tracked: 5000
               assignments: { acme: pro, globex: free }
+            groups:
+              reports: { max-inflight: 20, queue: { size: 8, max-wait: 2s } }
             """;
 
     @Test
@@ -72,6 +74,29 @@ class PlansFileTest {
         assertThat(t.unknown()).isEqualTo(TenantSettings.Unknown.DEFAULT);
         assertThat(t.maxTracked()).isEqualTo(5000);
         assertThat(t.assignments()).containsEntry("acme", "pro").containsEntry("globex", "free");
+
+        GroupSettings g = plans.group("reports");
+        assertThat(g.maxInflight()).hasValue(20);
+        assertThat(g.queue()).contains(new GroupSettings.Queue(8, Duration.ofSeconds(2)));
+        assertThat(plans.group("other")).as("a group without settings fails fast")
+                .isEqualTo(new GroupSettings("other", java.util.OptionalInt.empty(), java.util.Optional.empty()));
+    }
+
+    @Test
+    void groupSettingsAreOptionalPerKey() {
+        Plans plans = PlansFile.parse("g.yml", """
+                plans:
+                  free: { limits: [ { capacity: 10, refill: 10, period: 1s } ], concurrency: { a: 1 } }
+                routes:
+                  - { name: a, paths: [/a], group: a }
+                  - { name: b, paths: [/b], group: b }
+                groups:
+                  a: { max-inflight: 3 }
+                  b: { queue: { size: 1, max-wait: 250ms } }
+                """);
+        assertThat(plans.group("a").queue()).isEmpty();
+        assertThat(plans.group("b").maxInflight()).isEmpty();
+        assertThat(plans.group("b").queue()).contains(new GroupSettings.Queue(1, Duration.ofMillis(250)));
     }
 
     @Test
@@ -90,6 +115,43 @@ class PlansFileTest {
     }
 
     @Test
+    void readsARedisStore() {
+        Plans plans = PlansFile.parse("p.yml", """
+                plans:
+                  only: { limits: [ { capacity: 5, refill: 1, period: 1s } ] }
+                store:
+                  type: redis
+                  uri: redis://127.0.0.1:6379/0
+                  prefix: shop.eu
+                  timeout: 20ms
+                  max-retries: 2
+                  batching: false
+                  on-failure: closed
+                  heartbeat: 1s
+                  instance-ttl: 4s
+                """);
+        assertThat(plans.store()).isEqualTo(new StoreSettings(StoreSettings.Type.REDIS, "redis://127.0.0.1:6379/0", "shop.eu",
+                Duration.ofMillis(20), 2, false, StoreSettings.OnFailure.CLOSED, Duration.ofSeconds(1), Duration.ofSeconds(4)));
+    }
+
+    @Test
+    void theStoreIsLocalUnlessConfigured() {
+        Plans plans = PlansFile.parse("p.yml", "plans:\n  only: { limits: [ { capacity: 5, refill: 1, period: 1s } ] }\n");
+        assertThat(plans.store()).isEqualTo(StoreSettings.local());
+        Plans redis = PlansFile.parse("p.yml", "plans:\n  only: { limits: [ { capacity: 5, refill: 1, period: 1s } ] }\n"
+                + "store: { type: redis, uri: \"redis://h:6379\" }\n");
+        assertThat(redis.store()).isEqualTo(StoreSettings.redis("redis://h:6379"));
+        assertThat(redis.store().onFailure()).isEqualTo(StoreSettings.OnFailure.OPEN);
+    }
+
+    @Test
+    void aRejectedRedisUriDoesNotEchoItsPassword() {
+        assertThatThrownBy(() -> PlansFile.parse("p.yml", "plans:\n  only: { limits: [ { capacity: 5, refill: 1, period: 1s } ] }\n"
+                + "store: { type: redis, uri: \"http://user:hunter2@h:6379\" }\n"))
+                .isInstanceOf(InvalidPlansException.class).hasMessageNotContaining("hunter2");
+    }
+
+    @Test
     void refillLargerThanCapacityIsAllowed() {
         Plans plans = PlansFile.parse("p.yml", """
                 plans:
@@ -97,6 +159,10 @@ class PlansFileTest {
                 """);
         assertThat(plans.plan("fast").orElseThrow().limits().get(0).refill()).isEqualTo(1000);
     }
+
+    /** Six lines: one plan capping group reports, one route in it. */
+    private static final String GROUPED = "plans:\n  free:\n    limits: [ { capacity: 5, refill: 5, period: 1s } ]\n"
+            + "    concurrency: { reports: 1 }\nroutes:\n  - { name: r, paths: [/r], group: reports }\n";
 
     static Stream<Arguments> badFiles() {
         String plan = "plans:\n  free:\n    limits:\n";
@@ -161,8 +227,135 @@ class PlansFileTest {
                         + "tenants:\n  resolvers:\n    - { type: cookie }\n", 7, "tenants.resolvers[0].type", "unknown resolver type"),
                 arguments("zero concurrency cap", "plans:\n  free:\n    limits: [ { capacity: 5, refill: 5, period: 1s } ]\n"
                         + "    concurrency: { reports: 0 }\n", 4, "plans.free.concurrency.reports", "must be > 0"),
+                arguments("unknown store type", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: memcached\n", 6, "store.type", "expected one of [local, redis]"),
+                arguments("redis store without uri", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n", 6, "store.uri", "required"),
+                arguments("redis uri of another scheme", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: http://user:secret@cache:6379\n", 7, "store.uri", "expected redis://"),
+                arguments("redis key prefix with a hash tag", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store: { type: redis, uri: \"redis://h:6379\", prefix: \"{qg}\" }\n", 5, "store.prefix", "must match"),
+                arguments("redis timeout without unit", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis://h:6379\n  timeout: 50\n", 8, "store.timeout", "needs a unit"),
+                arguments("unknown failure mode", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis://h:6379\n  on-failure: retry\n", 8, "store.on-failure",
+                        "expected one of [open, closed]"),
+                arguments("zero max-retries", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis://h:6379\n  max-retries: 0\n", 8, "store.max-retries", "must be > 0"),
+                arguments("instance ttl not above heartbeat", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis://h:6379\n  heartbeat: 5s\n  instance-ttl: 5s\n", 9,
+                        "store.instance-ttl", "must be longer than store.heartbeat"),
+                arguments("redis key on a local store", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: local\n  uri: redis://h:6379\n", 7, "store.uri", "only for a store of type: redis"),
+                arguments("unknown store key", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis://h:6379\n  pool: 8\n", 8, "store.pool", "unknown key"),
+                arguments("unknown option for a resolver", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  resolvers:\n    - { type: host, name: x }\n", 7, "tenants.resolvers[0].name", "unknown key for a host resolver"),
+                arguments("host resolver without suffix", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  resolvers:\n    - { type: host }\n", 7, "tenants.resolvers[0].suffix", "required"),
+                arguments("host suffix without a leading dot", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  resolvers:\n    - { type: host, suffix: api.example.com }\n", 7, "tenants.resolvers[0].suffix", "must match"),
+                arguments("path prefix without slashes", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  resolvers:\n    - { type: path, prefix: t }\n", 7, "tenants.resolvers[0].prefix", "must match"),
+                arguments("bad header name", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  resolvers:\n    - { type: header, name: \"X Org\" }\n", 7, "tenants.resolvers[0].name", "must match"),
+                arguments("attribute resolver without name", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  resolvers:\n    - { type: attribute }\n", 7, "tenants.resolvers[0].name", "required"),
+                arguments("jwt resolver without a key", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  resolvers:\n    - { type: jwt-claim, claim: tid }\n", 7, "tenants.resolvers[0]", "exactly one of"),
+                arguments("jwt resolver with two keys", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  resolvers:\n    - type: jwt-claim\n      secret-env: A\n      jwks-file: b.json\n",
+                        9, "tenants.resolvers[0].jwks-file", "exactly one of"),
+                arguments("jwt verify not a boolean", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  resolvers:\n    - { type: jwt-claim, verify: nope }\n", 7, "tenants.resolvers[0].verify", "true or false"),
+                arguments("jwt verify false with a key", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  resolvers:\n    - { type: jwt-claim, verify: false, secret-env: S }\n", 7,
+                        "tenants.resolvers[0].secret-env", "verify: false takes no key"),
+                arguments("api-key resolver without keys", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  resolvers:\n    - { type: api-key }\n", 7, "tenants.resolvers[0].type", "needs tenants.api-keys"),
+                arguments("a raw API key in the file", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  api-keys:\n    sk_live_123: acme\n", 7, "tenants.api-keys.sk_live_123", "never the key itself"),
+                arguments("an API key for an invalid tenant", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  api-keys:\n    " + "ab".repeat(32) + ": \"a b\"\n", 7,
+                        "tenants.api-keys.abababababababab...", "not a valid tenant id"),
+                arguments("bad trusted proxy", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  trusted-proxies: [10.0.0.0/8, proxy.local]\n", 6, "tenants.trusted-proxies[1]", "not an IPv4 or IPv6"),
+                arguments("trusted proxy prefix too long", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  trusted-proxies: [10.0.0.0/33]\n", 6, "tenants.trusted-proxies[0]", "longer than the address"),
+                arguments("override of an unknown plan", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  overrides:\n    big: { plan: gold, limits: [ { capacity: 9, refill: 9, period: 1s } ] }\n",
+                        7, "tenants.overrides.big.plan", "unknown plan 'gold'"),
+                arguments("override without limits", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  overrides:\n    big: { plan: free }\n", 7, "tenants.overrides.big.limits", "required"),
+                arguments("override contradicting an assignment", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "  pro:\n    limits: [ { capacity: 9, refill: 9, period: 1s } ]\n"
+                        + "tenants:\n  default-plan: free\n  assignments: { big: pro }\n"
+                        + "  overrides:\n    big: { plan: free, limits: [ { capacity: 9, refill: 9, period: 1s } ] }\n",
+                        11, "tenants.overrides.big.plan", "contradicts tenants.assignments.big"),
+                arguments("override below a route's cost", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "routes:\n  - { name: a, paths: [/x], cost: 4 }\n"
+                        + "tenants:\n  overrides:\n    big:\n      limits:\n        - { capacity: 3, refill: 3, period: 1s }\n",
+                        11, "tenants.overrides.big.limits[0].capacity", "below the cost 4 of route a"),
+                arguments("plan caps a group no route has", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "    concurrency: { reprots: 1 }\nroutes:\n  - { name: r, paths: [/r], group: reports }\n",
+                        5, "plans.free.concurrency.reprots", "no route has group 'reprots', groups in use: [reports]"),
+                arguments("groups not a map", GROUPED + "groups: [reports]\n", 7, "groups", "expected a map"),
+                arguments("settings for a group no route has", GROUPED + "groups:\n  exports: { max-inflight: 2 }\n",
+                        8, "groups.exports", "no route has group 'exports'"),
+                arguments("unknown key in a group", GROUPED + "groups:\n  reports: { max: 2 }\n",
+                        8, "groups.reports.max", "unknown key, expected one of [max-inflight, queue]"),
+                arguments("zero max-inflight", GROUPED + "groups:\n  reports: { max-inflight: 0 }\n",
+                        8, "groups.reports.max-inflight", "must be > 0"),
+                arguments("fractional max-inflight", GROUPED + "groups:\n  reports: { max-inflight: 1.5 }\n",
+                        8, "groups.reports.max-inflight", "whole number"),
+                arguments("queue without max-wait", GROUPED + "groups:\n  reports:\n    queue: { size: 4 }\n",
+                        9, "groups.reports.queue.max-wait", "required"),
+                arguments("queue without size", GROUPED + "groups:\n  reports:\n    queue: { max-wait: 1s }\n",
+                        9, "groups.reports.queue.size", "required"),
+                arguments("zero queue size", GROUPED + "groups:\n  reports:\n    queue: { size: 0, max-wait: 1s }\n",
+                        9, "groups.reports.queue.size", "must be > 0"),
+                arguments("unbounded queue size", GROUPED + "groups:\n  reports:\n    queue: { size: 1000000, max-wait: 1s }\n",
+                        9, "groups.reports.queue.size", "must be <= 10000"),
+                arguments("max-wait without unit", GROUPED + "groups:\n  reports:\n    queue: { size: 2, max-wait: 2 }\n",
+                        9, "groups.reports.queue.max-wait", "needs a unit"),
+                arguments("max-wait too long", GROUPED + "groups:\n  reports:\n    queue: { size: 2, max-wait: 2h }\n",
+                        9, "groups.reports.queue.max-wait", "must be <= 60s"),
+                arguments("unknown key in a queue", GROUPED + "groups:\n  reports:\n    queue: { size: 2, max-wait: 1s, lifo: true }\n",
+                        9, "groups.reports.queue.lifo", "unknown key"),
                 arguments("global without limits", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
-                        + "global: {}\n", 5, "global.limits", "required"));
+                        + "global: {}\n", 5, "global.limits", "required"),
+                arguments("publish not a boolean", "plans:\n  free:\n    limits: [ { capacity: 5, refill: 5, period: 1s } ]\n"
+                        + "    publish: 1\n", 4, "plans.free.publish", "expected true or false"),
+                arguments("shadow as a string", "plans:\n  free:\n    limits: [ { capacity: 5, refill: 5, period: 1s } ]\n"
+                        + "    shadow: \"true\"\n", 4, "plans.free.shadow", "expected true or false"),
+                arguments("top-level shadow not a boolean", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "shadow: sometimes\n", 5, "shadow", "expected true or false"),
+                arguments("period out of range", plan + "      - { capacity: 5, refill: 5, period: 999999999999999999d }\n",
+                        4, "plans.free.limits[0].period", "out of range"));
+    }
+
+    @Test
+    void publishAndShadowAreOffUnlessSwitchedOn() {
+        Plans plans = PlansFile.parse("p.yml", """
+                shadow: true
+                plans:
+                  free: { limits: [ { capacity: 5, refill: 5, period: 1s } ] }
+                  open: { limits: [ { capacity: 5, refill: 5, period: 1s } ], publish: true, shadow: true }
+                tenants: { default-plan: free }
+                """);
+        assertThat(plans.shadow()).isTrue();
+        assertThat(plans.plan("free").orElseThrow()).extracting(Plan::publish, Plan::shadow).containsExactly(false, false);
+        assertThat(plans.plan("open").orElseThrow()).extracting(Plan::publish, Plan::shadow).containsExactly(true, true);
+        assertThat(PlansFile.parse("v.yml", VALID).shadow()).isFalse();
+    }
+
+    @Test
+    void periodsParseTheSameAtRuntimeAsInTheFile() {
+        assertThat(PlansFile.parsePeriod("1m")).isEqualTo(Duration.ofMinutes(1));
+        assertThat(PlansFile.parsePeriod("PT10S")).isEqualTo(Duration.ofSeconds(10));
+        for (String bad : List.of("", "0s", "10", "10x", "-1s", "PT-1S", "P1Y")) {
+            assertThatThrownBy(() -> PlansFile.parsePeriod(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+        }
     }
 
     @ParameterizedTest(name = "{0}")
@@ -197,10 +390,69 @@ class PlansFileTest {
     @Test
     void tenantIdRule() {
         for (String ok : List.of("acme", "a", "A-Z_0.9:x", "x".repeat(64))) assertThat(TenantId.isValid(ok)).as(ok).isTrue();
-        for (String bad : List.of("", "x".repeat(65), "a b", "a\r\nb", "a\u0000", "caf\u00e9", "a/b", "../x".substring(1) + "/")) {
+        for (String bad : List.of("", "x".repeat(65), "a b", "a\r\nb", "a\u0000", "caf\u00e9", "a/b", "../x".substring(1) + "/", ".", "..", "...")) {
             assertThat(TenantId.isValid(bad)).as(bad).isFalse();
         }
         assertThat(TenantId.isValid(null)).isFalse();
+    }
+
+    @Test
+    void readsResolversApiKeysTrustedProxiesAndOverrides() {
+        String hash = "AB".repeat(32);
+        Plans plans = PlansFile.parse("t.yml", """
+                plans:
+                  free: { limits: [ { capacity: 5, refill: 5, period: 1s } ] }
+                  pro: { limits: [ { capacity: 50, refill: 50, period: 1s } ] }
+                tenants:
+                  default-plan: free
+                  resolvers:
+                    - { type: api-key }
+                    - type: jwt-claim
+                      claim: org
+                      secret-env: JWT_SECRET
+                    - { type: jwt-claim, verify: false }
+                    - { type: host, suffix: .API.example.com }
+                    - { type: path }
+                    - { type: principal }
+                    - { type: attribute, name: tenant }
+                  api-keys: { %s: acme }
+                  trusted-proxies: [ 10.0.0.0/8, "::1", 192.168.1.7 ]
+                  overrides:
+                    bigcorp: { plan: pro, limits: [ { capacity: 5000, refill: 5000, period: 1m } ] }
+                    solo: { limits: [ { capacity: 7, refill: 7, period: 1s } ] }
+                """.formatted(hash));
+        TenantSettings t = plans.tenants();
+        assertThat(t.resolvers()).extracting(TenantSettings.ResolverSpec::type)
+                .containsExactly("api-key", "jwt-claim", "jwt-claim", "host", "path", "principal", "attribute");
+        TenantSettings.ResolverSpec jwt = t.resolvers().get(1);
+        assertThat(jwt.options()).containsEntry("claim", "org").containsEntry("secret-env", "JWT_SECRET");
+        assertThat(jwt.invalid("secret-env", "not set").getMessage())
+                .isEqualTo("t.yml:10: tenants.resolvers[1].secret-env: not set");
+        assertThat(t.resolvers().get(2).options()).containsEntry("verify", "false");
+        assertThat(t.resolvers().get(3).options()).containsEntry("suffix", ".api.example.com");
+        assertThat(t.apiKeys()).containsEntry(hash.toLowerCase(), "acme");
+        assertThat(t.trustedProxies()).hasSize(3);
+        assertThat(t.trustedProxies().get(0).contains(AddressRange.parseAddress("10.200.3.4"))).isTrue();
+        assertThat(t.trustedProxies().get(0).contains(AddressRange.parseAddress("11.0.0.1"))).isFalse();
+        assertThat(t.overrides().get("bigcorp")).containsExactly(new Bandwidth("b0", 5000, 5000, Duration.ofMinutes(1)));
+        assertThat(t.assignments()).containsEntry("bigcorp", "pro").as("an override makes a tenant known").containsEntry("solo", "free");
+    }
+
+    @Test
+    void addressRangesParseIpv4Ipv6AndCidrsWithoutDns() {
+        assertThat(AddressRange.parse("192.168.0.0/16").contains(AddressRange.parseAddress("192.168.44.1"))).isTrue();
+        assertThat(AddressRange.parse("192.168.0.0/16").contains(AddressRange.parseAddress("192.169.0.1"))).isFalse();
+        assertThat(AddressRange.parse("10.1.2.3").contains(AddressRange.parseAddress("::ffff:10.1.2.3"))).as("v4-mapped").isTrue();
+        assertThat(AddressRange.parse("2001:db8::/32").contains(AddressRange.parseAddress("2001:db8:1::5"))).isTrue();
+        assertThat(AddressRange.parse("2001:db8::/32").contains(AddressRange.parseAddress("2001:db9::5"))).isFalse();
+        assertThat(AddressRange.parse("::1").contains(AddressRange.parseAddress("[0:0:0:0:0:0:0:1]"))).isTrue();
+        assertThat(AddressRange.parse("fe80::/10").contains(AddressRange.parseAddress("fe80::1%eth0"))).isTrue();
+        assertThat(AddressRange.parse("10.0.0.0/9").contains(AddressRange.parseAddress("10.127.255.255"))).isTrue();
+        assertThat(AddressRange.parse("10.0.0.0/9").contains(AddressRange.parseAddress("10.128.0.0"))).isFalse();
+        for (String bad : List.of("", "localhost", "1.2.3", "1.2.3.256", "1.2.3.4.5", "01234.1.1.1", "1::2::3", "1:2:3:4:5:6:7:8:9",
+                "12345::", "g::1", "1.2.3.4/", "1.2.3.4/x", "::1/129", "a".repeat(100))) {
+            assertThatThrownBy(() -> AddressRange.parse(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+        }
     }
 
     @Test

@@ -2,7 +2,9 @@ package io.quotagate.tenant;
 
 import jakarta.servlet.http.HttpServletRequest;
 
+import java.security.Principal;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -13,12 +15,19 @@ import java.util.Optional;
  * {@link io.quotagate.plans.TenantId} before the id is used as a key anywhere, so a resolver never
  * needs to sanitise. A resolver that recognises the request but refuses it (an unknown API key, a
  * forged token) throws {@link TenantRejectedException}.
+ *
+ * <p>Built-in resolvers: {@link #header}, {@link #host}, {@link #path}, {@link #principal},
+ * {@link #attribute}, {@link ApiKeyResolver} and {@link JwtClaimResolver}; the README says when
+ * each one can be trusted.
  */
 @FunctionalInterface
 public interface TenantResolver {
 
     /** The header {@link #header(String)} reads by default. */
     String DEFAULT_HEADER = "X-Tenant-Id";
+
+    /** The prefix {@link #path(String)} uses by default: {@code /t/{tenant}/...}. */
+    String DEFAULT_PATH_PREFIX = "/t/";
 
     /**
      * The tenant id of this request, unvalidated, or empty if this resolver finds none.
@@ -27,11 +36,92 @@ public interface TenantResolver {
      */
     Optional<String> resolve(HttpServletRequest request);
 
-    /** The value of a request header (the first, if repeated). */
+    /**
+     * The value of a request header (the first, if repeated). Trustworthy only when something in front
+     * of the application (a gateway that authenticated the caller) sets the header and strips any value
+     * the client sent.
+     */
     static TenantResolver header(String name) {
         Objects.requireNonNull(name, "name");
         if (name.isBlank()) throw new IllegalArgumentException("header name must not be blank");
         return request -> Optional.ofNullable(request.getHeader(name));
+    }
+
+    /**
+     * The single DNS label in front of {@code suffix} in the request's host name:
+     * {@code host(".api.example.com")} maps {@code acme.api.example.com} to {@code acme}. A host that
+     * does not end with the suffix, or has more than one label in front of it, yields nothing.
+     *
+     * @param suffix the shared domain, starting with a dot ({@code .api.example.com})
+     */
+    static TenantResolver host(String suffix) {
+        Objects.requireNonNull(suffix, "suffix");
+        if (!suffix.startsWith(".") || suffix.length() < 2) {
+            throw new IllegalArgumentException("suffix must start with a dot, e.g. .api.example.com, was '" + suffix + "'");
+        }
+        String s = suffix.toLowerCase(Locale.ROOT);
+        return request -> {
+            String name = request.getServerName();
+            if (name == null || name.length() <= s.length()) {
+                return Optional.empty();
+            }
+            if (!name.regionMatches(true, name.length() - s.length(), s, 0, s.length())) return Optional.empty();
+            String label = name.substring(0, name.length() - s.length());
+            if (label.indexOf('.') >= 0) return Optional.empty();
+            return Optional.of(label.toLowerCase(Locale.ROOT));
+        };
+    }
+
+    /**
+     * The path segment after {@code prefix}: {@code path("/t/")} maps {@code /t/acme/items/1} to
+     * {@code acme}. The segment is taken from the raw (still percent-encoded) request URI inside the
+     * context, so an encoded {@code %2F} or {@code %2E} never turns into a separator or a dot: it
+     * makes an invalid id (400).
+     *
+     * @param prefix starts and ends with {@code /}
+     */
+    static TenantResolver path(String prefix) {
+        Objects.requireNonNull(prefix, "prefix");
+        if (!prefix.startsWith("/") || !prefix.endsWith("/")) {
+            throw new IllegalArgumentException("prefix must start and end with '/', e.g. /t/, was '" + prefix + "'");
+        }
+        return request -> {
+            String uri = request.getRequestURI();
+            if (uri == null) return Optional.empty();
+            String context = request.getContextPath();
+            int from = context != null && !context.isEmpty() && uri.startsWith(context) ? context.length() : 0;
+            if (!uri.startsWith(prefix, from)) return Optional.empty();
+            int start = from + prefix.length();
+            int end = uri.indexOf('/', start);
+            int semi = uri.indexOf(';', start); // a path parameter is not part of the id
+            if (semi >= 0 && (end < 0 || semi < end)) end = semi;
+            return Optional.of(uri.substring(start, end < 0 ? uri.length() : end));
+        };
+    }
+
+    /**
+     * The name of the authenticated user ({@link HttpServletRequest#getUserPrincipal()}), for
+     * applications whose container or security filter authenticates tenants (one principal per
+     * tenant, e.g. client-certificate or service-account logins).
+     */
+    static TenantResolver principal() {
+        return request -> {
+            Principal p = request.getUserPrincipal();
+            return p == null ? Optional.empty() : Optional.ofNullable(p.getName());
+        };
+    }
+
+    /**
+     * A request attribute set by an earlier filter (an authentication filter that knows the tenant).
+     * A non-string value is turned into text with {@code toString()}.
+     */
+    static TenantResolver attribute(String name) {
+        Objects.requireNonNull(name, "name");
+        if (name.isBlank()) throw new IllegalArgumentException("attribute name must not be blank");
+        return request -> {
+            Object v = request.getAttribute(name);
+            return v == null ? Optional.empty() : Optional.of(v.toString());
+        };
     }
 
     /** The first resolver, in order, that finds a tenant. */

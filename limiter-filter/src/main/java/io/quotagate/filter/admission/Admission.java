@@ -1,18 +1,26 @@
 package io.quotagate.filter.admission;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.EstimationProbe;
+import io.github.bucket4j.TokensInheritanceStrategy;
+import io.github.bucket4j.VerboseResult;
+import io.github.bucket4j.local.LocalBucket;
 import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.Plan;
 import io.quotagate.plans.Plans;
 
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The servlet-free admission decision: takes a request's cost from the tenant's bucket (sized by its
@@ -23,33 +31,101 @@ import java.util.Objects;
  * of the buckets that would refuse it, so a client that waits that long and retries is admitted
  * (unless someone else used the units meanwhile).
  *
+ * <p>The limits can change while running ({@link #apply}) without losing bucket state: the global
+ * bucket is reconfigured at once, each tenant bucket lazily on its next use, both with
+ * {@link #INHERITANCE}. A plan (or the whole plans file) in shadow mode refuses nothing: the refusal
+ * is counted ({@link #shadowRejections}) and reported in {@link Decision.Admitted#shadowRejection}.
+ *
  * <p>Thread-safe; one instance serves every request.
  */
 public final class Admission {
     /** Key of the single global bucket. */
     static final String GLOBAL_KEY = "global";
 
-    private final Map<String, BucketConfiguration> planConfigs;
+    /**
+     * How a bucket keeps its tokens when its limits change: {@code AS_IS}. Each bandwidth keeps the
+     * tokens it has (matched by name), capped at its new capacity; a debt stays a debt; a bandwidth
+     * that did not exist before starts full. So raising a quota gives nobody an instant extra burst
+     * (the bucket refills up to the new capacity at the new rate), lowering it takes effect at once,
+     * and a tenant that just emptied its bucket cannot escape the wait through a configuration
+     * change. {@code PROPORTIONALLY} would scale a debt too, {@code RESET} would refill everybody.
+     */
+    public static final TokensInheritanceStrategy INHERITANCE = TokensInheritanceStrategy.AS_IS;
+
     private final BucketStore store;
-    private final Bucket global;
-    private final long globalCapacity;
+    private final LongAdder[] shadowed = new LongAdder[Reason.values().length];
+    /**
+     * For buckets that are not local (a shared store hands out proxies whose configuration cannot be
+     * read cheaply): the configuration this instance last gave each tenant's bucket.
+     */
+    private final Cache<String, BucketConfiguration> appliedToRemote =
+            Caffeine.newBuilder().maximumSize(100_000).build();
+    private volatile Limits limits;
+
+    /** One plan's buckets: their configuration and what else admission needs to know per request. */
+    private record PlanLimits(BucketConfiguration config, long maxCost, boolean shadow, boolean publish) {
+    }
+
+    /** Everything that can change at runtime, swapped as one immutable snapshot. */
+    private record Limits(Map<String, PlanLimits> plans, Map<String, PlanLimits> overrides, Bucket global,
+                          BucketConfiguration globalConfig, long globalMaxCost, boolean changedSinceStart) {
+    }
 
     /**
      * @param plans the plans whose limits size the buckets
      * @param store where the buckets live
      */
     public Admission(Plans plans, BucketStore store) {
-        Objects.requireNonNull(plans, "plans");
         this.store = Objects.requireNonNull(store, "store");
-        Map<String, BucketConfiguration> configs = new HashMap<>();
-        for (Plan plan : plans.plans().values()) configs.put(plan.name(), configuration(plan.limits()));
-        this.planConfigs = Map.copyOf(configs);
-        this.global = plans.global()
-                .map(g -> store.bucket(BucketKind.GLOBAL, GLOBAL_KEY, configuration(g.limits())))
-                .orElse(null);
-        this.globalCapacity = plans.global()
-                .map(g -> g.limits().stream().mapToLong(Bandwidth::capacity).min().orElse(0))
-                .orElse(0L);
+        for (int i = 0; i < shadowed.length; i++) shadowed[i] = new LongAdder();
+        this.limits = limits(Objects.requireNonNull(plans, "plans"), null);
+    }
+
+    /**
+     * Puts new limits in force without losing any bucket's state (see {@link #INHERITANCE}): the
+     * global bucket is reconfigured now, each tenant's bucket on its next request. A plan whose limits
+     * did not change keeps its buckets untouched.
+     */
+    public void apply(Plans plans) {
+        Objects.requireNonNull(plans, "plans");
+        synchronized (this) {
+            limits = limits(plans, limits);
+        }
+    }
+
+    private Limits limits(Plans plans, Limits previous) {
+        BucketConfiguration globalConfig = plans.global().map(GlobalQuota::limits).map(Admission::configuration).orElse(null);
+        if (previous != null && globalConfig != null && globalConfig.equals(previous.globalConfig)) {
+            globalConfig = previous.globalConfig; // same limits: keep the instance the buckets carry
+        }
+        Bucket global = null;
+        long globalMaxCost = Long.MAX_VALUE;
+        if (globalConfig != null) {
+            global = store.bucket(BucketKind.GLOBAL, GLOBAL_KEY, globalConfig);
+            if (previous != null) reconfigure(global, globalConfig);
+            globalMaxCost = smallestCapacity(globalConfig);
+        }
+        Map<String, PlanLimits> byName = new HashMap<>();
+        for (Plan plan : plans.plans().values()) {
+            BucketConfiguration config = configuration(plan.limits());
+            PlanLimits old = previous == null ? null : previous.plans.get(plan.name());
+            if (old != null && old.config.equals(config)) config = old.config;
+            byName.put(plan.name(), new PlanLimits(config, Math.min(smallestCapacity(config), globalMaxCost),
+                    plan.shadow() || plans.shadow(), plan.publish()));
+        }
+        // tenants.overrides: a tenant's own limits, with its plan's shadow/publish flags
+        Map<String, PlanLimits> overrides = new HashMap<>();
+        for (Map.Entry<String, List<Bandwidth>> o : plans.tenants().overrides().entrySet()) {
+            String tenant = o.getKey();
+            BucketConfiguration config = configuration(o.getValue());
+            PlanLimits old = previous == null ? null : previous.overrides.get(tenant);
+            if (old != null && old.config.equals(config)) config = old.config;
+            PlanLimits plan = byName.get(plans.tenants().assignments().get(tenant));
+            overrides.put(tenant, new PlanLimits(config, Math.min(smallestCapacity(config), globalMaxCost),
+                    plan != null && plan.shadow, plan != null && plan.publish));
+        }
+        return new Limits(Map.copyOf(byName), Map.copyOf(overrides), global, globalConfig, globalMaxCost,
+                previous != null);
     }
 
     /**
@@ -57,31 +133,127 @@ public final class Admission {
      * and if so takes the units.
      *
      * @param tenant a valid tenant id (see {@link io.quotagate.plans.TenantId})
-     * @param plan   the name of a plan of the plans this admission was built from
-     * @param cost   units, &gt; 0
+     * @param plan   the name of a plan of the plans in force
+     * @param cost   units, &gt; 0; at most {@link #maxCost} (a larger cost is refused, as it would
+     *               never fit)
      */
     public Decision admit(String tenant, String plan, long cost) {
-        if (cost <= 0) throw new IllegalArgumentException("cost must be > 0, was " + cost);
-        BucketConfiguration config = planConfigs.get(plan);
-        if (config == null) throw new IllegalArgumentException("unknown plan " + plan);
+        return admit(BucketKind.TENANT, tenant, plan, cost);
+    }
 
-        Bucket tenantBucket = store.bucket(BucketKind.TENANT, tenant, config);
+    /**
+     * As {@link #admit(String, String, long)}, with the bucket table chosen by {@code kind}:
+     * {@link BucketKind#TENANT} for an assigned tenant (its {@code tenants.overrides} limits, if any,
+     * replace the plan's), {@link BucketKind#GUEST} for an unknown tenant or anonymous client.
+     *
+     * @param kind {@link BucketKind#TENANT} or {@link BucketKind#GUEST}
+     * @param key  the tenant id, or an anonymous client's key
+     */
+    public Decision admit(BucketKind kind, String key, String plan, long cost) {
+        if (cost <= 0) throw new IllegalArgumentException("cost must be > 0, was " + cost);
+        if (kind == BucketKind.GLOBAL) throw new IllegalArgumentException("kind must be TENANT or GUEST");
+        Limits l = limits;
+        PlanLimits pl = limitsOf(l, kind, key, plan);
+        Bucket tenantBucket = tenantBucket(l, kind, key, pl);
+        Bucket global = l.global;
+        Decision.Rejected refusal = null;
         // tryConsume allocates nothing; the wait is computed only for the rare refusal
         if (!tenantBucket.tryConsume(cost)) {
             long wait = waitFor(tenantBucket, cost);
+            refusal = new Decision.Rejected(Reason.TENANT_RATE, wait);
             if (global != null) {
                 // the client must also find the global quota able to take it when it comes back
                 long globalWait = waitFor(global, cost);
-                if (globalWait > wait) return new Decision.Rejected(Reason.GLOBAL_RATE, globalWait);
+                if (globalWait > wait) refusal = new Decision.Rejected(Reason.GLOBAL_RATE, globalWait);
             }
-            return new Decision.Rejected(Reason.TENANT_RATE, wait);
-        }
-        if (global != null && !global.tryConsume(cost)) {
+        } else if (global != null && !global.tryConsume(cost)) {
             // the tenant is never charged for a request that does not run
             tenantBucket.addTokens(cost);
-            return new Decision.Rejected(Reason.GLOBAL_RATE, waitFor(global, cost));
+            refusal = new Decision.Rejected(Reason.GLOBAL_RATE, waitFor(global, cost));
         }
-        return Decision.Admitted.INSTANCE;
+        if (refusal == null) return new Decision.Admitted(kind, key, plan, cost, global != null, null);
+        if (!pl.shadow) return refusal;
+        // shadow mode: exactly what enforcing would do to the buckets (nothing taken), but let it run
+        shadowed[refusal.reason().ordinal()].increment();
+        return new Decision.Admitted(kind, key, plan, 0, false, refusal);
+    }
+
+    /**
+     * Settles a request's actual cost once it has ended: gives back {@code charged − actual} units to
+     * every bucket that was charged, or charges the excess (the buckets may go into debt, so the
+     * tenant waits longer next time). The excess charged is capped at {@link #maxCost} of the plan, so
+     * one wild report cannot lock a tenant out for longer than about two full refills.
+     *
+     * @param admitted   the decision that admitted the request
+     * @param actualCost the units the request really used, &gt;= 0
+     * @return the units settled: negative for a refund, positive for an extra charge, 0 for none
+     * @throws IllegalArgumentException if {@code actualCost} is negative
+     */
+    public long reconcile(Decision.Admitted admitted, long actualCost) {
+        if (actualCost < 0) throw new IllegalArgumentException("actual cost must be >= 0, was " + actualCost);
+        if (admitted.charged() == 0 || actualCost == admitted.charged()) return 0;
+        Limits l = limits;
+        PlanLimits pl = l.plans.containsKey(admitted.plan())
+                ? limitsOf(l, admitted.kind(), admitted.tenant(), admitted.plan()) : null;
+        Bucket global = admitted.globalCharged() ? l.global : null;
+        if (actualCost < admitted.charged()) {
+            long refund = admitted.charged() - actualCost;
+            // addTokens caps at capacity: a refund can never push a bucket above full
+            if (pl != null) tenantBucket(l, admitted.kind(), admitted.tenant(), pl).addTokens(refund);
+            if (global != null) global.addTokens(refund);
+            return -refund;
+        }
+        long excess = Math.min(actualCost - admitted.charged(), pl != null ? pl.maxCost : l.globalMaxCost);
+        if (pl != null) {
+            tenantBucket(l, admitted.kind(), admitted.tenant(), pl).consumeIgnoringRateLimits(excess);
+            // read it once more so the store sees the debt (a bucket in debt needs longer to be full)
+            store.bucket(admitted.kind(), admitted.tenant(), pl.config);
+        }
+        if (global != null) global.consumeIgnoringRateLimits(excess);
+        return excess;
+    }
+
+    /**
+     * The largest cost a request of this plan can ever be admitted with: the smallest capacity of
+     * the plan's and the global quota's bandwidths.
+     *
+     * @throws IllegalArgumentException for an unknown plan
+     */
+    public long maxCost(String plan) {
+        return planLimits(plan).maxCost;
+    }
+
+    /** True if this plan publishes its limits (per-plan {@code publish: true}). */
+    public boolean publishes(String plan) {
+        PlanLimits pl = limits.plans.get(plan);
+        return pl != null && pl.publish;
+    }
+
+    /**
+     * The state of each bandwidth of a tenant's bucket, in plan order, for publishing. The global
+     * quota is never included: it stays hidden.
+     */
+    public List<LimitStatus> status(String tenant, String plan) {
+        return status(BucketKind.TENANT, tenant, plan);
+    }
+
+    /** As {@link #status(String, String)}, for the bucket in the {@code kind} table. */
+    public List<LimitStatus> status(BucketKind kind, String tenant, String plan) {
+        Limits l = limits;
+        VerboseResult<Long> verbose = tenantBucket(l, kind, tenant, limitsOf(l, kind, tenant, plan))
+                .asVerbose().getAvailableTokens();
+        io.github.bucket4j.Bandwidth[] bandwidths = verbose.getConfiguration().getBandwidths();
+        long[] tokens = verbose.getDiagnostics().getAvailableTokensPerEachBandwidth();
+        List<LimitStatus> out = new ArrayList<>(bandwidths.length);
+        for (int i = 0; i < bandwidths.length; i++) {
+            io.github.bucket4j.Bandwidth b = bandwidths[i];
+            double nanosPerToken = (double) b.getRefillPeriodNanos() / b.getRefillTokens();
+            long window = RetryAfter.seconds(saturated(b.getCapacity() * nanosPerToken));
+            long missing = b.getCapacity() - tokens[i];
+            out.add(new LimitStatus(b.getId(), b.getCapacity(), window, Math.max(0, tokens[i]),
+                    missing <= 0 ? 0 : saturated(missing * nanosPerToken)));
+        }
+        return out;
     }
 
     /**
@@ -93,19 +265,79 @@ public final class Admission {
         return probe.canBeConsumed() ? 0 : probe.getNanosToWaitForRefill();
     }
 
-    /** True if a global quota is configured. */
+    /** True if a global quota is in force. */
     public boolean hasGlobalQuota() {
-        return global != null;
+        return limits.global != null;
     }
 
     /** Units available now in the global quota (the smallest over its bandwidths), or 0 if there is none. */
     public long globalAvailableTokens() {
+        Bucket global = limits.global;
         return global == null ? 0 : global.getAvailableTokens();
     }
 
     /** The global quota's capacity (its smallest bandwidth), or 0 if there is none. */
     public long globalCapacity() {
-        return globalCapacity;
+        Limits l = limits;
+        return l.global == null ? 0 : l.globalMaxCost;
+    }
+
+    /** Requests that shadow mode let through although the limits would have refused them for {@code reason}. */
+    public long shadowRejections(Reason reason) {
+        return shadowed[reason.ordinal()].sum();
+    }
+
+    private PlanLimits planLimits(String plan) {
+        PlanLimits pl = limits.plans.get(plan);
+        if (pl == null) throw new IllegalArgumentException("unknown plan " + plan);
+        return pl;
+    }
+
+    /** The tenant's bucket, first moved to the plan's current limits if they changed since its last use. */
+    /** The limits of a tenant's bucket: its {@code tenants.overrides} entry if it has one, else its plan's. */
+    private static PlanLimits limitsOf(Limits l, BucketKind kind, String key, String plan) {
+        if (kind == BucketKind.TENANT && !l.overrides.isEmpty()) {
+            PlanLimits own = l.overrides.get(key);
+            if (own != null) return own;
+        }
+        PlanLimits pl = l.plans.get(plan);
+        if (pl == null) throw new IllegalArgumentException("unknown plan " + plan);
+        return pl;
+    }
+
+    private Bucket tenantBucket(Limits l, BucketKind kind, String tenant, PlanLimits pl) {
+        Bucket bucket = store.bucket(kind, tenant, pl.config);
+        if (bucket instanceof LocalBucket local) {
+            // identity check: a bucket carries the very configuration instance it was built or last moved with
+            if (local.getConfiguration() != pl.config) {
+                local.replaceConfiguration(pl.config, INHERITANCE);
+                store.bucket(kind, tenant, pl.config); // let the store re-time its expiry
+            }
+        } else if (l.changedSinceStart) {
+            String remoteKey = kind.keyPart() + ":" + tenant;
+            if (appliedToRemote.getIfPresent(remoteKey) != pl.config) {
+                // AS_IS with the configuration the bucket already has changes nothing, so repeating it is harmless
+                bucket.replaceConfiguration(pl.config, INHERITANCE);
+                appliedToRemote.put(remoteKey, pl.config);
+            }
+        }
+        return bucket;
+    }
+
+    private static void reconfigure(Bucket bucket, BucketConfiguration config) {
+        if (!(bucket instanceof LocalBucket local) || local.getConfiguration() != config) {
+            bucket.replaceConfiguration(config, INHERITANCE);
+        }
+    }
+
+    private static long smallestCapacity(BucketConfiguration config) {
+        long min = Long.MAX_VALUE;
+        for (io.github.bucket4j.Bandwidth b : config.getBandwidths()) min = Math.min(min, b.getCapacity());
+        return min;
+    }
+
+    private static long saturated(double nanos) {
+        return nanos >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) Math.ceil(nanos);
     }
 
     /** The bucket4j configuration for a list of bandwidths (greedy refill: tokens arrive smoothly). */

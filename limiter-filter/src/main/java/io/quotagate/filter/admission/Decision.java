@@ -1,13 +1,38 @@
 package io.quotagate.filter.admission;
 
+import io.quotagate.filter.store.BucketKind;
+
 import java.util.Objects;
 
 /** The outcome of {@link Admission#admit}: the request may run, or it is refused for a while. */
 public sealed interface Decision permits Decision.Admitted, Decision.Rejected {
 
-    /** The request may run; its cost has been taken from every bucket. */
-    record Admitted() implements Decision {
-        static final Admitted INSTANCE = new Admitted();
+    /**
+     * The request may run. It says which buckets were charged and how much, which is all that
+     * {@link Admission#reconcile} needs to settle the request's actual cost afterwards.
+     *
+     * @param kind            the table of the tenant's bucket ({@code TENANT} or {@code GUEST})
+     * @param tenant          the tenant key whose bucket was charged
+     * @param plan            the plan that sized the tenant's bucket
+     * @param charged         units taken from the tenant's bucket (and the global one when
+     *                        {@code globalCharged}); 0 when nothing was taken (shadow mode)
+     * @param globalCharged   true if the same units were also taken from the global quota
+     * @param shadowRejection in shadow mode, the refusal the request escaped (nothing was charged);
+     *                        null when the limits admitted it
+     */
+    record Admitted(BucketKind kind, String tenant, String plan, long charged, boolean globalCharged,
+                    Rejected shadowRejection) implements Decision {
+        public Admitted {
+            Objects.requireNonNull(kind, "kind");
+            Objects.requireNonNull(tenant, "tenant");
+            Objects.requireNonNull(plan, "plan");
+            if (charged < 0) throw new IllegalArgumentException("charged must be >= 0, was " + charged);
+        }
+
+        /** True if the limits would have refused this request and only shadow mode let it through. */
+        public boolean shadowed() {
+            return shadowRejection != null;
+        }
     }
 
     /**

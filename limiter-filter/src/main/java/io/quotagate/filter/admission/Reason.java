@@ -5,7 +5,9 @@ public enum Reason {
     /** The tenant's own bucket (its plan) is empty. */
     TENANT_RATE("tenant_rate"),
     /** The quota shared by all tenants is empty. */
-    GLOBAL_RATE("global_rate");
+    GLOBAL_RATE("global_rate"),
+    /** The tenant (or the whole API) already has as many requests of the route's group in flight as allowed. */
+    CONCURRENCY("concurrency");
 
     private final String code;
 

@@ -1,65 +1,206 @@
 package io.quotagate.filter.metrics;
 
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.redis.RedisStore;
+import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.admission.ConcurrencyView;
+import io.quotagate.filter.admission.Reason;
 
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /**
- * Registers quotagate's meters (names in the README) with a Micrometer registry. Every meter reads
- * the filter's own state; the binder counts nothing itself.
+ * Registers quotagate's meters (names and tags in the README) with a Micrometer registry. Every
+ * meter reads the filter's own state; the binder counts nothing itself.
  *
  * <ul>
- *   <li>{@value #REQUESTS} — function counter, tags {@code tenant} (bounded top-N, others
+ *   <li>{@value #REQUESTS}: function counter, tags {@code tenant} (bounded top-N, others
  *       {@code other}), {@code plan}, {@code route}, {@code outcome} ({@code allowed}|{@code rejected}),
  *       {@code reason};</li>
- *   <li>{@value #GLOBAL_CAPACITY} and {@value #GLOBAL_AVAILABLE} — gauges of the global quota's
- *       smallest capacity and current tokens, when a global quota is configured.</li>
+ *   <li>{@value #INFLIGHT}: gauge per concurrency group and tenant tag (the named tenants, and
+ *       {@code other} for the rest); {@value #QUEUED}: gauge per group;</li>
+ *   <li>{@value #QUEUE_WAIT}: timer per group and outcome ({@code admitted}|{@code timed_out}),
+ *       with a percentile histogram (p95 in Prometheus via {@code histogram_quantile});</li>
+ *   <li>{@value #COST_RESERVED} and {@value #COST_ACTUAL}: distribution summaries per route of the
+ *       units reserved and really used by requests whose application reported an actual cost;</li>
+ *   <li>{@value #GLOBAL_CAPACITY} and {@value #GLOBAL_AVAILABLE}: gauges of the global quota's
+ *       smallest capacity and current tokens, when a global quota is configured;</li>
+ *   <li>with a Redis store: {@value #STORE_FALLBACK} (function counter of bucket operations answered
+ *       from local buckets), {@value #STORE_OUTAGES} (function counter of switches from Redis to local
+ *       buckets), {@value #STORE_AVAILABLE} (gauge, 1 while on Redis) and {@value #STORE_INSTANCES}
+ *       (gauge, instances counted by the heartbeat);</li>
+ *   <li>{@value #SHADOW_REJECTIONS}: function counter per {@code reason}, the requests shadow mode
+ *       let through although the limits would have refused them.</li>
  * </ul>
  */
 public final class QuotaMeterBinder implements MeterBinder {
     /** Requests seen by the filter. */
     public static final String REQUESTS = "quotagate.requests";
+    /** Requests of a concurrency group in flight. */
+    public static final String INFLIGHT = "quotagate.inflight";
+    /** Requests waiting in a concurrency group's queue. */
+    public static final String QUEUED = "quotagate.queued";
+    /** Time requests waited in a concurrency group's queue. */
+    public static final String QUEUE_WAIT = "quotagate.queue.wait";
+    /** Units reserved by requests whose actual cost was reported. */
+    public static final String COST_RESERVED = "quotagate.cost.reserved";
+    /** Units those requests reported using. */
+    public static final String COST_ACTUAL = "quotagate.cost.actual";
     /** Capacity of the global quota (its smallest bandwidth). */
     public static final String GLOBAL_CAPACITY = "quotagate.global.capacity";
     /** Tokens available now in the global quota. */
     public static final String GLOBAL_AVAILABLE = "quotagate.global.available";
+    /** Requests shadow mode let through although the limits would have refused them. */
+    public static final String SHADOW_REJECTIONS = "quotagate.shadow.rejections";
+
+    /** Bucket operations answered from local buckets instead of Redis. */
+    public static final String STORE_FALLBACK = "quotagate.store.fallback";
+    /** Times this instance switched from Redis to local buckets. */
+    public static final String STORE_OUTAGES = "quotagate.store.outages";
+    /** 1 while buckets are in Redis, 0 during an outage. */
+    public static final String STORE_AVAILABLE = "quotagate.store.available";
+    /** Instances sharing the Redis store, from the heartbeat. */
+    public static final String STORE_INSTANCES = "quotagate.store.instances";
 
     private final RequestStatistics statistics;
     private final Admission admission;
+    private final ConcurrencyView concurrency;
+    private final BucketStore store;
 
-    /**
-     * @param statistics the filter's counters ({@code QuotaFilter.statistics()})
-     * @param admission  the filter's admission core ({@code QuotaFilter.admission()})
-     */
-    public QuotaMeterBinder(RequestStatistics statistics, Admission admission) {
-        this.statistics = Objects.requireNonNull(statistics, "statistics");
-        this.admission = Objects.requireNonNull(admission, "admission");
+    /** Binds everything a filter exposes ({@code new QuotaMeterBinder(quotaFilter)}). */
+    public QuotaMeterBinder(QuotaSource source) {
+        Objects.requireNonNull(source, "source");
+        this.statistics = Objects.requireNonNull(source.statistics(), "statistics");
+        this.admission = Objects.requireNonNull(source.admission(), "admission");
+        this.concurrency = Objects.requireNonNull(source.concurrency(), "concurrency");
+        this.store = source.store();
     }
 
     @Override
     public void bindTo(MeterRegistry registry) {
-        statistics.onCell(cell -> FunctionCounter.builder(REQUESTS, cell, RequestStatistics.Cell::count)
-                .description("Requests seen by the quota filter, by tenant (top-N, others as 'other'), plan, route, outcome and reason")
-                .baseUnit("requests")
-                .tag("tenant", cell.tenant())
-                .tag("plan", cell.plan())
-                .tag("route", cell.route())
-                .tag("outcome", cell.outcome().tag())
-                .tag("reason", cell.reason())
-                .register(registry));
+        Set<String> groups = concurrency.groups();
+        // tenant tags with their own in-flight gauges, per group: "other" is the total minus these
+        Map<String, Set<String>> namedInflight = new HashMap<>();
+        for (String group : groups) {
+            Set<String> named = ConcurrentHashMap.newKeySet();
+            namedInflight.put(group, named);
+            Gauge.builder(INFLIGHT, concurrency, c -> otherInflight(c, group, named))
+                    .description("Requests of a concurrency group in flight, by tenant (top-N, others as 'other')")
+                    .tag("group", group).tag("tenant", RequestStatistics.OTHER)
+                    .register(registry);
+            Gauge.builder(QUEUED, concurrency, c -> c.queued(group))
+                    .description("Requests waiting in a concurrency group's queue")
+                    .tag("group", group)
+                    .register(registry);
+        }
+        statistics.onCell(cell -> {
+            if (isTenantName(cell.tenant())) {
+                for (String group : groups) {
+                    if (namedInflight.get(group).add(cell.tenant())) {
+                        Gauge.builder(INFLIGHT, concurrency, c -> c.inflight(group, cell.tenant()))
+                                .description("Requests of a concurrency group in flight, by tenant (top-N, others as 'other')")
+                                .tag("group", group).tag("tenant", cell.tenant())
+                                .register(registry);
+                    }
+                }
+            }
+            FunctionCounter.builder(REQUESTS, cell, RequestStatistics.Cell::count)
+                    .description("Requests seen by the quota filter, by tenant (top-N, others as 'other'), plan, route, outcome and reason")
+                    .baseUnit("requests")
+                    .tag("tenant", cell.tenant())
+                    .tag("plan", cell.plan())
+                    .tag("route", cell.route())
+                    .tag("outcome", cell.outcome().tag())
+                    .tag("reason", cell.reason())
+                    .register(registry);
+        });
+
+        Map<String, Timer[]> waits = new HashMap<>();
+        for (String group : groups) {
+            waits.put(group, new Timer[]{waitTimer(registry, group, "admitted"), waitTimer(registry, group, "timed_out")});
+        }
+        statistics.onQueueWait((group, tenant, nanos, admitted) -> {
+            Timer[] t = waits.get(group);
+            if (t != null) t[admitted ? 0 : 1].record(nanos, TimeUnit.NANOSECONDS);
+        });
+
+        for (Reason reason : Reason.values()) {
+            FunctionCounter.builder(SHADOW_REJECTIONS, admission, a -> a.shadowRejections(reason))
+                    .description("Requests shadow mode let through although the limits would have refused them, by reason")
+                    .baseUnit("requests")
+                    .tag("reason", reason.code())
+                    .register(registry);
+        }
+
+        Map<String, DistributionSummary[]> costs = new ConcurrentHashMap<>();
+        statistics.onCostSettled((route, reserved, actual) -> {
+            DistributionSummary[] pair = costs.computeIfAbsent(route, r -> new DistributionSummary[]{
+                    costSummary(registry, COST_RESERVED, "Units reserved (estimated) by requests whose actual cost was reported", r),
+                    costSummary(registry, COST_ACTUAL, "Units those requests reported using (reservation accuracy: actual / reserved)", r)});
+            pair[0].record(reserved);
+            pair[1].record(actual);
+        });
+
         if (admission.hasGlobalQuota()) {
-            Gauge.builder(GLOBAL_CAPACITY, admission, a -> a.globalCapacity())
+            Gauge.builder(GLOBAL_CAPACITY, admission, Admission::globalCapacity)
                     .description("Capacity of the global quota shared by all tenants (smallest bandwidth)")
                     .baseUnit("units")
                     .register(registry);
-            Gauge.builder(GLOBAL_AVAILABLE, admission, a -> a.globalAvailableTokens())
+            Gauge.builder(GLOBAL_AVAILABLE, admission, Admission::globalAvailableTokens)
                     .description("Units available now in the global quota")
                     .baseUnit("units")
                     .register(registry);
         }
+        if (store instanceof RedisStore redis) {
+            FunctionCounter.builder(STORE_FALLBACK, redis, RedisStore::fallbackDecisions)
+                    .description("Bucket operations answered from local buckets (quota / instances) instead of Redis")
+                    .baseUnit("operations")
+                    .register(registry);
+            FunctionCounter.builder(STORE_OUTAGES, redis, RedisStore::outages)
+                    .description("Times this instance lost Redis and switched to local buckets")
+                    .register(registry);
+            Gauge.builder(STORE_AVAILABLE, redis, r -> r.redisAvailable() ? 1 : 0)
+                    .description("1 while the buckets are in Redis, 0 while answering from local buckets")
+                    .register(registry);
+            Gauge.builder(STORE_INSTANCES, redis, RedisStore::instanceCount)
+                    .description("Instances sharing the Redis store (heartbeat; last known value during an outage)")
+                    .register(registry);
+        }
+    }
+
+    private static DistributionSummary costSummary(MeterRegistry registry, String name, String description, String route) {
+        return DistributionSummary.builder(name).description(description).baseUnit("units").tag("route", route)
+                .register(registry);
+    }
+
+    private static Timer waitTimer(MeterRegistry registry, String group, String outcome) {
+        return Timer.builder(QUEUE_WAIT)
+                .description("Time requests waited in a concurrency group's queue")
+                .tag("group", group).tag("outcome", outcome)
+                .publishPercentiles(0.5, 0.95)
+                .publishPercentileHistogram()
+                .register(registry);
+    }
+
+    private static double otherInflight(ConcurrencyView c, String group, Set<String> named) {
+        int total = c.inflight(group);
+        for (String tenant : named) total -= c.inflight(group, tenant);
+        return Math.max(0, total);
+    }
+
+    /** A tag that names one tenant (not other/none/anonymous). */
+    private static boolean isTenantName(String tag) {
+        return !tag.equals(RequestStatistics.OTHER) && !tag.equals(RequestStatistics.NONE)
+                && !tag.equals(RequestStatistics.ANONYMOUS);
     }
 }

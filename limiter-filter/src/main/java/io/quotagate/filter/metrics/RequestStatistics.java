@@ -1,5 +1,7 @@
 package io.quotagate.filter.metrics;
 
+import io.quotagate.filter.admission.ConcurrencyListener;
+
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -98,6 +100,21 @@ public final class RequestStatistics {
             new ConcurrentHashMap<>();
     private final List<Consumer<Cell>> newCellListeners = new CopyOnWriteArrayList<>();
     private final List<Cell> all = new CopyOnWriteArrayList<>();
+    private final List<ConcurrencyListener> queueWaitSinks = new CopyOnWriteArrayList<>();
+    private final List<CostSink> costSinks = new CopyOnWriteArrayList<>();
+
+    /** Receives settled costs (see {@link #costSettled}). */
+    @FunctionalInterface
+    public interface CostSink {
+        /**
+         * A request whose application reported its actual cost has been settled.
+         *
+         * @param route    the request's route
+         * @param reserved units taken before it ran (the estimate or the static cost)
+         * @param actual   units it reported using
+         */
+        void settled(String route, long reserved, long actual);
+    }
 
     /**
      * @param topTenants most tenants that keep their own tag (≥ 0)
@@ -141,6 +158,26 @@ public final class RequestStatistics {
         }
         full = true;
         return OTHER;
+    }
+
+    /** Passes a concurrency queue wait on to the sinks (the meter binder's timer). */
+    public void queueWait(String group, String tenant, long waitedNanos, boolean admitted) {
+        for (ConcurrencyListener sink : queueWaitSinks) sink.queueWait(group, tenant, waitedNanos, admitted);
+    }
+
+    /** Adds a receiver of queue waits (see {@link #queueWait}). */
+    public void onQueueWait(ConcurrencyListener sink) {
+        queueWaitSinks.add(Objects.requireNonNull(sink, "sink"));
+    }
+
+    /** Passes a settled reservation on to the sinks (the meter binder's cost summaries). */
+    public void costSettled(String route, long reserved, long actual) {
+        for (CostSink sink : costSinks) sink.settled(route, reserved, actual);
+    }
+
+    /** Adds a receiver of settled costs (see {@link #costSettled}). */
+    public void onCostSettled(CostSink sink) {
+        costSinks.add(Objects.requireNonNull(sink, "sink"));
     }
 
     /** Visits every cell that exists now. */

@@ -16,6 +16,6 @@ final class MeterRegistration {
             throw new IllegalArgumentException("servlet-context attribute " + QuotaFilter.METER_REGISTRY_ATTRIBUTE
                     + " must be a io.micrometer.core.instrument.MeterRegistry, was " + registry.getClass().getName());
         }
-        new QuotaMeterBinder(filter.statistics(), filter.admission()).bindTo(r);
+        new QuotaMeterBinder(filter).bindTo(r);
     }
 }

@@ -50,6 +50,7 @@ record Problem(int status, String reason, String detail, String tenant, long ret
             case 400 -> "Bad Request";
             case 401 -> "Unauthorized";
             case 403 -> "Forbidden";
+            case 413 -> "Content Too Large";
             case 429 -> "Too Many Requests";
             case 503 -> "Service Unavailable";
             default -> status >= 500 ? "Internal Server Error" : "Client Error";

@@ -1,22 +1,38 @@
 package io.quotagate.filter.servlet;
 
+import io.quotagate.filter.admission.Acquisition;
 import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.admission.ConcurrencyLimits;
+import io.quotagate.filter.admission.ConcurrencyListener;
+import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.admission.Decision;
+import io.quotagate.filter.admission.Permit;
 import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.admission.Reason;
+import io.quotagate.filter.admission.TenantPlans;
+import io.quotagate.filter.metrics.QuotaSource;
 import io.quotagate.filter.metrics.RequestStatistics;
 import io.quotagate.filter.metrics.RequestStatistics.Outcome;
 import io.quotagate.filter.route.Route;
 import io.quotagate.filter.route.RouteTable;
+import io.quotagate.filter.redis.RedisStore;
+import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.StoreUnavailableException;
+import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
+import io.quotagate.plans.StoreSettings;
 import io.quotagate.plans.TenantId;
 import io.quotagate.plans.TenantSettings;
+import io.quotagate.tenant.ClientAddress;
 import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.tenant.TenantRejectedException;
 import io.quotagate.tenant.TenantResolver;
 import io.quotagate.tenant.TenantResolvers;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
@@ -27,6 +43,11 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -42,10 +63,22 @@ import java.util.Optional;
  * tenant gets 401 (under {@code unresolved: reject}), an unknown tenant under {@code unknown: reject}
  * gets 403.
  *
+ * <p>A route with a concurrency {@code group} first takes a slot of that group
+ * ({@link ConcurrencyLimits}; 429 {@code reason: concurrency} when the tenant's or the group's cap is
+ * reached), then the tokens; the slot is given back at once if the buckets refuse, otherwise when the
+ * request really ends, async requests included ({@code PermitRelease}). Install the filter with
+ * async support so async servlets behind it work. Only {@code REQUEST} dispatches are limited: a
+ * forward, include, error or async re-dispatch of an admitted request passes through.
+ *
  * <p>Two ways to install it: {@link #builder()} for code, or a container-created instance with the
  * init-param {@value #PLANS_PARAM} naming the plans file ({@code classpath:plans.yml} or a path).
+ *
+ * <p>The limits can change while it runs, keeping every bucket's tokens: {@link #reload()} (or the
+ * file watcher) re-reads the plans file, {@link #apply}, {@link #setGlobalQuota} and
+ * {@link #setPlanLimits} change them programmatically. A route's cost may be computed per request
+ * by a {@link CostEstimator} and settled afterwards with {@link QuotaGate#reportActualCost}.
  */
-public final class QuotaFilter implements Filter {
+public final class QuotaFilter implements Filter, QuotaSource {
     /** Init-param naming the plans file when the container creates the filter. */
     public static final String PLANS_PARAM = "plans";
     /**
@@ -55,10 +88,15 @@ public final class QuotaFilter implements Filter {
     public static final String METER_REGISTRY_ATTRIBUTE = "io.quotagate.meterRegistry";
     /** Default number of tenants named in metrics. */
     public static final int DEFAULT_TOP_TENANTS = 50;
+    /** Init-param: poll the plans file (a file path, not a class-path resource) this often, e.g. {@code 2s}. */
+    public static final String RELOAD_INTERVAL_PARAM = "reload-interval";
+    /** Init-param: {@code true} to add the legacy {@code X-RateLimit-*} fields to published plans. */
+    public static final String LEGACY_HEADERS_PARAM = "legacy-ratelimit-headers";
 
     private static final System.Logger LOG = System.getLogger(QuotaFilter.class.getName());
 
     private volatile Engine engine;
+    private PlansWatcher watcher;
 
     /** For containers ({@code web.xml}, {@code ServletContext.addFilter}): configured in {@link #init}. */
     public QuotaFilter() {
@@ -75,27 +113,42 @@ public final class QuotaFilter implements Filter {
 
     @Override
     public void init(FilterConfig config) throws ServletException {
-        if (engine != null) return; // built by the builder
-        String location = config.getInitParameter(PLANS_PARAM);
-        if (location == null || location.isBlank()) {
-            throw new ServletException("QuotaFilter '" + config.getFilterName() + "': init-param '" + PLANS_PARAM
-                    + "' is required (classpath:<resource> or a file path)");
+        if (engine == null) { // not built by the builder
+            String location = config.getInitParameter(PLANS_PARAM);
+            if (location == null || location.isBlank()) {
+                throw new ServletException("QuotaFilter '" + config.getFilterName() + "': init-param '" + PLANS_PARAM
+                        + "' is required (classpath:<resource> or a file path)");
+            }
+            location = location.trim();
+            try {
+                Builder b = builder();
+                if (location.startsWith(PlansFile.CLASSPATH_PREFIX)) b.plans(PlansFile.load(location));
+                else b.plansFile(Path.of(location));
+                String interval = config.getInitParameter(RELOAD_INTERVAL_PARAM);
+                if (interval != null && !interval.isBlank()) b.watchPlansFile(PlansFile.parsePeriod(interval.trim()));
+                b.legacyRateLimitHeaders(Boolean.parseBoolean(config.getInitParameter(LEGACY_HEADERS_PARAM)));
+                engine = b.engine();
+            } catch (InvalidPlansException e) {
+                throw new ServletException("QuotaFilter '" + config.getFilterName() + "': invalid plans: " + e.getMessage(), e);
+            } catch (IllegalArgumentException | IllegalStateException e) {
+                throw new ServletException("QuotaFilter '" + config.getFilterName() + "': " + e.getMessage(), e);
+            }
+            Object registry = config.getServletContext() == null ? null
+                    : config.getServletContext().getAttribute(METER_REGISTRY_ATTRIBUTE);
+            if (registry != null) MeterRegistration.bind(registry, this);
         }
-        try {
-            engine = builder().plans(PlansFile.load(location.trim())).engine();
-        } catch (InvalidPlansException e) {
-            throw new ServletException("QuotaFilter '" + config.getFilterName() + "': invalid plans: " + e.getMessage(), e);
+        Setup setup = engine.setup;
+        if (setup.plansFile != null && setup.reloadInterval != null && watcher == null) {
+            watcher = new PlansWatcher(setup.plansFile, setup.reloadInterval, this::reload);
         }
-        Object registry = config.getServletContext() == null ? null
-                : config.getServletContext().getAttribute(METER_REGISTRY_ATTRIBUTE);
-        if (registry != null) MeterRegistration.bind(registry, this);
     }
 
     @Override
     public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
         Engine e = engine;
         if (e == null) throw new ServletException("QuotaFilter used before init()");
-        if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)) {
+        if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)
+                || req.getDispatcherType() != DispatcherType.REQUEST) {
             chain.doFilter(req, res);
             return;
         }
@@ -121,6 +174,7 @@ public final class QuotaFilter implements Filter {
         String key;        // the bucket key
         String tenant;     // the tenant as named in bodies, metrics and logs
         String plan;
+        BucketKind kind;
         if (resolved.isPresent()) {
             tenant = resolved.get();
             if (!TenantId.isValid(tenant)) {
@@ -128,40 +182,114 @@ public final class QuotaFilter implements Filter {
                         + TenantId.MAX_LENGTH + " characters of A-Z a-z 0-9 . _ : -", null, 0));
                 return;
             }
-            Optional<String> assigned = e.directory.planOf(tenant);
-            if (assigned.isPresent()) {
-                plan = assigned.get();
-            } else if (e.settings.unknown() == TenantSettings.Unknown.DEFAULT) {
-                plan = e.settings.defaultPlan();
-            } else {
+            Optional<TenantPlans.Placement> placed = e.tenantPlans.place(tenant);
+            if (placed.isEmpty()) {
                 refuse(e, response, route, tenant, null,
                         new Problem(403, "unknown_tenant", "Tenant " + tenant + " is not known.", tenant, 0));
                 return;
             }
             key = tenant;
+            plan = placed.get().plan();
+            kind = placed.get().kind();
         } else if (e.settings.unresolved() == TenantSettings.Unresolved.ANONYMOUS) {
-            key = anonymousKey(request.getRemoteAddr());
+            key = anonymousKey(e.clientAddress.of(request));
             tenant = RequestStatistics.ANONYMOUS;
-            plan = e.settings.defaultPlan();
+            plan = e.tenantPlans.anonymous().plan();
+            kind = BucketKind.GUEST;
         } else {
             refuse(e, response, route, null, null,
                     new Problem(401, "missing_tenant", "No tenant could be identified for this request.", null, 0));
             return;
         }
+        String named = tenant == RequestStatistics.ANONYMOUS ? null : tenant; // as named in problem bodies
 
-        Decision decision = e.admission.admit(key, plan, route.cost());
+        // the estimate first: it reads the body and may refuse bad input, and it takes nothing
+        long cost = route.cost();
+        HttpServletRequest admittedRequest = request;
+        CostEstimator estimator = e.setup.estimators.get(route.name());
+        if (estimator != null) {
+            CostEstimate estimate = CostEstimate.of(request, estimator, e.setup.maxBodyBytes, e.admission.maxCost(plan), named);
+            if (estimate.problem() != null) {
+                refuse(e, response, route, tenant, plan, estimate.problem());
+                return;
+            }
+            cost = estimate.cost();
+            admittedRequest = estimate.request();
+        }
+
+        // concurrency before tokens: a request never holds tokens while it waits for a slot
+        Permit permit = null;
+        if (route.group().isPresent()) {
+            Acquisition acquired = e.concurrency.acquire(key, plan, route.group().get());
+            if (acquired instanceof Acquisition.Refused refused) {
+                refuse(e, response, route, tenant, plan, tooMany(refused.asDecision(), tenant));
+                return;
+            }
+            permit = ((Acquisition.Granted) acquired).permit();
+        }
+
+        Decision decision;
+        boolean publish;
+        try {
+            decision = e.admission.admit(kind, key, plan, cost);
+            publish = e.admission.publishes(plan);
+        } catch (StoreUnavailableException unavailable) {
+            // store.on-failure: closed — refuse rather than admit unchecked
+            if (permit != null) permit.cancel();
+            refuse(e, response, route, tenant, plan, new Problem(503, "store_unavailable", "The quota store is unavailable; "
+                    + "retry after " + unavailable.retryAfterSeconds() + " s.", named, unavailable.retryAfterSeconds()));
+            return;
+        } catch (RuntimeException | Error failure) {
+            if (permit != null) permit.cancel();
+            throw failure;
+        }
         if (decision instanceof Decision.Rejected rejected) {
-            long seconds = rejected.retryAfterSeconds();
-            String detail = switch (rejected.reason()) {
-                case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";
-                case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
-            };
-            String named = tenant == RequestStatistics.ANONYMOUS ? null : tenant;
-            refuse(e, response, route, tenant, plan, new Problem(429, rejected.reason().code(), detail, named, seconds));
+            if (permit != null) permit.cancel(); // the request does not run: free its slot at once
+            if (publish) {
+                RateLimitHeaders.write(response, e.admission.status(kind, key, plan), rejected.retryAfterSeconds(),
+                        e.setup.legacyHeaders);
+            }
+            refuse(e, response, route, tenant, plan, tooMany(rejected, tenant));
             return;
         }
+        Decision.Admitted admitted = (Decision.Admitted) decision;
+        if (admitted.shadowed()) e.setup.shadowLog.wouldReject(tenant, plan, route.name(), admitted.shadowRejection());
         e.statistics.record(tenant, plan, route.name(), Outcome.ALLOWED, null);
-        chain.doFilter(request, response);
+        try {
+            if (publish) RateLimitHeaders.write(response, e.admission.status(kind, key, plan), 0, e.setup.legacyHeaders);
+            admittedRequest.setAttribute(QuotaGate.RESERVATION_ATTRIBUTE, admitted);
+        } catch (RuntimeException | Error failure) {
+            if (permit != null) permit.cancel(); // never leak a slot
+            throw failure;
+        }
+        try {
+            if (permit == null) chain.doFilter(admittedRequest, response);
+            else PermitRelease.chain(permit, admittedRequest, response, chain);
+        } finally {
+            CostReconciliation.whenDone(admittedRequest, e.admission, admitted, e.statistics, route.name());
+        }
+    }
+
+    /** The 429 problem of a refused request. */
+    private static Problem tooMany(Decision.Rejected rejected, String tenant) {
+        long seconds = rejected.retryAfterSeconds();
+        String detail = switch (rejected.reason()) {
+            case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";
+            case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
+            case CONCURRENCY -> "Too many requests of this kind are running at once; retry after " + seconds + " s.";
+        };
+        String named = tenant == RequestStatistics.ANONYMOUS ? null : tenant;
+        return new Problem(429, rejected.reason().code(), detail, named, seconds);
+    }
+
+    /**
+     * The in-flight and queued counts of the concurrency groups, per group and per tenant (for
+     * gauges).
+     *
+     * @throws IllegalStateException before a container-created filter's {@code init}
+     */
+    public ConcurrencyView concurrency() {
+        return configured().concurrency;
     }
 
     /** Answers a refused request, counts it and logs it (rate-limited). */
@@ -182,6 +310,12 @@ public final class QuotaFilter implements Filter {
         return configured().admission;
     }
 
+    /** Where the buckets live (for the store's meters: {@code quotagate.store.*}). */
+    @Override
+    public BucketStore store() {
+        return configured().setup.store();
+    }
+
     private Engine configured() {
         Engine e = engine;
         if (e == null) throw new IllegalStateException("QuotaFilter is not initialised yet");
@@ -190,8 +324,74 @@ public final class QuotaFilter implements Filter {
 
     @Override
     public void destroy() {
-        // buckets are plain heap objects; nothing to close for the local store
+        // buckets are heap objects or in Redis; the plans file watcher and a Redis store the filter
+        // created (store: redis in the plans file) have threads and connections to stop
+        if (watcher != null) {
+            watcher.close();
+            watcher = null;
+        }
+        Engine e = engine;
+        if (e != null && e.setup.ownsStore && e.setup.store instanceof RedisStore redis) redis.close();
     }
+
+    // ---- limits changed at runtime ------------------------------------------------------------
+
+    /** The plans in force (the last loaded, applied or changed). */
+    public Plans plans() {
+        return configured().plans;
+    }
+
+    /**
+     * Re-reads the plans file this filter was built from and puts it in force, keeping every bucket's
+     * tokens ({@link Admission#INHERITANCE}). Routes, tenant assignments and settings change with it.
+     *
+     * @throws InvalidPlansException if the file is invalid; the plans in force stay
+     * @throws IllegalStateException if the filter was built from {@link Plans}, not a file
+     */
+    public void reload() {
+        Path file = configured().setup.plansFile;
+        if (file == null) throw new IllegalStateException("QuotaFilter was built from plans, not from a plans file: nothing to reload");
+        apply(PlansFile.load(file));
+    }
+
+    /** Puts these plans in force, keeping every bucket's tokens (see {@link #reload()}). */
+    public synchronized void apply(Plans plans) {
+        Engine e = configured();
+        Engine next = e.withPlans(Objects.requireNonNull(plans, "plans"));
+        e.admission.apply(plans);
+        engine = next;
+    }
+
+    /**
+     * Replaces the global quota (the hidden quota shared by all tenants) while running; the global
+     * bucket keeps its tokens, capped at the new capacity. An empty list removes the global quota.
+     * A later {@link #reload()} of the plans file replaces this change.
+     *
+     * @throws IllegalArgumentException if a route's cost exceeds a new capacity
+     */
+    public synchronized void setGlobalQuota(List<Bandwidth> limits) {
+        Plans current = plans();
+        apply(current.withGlobal(limits.isEmpty() ? Optional.empty() : Optional.of(new GlobalQuota(limits))));
+    }
+
+    /**
+     * Replaces one plan's limits while running; each of its tenants' buckets moves to them, keeping its
+     * tokens, on its next request. A later {@link #reload()} of the plans file replaces this change.
+     *
+     * @throws IllegalArgumentException if the plan is unknown or a route's cost exceeds a new capacity
+     */
+    public synchronized void setPlanLimits(String plan, List<Bandwidth> limits) {
+        apply(plans().withPlanLimits(plan, limits));
+    }
+
+    /**
+     * Requests that shadow mode let through although the limits would have refused them with this
+     * reason, since the filter started.
+     */
+    public long shadowRejections(Reason reason) {
+        return configured().admission.shadowRejections(reason);
+    }
+
 
     /** The decoded path inside the application, as the servlet mapping saw it. */
     private static String pathOf(HttpServletRequest request) {
@@ -215,25 +415,65 @@ public final class QuotaFilter implements Filter {
         return b.toString();
     }
 
-    /** Everything a configured filter needs; immutable. */
-    private record Engine(RouteTable routes, TenantResolver resolver, TenantDirectory directory,
-                          TenantSettings settings, Admission admission, RequestStatistics statistics,
-                          RejectionLog rejections) {
+    /** Everything a configured filter needs; immutable, replaced as a whole when the plans change. */
+    private record Engine(RouteTable routes, TenantResolver resolver, TenantPlans tenantPlans,
+                          ClientAddress clientAddress, TenantSettings settings, Admission admission,
+                          RequestStatistics statistics, RejectionLog rejections, ConcurrencyLimits concurrency,
+                          Plans plans, Setup setup) {
+
+        /** The same filter on other plans: the builder's own resolver and directory are kept. */
+        Engine withPlans(Plans p) {
+            TenantSettings s = p.tenants();
+            TenantDirectory d = TenantDirectory.of(s.assignments());
+            if (setup.directory != null) d = d.orElse(setup.directory);
+            return new Engine(new RouteTable(p.routes()),
+                    setup.resolver != null ? setup.resolver : TenantResolvers.fromSettings(s),
+                    new TenantPlans(p, d), ClientAddress.behind(s.trustedProxies()),
+                    s, admission, statistics, rejections, concurrency, p, setup);
+        }
+    }
+
+    /**
+     * What the builder fixed for the filter's lifetime, whatever the plans in force.
+     *
+     * @param directory the application's own directory, already cached; asked after the file's assignments
+     * @param store     where the buckets live (a reloaded plans file's {@code store:} does not change it)
+     * @param ownsStore whether the filter created the store (from {@code store:}) and closes it
+     */
+    private record Setup(TenantResolver resolver, TenantDirectory directory, Map<String, CostEstimator> estimators,
+                         int maxBodyBytes, boolean legacyHeaders, Path plansFile, Duration reloadInterval,
+                         ShadowLog shadowLog, BucketStore store, boolean ownsStore) {
     }
 
     /**
      * Builds a {@link QuotaFilter} from loaded plans. Only {@link #plans} is required; the resolver
      * defaults to the plans file's {@code tenants.resolvers}, the directory to its
-     * {@code tenants.assignments}, the clock to the system clock, and the store to a local store
-     * holding {@code tenants.max-tracked} tenants.
+     * {@code tenants.assignments} (and overrides), the clock to the system clock, and the store to the
+     * plans file's {@code store:} (a local store holding {@code tenants.max-tracked} buckets per table,
+     * or a Redis store that the filter closes in {@link #destroy()}).
      */
     public static final class Builder {
+        /** Default of {@link #maxEstimatedBodyBytes}: 1 MiB. */
+        public static final int DEFAULT_MAX_ESTIMATED_BODY_BYTES = 1 << 20;
+
         private Plans plans;
         private TenantResolver resolver;
         private TenantDirectory directory;
         private QuotaClock clock = QuotaClock.system();
         private BucketStore store;
+        private StoreSettings storeSettings;
+        private final Map<String, CostEstimator> estimators = new HashMap<>();
+        private int maxBodyBytes = DEFAULT_MAX_ESTIMATED_BODY_BYTES;
+        private boolean legacyHeaders;
+        private Path plansFile;
+        private Duration reloadInterval;
         private int topTenants = DEFAULT_TOP_TENANTS;
+        private ConcurrencyListener concurrencyListener = ConcurrencyListener.NONE;
+
+        /** How long a plan from a user directory is cached. */
+        public static final long DIRECTORY_TTL_MINUTES = 5;
+        /** How long a user directory's "unknown tenant" is cached. */
+        public static final long DIRECTORY_NEGATIVE_TTL_SECONDS = 30;
 
         private Builder() {
         }
@@ -250,7 +490,12 @@ public final class QuotaFilter implements Filter {
             return this;
         }
 
-        /** Which plan each tenant is on. */
+        /**
+         * Which plan each tenant is on, beyond the plans file's assignments (which are asked first).
+         * The directory is cached ({@link TenantDirectory#cached}): at most {@code tenants.max-tracked}
+         * answers, a plan for {@value #DIRECTORY_TTL_MINUTES} minutes, "unknown" for
+         * {@value #DIRECTORY_NEGATIVE_TTL_SECONDS} s, timed by {@link #clock}.
+         */
         public Builder tenantDirectory(TenantDirectory directory) {
             this.directory = Objects.requireNonNull(directory, "directory");
             return this;
@@ -262,9 +507,25 @@ public final class QuotaFilter implements Filter {
             return this;
         }
 
-        /** Where buckets live. */
+        /** Where buckets live (the caller closes a {@code RedisStore} it passes here). */
         public Builder store(BucketStore store) {
             this.store = Objects.requireNonNull(store, "store");
+            return this;
+        }
+
+        /**
+         * Where buckets live, instead of the plans file's {@code store:} (e.g. a Redis URI from the
+         * command line); a Redis store made from these is the filter's to close. Ignored if
+         * {@link #store(BucketStore)} is given.
+         */
+        public Builder storeSettings(StoreSettings settings) {
+            this.storeSettings = Objects.requireNonNull(settings, "settings");
+            return this;
+        }
+
+        /** Told how long requests waited in concurrency queues (e.g. for a queue-wait timer). */
+        public Builder concurrencyListener(ConcurrencyListener listener) {
+            this.concurrencyListener = Objects.requireNonNull(listener, "listener");
             return this;
         }
 
@@ -279,6 +540,64 @@ public final class QuotaFilter implements Filter {
         }
 
         /**
+         * Loads the plans from this file (instead of {@link #plans}) and remembers it, so
+         * {@link QuotaFilter#reload()} and {@link #watchPlansFile} can read it again.
+         *
+         * @throws InvalidPlansException if the file is missing or invalid
+         */
+        public Builder plansFile(Path file) {
+            this.plans = PlansFile.load(Objects.requireNonNull(file, "file"));
+            this.plansFile = file;
+            return this;
+        }
+
+        /**
+         * Polls the {@link #plansFile} this often and reloads it when its content changes: a valid
+         * file is put in force keeping every bucket's tokens; an invalid one is logged with its
+         * file:line:field reason and the plans in force stay. The polling thread stops in
+         * {@link QuotaFilter#destroy()}.
+         */
+        public Builder watchPlansFile(Duration interval) {
+            Objects.requireNonNull(interval, "interval");
+            if (interval.isZero() || interval.isNegative()) {
+                throw new IllegalArgumentException("watchPlansFile: the interval must be > 0, was " + interval);
+            }
+            this.reloadInterval = interval;
+            return this;
+        }
+
+        /**
+         * Computes the cost of the route with this name (from the plans' {@code routes}) per request,
+         * in place of its static {@code cost:}.
+         */
+        public Builder costEstimator(String routeName, CostEstimator estimator) {
+            Objects.requireNonNull(routeName, "routeName");
+            estimators.put(routeName, Objects.requireNonNull(estimator, "estimator"));
+            return this;
+        }
+
+        /**
+         * The largest body read for a {@link CostEstimator} (default 1 MiB); a larger one is answered
+         * with 413 before the application sees it.
+         */
+        public Builder maxEstimatedBodyBytes(int bytes) {
+            if (bytes <= 0 || bytes == Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("maxEstimatedBodyBytes must be > 0 and < Integer.MAX_VALUE, was " + bytes);
+            }
+            this.maxBodyBytes = bytes;
+            return this;
+        }
+
+        /**
+         * For plans with {@code publish: true}, also send the legacy {@code X-RateLimit-Limit},
+         * {@code X-RateLimit-Remaining} and {@code X-RateLimit-Reset} fields (default false).
+         */
+        public Builder legacyRateLimitHeaders(boolean legacy) {
+            this.legacyHeaders = legacy;
+            return this;
+        }
+
+        /**
          * The filter.
          *
          * @throws IllegalStateException if no plans were given
@@ -289,14 +608,37 @@ public final class QuotaFilter implements Filter {
 
         private Engine engine() {
             if (plans == null) throw new IllegalStateException("QuotaFilter.builder(): plans(...) is required");
+            if (reloadInterval != null && plansFile == null) {
+                throw new IllegalStateException("QuotaFilter.builder(): watchPlansFile(...) needs plansFile(...)");
+            }
+            for (String route : estimators.keySet()) {
+                if (plans.routes().stream().noneMatch(r -> r.name().equals(route) && r.limited())) {
+                    throw new IllegalStateException("QuotaFilter.builder(): costEstimator for route '" + route
+                            + "', but " + plans.source() + " has no limited route of that name");
+                }
+            }
             TenantSettings settings = plans.tenants();
-            BucketStore s = store != null ? store : BucketStore.local(settings.maxTracked(), clock);
-            return new Engine(new RouteTable(plans.routes()),
-                    resolver != null ? resolver : TenantResolvers.fromSettings(settings),
-                    directory != null ? directory : TenantDirectory.of(settings.assignments()),
-                    settings, new Admission(plans, s),
-                    new RequestStatistics(topTenants, settings.assignments().keySet()),
-                    new RejectionLog(LOG, clock));
+            RedisStore owned = null;
+            BucketStore s = store;
+            StoreSettings where = storeSettings != null ? storeSettings : plans.store();
+            if (s == null && where.type() == StoreSettings.Type.REDIS) {
+                s = owned = RedisStore.connect(where, settings.maxTracked());
+            }
+            if (s == null) s = BucketStore.local(settings.maxTracked(), clock);
+            TenantDirectory userDirectory = directory == null ? null
+                    : TenantDirectory.cached(directory, settings.maxTracked(), Duration.ofMinutes(DIRECTORY_TTL_MINUTES),
+                    Duration.ofSeconds(DIRECTORY_NEGATIVE_TTL_SECONDS), clock::nanoTime);
+            RequestStatistics statistics = new RequestStatistics(topTenants, settings.assignments().keySet());
+            ConcurrencyListener user = concurrencyListener;
+            ConcurrencyListener waits = (group, tenant, nanos, admitted) -> {
+                statistics.queueWait(group, tenant, nanos, admitted);
+                user.queueWait(group, tenant, nanos, admitted);
+            };
+            Setup setup = new Setup(resolver, userDirectory, Map.copyOf(estimators), maxBodyBytes, legacyHeaders,
+                    plansFile, reloadInterval, new ShadowLog(clock), s, owned != null);
+            return new Engine(null, null, null, null, null, new Admission(plans, s), statistics,
+                    new RejectionLog(LOG, clock), new ConcurrencyLimits(plans, clock, waits, s::instanceCount), null, setup)
+                    .withPlans(plans);
         }
     }
 }

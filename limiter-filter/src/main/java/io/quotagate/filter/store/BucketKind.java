@@ -2,8 +2,14 @@ package io.quotagate.filter.store;
 
 /** What a bucket limits; part of its key, so tenants and the global quota never collide. */
 public enum BucketKind {
-    /** One bucket per tenant, sized by the tenant's plan. */
+    /** One bucket per assigned tenant (known to an assignment or the directory), sized by its plan. */
     TENANT("tenant"),
+    /**
+     * One bucket per unknown tenant (under {@code unknown: default}) or anonymous client: ids any
+     * client can make up. Kept apart from {@link #TENANT} so a flood of them can never evict an
+     * assigned tenant's bucket.
+     */
+    GUEST("guest"),
     /** The single quota shared by all tenants. */
     GLOBAL("global");
 

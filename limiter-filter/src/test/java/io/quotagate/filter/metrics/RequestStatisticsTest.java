@@ -2,7 +2,11 @@ package io.quotagate.filter.metrics;
 
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.quotagate.filter.admission.Acquisition;
 import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.admission.ConcurrencyLimits;
+import io.quotagate.filter.admission.ConcurrencyListener;
+import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.metrics.RequestStatistics.Outcome;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.testing.ManualClock;
@@ -16,6 +20,55 @@ import java.util.stream.Collectors;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class RequestStatisticsTest {
+
+    /** A QuotaSource over these parts (concurrency limits from {@code plans}, or none). */
+    static QuotaSource source(RequestStatistics statistics, Admission admission, ConcurrencyLimits limits) {
+        ConcurrencyLimits l = limits != null ? limits
+                : new ConcurrencyLimits(PlansFile.parse("none.yml", "plans: { p: { limits: [ { capacity: 1, refill: 1, period: 1s } ] } }"),
+                new ManualClock(), ConcurrencyListener.NONE);
+        return new QuotaSource() {
+            public RequestStatistics statistics() {
+                return statistics;
+            }
+
+            public Admission admission() {
+                return admission;
+            }
+
+            public ConcurrencyView concurrency() {
+                return l;
+            }
+        };
+    }
+
+    @Test
+    void inflightGaugesPerGroupAndTenantAndAQueueWaitTimer() {
+        var plans = PlansFile.parse("c.yml", """
+                plans: { free: { limits: [ { capacity: 100, refill: 100, period: 1s } ], concurrency: { reports: 5 } } }
+                routes: [ { name: reports, paths: ["/reports/*"], group: reports } ]
+                groups: { reports: { max-inflight: 10 } }
+                """);
+        RequestStatistics s = new RequestStatistics(1, List.of("acme"));
+        ConcurrencyLimits limits = new ConcurrencyLimits(plans, new ManualClock(), s::queueWait);
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        new QuotaMeterBinder(source(s, new Admission(plans, BucketStore.local(10, new ManualClock())), limits)).bindTo(registry);
+        s.record("acme", "free", "reports", Outcome.ALLOWED, null);
+
+        var acme1 = (Acquisition.Granted) limits.acquire("acme", "free", "reports");
+        limits.acquire("acme", "free", "reports");
+        limits.acquire("zed", "free", "reports");
+        assertThat(registry.get(QuotaMeterBinder.INFLIGHT).tags("group", "reports", "tenant", "acme").gauge().value()).isEqualTo(2);
+        assertThat(registry.get(QuotaMeterBinder.INFLIGHT).tags("group", "reports", "tenant", "other").gauge().value()).isEqualTo(1);
+        assertThat(registry.get(QuotaMeterBinder.QUEUED).tags("group", "reports").gauge().value()).isZero();
+        acme1.permit().release();
+        assertThat(registry.get(QuotaMeterBinder.INFLIGHT).tags("group", "reports", "tenant", "acme").gauge().value()).isEqualTo(1);
+
+        s.queueWait("reports", "acme", 2_000_000, true);
+        s.queueWait("reports", "acme", 4_000_000, false);
+        assertThat(registry.get(QuotaMeterBinder.QUEUE_WAIT).tags("group", "reports", "outcome", "admitted").timer().count()).isEqualTo(1);
+        assertThat(registry.get(QuotaMeterBinder.QUEUE_WAIT).tags("group", "reports", "outcome", "timed_out").timer()
+                .totalTime(java.util.concurrent.TimeUnit.MILLISECONDS)).isEqualTo(4.0);
+    }
 
     @Test
     void preferredTenantsThenFirstSeenKeepTheirTagAndEveryoneElseIsOther() {
@@ -49,7 +102,7 @@ class RequestStatisticsTest {
                 plans: { free: { limits: [ { capacity: 10, refill: 10, period: 1s } ] } }
                 """), BucketStore.local(10, new ManualClock()));
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        new QuotaMeterBinder(s, admission).bindTo(registry);
+        new QuotaMeterBinder(source(s, admission, null)).bindTo(registry);
 
         for (int i = 0; i < 100_000; i++) {
             String tenant = "tenant-" + i;
@@ -77,7 +130,7 @@ class RequestStatisticsTest {
                 plans: { free: { limits: [ { capacity: 10, refill: 10, period: 1s } ] } }
                 """), BucketStore.local(10, clock));
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        new QuotaMeterBinder(s, admission).bindTo(registry);
+        new QuotaMeterBinder(source(s, admission, null)).bindTo(registry);
         admission.admit("acme", "free", 7);
         assertThat(registry.get(QuotaMeterBinder.GLOBAL_CAPACITY).gauge().value()).isEqualTo(100);
         assertThat(registry.get(QuotaMeterBinder.GLOBAL_AVAILABLE).gauge().value()).isEqualTo(93);

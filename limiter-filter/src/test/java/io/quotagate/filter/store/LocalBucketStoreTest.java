@@ -45,12 +45,43 @@ class LocalBucketStoreTest {
     }
 
     @Test
+    void aFloodOfGuestIdsNeverEvictsAnAssignedTenantsBucket() {
+        LocalBucketStore store = new LocalBucketStore(50, clock);
+        Bucket acme = store.bucket(BucketKind.TENANT, "acme", config);
+        acme.tryConsume(10);
+        for (int i = 0; i < 10_000; i++) store.bucket(BucketKind.GUEST, "spoof-" + i, config);
+        assertThat(store.guestCount()).isLessThanOrEqualTo(50);
+        assertThat(store.tenantCount()).isEqualTo(1);
+        assertThat(store.bucket(BucketKind.TENANT, "acme", config)).isSameAs(acme);
+        assertThat(store.bucket(BucketKind.GUEST, "acme", config)).as("tables are separate").isNotSameAs(acme);
+    }
+
+    @Test
     void theGlobalBucketIsNeverDropped() {
         LocalBucketStore store = new LocalBucketStore(1, clock);
         Bucket g = store.bucket(BucketKind.GLOBAL, "global", config);
         for (int i = 0; i < 100; i++) store.bucket(BucketKind.TENANT, "t" + i, config);
         clock.advance(Duration.ofDays(30));
         assertThat(store.bucket(BucketKind.GLOBAL, "global", config)).isSameAs(g);
+    }
+
+    @Test
+    void aBucketInDebtIsKeptUntilItHasPaidTheDebtAndRefilled() {
+        LocalBucketStore store = new LocalBucketStore(100, clock);
+        BucketConfiguration small = Admission.configuration(List.of(new Bandwidth("burst", 10, 1, Duration.ofSeconds(1))));
+        Bucket b = store.bucket(BucketKind.TENANT, "acme", small);
+        b.tryConsume(10);
+        b.consumeIgnoringRateLimits(20); // 20 units of debt, as reconciliation leaves it
+        store.bucket(BucketKind.TENANT, "acme", small); // reconciliation reads it once more
+
+        clock.advance(Duration.ofSeconds(29)); // empty -> full is 10 s, but the debt adds 20 s
+        assertThat(store.bucket(BucketKind.TENANT, "acme", small)).as("still paying back: kept").isSameAs(b);
+        assertThat(b.getAvailableTokens()).isEqualTo(9);
+        assertThat(LocalBucketStore.idleNanos((io.github.bucket4j.local.LocalBucket) b))
+                .isEqualTo(Duration.ofSeconds(10).toNanos());
+        b.consumeIgnoringRateLimits(14); // -5
+        assertThat(LocalBucketStore.idleNanos((io.github.bucket4j.local.LocalBucket) b))
+                .isEqualTo(Duration.ofSeconds(15).toNanos());
     }
 
     @Test

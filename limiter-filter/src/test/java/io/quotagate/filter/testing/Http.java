@@ -44,6 +44,23 @@ public final class Http {
         }
     }
 
+    /**
+     * Sends {@code head} (request line and header lines, each ending in CRLF, without the blank line)
+     * byte for byte as UTF-8, then the blank line, and returns the raw response text.
+     */
+    public static String rawHead(int port, String head) throws IOException {
+        try (Socket s = new Socket("127.0.0.1", port)) {
+            s.setSoTimeout(10_000);
+            OutputStream out = s.getOutputStream();
+            out.write(head.getBytes(StandardCharsets.UTF_8));
+            out.write("Connection: close\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+            out.flush();
+            ByteArrayOutputStream all = new ByteArrayOutputStream();
+            s.getInputStream().transferTo(all);
+            return all.toString(StandardCharsets.UTF_8);
+        }
+    }
+
     /** The status code of a raw response. */
     public static int status(String rawResponse) {
         return Integer.parseInt(rawResponse.substring(9, 12));

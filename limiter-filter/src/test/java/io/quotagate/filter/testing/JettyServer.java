@@ -8,6 +8,8 @@ import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 
@@ -39,8 +41,15 @@ public final class JettyServer implements AutoCloseable {
 
     /** A server running this handler (a configured context, a web app...). */
     public static JettyServer start(Handler handler) throws Exception {
+        return start(handler, new HttpConfiguration().getRequestHeaderSize());
+    }
+
+    /** As {@link #start(Handler)}, accepting request heads up to {@code requestHeaderSize} bytes (default 8 KiB). */
+    public static JettyServer start(Handler handler, int requestHeaderSize) throws Exception {
         Server server = new Server();
-        ServerConnector connector = new ServerConnector(server);
+        HttpConfiguration http = new HttpConfiguration();
+        http.setRequestHeaderSize(requestHeaderSize);
+        ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
         connector.setHost("127.0.0.1");
         connector.setPort(0);
         server.addConnector(connector);

@@ -2,7 +2,11 @@ package io.quotagate.filter.testing;
 
 import io.quotagate.filter.admission.QuotaClock;
 
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** A clock that moves only when a test advances it. */
@@ -20,5 +24,30 @@ public final class ManualClock implements QuotaClock {
 
     public void advanceNanos(long n) {
         nanos.addAndGet(n);
+    }
+
+    /**
+     * A wall clock that moves with this one (for stores that need wall time, such as Redis buckets):
+     * it starts at the real time of this call and advances only when this clock does.
+     */
+    public Clock wallClock() {
+        Instant start = Instant.now();
+        long origin = nanos.get();
+        return new Clock() {
+            @Override
+            public ZoneId getZone() {
+                return ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(ZoneId zone) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public Instant instant() {
+                return start.plusNanos(nanos.get() - origin);
+            }
+        };
     }
 }

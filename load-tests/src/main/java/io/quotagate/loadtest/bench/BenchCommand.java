@@ -50,6 +50,13 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--json", paramLabel = "FILE", description = "Also write the medians as JSON to this file")
     Path json;
 
+    @Option(names = "--redis", paramLabel = "URI", description = {
+            "Run the store modes instead: bare, local store (1 and 1,000 tenants) and Redis store at URI "
+                    + "(1 and 1,000 tenants, with and without batching), with Redis commands per request "
+                    + "from INFO commandstats. Use a Redis of its own (redis-server --port 6390 --save '' "
+                    + "--appendonly no): other clients would count in the commandstats."})
+    String redis;
+
     @Spec
     CommandSpec spec;
 
@@ -60,11 +67,14 @@ public final class BenchCommand implements Callable<Integer> {
         if (duration.isZero() || duration.isNegative()) throw new IllegalArgumentException("--duration must be > 0");
         LoadGenerator generator = new LoadGenerator(connections);
         Map<Mode, List<RunResult>> results = new EnumMap<>(Mode.class);
+        Map<Mode, List<double[]>> redisCalls = new EnumMap<>(Mode.class);
         List<BenchServer> servers = new ArrayList<>();
+        RedisCommandStats stats = redis == null ? null : new RedisCommandStats(redis);
         try {
-            for (Mode mode : Mode.values()) {
-                servers.add(BenchServer.start(mode));
+            for (Mode mode : redis == null ? Mode.DEFAULT : Mode.WITH_REDIS) {
+                servers.add(BenchServer.start(mode, redis));
                 results.put(mode, new ArrayList<>());
+                redisCalls.put(mode, new ArrayList<>());
             }
             out.printf(Locale.ROOT, "bench: %d mode(s) x %d run(s) of %s, %d connection(s), warmup %s, %d CPU(s)%n",
                     servers.size(), runs, text(duration), connections, text(warmup),
@@ -77,18 +87,47 @@ public final class BenchCommand implements Callable<Integer> {
             }
             for (int run = 1; run <= runs; run++) {
                 for (BenchServer server : servers) {
+                    boolean counted = stats != null && server.mode().redis();
+                    long[] before = counted ? stats.getsAndEvals() : null;
+                    long localBefore = server.localDecisions();
                     RunResult r = generator.run(server, duration);
                     results.get(server.mode()).add(r);
-                    out.printf(Locale.ROOT, "run %d/%d %-24s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  %7.2f µs CPU/req%s%n",
-                            run, runs, server.mode().label(), r.rps(), r.p50Ms(), r.p99Ms(), r.cpuMicrosPerRequest(), flag(r));
+                    String calls = "";
+                    if (counted) {
+                        long[] after = stats.getsAndEvals();
+                        // commandstats also counts the GET run inside each compare-and-swap EVAL
+                        double evals = (after[1] - before[1]) / (double) r.requests();
+                        double gets = (after[0] - before[0]) / (double) r.requests() - evals;
+                        double local = (server.localDecisions() - localBefore) / (double) r.requests();
+                        redisCalls.get(server.mode()).add(new double[]{gets, evals, local});
+                        calls = String.format(Locale.ROOT, "  Redis/req: %.3f GET + %.3f EVAL, %.4f local", gets, evals, local);
+                    }
+                    out.printf(Locale.ROOT, "run %d/%d %-26s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  %7.2f µs CPU/req%s%s%n",
+                            run, runs, server.mode().label(), r.rps(), r.p50Ms(), r.p99Ms(), r.cpuMicrosPerRequest(),
+                            calls, flag(r));
                 }
             }
         } finally {
             for (BenchServer s : servers) s.close();
+            if (stats != null) stats.close();
         }
 
         BenchReport report = BenchReport.of(results);
         report.print(out);
+        if (stats != null) {
+            out.println();
+            out.println("Redis round trips per request (medians; GET + EVAL = bucket4j compare-and-swap; local = "
+                    + "decided from local buckets: fallback or retries exhausted)");
+            for (var e : redisCalls.entrySet()) {
+                if (e.getValue().isEmpty()) continue;
+                double[] gets = e.getValue().stream().mapToDouble(a -> a[0]).toArray();
+                double[] evals = e.getValue().stream().mapToDouble(a -> a[1]).toArray();
+                double[] local = e.getValue().stream().mapToDouble(a -> a[2]).toArray();
+                out.printf(Locale.ROOT, "%-26s %6.3f GET %6.3f EVAL %7.4f local%n", e.getKey().label(),
+                        BenchReport.median(gets), BenchReport.median(evals), BenchReport.median(local));
+            }
+            out.flush();
+        }
         if (json != null) {
             report.writeJson(json);
             out.println("wrote " + json);

@@ -1,6 +1,9 @@
 package io.quotagate.loadtest.bench;
 
+import io.quotagate.filter.redis.RedisStore;
+import io.quotagate.filter.servlet.QuotaFilter;
 import jakarta.servlet.DispatcherType;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -38,15 +41,22 @@ final class BenchServer implements AutoCloseable {
     private final Mode mode;
     private final Server server;
     private final String threadPrefix;
+    private final FilterHolder filter;
 
-    private BenchServer(Mode mode, Server server, String threadPrefix) {
+    private BenchServer(Mode mode, Server server, String threadPrefix, FilterHolder filter) {
         this.mode = mode;
         this.server = server;
         this.threadPrefix = threadPrefix;
+        this.filter = filter;
     }
 
     /** Starts a server for this mode on a free port. */
     static BenchServer start(Mode mode) throws Exception {
+        return start(mode, null);
+    }
+
+    /** Starts a server for this mode on a free port; Redis modes use {@code redisUri}. */
+    static BenchServer start(Mode mode, String redisUri) throws Exception {
         if (!THREAD_MX.isThreadCpuTimeSupported()) {
             throw new IllegalStateException("this JVM cannot measure per-thread CPU time");
         }
@@ -63,11 +73,18 @@ final class BenchServer implements AutoCloseable {
 
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");
-        mode.filter(prefix).ifPresent(f -> context.addFilter(f, "/*", EnumSet.of(DispatcherType.REQUEST)));
+        FilterHolder filter = mode.filter(prefix, redisUri).orElse(null);
+        if (filter != null) context.addFilter(filter, "/*", EnumSet.of(DispatcherType.REQUEST));
         context.addServlet(new ServletHolder(new Ok()), "/");
         server.setHandler(context);
         server.start();
-        return new BenchServer(mode, server, prefix);
+        return new BenchServer(mode, server, prefix, filter);
+    }
+
+    /** Decisions this server's Redis store took locally so far (fallback or contention); 0 without one. */
+    long localDecisions() {
+        if (filter == null || !(filter.getFilter() instanceof QuotaFilter q) || !(q.store() instanceof RedisStore r)) return 0;
+        return r.fallbackDecisions();
     }
 
     Mode mode() {

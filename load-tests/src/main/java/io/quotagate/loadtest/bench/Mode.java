@@ -3,6 +3,7 @@ package io.quotagate.loadtest.bench;
 import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
+import io.quotagate.plans.StoreSettings;
 import jakarta.servlet.ServletException;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlets.DoSFilter;
@@ -10,7 +11,10 @@ import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 import org.eclipse.jetty.util.thread.Scheduler;
 
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
 
 /**
  * What stands in front of the benchmark endpoint. Every limit is far above what two cores can serve,
@@ -20,7 +24,19 @@ enum Mode {
     BARE("bare", 1),
     QUOTAGATE_1_TENANT("quotagate-1-tenant", 1),
     QUOTAGATE_10000_TENANTS("quotagate-10000-tenants", 10_000),
-    JETTY_DOSFILTER("jetty-dosfilter", 1);
+    JETTY_DOSFILTER("jetty-dosfilter", 1),
+    /** The local store at the Redis modes' 1,000 tenants, for comparison. */
+    QUOTAGATE_1000_TENANTS("quotagate-1000-tenants", 1_000),
+    REDIS_1_TENANT("redis-1-tenant", 1),
+    REDIS_1_TENANT_NO_BATCHING("redis-1-tenant-nobatch", 1),
+    REDIS_1000_TENANTS("redis-1000-tenants", 1_000),
+    REDIS_1000_TENANTS_NO_BATCHING("redis-1000-tenants-nobatch", 1_000);
+
+    /** The modes run without {@code --redis}. */
+    static final Set<Mode> DEFAULT = EnumSet.of(BARE, QUOTAGATE_1_TENANT, QUOTAGATE_10000_TENANTS, JETTY_DOSFILTER);
+    /** The modes run with {@code --redis}: local store vs Redis store, with and without batching. */
+    static final Set<Mode> WITH_REDIS = EnumSet.of(BARE, QUOTAGATE_1_TENANT, QUOTAGATE_1000_TENANTS, REDIS_1_TENANT,
+            REDIS_1_TENANT_NO_BATCHING, REDIS_1000_TENANTS, REDIS_1000_TENANTS_NO_BATCHING);
 
     /**
      * One plan whose single bandwidth no benchmark can empty: 10^12 units refilled over a day (so an
@@ -62,16 +78,32 @@ enum Mode {
         return tenants;
     }
 
+    /** Whether this mode keeps its buckets in Redis. */
+    boolean redis() {
+        return name().startsWith("REDIS_");
+    }
+
     /**
      * The filter of this mode, or empty for {@link #BARE}.
      *
      * @param threadPrefix name prefix for any thread the filter starts, so its CPU counts as the server's
+     * @param redisUri     the Redis of the Redis modes (null when not running them)
      */
-    Optional<FilterHolder> filter(String threadPrefix) {
+    Optional<FilterHolder> filter(String threadPrefix, String redisUri) {
         return switch (this) {
             case BARE -> Optional.empty();
-            case QUOTAGATE_1_TENANT, QUOTAGATE_10000_TENANTS -> {
+            case QUOTAGATE_1_TENANT, QUOTAGATE_10000_TENANTS, QUOTAGATE_1000_TENANTS -> {
                 Plans plans = PlansFile.parse("bench-plans.yml", PLANS_YAML);
+                yield Optional.of(new FilterHolder(QuotaFilter.builder().plans(plans).build()));
+            }
+            case REDIS_1_TENANT, REDIS_1_TENANT_NO_BATCHING, REDIS_1000_TENANTS, REDIS_1000_TENANTS_NO_BATCHING -> {
+                if (redisUri == null) throw new IllegalStateException(label + " needs --redis URI");
+                // a prefix of its own per mode and per bench: runs never share buckets; keys expire
+                StoreSettings store = StoreSettings.redis(redisUri)
+                        .withPrefix("bench-" + UUID.randomUUID().toString().substring(0, 8) + "-" + label)
+                        .withBatching(!label.endsWith("-nobatch"));
+                Plans plans = PlansFile.parse("bench-plans.yml", PLANS_YAML).withStore(store);
+                // the filter created the store from the plans: it closes it when the server stops
                 yield Optional.of(new FilterHolder(QuotaFilter.builder().plans(plans).build()));
             }
             case JETTY_DOSFILTER -> {

@@ -57,6 +57,32 @@ class BenchCommandTest {
     }
 
     @Test
+    void withRedisMeasuresLocalAgainstRedisStoresAndCountsRedisCommandsPerRequest() throws Exception {
+        try (io.quotagate.filter.testing.RedisServer redis = io.quotagate.filter.testing.RedisServer.startOwn()) {
+            StringWriter output = new StringWriter();
+            CommandLine cli = new CommandLine(new LoadTests());
+            cli.setOut(new PrintWriter(output, true));
+
+            int exit = cli.execute("bench", "--redis", redis.uri(), "--duration", "500ms", "--runs", "1",
+                    "--warmup", "0s", "--connections", "2");
+
+            String text = output.toString();
+            assertThat(exit).as("exit status\n%s", text).isZero();
+            for (String mode : List.of("bare", "quotagate-1-tenant", "quotagate-1000-tenants", "redis-1-tenant",
+                    "redis-1-tenant-nobatch", "redis-1000-tenants", "redis-1000-tenants-nobatch")) {
+                assertThat(text).contains("run 1/1 " + mode + " ");
+            }
+            assertThat(text).doesNotContain("jetty-dosfilter").contains("Redis round trips per request");
+            // 1,000 tenants on 2 connections hardly ever collide: one GET and one EVAL per request
+            java.util.regex.Matcher m = java.util.regex.Pattern
+                    .compile("redis-1000-tenants-nobatch +([0-9.]+) GET +([0-9.]+) EVAL").matcher(text);
+            assertThat(m.find()).as(text).isTrue();
+            assertThat(Double.parseDouble(m.group(1))).isBetween(0.9, 1.2);
+            assertThat(Double.parseDouble(m.group(2))).isBetween(0.9, 1.2);
+        }
+    }
+
+    @Test
     void aModeWithAnyNon200ResponseIsFlaggedAndFailsTheCommand() {
         RunResult clean = new RunResult(Mode.BARE, 100, 0, 0, 1_000_000_000L, histogram(), 1_000_000L);
         RunResult refused = new RunResult(Mode.QUOTAGATE_1_TENANT, 90, 10, 0, 1_000_000_000L, histogram(), 1_000_000L);

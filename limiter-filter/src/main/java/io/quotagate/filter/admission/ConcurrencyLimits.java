@@ -1,0 +1,155 @@
+package io.quotagate.filter.admission;
+
+import io.quotagate.filter.store.BucketStore;
+import io.quotagate.plans.GroupSettings;
+import io.quotagate.plans.Plan;
+import io.quotagate.plans.Plans;
+import io.quotagate.plans.RouteRule;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.IntSupplier;
+
+/**
+ * Concurrency caps of route groups, servlet-free: at most {@code plans.<plan>.concurrency.<group>}
+ * requests of a group in flight per tenant, and at most {@code groups.<group>.max-inflight} across
+ * all tenants. Taken <em>before</em> the token buckets (a request never holds budget while it waits
+ * for a slot); a caller whose buckets then refuse gives the slot back with {@link Permit#cancel()}.
+ *
+ * <p>A request that finds no slot is refused at once ({@link Acquisition.Refused}, answered with 429
+ * {@code reason: concurrency}) unless its group has a {@code queue}: it then waits, first in first
+ * served, at most {@code max-wait}, and is refused if the queue is full or the wait times out. The
+ * refusal's wait estimate is the group's moving average of completed request durations (1 s before
+ * the first one completes).
+ *
+ * <p>A route group that no plan caps and that has no {@code max-inflight} is still counted (its
+ * in-flight numbers and durations are visible through {@link ConcurrencyView}), but never refuses.
+ * Memory is bounded by the requests in flight and waiting: a tenant's entry is dropped as soon as it
+ * has neither. Thread-safe; one instance serves every request.
+ */
+public final class ConcurrencyLimits implements ConcurrencyView {
+    private final Map<String, GroupLimiter> groups;
+    /** plan → group → cap; a missing entry means the plan does not cap the group. */
+    private final Map<String, Map<String, Integer>> caps;
+    private final IntSupplier instanceCount;
+
+    /**
+     * @param plans    the plans: route groups, per-plan caps and {@code groups:} settings
+     * @param clock    measures request durations for the {@code Retry-After} estimate
+     * @param listener told how long queued requests waited
+     */
+    public ConcurrencyLimits(Plans plans, QuotaClock clock, ConcurrencyListener listener) {
+        this(plans, clock, listener, () -> 1);
+    }
+
+    /**
+     * Caps for one of several instances sharing a store: each tenant's plan cap is divided by the
+     * instances counted now ({@link BucketStore#perInstanceShare}: rounded down, at least 1), so the
+     * instances together hold about the plan's cap. A group's {@code max-inflight} is not divided: it
+     * protects this instance's own threads.
+     *
+     * @param instanceCount instances sharing the quotas now ({@link BucketStore#instanceCount()})
+     */
+    public ConcurrencyLimits(Plans plans, QuotaClock clock, ConcurrencyListener listener, IntSupplier instanceCount) {
+        Objects.requireNonNull(plans, "plans");
+        this.instanceCount = Objects.requireNonNull(instanceCount, "instanceCount");
+        Objects.requireNonNull(clock, "clock");
+        Objects.requireNonNull(listener, "listener");
+        Set<String> names = new TreeSet<>(plans.groups().keySet());
+        for (RouteRule r : plans.routes()) r.group().ifPresent(names::add);
+        Map<String, GroupLimiter> g = new HashMap<>();
+        for (String name : names) {
+            GroupSettings s = plans.group(name);
+            int max = s.maxInflight().orElse(Integer.MAX_VALUE);
+            g.put(name, s.queue()
+                    .<GroupLimiter>map(q -> new QueuedGroup(name, max, q.size(), q.maxWait().toNanos(), clock, listener))
+                    .orElseGet(() -> new FailFastGroup(name, max, clock)));
+        }
+        this.groups = Map.copyOf(g);
+        Map<String, Map<String, Integer>> c = new HashMap<>();
+        for (Plan p : plans.plans().values()) c.put(p.name(), Map.copyOf(p.concurrency()));
+        this.caps = Map.copyOf(c);
+    }
+
+    /**
+     * Takes a slot of {@code group} for a request of {@code tenant} on {@code plan}, waiting in the
+     * group's queue if it has one. The caller must give a granted permit back exactly once when the
+     * request ends ({@link Permit#release()}), or at once if it does not run ({@link Permit#cancel()}).
+     *
+     * @param tenant the key the request is counted under (a tenant id, or an anonymous client's key)
+     * @param plan   the tenant's plan, whose {@code concurrency} caps the tenant
+     * @param group  the route's concurrency group
+     * @throws IllegalArgumentException if no route of the plans has this group
+     */
+    public Acquisition acquire(String tenant, String plan, String group) {
+        GroupLimiter limiter = limiter(group);
+        Map<String, Integer> planCaps = caps.get(plan);
+        Integer cap = planCaps == null ? null : planCaps.get(group);
+        int instances = instanceCount.getAsInt();
+        int share = cap == null ? Integer.MAX_VALUE
+                : instances <= 1 ? cap : (int) BucketStore.perInstanceShare(cap, instances);
+        return limiter.acquire(Objects.requireNonNull(tenant, "tenant"), share);
+    }
+
+    private GroupLimiter limiter(String group) {
+        GroupLimiter limiter = groups.get(group);
+        if (limiter == null) throw new IllegalArgumentException("unknown concurrency group " + group);
+        return limiter;
+    }
+
+    @Override
+    public Set<String> groups() {
+        return groups.keySet();
+    }
+
+    @Override
+    public int inflight(String group) {
+        GroupLimiter g = groups.get(group);
+        return g == null ? 0 : g.inflight();
+    }
+
+    @Override
+    public int inflight(String group, String tenant) {
+        GroupLimiter g = groups.get(group);
+        return g == null ? 0 : g.inflight(tenant);
+    }
+
+    @Override
+    public int queued(String group) {
+        GroupLimiter g = groups.get(group);
+        return g == null ? 0 : g.queued();
+    }
+
+    @Override
+    public int queued(String group, String tenant) {
+        GroupLimiter g = groups.get(group);
+        return g == null ? 0 : g.queued(tenant);
+    }
+
+    @Override
+    public Map<String, Integer> inflightByTenant(String group) {
+        GroupLimiter g = groups.get(group);
+        return g == null ? new HashMap<>() : g.inflightByTenant();
+    }
+
+    @Override
+    public Map<String, Integer> queuedByTenant(String group) {
+        GroupLimiter g = groups.get(group);
+        return g == null ? new HashMap<>() : g.queuedByTenant();
+    }
+
+    @Override
+    public long averageDurationNanos(String group) {
+        GroupLimiter g = groups.get(group);
+        return g == null ? 0 : g.averageDurationNanos();
+    }
+
+    /** Tenant entries held by a group's engine; package-private so tests can check memory is bounded. */
+    int trackedTenants(String group) {
+        GroupLimiter g = limiter(group);
+        return g instanceof FailFastGroup f ? f.trackedTenants() : ((QueuedGroup) g).trackedTenants();
+    }
+}

@@ -1,0 +1,227 @@
+package io.quotagate.filter.admission;
+
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A group with a bounded FIFO waiting room: a request that finds no free slot waits (its thread
+ * parked) until a slot is handed to it, at most {@code maxWait}; a full queue or a timeout refuses it.
+ *
+ * <p>One lock guards every count and the queue, so each rule below holds whenever the lock is free:
+ * <ul>
+ *   <li>no waiter could take a free slot: every release hands slots to waiters, oldest first, until
+ *       none of them fits. So a newcomer that fits steals no slot from a waiter (a waiter that fits
+ *       does not exist), and FIFO holds among the requests a freed slot could serve;</li>
+ *   <li>a waiter blocked by its own tenant's cap does not block others behind it (no head-of-line
+ *       blocking across tenants);</li>
+ *   <li>a tenant's entry exists only while it has a request in flight or waiting.</li>
+ * </ul>
+ * The handover happens under the lock: the releaser counts the slot as the waiter's and then signals
+ * it, so a slot is never free and promised at once, and a waiter that wakes at its deadline checks
+ * {@code granted} first and keeps a slot handed to it at the last moment.
+ */
+final class QueuedGroup extends GroupLimiter {
+    private final int queueSize;
+    private final long maxWaitNanos;
+    private final ConcurrencyListener listener;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Map<String, TenantState> tenants = new HashMap<>();
+    private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
+    private int inflight;
+    private int queued;
+
+    QueuedGroup(String name, int maxInflight, int queueSize, long maxWaitNanos, QuotaClock clock,
+                ConcurrencyListener listener) {
+        super(name, maxInflight, clock);
+        this.queueSize = queueSize;
+        this.maxWaitNanos = maxWaitNanos;
+        this.listener = listener;
+    }
+
+    /** A tenant's counts; guarded by {@link #lock}. */
+    private static final class TenantState {
+        int inflight;
+        int queued;
+    }
+
+    /** A parked request; guarded by {@link #lock}. */
+    private static final class Waiter {
+        final String tenant;
+        final int cap;
+        final Condition wakeUp;
+        boolean granted;
+
+        Waiter(String tenant, int cap, Condition wakeUp) {
+            this.tenant = tenant;
+            this.cap = cap;
+            this.wakeUp = wakeUp;
+        }
+    }
+
+    @Override
+    Acquisition acquire(String tenant, int cap) {
+        long waitStart;
+        boolean admitted;
+        lock.lock();
+        try {
+            TenantState state = tenants.get(tenant);
+            if (fits(state, cap)) {
+                if (state == null) tenants.put(tenant, state = new TenantState());
+                state.inflight++;
+                inflight++;
+                return new Acquisition.Granted(new GroupPermit(this, tenant, null));
+            }
+            if (queued >= queueSize) return refused(false);
+
+            if (state == null) tenants.put(tenant, state = new TenantState());
+            Waiter w = new Waiter(tenant, cap, lock.newCondition());
+            waiters.addLast(w);
+            state.queued++;
+            queued++;
+            waitStart = System.nanoTime(); // a real wait of a parked thread: real time, not the quota clock
+            boolean interrupted = false;
+            long remaining = maxWaitNanos;
+            while (!w.granted && remaining > 0) {
+                try {
+                    remaining = w.wakeUp.awaitNanos(remaining);
+                } catch (InterruptedException e) {
+                    interrupted = true; // stop waiting; keep a slot if it was already handed over
+                    break;
+                }
+            }
+            if (!w.granted) {
+                // timed out (or interrupted): leave the queue; no slot was counted for us
+                waiters.remove(w);
+                state.queued--;
+                queued--;
+                if (state.inflight == 0 && state.queued == 0) tenants.remove(tenant);
+            }
+            if (interrupted) Thread.currentThread().interrupt();
+            admitted = w.granted;
+        } finally {
+            lock.unlock();
+        }
+        listener.queueWait(name, tenant, System.nanoTime() - waitStart, admitted);
+        return admitted ? new Acquisition.Granted(new GroupPermit(this, tenant, null)) : refused(true);
+    }
+
+    private boolean fits(TenantState state, int cap) {
+        return inflight < maxInflight && (state == null ? 0 : state.inflight) < cap;
+    }
+
+    @Override
+    void free(GroupPermit permit) {
+        lock.lock();
+        try {
+            TenantState state = tenants.get(permit.tenant);
+            state.inflight--;
+            inflight--;
+            handOver();
+            if (state.inflight == 0 && state.queued == 0) tenants.remove(permit.tenant);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Gives free slots to waiters, oldest first, skipping those whose own tenant is still at its cap. */
+    private void handOver() {
+        for (Iterator<Waiter> it = waiters.iterator(); it.hasNext() && inflight < maxInflight; ) {
+            Waiter w = it.next();
+            TenantState state = tenants.get(w.tenant);
+            if (state.inflight < w.cap) {
+                it.remove();
+                state.queued--;
+                queued--;
+                state.inflight++;
+                inflight++;
+                w.granted = true;
+                w.wakeUp.signal();
+            }
+        }
+    }
+
+    @Override
+    int inflight() {
+        lock.lock();
+        try {
+            return inflight;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    int inflight(String tenant) {
+        lock.lock();
+        try {
+            TenantState s = tenants.get(tenant);
+            return s == null ? 0 : s.inflight;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    int queued() {
+        lock.lock();
+        try {
+            return queued;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    int queued(String tenant) {
+        lock.lock();
+        try {
+            TenantState s = tenants.get(tenant);
+            return s == null ? 0 : s.queued;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    Map<String, Integer> inflightByTenant() {
+        Map<String, Integer> out = new HashMap<>();
+        lock.lock();
+        try {
+            tenants.forEach((t, s) -> {
+                if (s.inflight > 0) out.put(t, s.inflight);
+            });
+        } finally {
+            lock.unlock();
+        }
+        return out;
+    }
+
+    @Override
+    Map<String, Integer> queuedByTenant() {
+        Map<String, Integer> out = new HashMap<>();
+        lock.lock();
+        try {
+            tenants.forEach((t, s) -> {
+                if (s.queued > 0) out.put(t, s.queued);
+            });
+        } finally {
+            lock.unlock();
+        }
+        return out;
+    }
+
+    /** Entries in the tenant map (tests check they vanish). */
+    int trackedTenants() {
+        lock.lock();
+        try {
+            return tenants.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+}

@@ -1,0 +1,76 @@
+package io.quotagate.filter.admission;
+
+import io.quotagate.filter.store.BucketKind;
+import io.quotagate.plans.Plans;
+import io.quotagate.plans.TenantSettings;
+import io.quotagate.tenant.TenantDirectory;
+
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Decides which plan a (valid) tenant id is on and which bucket table holds its bucket: an assigned
+ * tenant (the directory knows it) gets its plan and a {@link BucketKind#TENANT} bucket; an unknown
+ * tenant gets the default plan in a {@link BucketKind#GUEST} bucket under {@code unknown: default},
+ * or nothing (the caller answers 403) under {@code unknown: reject}, so a made-up id then never
+ * creates a bucket at all.
+ *
+ * <p>A directory that names a plan the plans file does not define is a server misconfiguration: the
+ * tenant is treated as unknown and the plan name is logged once.
+ *
+ * <p>Servlet-free and thread-safe.
+ */
+public final class TenantPlans {
+    private static final System.Logger LOG = System.getLogger(TenantPlans.class.getName());
+    private static final int MAX_LOGGED = 100;
+
+    /**
+     * Where a tenant's bucket lives.
+     *
+     * @param kind {@link BucketKind#TENANT} for an assigned tenant, {@link BucketKind#GUEST} otherwise
+     * @param plan the plan that sizes the bucket
+     */
+    public record Placement(BucketKind kind, String plan) {
+        public Placement {
+            Objects.requireNonNull(kind, "kind");
+            Objects.requireNonNull(plan, "plan");
+        }
+    }
+
+    private final Plans plans;
+    private final TenantDirectory directory;
+    private final Placement unknown;
+    private final Set<String> loggedPlans = ConcurrentHashMap.newKeySet();
+
+    /**
+     * @param plans     the defined plans and the {@code unknown} policy
+     * @param directory tenant → plan (the plans file's assignments, a cached user directory, or both)
+     */
+    public TenantPlans(Plans plans, TenantDirectory directory) {
+        this.plans = Objects.requireNonNull(plans, "plans");
+        this.directory = Objects.requireNonNull(directory, "directory");
+        TenantSettings t = plans.tenants();
+        this.unknown = t.unknown() == TenantSettings.Unknown.DEFAULT ? new Placement(BucketKind.GUEST, t.defaultPlan()) : null;
+    }
+
+    /** The placement of a valid tenant id, or empty if it is unknown and unknown tenants are refused. */
+    public Optional<Placement> place(String tenant) {
+        Optional<String> assigned = directory.planOf(tenant);
+        if (assigned.isPresent()) {
+            String plan = assigned.get();
+            if (plans.plans().containsKey(plan)) return Optional.of(new Placement(BucketKind.TENANT, plan));
+            if (loggedPlans.size() < MAX_LOGGED && loggedPlans.add(plan)) {
+                LOG.log(System.Logger.Level.WARNING, "tenant directory names plan ''{0}'', which the plans file "
+                        + "does not define; such tenants are treated as unknown", plan);
+            }
+        }
+        return Optional.ofNullable(unknown);
+    }
+
+    /** The placement of an anonymous client: the default plan, in the guest table. */
+    public Placement anonymous() {
+        return new Placement(BucketKind.GUEST, plans.tenants().defaultPlan());
+    }
+}

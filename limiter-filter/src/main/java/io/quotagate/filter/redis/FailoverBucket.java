@@ -1,0 +1,151 @@
+package io.quotagate.filter.redis;
+
+import io.github.bucket4j.BlockingBucket;
+import io.github.bucket4j.Bucket;
+import io.github.bucket4j.BucketConfiguration;
+import io.github.bucket4j.BucketListener;
+import io.github.bucket4j.ConsumptionProbe;
+import io.github.bucket4j.EstimationProbe;
+import io.github.bucket4j.SchedulingBucket;
+import io.github.bucket4j.TokensInheritanceStrategy;
+import io.github.bucket4j.VerboseBucket;
+import io.github.bucket4j.distributed.BucketProxy;
+import io.quotagate.filter.store.BucketKind;
+
+/**
+ * The bucket handed to the admission core by a {@link LettuceBucketStore}: every operation goes to the
+ * Redis proxy while Redis is available and to this instance's local share otherwise, so a caller that
+ * keeps the bucket (as the admission core keeps the global one) follows outages and recoveries.
+ *
+ * <p>Supports the non-blocking operations the admission core uses; the blocking, scheduling, verbose
+ * and listener views are not offered (they would bypass the failover).
+ */
+final class FailoverBucket implements Bucket {
+    private record ProxyRef(long generation, BucketProxy proxy) {
+    }
+
+    private final LettuceBucketStore store;
+    private final BucketKind kind;
+    private final String id;
+    private final String key;
+    private final BucketConfiguration configuration;
+    private volatile ProxyRef ref;
+
+    FailoverBucket(LettuceBucketStore store, BucketKind kind, String id, String key, BucketConfiguration configuration) {
+        this.store = store;
+        this.kind = kind;
+        this.id = id;
+        this.key = key;
+        this.configuration = configuration;
+    }
+
+    BucketKind kind() {
+        return kind;
+    }
+
+    String id() {
+        return id;
+    }
+
+    BucketConfiguration configuration() {
+        return configuration;
+    }
+
+    /** The proxy on the store's current connection (built once per connection, not per request). */
+    BucketProxy proxy() {
+        ProxyRef r = ref;
+        long generation = store.linkGeneration();
+        if (r != null && r.generation() == generation) return r.proxy();
+        BucketProxy p = store.newProxy(key, configuration);
+        if (p == null) return null;
+        ref = new ProxyRef(generation, p);
+        return p;
+    }
+
+    @Override
+    public boolean tryConsume(long tokens) {
+        return store.apply(this, b -> b.tryConsume(tokens));
+    }
+
+    @Override
+    public ConsumptionProbe tryConsumeAndReturnRemaining(long tokens) {
+        return store.apply(this, b -> b.tryConsumeAndReturnRemaining(tokens));
+    }
+
+    @Override
+    public EstimationProbe estimateAbilityToConsume(long tokens) {
+        return store.apply(this, b -> b.estimateAbilityToConsume(tokens));
+    }
+
+    @Override
+    public long consumeIgnoringRateLimits(long tokens) {
+        return store.apply(this, b -> b.consumeIgnoringRateLimits(tokens));
+    }
+
+    @Override
+    public long tryConsumeAsMuchAsPossible() {
+        return store.apply(this, Bucket::tryConsumeAsMuchAsPossible);
+    }
+
+    @Override
+    public long tryConsumeAsMuchAsPossible(long limit) {
+        return store.apply(this, b -> b.tryConsumeAsMuchAsPossible(limit));
+    }
+
+    @Override
+    public void addTokens(long tokens) {
+        store.apply(this, b -> {
+            b.addTokens(tokens);
+            return null;
+        });
+    }
+
+    @Override
+    public void forceAddTokens(long tokens) {
+        store.apply(this, b -> {
+            b.forceAddTokens(tokens);
+            return null;
+        });
+    }
+
+    @Override
+    public void reset() {
+        store.apply(this, b -> {
+            b.reset();
+            return null;
+        });
+    }
+
+    @Override
+    public long getAvailableTokens() {
+        return store.apply(this, Bucket::getAvailableTokens);
+    }
+
+    @Override
+    public void replaceConfiguration(BucketConfiguration newConfiguration, TokensInheritanceStrategy strategy) {
+        store.apply(this, b -> {
+            b.replaceConfiguration(newConfiguration, strategy);
+            return null;
+        });
+    }
+
+    @Override
+    public BlockingBucket asBlocking() {
+        throw new UnsupportedOperationException("a quotagate Redis bucket is non-blocking only");
+    }
+
+    @Override
+    public SchedulingBucket asScheduler() {
+        throw new UnsupportedOperationException("a quotagate Redis bucket is non-blocking only");
+    }
+
+    @Override
+    public VerboseBucket asVerbose() {
+        throw new UnsupportedOperationException("the verbose view would bypass the Redis failover");
+    }
+
+    @Override
+    public Bucket toListenable(BucketListener listener) {
+        throw new UnsupportedOperationException("listeners would bypass the Redis failover");
+    }
+}

@@ -1,0 +1,56 @@
+package io.quotagate.filter.servlet;
+
+import jakarta.servlet.http.HttpServletRequest;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+
+/**
+ * A request priced by its route's {@link CostEstimator}: the cost and the request to pass on (its
+ * body replayed from memory), or the problem answered instead when the request cannot be priced.
+ * Bad client input is always a 4xx, never a 500, and never reaches the buckets.
+ *
+ * @param cost    units, &gt; 0 and at most the plan's largest possible cost (when {@code problem} is null)
+ * @param request the request to pass down the chain
+ * @param problem the answer to send instead, or null
+ */
+record CostEstimate(long cost, HttpServletRequest request, Problem problem) {
+    private static final System.Logger LOG = System.getLogger(CostEstimate.class.getName());
+
+    static CostEstimate of(HttpServletRequest request, CostEstimator estimator, int maxBodyBytes, long maxCost,
+                           String tenant) {
+        byte[] body;
+        try {
+            body = CachedBodyRequest.read(request, maxBodyBytes);
+        } catch (CachedBodyRequest.TooLarge e) {
+            return refused(413, "body_too_large", "The request body is larger than " + maxBodyBytes + " bytes.", tenant);
+        } catch (IOException | UncheckedIOException e) {
+            return refused(400, "invalid_request", "The request body could not be read.", tenant);
+        }
+        CachedBodyRequest replay = new CachedBodyRequest(request, body);
+        long cost;
+        try {
+            cost = estimator.estimate(replay, body);
+        } catch (InvalidCostInputException e) {
+            return refused(400, "invalid_request", e.getMessage() == null ? "The request cannot be priced." : e.getMessage(), tenant);
+        } catch (IllegalArgumentException | UncheckedIOException e) {
+            // a parser's complaint about the client's input (NumberFormatException...): still the client's 400
+            LOG.log(System.Logger.Level.DEBUG, "cost estimator refused the input", e);
+            return refused(400, "invalid_request", "The request cannot be priced: its body is not valid input for this route.", tenant);
+        }
+        if (cost <= 0) {
+            LOG.log(System.Logger.Level.WARNING, "cost estimator returned " + cost + " for " + request.getRequestURI()
+                    + "; answered 400");
+            return refused(400, "invalid_cost", "The request's cost must be a whole number of units > 0.", tenant);
+        }
+        if (cost > maxCost) {
+            return refused(400, "cost_too_large", "The request would cost " + cost
+                    + " units; the most this plan can ever admit at once is " + maxCost + ".", tenant);
+        }
+        return new CostEstimate(cost, replay, null);
+    }
+
+    private static CostEstimate refused(int status, String reason, String detail, String tenant) {
+        return new CostEstimate(0, null, new Problem(status, reason, detail, tenant, 0));
+    }
+}

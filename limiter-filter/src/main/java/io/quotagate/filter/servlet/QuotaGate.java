@@ -1,0 +1,59 @@
+package io.quotagate.filter.servlet;
+
+import io.quotagate.filter.admission.Decision;
+import jakarta.servlet.ServletRequest;
+
+import java.util.OptionalLong;
+
+/**
+ * What an application behind {@link QuotaFilter} can tell the filter about a request while it runs.
+ *
+ * <p>The cost taken before a request runs is a reservation (a route's static cost, or a
+ * {@link CostEstimator}'s estimate). When the application knows what the request really cost (the
+ * tokens an LLM call used), it reports it; after the request ends (the filter chain returns, or the
+ * {@code AsyncListener} of an async request sees it complete, fail or time out) the filter gives
+ * {@code reserved − actual} back to every bucket charged, or charges the excess.
+ */
+public final class QuotaGate {
+    /**
+     * The request attribute holding the actual cost: a whole {@link Number} or a decimal string,
+     * &gt;= 0. {@link #reportActualCost} sets it; an application may also set it directly. Any other
+     * value is ignored with a warning when the request ends.
+     */
+    public static final String ACTUAL_COST_ATTRIBUTE = "io.quotagate.actualCost";
+
+    /** Attribute holding the admission's {@link Decision.Admitted}, set by the filter. */
+    static final String RESERVATION_ATTRIBUTE = "io.quotagate.reservation";
+
+    private static final System.Logger LOG = System.getLogger(QuotaGate.class.getName());
+
+    private QuotaGate() {
+    }
+
+    /**
+     * Reports the request's actual cost in units, settled against the reservation when the request
+     * ends. A later report replaces an earlier one.
+     *
+     * @return true if it will be settled; false (with a warning logged, nothing changed) if the
+     *         request was never admitted by a {@link QuotaFilter} (an unlimited route, a refused
+     *         request, no filter) or the cost is negative
+     */
+    public static boolean reportActualCost(ServletRequest request, long actualCost) {
+        if (!(request.getAttribute(RESERVATION_ATTRIBUTE) instanceof Decision.Admitted)) {
+            LOG.log(System.Logger.Level.WARNING, "actual cost reported for a request QuotaFilter did not admit; ignored");
+            return false;
+        }
+        if (actualCost < 0) {
+            LOG.log(System.Logger.Level.WARNING, "negative actual cost " + actualCost + " reported; ignored");
+            return false;
+        }
+        request.setAttribute(ACTUAL_COST_ATTRIBUTE, actualCost);
+        return true;
+    }
+
+    /** The units reserved for this request when it was admitted; empty if it was not admitted by a {@link QuotaFilter}. */
+    public static OptionalLong reservedCost(ServletRequest request) {
+        return request.getAttribute(RESERVATION_ATTRIBUTE) instanceof Decision.Admitted a
+                ? OptionalLong.of(a.charged()) : OptionalLong.empty();
+    }
+}

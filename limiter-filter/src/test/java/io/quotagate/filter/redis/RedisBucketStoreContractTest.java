@@ -1,0 +1,50 @@
+package io.quotagate.filter.redis;
+
+import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.BucketStoreContract;
+import io.quotagate.filter.testing.ManualClock;
+import io.quotagate.filter.testing.RedisServer;
+import io.quotagate.plans.StoreSettings;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The store contract, for the Redis store on the real Redis at 127.0.0.1:6379 (a fresh key prefix per test). */
+class RedisBucketStoreContractTest extends BucketStoreContract {
+    private final ManualClock clock = new ManualClock();
+    private RedisStore store;
+
+    @BeforeEach
+    void connect() {
+        RedisServer redis = RedisServer.shared();
+        store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
+                        // generous for a loaded 2-core machine: this test is about behaviour, not speed
+                        .withTimeout(Duration.ofMillis(500)), 1_000,
+                clock.wallClock(), clock);
+    }
+
+    @AfterEach
+    void close() {
+        if (store == null) return;
+        try {
+            // the contract must have been met by Redis itself, not by the local fallback
+            assertThat(store.redisAvailable()).as("Redis available").isTrue();
+            assertThat(store.fallbackDecisions()).as("operations answered locally").isZero();
+        } finally {
+            store.close();
+        }
+    }
+
+    @Override
+    protected BucketStore store() {
+        return store;
+    }
+
+    @Override
+    protected void advance(Duration d) {
+        clock.advance(d);
+    }
+}

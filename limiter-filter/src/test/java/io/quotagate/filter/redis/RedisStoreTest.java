@@ -1,0 +1,168 @@
+package io.quotagate.filter.redis;
+
+import io.github.bucket4j.Bandwidth;
+import io.github.bucket4j.Bucket;
+import io.github.bucket4j.BucketConfiguration;
+import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.StoreUnavailableException;
+import io.quotagate.filter.testing.ManualClock;
+import io.quotagate.filter.testing.RedisServer;
+import io.quotagate.plans.StoreSettings;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The Redis store's keys, heartbeat and failure modes, on real Redis. */
+class RedisStoreTest {
+    /** Empty to full in 100 s. */
+    static final BucketConfiguration CONFIG = Admission.configuration(List.of(
+            new io.quotagate.plans.Bandwidth("burst", 100, 1, Duration.ofSeconds(1))));
+
+    private final ManualClock clock = new ManualClock();
+
+    @Test
+    void everyKeyIsNamespacedAndExpires() throws Exception {
+        RedisServer redis = RedisServer.shared();
+        String prefix = RedisServer.randomPrefix();
+        try (RedisStore store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(prefix), 100, clock.wallClock(), clock)) {
+            assertThat(store.redisAvailable()).isTrue();
+            store.bucket(BucketKind.TENANT, "acme", CONFIG).tryConsume(40);
+            store.bucket(BucketKind.GLOBAL, "global", CONFIG).tryConsume(1);
+
+            assertThat(store.key(BucketKind.TENANT, "acme")).isEqualTo(prefix + ":tenant:acme");
+            @SuppressWarnings("unchecked")
+            List<Object> keys = (List<Object>) redis.command("KEYS", prefix + ":*");
+            String warmup = prefix + ":warmup:" + store.instanceId();
+            assertThat(keys).containsExactlyInAnyOrder(prefix + ":tenant:acme", prefix + ":global:global", prefix + ":instances", warmup);
+            assertThat(redis.integer("PTTL", warmup)).as("the warm-up key goes within seconds").isBetween(1L, 2_000L);
+            // 40 units short at 1 unit/s: full again in 40 s, kept 10 s more
+            assertThat(redis.integer("PTTL", prefix + ":tenant:acme")).isBetween(40_000L, 50_000L);
+            assertThat(redis.integer("PTTL", prefix + ":global:global")).isBetween(1_000L, 11_000L);
+            assertThat(redis.integer("PTTL", prefix + ":instances")).isBetween(1L, StoreSettings.DEFAULT_INSTANCE_TTL.toMillis());
+        }
+        assertThat(redis.integer("EXISTS", prefix + ":instances")).as("a closed instance leaves the set").isZero();
+    }
+
+    @Test
+    void anUncontendedDecisionCostsOneReadAndOneCompareAndSwap() throws Exception {
+        try (RedisServer own = RedisServer.startOwn();
+             RedisStore store = RedisStore.connect(StoreSettings.redis(own.uri()).withPrefix(RedisServer.randomPrefix())
+                     .withTimeout(Duration.ofMillis(500)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
+                     1_000, clock.wallClock(), clock)) {
+            own.command("CONFIG", "RESETSTAT");
+            for (int i = 0; i < 50; i++) store.bucket(BucketKind.TENANT, "t" + (i % 10), CONFIG).tryConsume(1);
+            // bucket4j's compare-and-swap: GET the state, then EVAL a script that swaps it if unchanged;
+            // commandstats also counts the commands run inside the script (one GET, one SET/PSETEX each)
+            long evals = own.calls("eval");
+            long clientGets = own.calls("get") - evals;
+            assertThat(evals).isEqualTo(50);
+            assertThat(clientGets).isEqualTo(50);
+            assertThat(own.calls("psetex") + own.calls("set")).as("every write sets an expiry (PSETEX, or SET NX PX)").isEqualTo(50);
+            assertThat(store.fallbackDecisions()).isZero();
+        }
+    }
+
+    @Test
+    void aGlobalQuotaChangedAtRuntimeReachesTheRedisBucket() {
+        RedisServer redis = RedisServer.shared();
+        io.quotagate.plans.Plans plans = io.quotagate.plans.PlansFile.parse("p.yml", """
+                global:
+                  limits: [ { capacity: 100, refill: 1, period: 1h } ]
+                plans:
+                  free: { limits: [ { capacity: 1000, refill: 1, period: 1h } ] }
+                """);
+        try (RedisStore store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
+                .withTimeout(Duration.ofMillis(500)), 100, clock.wallClock(), clock)) {
+            Admission admission = new Admission(plans, store);
+            for (int i = 0; i < 5; i++) assertThat(admission.admit("t" + i, "free", 1)).isInstanceOf(io.quotagate.filter.admission.Decision.Admitted.class);
+            admission.apply(plans.withGlobal(java.util.Optional.of(new io.quotagate.plans.GlobalQuota(List.of(
+                    new io.quotagate.plans.Bandwidth("b0", 10, 1, Duration.ofHours(1)))))));
+            int admitted = 0;
+            for (int i = 0; i < 50; i++) {
+                if (admission.admit("u" + i, "free", 1) instanceof io.quotagate.filter.admission.Decision.Admitted) admitted++;
+            }
+            // AS_IS: the 95 tokens left are capped at the new capacity 10
+            assertThat(admitted).isEqualTo(10);
+            assertThat(store.fallbackDecisions()).isZero();
+        }
+    }
+
+    @Test
+    void theHeartbeatCountsInstancesSharingAPrefix() throws Exception {
+        RedisServer redis = RedisServer.shared();
+        StoreSettings settings = StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
+                .withHeartbeat(Duration.ofMillis(100), Duration.ofSeconds(5));
+        try (RedisStore a = RedisStore.connect(settings, 100, clock.wallClock(), clock)) {
+            assertThat(a.instanceCount()).isEqualTo(1);
+            try (RedisStore b = RedisStore.connect(settings, 100, clock.wallClock(), clock)) {
+                assertThat(b.instanceCount()).as("b's first beat sees a").isEqualTo(2);
+                awaitTrue(() -> a.instanceCount() == 2, "a sees b");
+                assertThat(a.instanceId()).isNotEqualTo(b.instanceId());
+            }
+            awaitTrue(() -> a.instanceCount() == 1, "a sees b leave");
+        }
+    }
+
+    @Test
+    void theFallbackShareDividesCapacityAndRateByTheInstanceCount() {
+        BucketConfiguration shared = Admission.configuration(List.of(
+                new io.quotagate.plans.Bandwidth("burst", 20, 10, Duration.ofSeconds(10)),
+                new io.quotagate.plans.Bandwidth("tiny", 2, 1, Duration.ofSeconds(1))));
+        Bandwidth[] third = LettuceBucketStore.share(shared, 3).getBandwidths();
+        assertThat(third[0].getCapacity()).isEqualTo(6);
+        assertThat(third[0].getRefillTokens()).isEqualTo(10);
+        assertThat(third[0].getRefillPeriodNanos()).isEqualTo(Duration.ofSeconds(30).toNanos());
+        assertThat(third[0].getId()).isEqualTo("burst");
+        assertThat(third[1].getCapacity()).as("never below 1").isEqualTo(1);
+        assertThat(LettuceBucketStore.share(shared, 1)).isSameAs(shared);
+        assertThat(BucketStore.perInstanceShare(10, 3)).isEqualTo(3);
+        assertThat(BucketStore.perInstanceShare(2, 5)).isEqualTo(1);
+    }
+
+    @Test
+    void unreachableAtStartItServesFromLocalBucketsAndCountsTheOutage() throws Exception {
+        StoreSettings settings = StoreSettings.redis("redis://127.0.0.1:" + closedPort()).withPrefix(RedisServer.randomPrefix());
+        try (RedisStore store = RedisStore.connect(settings, 100, clock.wallClock(), clock)) {
+            assertThat(store.redisAvailable()).isFalse();
+            assertThat(store.outages()).isEqualTo(1);
+            Bucket b = store.bucket(BucketKind.TENANT, "acme", CONFIG);
+            assertThat(b.tryConsume(100)).isTrue();
+            assertThat(b.tryConsume(1)).as("the local bucket limits too").isFalse();
+            assertThat(store.fallbackDecisions()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void failClosedRefusesWhileRedisIsUnreachable() throws Exception {
+        StoreSettings settings = StoreSettings.redis("redis://127.0.0.1:" + closedPort())
+                .withPrefix(RedisServer.randomPrefix()).withOnFailure(StoreSettings.OnFailure.CLOSED)
+                .withHeartbeat(Duration.ofSeconds(3), Duration.ofSeconds(10));
+        try (RedisStore store = RedisStore.connect(settings, 100, clock.wallClock(), clock)) {
+            assertThatThrownBy(() -> store.bucket(BucketKind.TENANT, "acme", CONFIG).tryConsume(1))
+                    .isInstanceOfSatisfying(StoreUnavailableException.class, e -> assertThat(e.retryAfterSeconds()).isEqualTo(3));
+        }
+    }
+
+    private static int closedPort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    /** Polls a condition that a background heartbeat makes true; bounded (5 s). */
+    static void awaitTrue(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
+        for (int i = 0; i < 100; i++) {
+            if (condition.getAsBoolean()) return;
+            Thread.sleep(50);
+        }
+        throw new AssertionError("not within 5 s: " + what);
+    }
+}

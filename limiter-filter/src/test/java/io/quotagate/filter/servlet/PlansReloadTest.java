@@ -1,0 +1,204 @@
+package io.quotagate.filter.servlet;
+
+import io.quotagate.filter.testing.Http;
+import io.quotagate.filter.testing.JettyServer;
+import io.quotagate.filter.testing.ManualClock;
+import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.InvalidPlansException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Limits changed while running: file reload (explicit and watched) and the programmatic API, on real Jetty. */
+class PlansReloadTest {
+    static final String V1 = """
+            global: { limits: [ { name: api, capacity: 100, refill: 100, period: 1m } ] }
+            plans:
+              free: { limits: [ { name: burst, capacity: 5, refill: 5, period: 1m } ] }
+            routes:
+              - { name: reports, paths: ["/reports/*"], cost: 2 }
+            """;
+    static final String V2 = """
+            global: { limits: [ { name: api, capacity: 100, refill: 100, period: 1m } ] }
+            plans:
+              free: { limits: [ { name: burst, capacity: 10, refill: 10, period: 1m } ] }
+            routes:
+              - { name: reports, paths: ["/reports/*"], cost: 2 }
+              - { name: ops, paths: ["/health"], limited: false }
+            """;
+
+    @TempDir
+    Path dir;
+    private final ManualClock clock = new ManualClock();
+    private JettyServer server;
+
+    @AfterEach
+    void stop() throws Exception {
+        if (server != null) server.close();
+    }
+
+    private Path file(String yaml) throws Exception {
+        Path f = dir.resolve("plans.yml");
+        Files.writeString(f, yaml);
+        return f;
+    }
+
+    private int status(String path, String tenant) throws Exception {
+        return Http.get(server.uri(path), tenant).statusCode();
+    }
+
+    private static void await(BooleanSupplier condition) throws InterruptedException {
+        for (int i = 0; i < 500 && !condition.getAsBoolean(); i++) Thread.sleep(10);
+        assertThat(condition.getAsBoolean()).isTrue();
+    }
+
+    @Test
+    void aValidFileTakesEffectForExistingTenantsWithTheirTokensKept() throws Exception {
+        Path f = file(V1);
+        QuotaFilter filter = QuotaFilter.builder().plansFile(f).clock(clock).build();
+        server = JettyServer.start(filter);
+        for (int i = 0; i < 3; i++) assertThat(status("/x", "acme")).isEqualTo(200);
+        assertThat(status("/health", null)).as("no such route yet").isEqualTo(401);
+
+        Files.writeString(f, V2);
+        filter.reload();
+        // 2 tokens kept (not a fresh 10), now refilling towards 10
+        assertThat(status("/x", "acme")).isEqualTo(200);
+        assertThat(status("/x", "acme")).isEqualTo(200);
+        assertThat(status("/x", "acme")).isEqualTo(429);
+        clock.advance(Duration.ofSeconds(48)); // 10 per minute: 8 units
+        for (int i = 0; i < 8; i++) assertThat(status("/x", "acme")).isEqualTo(200);
+        assertThat(status("/health", null)).as("routes come with the new file").isEqualTo(200);
+        assertThat(filter.plans().plan("free").orElseThrow().limits().get(0).capacity()).isEqualTo(10);
+    }
+
+    @Test
+    void anInvalidFileIsRefusedWithFileLineAndFieldAndTheOldPlansStay() throws Exception {
+        Path f = file(V1);
+        QuotaFilter filter = QuotaFilter.builder().plansFile(f).clock(clock).build();
+        server = JettyServer.start(filter);
+        assertThat(status("/x", "acme")).isEqualTo(200);
+
+        Files.writeString(f, V1.replace("capacity: 5,", "capacity: -5,"));
+        assertThatThrownBy(filter::reload).isInstanceOfSatisfying(InvalidPlansException.class, e -> {
+            assertThat(e.getMessage()).startsWith(f + ":3: plans.free.limits[0].capacity");
+        });
+        for (int i = 0; i < 4; i++) assertThat(status("/x", "acme")).isEqualTo(200);
+        assertThat(status("/x", "acme")).as("still the old 5").isEqualTo(429);
+    }
+
+    @Test
+    void theWatcherAppliesAValidChangeLogsAnInvalidOneAndStopsWithTheFilter() throws Exception {
+        List<String> warnings = new ArrayList<>();
+        Handler capture = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                synchronized (warnings) {
+                    if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) warnings.add(r.getMessage());
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        Logger logger = Logger.getLogger(QuotaFilter.class.getName());
+        logger.addHandler(capture);
+        try {
+            Path f = file(V1);
+            QuotaFilter filter = QuotaFilter.builder().plansFile(f).watchPlansFile(Duration.ofMillis(20)).clock(clock).build();
+            server = JettyServer.start(filter);
+            assertThat(status("/x", "acme")).isEqualTo(200);
+
+            Files.writeString(f, V2);
+            await(() -> filter.plans().plan("free").orElseThrow().limits().get(0).capacity() == 10);
+            for (int i = 0; i < 4; i++) assertThat(status("/x", "acme")).isEqualTo(200);
+            assertThat(status("/x", "acme")).as("4 kept of the old 5, capped at the new 10").isEqualTo(429);
+
+            Files.writeString(f, V2.replace("period: 1m } ] }", "period: 1 } ] }"));
+            await(() -> {
+                synchronized (warnings) {
+                    return warnings.stream().anyMatch(w -> w.contains("keeping the previous plans"));
+                }
+            });
+            synchronized (warnings) {
+                assertThat(warnings).anySatisfy(w -> assertThat(w).contains(f + ":3:", "plans.free.limits[0].period"));
+            }
+            assertThat(filter.plans().plan("free").orElseThrow().limits().get(0).capacity()).isEqualTo(10);
+
+            server.close();
+            server = null;
+            await(() -> Thread.getAllStackTraces().keySet().stream()
+                    .noneMatch(t -> t.getName().equals("quotagate-plans-watcher") && t.isAlive()));
+        } finally {
+            logger.removeHandler(capture);
+        }
+    }
+
+    @Test
+    void aContainerCreatedFilterWatchesItsFileWhenAskedTo() throws Exception {
+        Path f = file(V1);
+        var context = new org.eclipse.jetty.ee10.servlet.ServletContextHandler();
+        context.setContextPath("/");
+        var holder = new org.eclipse.jetty.ee10.servlet.FilterHolder(QuotaFilter.class);
+        holder.setInitParameter(QuotaFilter.PLANS_PARAM, f.toString());
+        holder.setInitParameter(QuotaFilter.RELOAD_INTERVAL_PARAM, "20ms");
+        context.addFilter(holder, "/*", java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
+        context.addServlet(new org.eclipse.jetty.ee10.servlet.ServletHolder(new JettyServer.OkServlet()), "/");
+        server = JettyServer.start(context);
+        assertThat(status("/health", null)).isEqualTo(401);
+        Files.writeString(f, V2);
+        await(() -> {
+            try {
+                return status("/health", null) == 200;
+            } catch (Exception e) {
+                return false;
+            }
+        });
+    }
+
+    @Test
+    void reloadNeedsAFile() {
+        QuotaFilter filter = QuotaFilter.builder().plans(io.quotagate.plans.PlansFile.parse("t.yml", V1)).build();
+        assertThatThrownBy(filter::reload).isInstanceOf(IllegalStateException.class).hasMessageContaining("plans file");
+    }
+
+    @Test
+    void theGlobalQuotaAndAPlansLimitsChangeThroughTheApi() throws Exception {
+        QuotaFilter filter = QuotaFilter.builder().plansFile(file(V1)).clock(clock).build();
+        server = JettyServer.start(filter);
+        for (int i = 0; i < 3; i++) assertThat(status("/x", "t" + i)).isEqualTo(200);
+
+        filter.setGlobalQuota(List.of(new Bandwidth("api", 5, 5, Duration.ofMinutes(1))));
+        // 97 kept, capped at 5
+        for (int i = 0; i < 5; i++) assertThat(status("/x", "u" + i)).isEqualTo(200);
+        assertThat(Http.get(server.uri("/x"), "u9").body()).contains("\"reason\":\"global_rate\"");
+
+        assertThatThrownBy(() -> filter.setGlobalQuota(List.of(new Bandwidth("api", 1, 1, Duration.ofMinutes(1)))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("route 'reports'");
+        assertThat(filter.plans().global().orElseThrow().limits().get(0).capacity()).as("refused: unchanged").isEqualTo(5);
+
+        filter.setGlobalQuota(List.of());
+        filter.setPlanLimits("free", List.of(new Bandwidth("burst", 2, 2, Duration.ofMinutes(1))));
+        assertThat(status("/x", "t0")).as("4 kept, capped at the new 2").isEqualTo(200);
+        assertThat(status("/x", "t0")).isEqualTo(200);
+        assertThat(status("/x", "t0")).isEqualTo(429);
+    }
+}

@@ -1,0 +1,196 @@
+package io.quotagate.filter.testing;
+
+import org.junit.jupiter.api.Assumptions;
+
+import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Real Redis for integration tests, never a mock: the server at {@code 127.0.0.1:6379}
+ * ({@link #shared()}), or a {@code redis-server} process of the test's own on a free port
+ * ({@link #startOwn()}) that the test may kill and restart. When Redis is not there, a test fails
+ * with a clear message if {@code CI=true}, and is skipped with that message otherwise: it never
+ * passes without running. Commands go through a tiny RESP client, so users of this fixture need no
+ * Redis client library.
+ */
+public final class RedisServer implements AutoCloseable {
+    private static final int SHARED_PORT = 6379;
+
+    private final int port;
+    private Process process;
+
+    private RedisServer(int port, Process process) {
+        this.port = port;
+        this.process = process;
+    }
+
+    /** The Redis at 127.0.0.1:6379 (fails under CI, skips elsewhere, when it does not answer). */
+    public static RedisServer shared() {
+        RedisServer r = new RedisServer(SHARED_PORT, null);
+        if (!r.answers()) unavailable("no Redis answers PING at 127.0.0.1:" + SHARED_PORT);
+        return r;
+    }
+
+    /** A {@code redis-server} of this test's own on a free port, keeping nothing on disk. */
+    public static RedisServer startOwn() throws IOException, InterruptedException {
+        if (!onPath("redis-server")) unavailable("redis-server is not installed (apt-get install redis-server)");
+        RedisServer r = new RedisServer(freePort(), null);
+        r.start();
+        return r;
+    }
+
+    private static void unavailable(String why) {
+        String message = why + ": the Redis integration tests need a real Redis server";
+        if ("true".equalsIgnoreCase(System.getenv("CI"))) throw new AssertionError(message + " (CI=true: failing, not skipping)");
+        Assumptions.abort(message + " (skipped on this machine; under CI=true this fails)");
+    }
+
+    /** A key prefix no other test uses. */
+    public static String randomPrefix() {
+        return "qgtest-" + UUID.randomUUID().toString().substring(0, 12);
+    }
+
+    public int port() {
+        return port;
+    }
+
+    /** {@code redis://127.0.0.1:<port>}. */
+    public String uri() {
+        return "redis://127.0.0.1:" + port;
+    }
+
+    /** Starts (or restarts, after {@link #kill()}) this test's own server on the same port. */
+    public void start() throws IOException, InterruptedException {
+        process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
+                "--save", "", "--appendonly", "no")
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        for (int i = 0; i < 100 && !answers(); i++) Thread.sleep(50);
+        if (!answers()) throw new IllegalStateException("redis-server on port " + port + " did not start");
+    }
+
+    /** Kills this test's own server at once (SIGKILL, by its PID), as a crash would. */
+    public void kill() throws InterruptedException {
+        if (process == null) throw new IllegalStateException("not a server of this test's own");
+        process.destroyForcibly();
+        process.waitFor();
+    }
+
+    /** Freezes (SIGSTOP) or thaws (SIGCONT) this test's own server: connected, but answering nothing. */
+    public void freeze(boolean frozen) throws IOException, InterruptedException {
+        if (process == null) throw new IllegalStateException("not a server of this test's own");
+        new ProcessBuilder("kill", frozen ? "-STOP" : "-CONT", Long.toString(process.pid())).start().waitFor();
+    }
+
+    /** Whether the server answers PING now. */
+    public boolean answers() {
+        try {
+            return "PONG".equals(command("PING"));
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Runs one command and returns its reply: a status or bulk string, an integer as text, an array
+     * as a list; an error reply throws.
+     */
+    public Object command(String... args) throws IOException {
+        try (Socket s = new Socket("127.0.0.1", port)) {
+            s.setSoTimeout(5_000);
+            OutputStream out = s.getOutputStream();
+            StringBuilder b = new StringBuilder().append('*').append(args.length).append("\r\n");
+            for (String a : args) {
+                b.append('$').append(a.getBytes(StandardCharsets.UTF_8).length).append("\r\n").append(a).append("\r\n");
+            }
+            out.write(b.toString().getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            return reply(new BufferedInputStream(s.getInputStream()));
+        }
+    }
+
+    /** {@link #command} for an integer reply. */
+    public long integer(String... args) throws IOException {
+        return Long.parseLong((String) command(args));
+    }
+
+    /** Calls of one command since the last {@code CONFIG RESETSTAT}, from {@code INFO commandstats}. */
+    public long calls(String commandName) throws IOException {
+        String info = (String) command("INFO", "commandstats");
+        String marker = "cmdstat_" + commandName.toLowerCase() + ":calls=";
+        int i = info.indexOf(marker);
+        if (i < 0) return 0;
+        int end = info.indexOf(',', i);
+        return Long.parseLong(info.substring(i + marker.length(), end));
+    }
+
+    private static Object reply(InputStream in) throws IOException {
+        int type = in.read();
+        String line = line(in);
+        switch (type) {
+            case '+', ':' -> {
+                return line;
+            }
+            case '-' -> throw new IOException("Redis error: " + line);
+            case '$' -> {
+                int n = Integer.parseInt(line);
+                if (n < 0) return null;
+                byte[] data = in.readNBytes(n);
+                line(in);
+                return new String(data, StandardCharsets.UTF_8);
+            }
+            case '*' -> {
+                int n = Integer.parseInt(line);
+                List<Object> items = new ArrayList<>();
+                for (int i = 0; i < n; i++) items.add(reply(in));
+                return items;
+            }
+            default -> throw new IOException("unexpected reply type " + type);
+        }
+    }
+
+    private static String line(InputStream in) throws IOException {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        int c;
+        while ((c = in.read()) != '\r') {
+            if (c < 0) throw new IOException("connection closed");
+            b.write(c);
+        }
+        in.read(); // \n
+        return b.toString(StandardCharsets.UTF_8);
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static boolean onPath(String program) {
+        String path = System.getenv("PATH");
+        if (path == null) return false;
+        for (String dir : path.split(java.io.File.pathSeparator)) {
+            if (Files.isExecutable(Path.of(dir, program))) return true;
+        }
+        return false;
+    }
+
+    /** Stops this test's own server; leaves the shared one alone. */
+    @Override
+    public void close() throws InterruptedException {
+        if (process != null && process.isAlive()) {
+            process.destroyForcibly();
+            process.waitFor();
+        }
+    }
+}

@@ -1,0 +1,169 @@
+package io.quotagate.tenant;
+
+import io.quotagate.plans.AddressRange;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static io.quotagate.tenant.FakeRequest.request;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** host, path, principal, attribute, api-key, client address and the cached directory. */
+class ResolverStrategiesTest {
+
+    @Test
+    void hostTakesTheSingleLabelUnderTheSuffix() {
+        TenantResolver r = TenantResolver.host(".api.example.com");
+        assertThat(r.resolve(request().host("acme.api.example.com").build())).contains("acme");
+        assertThat(r.resolve(request().host("ACME.API.Example.com").build())).contains("acme");
+        assertThat(r.resolve(request().host("api.example.com").build())).isEmpty();
+        assertThat(r.resolve(request().host("x.acme.api.example.com").build())).as("two labels").isEmpty();
+        assertThat(r.resolve(request().host("acme.api.example.org").build())).isEmpty();
+        assertThat(r.resolve(request().host("evilapi.example.com").build())).isEmpty();
+        assertThatThrownBy(() -> TenantResolver.host("api.example.com")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void pathTakesTheRawSegmentAfterThePrefixInsideTheContext() {
+        TenantResolver r = TenantResolver.path("/t/");
+        assertThat(r.resolve(request().uri("", "/t/acme/items/1").build())).contains("acme");
+        assertThat(r.resolve(request().uri("", "/t/acme").build())).contains("acme");
+        assertThat(r.resolve(request().uri("/app", "/app/t/acme/x").build())).contains("acme");
+        assertThat(r.resolve(request().uri("", "/t/acme;jsessionid=1/x").build())).contains("acme");
+        assertThat(r.resolve(request().uri("", "/t/%2e%2e/x").build())).as("never decoded").contains("%2e%2e");
+        assertThat(r.resolve(request().uri("", "/t//x").build())).contains("");
+        assertThat(r.resolve(request().uri("", "/items/1").build())).isEmpty();
+        assertThat(r.resolve(request().uri("", "/t").build())).isEmpty();
+    }
+
+    @Test
+    void principalAndAttribute() {
+        assertThat(TenantResolver.principal().resolve(request().principal("acme").build())).contains("acme");
+        assertThat(TenantResolver.principal().resolve(request().build())).isEmpty();
+        TenantResolver a = TenantResolver.attribute("tenant");
+        assertThat(a.resolve(request().attribute("tenant", "acme").build())).contains("acme");
+        assertThat(a.resolve(request().attribute("tenant", 42).build())).contains("42");
+        assertThat(a.resolve(request().build())).isEmpty();
+    }
+
+    static final String KEY = "sk_live_abc123";
+
+    @Test
+    void apiKeysAreLookedUpByTheirSha256FromEitherHeader() {
+        ApiKeyResolver r = ApiKeyResolver.builder().keys(Map.of(ApiKeyResolver.sha256Hex(KEY).toUpperCase(), "acme")).build();
+        assertThat(ApiKeyResolver.sha256Hex("abc")).isEqualTo("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assertThat(r.resolve(request().header("X-Api-Key", KEY).build())).contains("acme");
+        assertThat(r.resolve(request().header("Authorization", "ApiKey " + KEY).build())).contains("acme");
+        assertThat(r.resolve(request().header("Authorization", "apikey " + KEY).build())).contains("acme");
+        assertThat(r.resolve(request().header("Authorization", "Bearer " + KEY).build())).as("another scheme").isEmpty();
+        assertThat(r.resolve(request().build())).isEmpty();
+        assertThatThrownBy(() -> r.resolve(request().header("X-Api-Key", "sk_live_other").build()))
+                .isInstanceOfSatisfying(TenantRejectedException.class, e -> {
+                    assertThat(e.status()).isEqualTo(401);
+                    assertThat(e.reason()).isEqualTo("unknown_api_key");
+                });
+        assertThatThrownBy(() -> ApiKeyResolver.builder().keys(Map.of(KEY, "acme")))
+                .as("the key itself is refused").hasMessageContaining("never the key itself");
+    }
+
+    @Test
+    void malformedKeysAreRefusedWithoutALookup() {
+        AtomicInteger lookups = new AtomicInteger();
+        ApiKeyResolver r = ApiKeyResolver.builder().lookup(h -> {
+            lookups.incrementAndGet();
+            return Optional.empty();
+        }).build();
+        for (String bad : List.of("", "   ", "k".repeat(ApiKeyResolver.MAX_KEY_LENGTH + 1), "caf\u00e9", "a b", "a\u0000b")) {
+            assertThatThrownBy(() -> r.resolve(request().header("X-Api-Key", bad).build())).as(bad)
+                    .isInstanceOfSatisfying(TenantRejectedException.class, e -> assertThat(e.reason()).isEqualTo("invalid_api_key"));
+        }
+        assertThat(lookups).hasValue(0);
+    }
+
+    @Test
+    void lookupAnswersAreCachedUnknownKeysOnlyBriefly() {
+        AtomicLong now = new AtomicLong();
+        AtomicInteger lookups = new AtomicInteger();
+        Map<String, String> db = new java.util.concurrent.ConcurrentHashMap<>(Map.of(ApiKeyResolver.sha256Hex(KEY), "acme"));
+        ApiKeyResolver r = ApiKeyResolver.builder()
+                .lookup(hash -> {
+                    lookups.incrementAndGet();
+                    return Optional.ofNullable(db.get(hash));
+                })
+                .expireAfter(Duration.ofMinutes(5)).negativeExpireAfter(Duration.ofSeconds(30)).maximumSize(100)
+                .ticker(now::get).build();
+
+        for (int i = 0; i < 10; i++) assertThat(r.resolve(request().header("X-Api-Key", KEY).build())).contains("acme");
+        assertThat(lookups).as("one lookup for ten requests").hasValue(1);
+
+        String newKey = "sk_live_new";
+        for (int i = 0; i < 10; i++) {
+            assertThatThrownBy(() -> r.resolve(request().header("X-Api-Key", newKey).build())).isInstanceOf(TenantRejectedException.class);
+        }
+        assertThat(lookups).as("an unknown key is looked up once").hasValue(2);
+        db.put(ApiKeyResolver.sha256Hex(newKey), "globex");
+        now.addAndGet(Duration.ofSeconds(31).toNanos());
+        assertThat(r.resolve(request().header("X-Api-Key", newKey).build())).as("negative entry expired").contains("globex");
+        assertThat(r.resolve(request().header("X-Api-Key", KEY).build())).contains("acme");
+        assertThat(lookups).as("the known key is still cached").hasValue(3);
+
+        for (int i = 0; i < 1000; i++) {
+            String k = "spoof" + i;
+            assertThatThrownBy(() -> r.resolve(request().header("X-Api-Key", k).build())).isInstanceOf(TenantRejectedException.class);
+        }
+        assertThat(r.cachedEntries()).as("bounded").isLessThanOrEqualTo(100);
+    }
+
+    @Test
+    void forwardedForIsBelievedOnlyFromTrustedProxies() {
+        ClientAddress direct = ClientAddress.behind(List.of());
+        assertThat(direct.of(request().remote("203.0.113.9").header("X-Forwarded-For", "1.1.1.1").build())).isEqualTo("203.0.113.9");
+
+        ClientAddress behind = ClientAddress.behind(List.of(AddressRange.parse("10.0.0.0/8"), AddressRange.parse("::1")));
+        assertThat(behind.of(request().remote("203.0.113.9").header("X-Forwarded-For", "1.1.1.1").build()))
+                .as("untrusted peer: header ignored").isEqualTo("203.0.113.9");
+        assertThat(behind.of(request().remote("10.0.0.2").header("X-Forwarded-For", "198.51.100.7").build())).isEqualTo("198.51.100.7");
+        assertThat(behind.of(request().remote("10.0.0.2").header("X-Forwarded-For", "6.6.6.6, 198.51.100.7, 10.0.0.5").build()))
+                .as("the first untrusted hop from the right; the forged left part is ignored").isEqualTo("198.51.100.7");
+        assertThat(behind.of(request().remote("10.0.0.2").header("X-Forwarded-For", "6.6.6.6").header("X-Forwarded-For", "198.51.100.7").build()))
+                .as("repeated headers are one list").isEqualTo("198.51.100.7");
+        assertThat(behind.of(request().remote("10.0.0.2").header("X-Forwarded-For", "evil.example, 10.0.0.9").build()))
+                .as("garbage stops at the last trusted hop").isEqualTo("10.0.0.9");
+        assertThat(behind.of(request().remote("10.0.0.2").header("X-Forwarded-For", "\u0000\r\n").build())).isEqualTo("10.0.0.2");
+        assertThat(behind.of(request().remote("10.0.0.2").build())).isEqualTo("10.0.0.2");
+        assertThat(behind.of(request().remote("0:0:0:0:0:0:0:1").header("X-Forwarded-For", "2001:db8:1:2:3:4:5:6").build()))
+                .as("IPv6 via an IPv6 proxy, keyed by /64").isEqualTo("2001:db8:1:2::/64");
+        assertThat(direct.of(request().remote("::ffff:192.0.2.1").build())).isEqualTo("192.0.2.1");
+    }
+
+    @Test
+    void cachedDirectoryAsksOncePerTenantAndForgetsUnknownTenantsSooner() {
+        AtomicLong now = new AtomicLong();
+        AtomicInteger asked = new AtomicInteger();
+        Map<String, String> db = new java.util.concurrent.ConcurrentHashMap<>(Map.of("acme", "pro"));
+        TenantDirectory d = TenantDirectory.cached(t -> {
+            asked.incrementAndGet();
+            return Optional.ofNullable(db.get(t));
+        }, 100, Duration.ofMinutes(5), Duration.ofSeconds(30), now::get);
+        for (int i = 0; i < 5; i++) assertThat(d.planOf("acme")).contains("pro");
+        for (int i = 0; i < 5; i++) assertThat(d.planOf("newco")).isEmpty();
+        assertThat(asked).hasValue(2);
+        db.put("newco", "free");
+        db.put("acme", "enterprise");
+        now.addAndGet(Duration.ofSeconds(31).toNanos());
+        assertThat(d.planOf("newco")).contains("free");
+        assertThat(d.planOf("acme")).as("still cached").contains("pro");
+        now.addAndGet(Duration.ofMinutes(5).toNanos());
+        assertThat(d.planOf("acme")).contains("enterprise");
+
+        TenantDirectory chained = TenantDirectory.of(Map.of("a", "x")).orElse(t -> Optional.of("y"));
+        assertThat(chained.planOf("a")).contains("x");
+        assertThat(chained.planOf("b")).contains("y");
+    }
+}
