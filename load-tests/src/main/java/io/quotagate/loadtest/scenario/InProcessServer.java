@@ -17,6 +17,7 @@ import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import java.io.IOException;
 import java.util.EnumSet;
 import java.util.Locale;
+import java.util.UUID;
 
 /**
  * The example app started in this JVM on a free port of 127.0.0.1, with plans sized for a scenario:
@@ -31,6 +32,8 @@ final class InProcessServer implements AutoCloseable {
     private final ScenarioClock clock;
     /** whether the quota is published (one shared, published tenant plan instead of the hidden global quota) */
     boolean published;
+    /** the bearer token of the app's {@code /admin/quota} */
+    String adminToken;
 
     private InProcessServer(ExampleApp.Running app, Series admitted, ScenarioClock clock) {
         this.app = app;
@@ -59,7 +62,9 @@ final class InProcessServer implements AutoCloseable {
         }
         if (plans == null) plans = PlansFile.parse("scenario " + scenario.name(), plansYaml(perRealMinute, scenario.burst()));
         QuotaFilter filter = QuotaFilter.builder().plans(plans).build();
-        ExampleApp.Running app = ExampleApp.start("127.0.0.1", 0, filter);
+        // quota-drop changes the quota the way an operator would: PUT /admin/quota with this token
+        String token = UUID.randomUUID().toString();
+        ExampleApp.Running app = ExampleApp.start("127.0.0.1", 0, filter, token);
         InProcessServer server = new InProcessServer(app, new Series("server", scenario.seconds(),
                 // requests still in flight at the end are admitted after it: keep counting them (the run waits 10 s real for them)
                 (int) Math.ceil(11 * clock.speed()) + 60), clock);
@@ -79,6 +84,7 @@ final class InProcessServer implements AutoCloseable {
             throw e;
         }
         server.published = publishing;
+        server.adminToken = token;
         return server;
     }
 
@@ -94,6 +100,7 @@ final class InProcessServer implements AutoCloseable {
                     limits:
                       - { name: huge, capacity: 1000000000, refill: 1000000000, period: 1s }
                 routes:
+                  - { name: admin, paths: ["/admin/**"], limited: false }
                   - { name: items, methods: [GET], paths: ["/items/*"], cost: 1 }
                 tenants:
                   default-plan: unlimited
@@ -111,6 +118,7 @@ final class InProcessServer implements AutoCloseable {
                     limits:
                       - { name: quota, capacity: %d, refill: %d, period: 1m }
                 routes:
+                  - { name: admin, paths: ["/admin/**"], limited: false }
                   - { name: items, methods: [GET], paths: ["/items/*"], cost: 1 }
                 tenants:
                   default-plan: shared

@@ -57,13 +57,17 @@ final class ModeRun {
     private final AtomicBoolean firstError = new AtomicBoolean();
     private volatile Thread driver;
     private final String neighbourTenant;
+    private final String adminToken;
+    final AtomicLong quotaChangeFailures = new AtomicLong();
 
     /**
      * @param sharedTenant the neighbour uses the workers' tenant (for a published quota, which is a
      *                     tenant plan); otherwise its own tenant, and only the global quota is shared
      */
-    ModeRun(Scenario scenario, Mode mode, URI base, ScenarioClock clock, PrintStream progress, boolean sharedTenant) {
+    ModeRun(Scenario scenario, Mode mode, URI base, ScenarioClock clock, PrintStream progress, boolean sharedTenant,
+            String adminToken) {
         this.scenario = scenario;
+        this.adminToken = adminToken;
         this.neighbourTenant = sharedTenant ? "workers" : "neighbour";
         this.mode = mode;
         this.base = base;
@@ -155,6 +159,8 @@ final class ModeRun {
         long neighbourNext = scenario.neighbour().map(n -> n.start().toNanos()).orElse(Long.MAX_VALUE);
         long neighbourEnd = scenario.neighbour().map(n -> n.end().toNanos()).orElse(0L);
         long workerInterval = (long) (60 * SECOND / scenario.demand());
+        long dropAt = scenario.quotaDrop().map(d -> d.start().toNanos()).orElse(Long.MAX_VALUE);
+        long restoreAt = scenario.quotaDrop().map(d -> d.end().toNanos()).orElse(Long.MAX_VALUE);
         int sampled = -1;
         long nextProgress = 0;
         long progressEvery = Math.max(10 * SECOND, (long) (2 * SECOND * clock.speed()));
@@ -173,8 +179,17 @@ final class ModeRun {
                     printProgress(now);
                     nextProgress += progressEvery;
                 }
+                if (now >= dropAt) {
+                    dropAt = Long.MAX_VALUE;
+                    setServerQuota(scenario.quotaDrop().orElseThrow().factor());
+                }
+                if (now >= restoreAt) {
+                    restoreAt = Long.MAX_VALUE;
+                    setServerQuota(1);
+                }
                 long next = Math.min(end, (second + 1L) * SECOND);
                 next = Math.min(next, nextProgress);
+                next = Math.min(next, Math.min(dropAt, restoreAt));
                 for (Worker w : workers) {
                     if (!w.started && now >= w.startNanos) w.start(now);
                     if (!w.started) {
@@ -215,6 +230,33 @@ final class ModeRun {
             while (inFlight.get() > 0 && System.nanoTime() < deadline) LockSupport.parkNanos(5_000_000L);
         } finally {
             httpExecutor.shutdownNow();
+        }
+    }
+
+    /** {@code PUT /admin/quota}: the scenario's quota × {@code factor}, in the server's real time. */
+    private void setServerQuota(double factor) {
+        long capacity = Math.max(1, Math.round(scenario.burst() * factor));
+        long refill = Math.max(1, Math.round(scenario.quota() * factor * clock.speed()));
+        String body = String.format(Locale.ROOT, "{\"capacity\":%d,\"refill\":%d,\"period\":\"1m\"}", capacity, refill);
+        HttpRequest request = HttpRequest.newBuilder(base.resolve("/admin/quota"))
+                .header("Authorization", "Bearer " + adminToken).header("Content-Type", "application/json")
+                .timeout(Duration.ofSeconds(10)).PUT(HttpRequest.BodyPublishers.ofString(body)).build();
+        try {
+            HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+            if (response.statusCode() != 200) {
+                quotaChangeFailures.incrementAndGet();
+                System.err.println("scenario " + mode.id + ": PUT /admin/quota " + body + " answered " + response.statusCode()
+                        + ": " + response.body());
+            } else if (progress != null) {
+                progress.printf(Locale.ROOT, "[%-7s] %s  server quota now %,d units/min (burst %,d)%n", mode.id,
+                        mmss(clock.now()), Math.round(scenario.quota() * factor), capacity);
+            }
+        } catch (java.io.IOException e) {
+            quotaChangeFailures.incrementAndGet();
+            System.err.println("scenario " + mode.id + ": PUT /admin/quota failed: " + e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            quotaChangeFailures.incrementAndGet();
         }
     }
 

@@ -45,6 +45,10 @@ public final class ScenarioCommand implements Callable<Integer> {
             + "keeps the story, sends F times the requests (default ${DEFAULT-VALUE})")
     double scale = 1;
 
+    @Option(names = "--admin-token", paramLabel = "TOKEN",
+            description = "bearer token of the target's PUT /admin/quota (quota-drop with --target)")
+    String adminToken;
+
     @Option(names = "--quiet", description = "no progress lines")
     boolean quiet;
 
@@ -68,9 +72,9 @@ public final class ScenarioCommand implements Callable<Integer> {
             System.err.println("scenario: " + e.getMessage());
             return 2;
         }
-        if (scenario.quotaDrop().isPresent()) {
-            stdout.println("scenario " + scenario.name() + ": pending: it needs the server's runtime quota API (issue 5), not there yet");
-            return 3;
+        if (scenario.quotaDrop().isPresent() && target != null && adminToken == null) {
+            System.err.println("scenario: " + scenario.name() + " changes the target's quota through PUT /admin/quota: give --admin-token");
+            return 2;
         }
         stdout.printf(Locale.ROOT, "scenario %s: %s, hidden quota %,.0f units/min (burst %,d), %d workers wanting %,.0f units/min each, "
                         + "speed %s (%s of real time), modes %s%n", scenario.name(), ModeRun.mmss(scenario.duration().toNanos()),
@@ -82,6 +86,11 @@ public final class ScenarioCommand implements Callable<Integer> {
         if (out != null) {
             Reports.writeAll(out, scenario, speed, target == null ? "in-process" : target.toString(), results);
             stdout.println("wrote " + out.resolve("summary.json") + ", per-second.csv, report.html");
+        }
+        long quotaChangeFailures = results.stream().mapToLong(r -> r.run().quotaChangeFailures.get()).sum();
+        if (quotaChangeFailures > 0) {
+            System.err.println("scenario: " + quotaChangeFailures + " quota change(s) failed: the story did not happen as written");
+            return 1;
         }
         return results.stream().allMatch(r -> r.window().passed()) ? 0 : 1;
     }
@@ -96,7 +105,7 @@ public final class ScenarioCommand implements Callable<Integer> {
             List<ModeRun> runs = new ArrayList<>();
             for (int i = 0; i < chosen.size(); i++) {
                 runs.add(new ModeRun(scenario, chosen.get(i), URI.create(servers.get(i).baseUri()), clock, quiet ? null : stdout,
-                        servers.get(i).published));
+                        servers.get(i).published, servers.get(i).adminToken));
             }
             // one clock for every mode, started once all is ready: all modes live the same story at the same moments
             clock.restart();
@@ -123,7 +132,7 @@ public final class ScenarioCommand implements Callable<Integer> {
         List<ModeResult> results = new ArrayList<>();
         for (Mode mode : chosen) {
             ScenarioClock clock = new ScenarioClock(speed);
-            ModeRun run = new ModeRun(scenario, mode, base, clock, quiet ? null : stdout, mode == Mode.HEADERS);
+            ModeRun run = new ModeRun(scenario, mode, base, clock, quiet ? null : stdout, mode == Mode.HEADERS, adminToken);
             clock.restart();
             run.run();
             results.add(ModeResult.of(mode, scenario, run, null));

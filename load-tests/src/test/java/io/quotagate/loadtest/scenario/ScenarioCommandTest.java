@@ -105,6 +105,33 @@ class ScenarioCommandTest {
     }
 
     @Test
+    void quotaDropChangesTheServersQuotaThroughTheAdminApiAndBack() throws Exception {
+        Run run = run("quota-drop", "--speed", "30", "--scale", "0.1", "--modes", "aimd", "--out", out.toString());
+        assertThat(run.exit()).as(run.stdout()).isZero();   // a failed PUT /admin/quota exits 1
+        assertThat(run.stdout()).contains("[aimd   ] 02:0").contains("server quota now 150 units/min (burst 25)")
+                .contains("server quota now 300 units/min (burst 50)")
+                .contains("aimd: quota drops at 02:00:").contains("aimd: quota restored at 03:00:");
+        JsonNode aimd = new ObjectMapper().readTree(out.resolve("summary.json").toFile()).get("modes").get(0);
+        assertThat(aimd.get("convergence")).hasSize(2);
+        assertThat(aimd.get("convergence").get(0).get("targetPerMinute").asDouble()).isEqualTo(150.0);
+    }
+
+    @Test
+    void headersModeReadsTheFieldsOfAPublishedPlan() throws Exception {
+        Run run = run("steady", "--speed", "30", "--scale", "0.1", "--modes", "headers", "--quiet", "--out", out.toString());
+        assertThat(run.exit()).as(run.stdout()).isZero();
+        assertThat(run.stdout()).contains("| Published RateLimit fields |").doesNotContain("n/a");
+        JsonNode headers = new ObjectMapper().readTree(out.resolve("summary.json").toFile()).get("modes").get(0);
+        assertThat(headers.get("publishedFieldsSeen").asBoolean()).isTrue();
+        assertThat(headers.get("unitsPerMinute").asDouble()).isPositive();
+    }
+
+    @Test
+    void quotaDropAgainstATargetNeedsTheAdminToken() {
+        assertThat(run("quota-drop", "--target", "http://127.0.0.1:9").exit()).isEqualTo(2);
+    }
+
+    @Test
     void steadyPrintsProgressAndTheTable() {
         Run run = run("steady", "--speed", "30", "--scale", "0.1");
         assertThat(run.exit()).as(run.stdout()).isZero();
