@@ -1,8 +1,6 @@
 package io.quotagate.tenant;
 
 import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Expiry;
 import jakarta.servlet.http.HttpServletRequest;
 
 import java.nio.charset.StandardCharsets;
@@ -64,24 +62,7 @@ public final class ApiKeyResolver implements TenantResolver {
         } else {
             long positive = b.expireAfter.toNanos();
             long negative = b.negativeExpireAfter.toNanos();
-            Caffeine<Object, Object> c = Caffeine.newBuilder().maximumSize(b.maximumSize);
-            if (b.ticker != null) c.ticker(b.ticker::getAsLong);
-            this.cache = c.expireAfter(new Expiry<String, Optional<String>>() {
-                @Override
-                public long expireAfterCreate(String key, Optional<String> v, long now) {
-                    return v.isPresent() ? positive : negative;
-                }
-
-                @Override
-                public long expireAfterUpdate(String key, Optional<String> v, long now, long remaining) {
-                    return v.isPresent() ? positive : negative;
-                }
-
-                @Override
-                public long expireAfterRead(String key, Optional<String> v, long now, long remaining) {
-                    return remaining;
-                }
-            }).build();
+            this.cache = LookupCache.build(b.maximumSize, positive, negative, b.ticker);
         }
     }
 

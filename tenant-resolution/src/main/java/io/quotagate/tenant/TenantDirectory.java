@@ -1,8 +1,6 @@
 package io.quotagate.tenant;
 
 import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Expiry;
 
 import java.time.Duration;
 import java.util.Map;
@@ -56,26 +54,7 @@ public interface TenantDirectory {
         long positive = Objects.requireNonNull(expireAfter, "expireAfter").toNanos();
         long negative = Objects.requireNonNull(negativeExpireAfter, "negativeExpireAfter").toNanos();
         if (positive <= 0 || negative <= 0) throw new IllegalArgumentException("expiry must be > 0");
-        Cache<String, Optional<String>> cache = Caffeine.newBuilder()
-                .maximumSize(maximumSize)
-                .ticker(nanoTicker::getAsLong)
-                .expireAfter(new Expiry<String, Optional<String>>() {
-                    @Override
-                    public long expireAfterCreate(String key, Optional<String> v, long now) {
-                        return v.isPresent() ? positive : negative;
-                    }
-
-                    @Override
-                    public long expireAfterUpdate(String key, Optional<String> v, long now, long remaining) {
-                        return v.isPresent() ? positive : negative;
-                    }
-
-                    @Override
-                    public long expireAfterRead(String key, Optional<String> v, long now, long remaining) {
-                        return remaining;
-                    }
-                })
-                .build();
+        Cache<String, Optional<String>> cache = LookupCache.build(maximumSize, positive, negative, nanoTicker);
         return tenant -> {
             Optional<String> plan = cache.get(tenant, source::planOf);
             return plan == null ? Optional.empty() : plan;

@@ -68,7 +68,8 @@ public final class Admission {
 
     /** Everything that can change at runtime, swapped as one immutable snapshot. */
     private record Limits(Map<String, PlanLimits> plans, Map<String, PlanLimits> overrides, Bucket global,
-                          BucketConfiguration globalConfig, long globalMaxCost, boolean changedSinceStart) {
+                          BucketConfiguration globalConfig, long globalMaxCost, boolean changedSinceStart,
+                          Map<String, PlanLimits> retired) {
     }
 
     /**
@@ -124,8 +125,16 @@ public final class Admission {
             overrides.put(tenant, new PlanLimits(config, Math.min(smallestCapacity(config), globalMaxCost),
                     plan != null && plan.shadow, plan != null && plan.publish));
         }
+        // plans the new file dropped: a request already placed on one by the filter's previous engine
+        // (a reload races with requests in flight) is still decided by the limits it had
+        Map<String, PlanLimits> retired = new HashMap<>();
+        if (previous != null) {
+            previous.plans.forEach((name, old) -> {
+                if (!byName.containsKey(name)) retired.put(name, old);
+            });
+        }
         return new Limits(Map.copyOf(byName), Map.copyOf(overrides), global, globalConfig, globalMaxCost,
-                previous != null);
+                previous != null, Map.copyOf(retired));
     }
 
     /**
@@ -154,6 +163,10 @@ public final class Admission {
         if (kind == BucketKind.GLOBAL) throw new IllegalArgumentException("kind must be TENANT or GUEST");
         Limits l = limits;
         PlanLimits pl = limitsOf(l, kind, key, plan);
+        if (cost > pl.maxCost) {
+            throw new IllegalArgumentException("cost " + cost + " exceeds " + pl.maxCost
+                    + ", the most this tenant's buckets hold: it could never be admitted (check maxCost first)");
+        }
         Bucket tenantBucket = tenantBucket(l, kind, key, pl);
         Bucket global = l.global;
         Decision.Rejected refusal = null;
@@ -166,7 +179,7 @@ public final class Admission {
                 long globalWait = waitFor(global, cost);
                 if (globalWait > wait) refusal = new Decision.Rejected(Reason.GLOBAL_RATE, globalWait);
             }
-        } else if (global != null && !global.tryConsume(cost)) {
+        } else if (global != null && !takeGlobal(global, tenantBucket, cost)) {
             // the tenant is never charged for a request that does not run
             tenantBucket.addTokens(cost);
             refusal = new Decision.Rejected(Reason.GLOBAL_RATE, waitFor(global, cost));
@@ -223,6 +236,14 @@ public final class Admission {
         return planLimits(plan).maxCost;
     }
 
+    /**
+     * As {@link #maxCost(String)}, for one tenant's bucket: its {@code tenants.overrides} limits, if
+     * it has them, bound the cost instead of its plan's.
+     */
+    public long maxCost(BucketKind kind, String key, String plan) {
+        return limitsOf(limits, kind, key, plan).maxCost;
+    }
+
     /** True if this plan publishes its limits (per-plan {@code publish: true}). */
     public boolean publishes(String plan) {
         PlanLimits pl = limits.plans.get(plan);
@@ -254,6 +275,20 @@ public final class Admission {
                     missing <= 0 ? 0 : saturated(missing * nanosPerToken)));
         }
         return out;
+    }
+
+    /** Takes {@code cost} from the global bucket; if that throws (a store gone), the tenant's units go back first. */
+    private static boolean takeGlobal(Bucket global, Bucket tenantBucket, long cost) {
+        try {
+            return global.tryConsume(cost);
+        } catch (RuntimeException storeFailure) {
+            try {
+                tenantBucket.addTokens(cost);
+            } catch (RuntimeException alsoFailed) {
+                storeFailure.addSuppressed(alsoFailed);
+            }
+            throw storeFailure;
+        }
     }
 
     /**
@@ -288,7 +323,9 @@ public final class Admission {
     }
 
     private PlanLimits planLimits(String plan) {
-        PlanLimits pl = limits.plans.get(plan);
+        Limits l = limits;
+        PlanLimits pl = l.plans.get(plan);
+        if (pl == null) pl = l.retired.get(plan);
         if (pl == null) throw new IllegalArgumentException("unknown plan " + plan);
         return pl;
     }
@@ -301,6 +338,7 @@ public final class Admission {
             if (own != null) return own;
         }
         PlanLimits pl = l.plans.get(plan);
+        if (pl == null) pl = l.retired.get(plan);
         if (pl == null) throw new IllegalArgumentException("unknown plan " + plan);
         return pl;
     }

@@ -25,6 +25,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@code granted} first and keeps a slot handed to it at the last moment.
  */
 final class QueuedGroup extends GroupLimiter {
+    private static final System.Logger LOG = System.getLogger(QueuedGroup.class.getName());
+
     private final int queueSize;
     private final long maxWaitNanos;
     private final ConcurrencyListener listener;
@@ -106,8 +108,14 @@ final class QueuedGroup extends GroupLimiter {
         } finally {
             lock.unlock();
         }
-        listener.queueWait(name, tenant, System.nanoTime() - waitStart, admitted);
-        return admitted ? new Acquisition.Granted(new GroupPermit(this, tenant, null)) : refused(true);
+        // the permit exists before any foreign code runs, so a throwing listener cannot strand the slot
+        Acquisition result = admitted ? new Acquisition.Granted(new GroupPermit(this, tenant, null)) : refused(true);
+        try {
+            listener.queueWait(name, tenant, System.nanoTime() - waitStart, admitted);
+        } catch (RuntimeException listenerBug) {
+            LOG.log(System.Logger.Level.WARNING, "concurrency listener failed; ignored", listenerBug);
+        }
+        return result;
     }
 
     private boolean fits(TenantState state, int cap) {

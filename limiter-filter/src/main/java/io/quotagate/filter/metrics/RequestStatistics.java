@@ -19,7 +19,8 @@ import java.util.function.Consumer;
  * <p>The {@code tenant} dimension is bounded: at most {@code topTenants} tenants keep their own
  * name — the preferred (assigned) tenants first, then the first others seen — and every other
  * tenant is counted as {@value #OTHER}. Requests without a tenant are {@value #NONE}; anonymous
- * clients are {@value #ANONYMOUS}. Routes, plans and reasons come from configuration and code, so
+ * clients are {@value #ANONYMOUS} (the filter passes this very constant). Real tenants whose id is
+ * one of these three words are counted as {@value #OTHER}. Routes, plans and reasons come from configuration and code, so
  * the number of cells is bounded by {@code (topTenants + 3) × plans × routes × reasons}.
  *
  * <p>Recording looks a cell up through nested maps and allocates nothing once the cell exists.
@@ -147,7 +148,10 @@ public final class RequestStatistics {
     /** The tag a tenant is counted under. */
     public String tagOf(String tenant) {
         if (tenant == null) return NONE;
-        if (tenant.equals(ANONYMOUS)) return ANONYMOUS;
+        // identity, not equals: only the filter's own marker means anonymous clients; a real tenant
+        // that happens to be called "anonymous", "none" or "other" is counted as "other"
+        if (tenant == ANONYMOUS) return ANONYMOUS;
+        if (tenant.equals(ANONYMOUS) || tenant.equals(NONE) || tenant.equals(OTHER)) return OTHER;
         if (named.containsKey(tenant)) return tenant;
         if (full) return OTHER;
         if (named.size() < topTenants) {

@@ -9,6 +9,8 @@ import io.github.bucket4j.EstimationProbe;
 import io.github.bucket4j.SchedulingBucket;
 import io.github.bucket4j.TokensInheritanceStrategy;
 import io.github.bucket4j.VerboseBucket;
+import io.github.bucket4j.VerboseResult;
+import io.github.bucket4j.Nothing;
 import io.github.bucket4j.distributed.BucketProxy;
 import io.quotagate.filter.store.BucketKind;
 
@@ -17,8 +19,8 @@ import io.quotagate.filter.store.BucketKind;
  * Redis proxy while Redis is available and to this instance's local share otherwise, so a caller that
  * keeps the bucket (as the admission core keeps the global one) follows outages and recoveries.
  *
- * <p>Supports the non-blocking operations the admission core uses; the blocking, scheduling, verbose
- * and listener views are not offered (they would bypass the failover).
+ * <p>Supports the non-blocking and verbose operations the admission core uses; the blocking,
+ * scheduling and listener views are not offered (they would bypass the failover).
  */
 final class FailoverBucket implements Bucket {
     private record ProxyRef(long generation, BucketProxy proxy) {
@@ -139,9 +141,70 @@ final class FailoverBucket implements Bucket {
         throw new UnsupportedOperationException("a quotagate Redis bucket is non-blocking only");
     }
 
+    /** The verbose view, through the same failover (published rate-limit headers read it). */
     @Override
     public VerboseBucket asVerbose() {
-        throw new UnsupportedOperationException("the verbose view would bypass the Redis failover");
+        return new VerboseBucket() {
+            @Override
+            public VerboseResult<Boolean> tryConsume(long tokens) {
+                return verbose(v -> v.tryConsume(tokens));
+            }
+
+            @Override
+            public VerboseResult<Long> consumeIgnoringRateLimits(long tokens) {
+                return verbose(v -> v.consumeIgnoringRateLimits(tokens));
+            }
+
+            @Override
+            public VerboseResult<ConsumptionProbe> tryConsumeAndReturnRemaining(long tokens) {
+                return verbose(v -> v.tryConsumeAndReturnRemaining(tokens));
+            }
+
+            @Override
+            public VerboseResult<EstimationProbe> estimateAbilityToConsume(long tokens) {
+                return verbose(v -> v.estimateAbilityToConsume(tokens));
+            }
+
+            @Override
+            public VerboseResult<Long> tryConsumeAsMuchAsPossible() {
+                return verbose(VerboseBucket::tryConsumeAsMuchAsPossible);
+            }
+
+            @Override
+            public VerboseResult<Long> tryConsumeAsMuchAsPossible(long limit) {
+                return verbose(v -> v.tryConsumeAsMuchAsPossible(limit));
+            }
+
+            @Override
+            public VerboseResult<Long> getAvailableTokens() {
+                return verbose(VerboseBucket::getAvailableTokens);
+            }
+
+            @Override
+            public VerboseResult<Nothing> addTokens(long tokens) {
+                return verbose(v -> v.addTokens(tokens));
+            }
+
+            @Override
+            public VerboseResult<Nothing> reset() {
+                return verbose(VerboseBucket::reset);
+            }
+
+            @Override
+            public VerboseResult<Nothing> forceAddTokens(long tokens) {
+                return verbose(v -> v.forceAddTokens(tokens));
+            }
+
+            @Override
+            public VerboseResult<Nothing> replaceConfiguration(BucketConfiguration configuration,
+                                                               TokensInheritanceStrategy strategy) {
+                return verbose(v -> v.replaceConfiguration(configuration, strategy));
+            }
+        };
+    }
+
+    private <T> VerboseResult<T> verbose(java.util.function.Function<VerboseBucket, VerboseResult<T>> op) {
+        return store.apply(this, b -> op.apply(b.asVerbose()));
     }
 
     @Override

@@ -23,6 +23,7 @@ import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.Plans;
+import io.quotagate.plans.RouteRule;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.StoreSettings;
 import io.quotagate.plans.TenantId;
@@ -182,7 +183,15 @@ public final class QuotaFilter implements Filter, QuotaSource {
                         + TenantId.MAX_LENGTH + " characters of A-Z a-z 0-9 . _ : -", null, 0));
                 return;
             }
-            Optional<TenantPlans.Placement> placed = e.tenantPlans.place(tenant);
+            Optional<TenantPlans.Placement> placed;
+            try {
+                placed = e.tenantPlans.place(tenant); // may ask the application's directory (a database...)
+            } catch (RuntimeException directoryFailure) {
+                LOG.log(System.Logger.Level.ERROR, "tenant directory failed for tenant " + tenant, directoryFailure);
+                refuse(e, response, route, tenant, null, new Problem(500, "internal_error",
+                        "The plan of tenant " + tenant + " could not be determined.", tenant, 0));
+                return;
+            }
             if (placed.isEmpty()) {
                 refuse(e, response, route, tenant, null,
                         new Problem(403, "unknown_tenant", "Tenant " + tenant + " is not known.", tenant, 0));
@@ -208,7 +217,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
         HttpServletRequest admittedRequest = request;
         CostEstimator estimator = e.setup.estimators.get(route.name());
         if (estimator != null) {
-            CostEstimate estimate = CostEstimate.of(request, estimator, e.setup.maxBodyBytes, e.admission.maxCost(plan), named);
+            CostEstimate estimate = CostEstimate.of(request, estimator, e.setup.maxBodyBytes, e.admission.maxCost(kind, key, plan), named);
             if (estimate.problem() != null) {
                 refuse(e, response, route, tenant, plan, estimate.problem());
                 return;
@@ -253,14 +262,26 @@ public final class QuotaFilter implements Filter, QuotaSource {
             return;
         }
         Decision.Admitted admitted = (Decision.Admitted) decision;
-        if (admitted.shadowed()) e.setup.shadowLog.wouldReject(tenant, plan, route.name(), admitted.shadowRejection());
-        e.statistics.record(tenant, plan, route.name(), Outcome.ALLOWED, null);
         try {
+            if (admitted.shadowed()) e.setup.shadowLog.wouldReject(tenant, plan, route.name(), admitted.shadowRejection());
+            e.statistics.record(tenant, plan, route.name(), Outcome.ALLOWED, null);
             if (publish) RateLimitHeaders.write(response, e.admission.status(kind, key, plan), 0, e.setup.legacyHeaders);
             admittedRequest.setAttribute(QuotaGate.RESERVATION_ATTRIBUTE, admitted);
         } catch (RuntimeException | Error failure) {
-            if (permit != null) permit.cancel(); // never leak a slot
-            throw failure;
+            // the request will not run: give back its slot and every unit it was charged
+            if (permit != null) permit.cancel();
+            try {
+                e.admission.reconcile(admitted, 0);
+            } catch (RuntimeException refundFailure) {
+                failure.addSuppressed(refundFailure);
+            }
+            if (failure instanceof Error error) throw error;
+            LOG.log(System.Logger.Level.ERROR, "quota filter failed after admitting a request", failure);
+            if (!response.isCommitted()) {
+                response.reset();
+                new Problem(500, "internal_error", "The request could not be processed.", named, 0).write(response);
+            }
+            return;
         }
         try {
             if (permit == null) chain.doFilter(admittedRequest, response);
@@ -357,7 +378,15 @@ public final class QuotaFilter implements Filter, QuotaSource {
     /** Puts these plans in force, keeping every bucket's tokens (see {@link #reload()}). */
     public synchronized void apply(Plans plans) {
         Engine e = configured();
-        Engine next = e.withPlans(Objects.requireNonNull(plans, "plans"));
+        Objects.requireNonNull(plans, "plans");
+        for (RouteRule r : plans.routes()) {
+            // permits are sized at start: a group the running filter does not know has no limiter
+            if (r.group().isPresent() && !e.concurrency.groups().contains(r.group().get())) {
+                throw new IllegalArgumentException(plans.source() + ": routes." + r.name() + ".group: concurrency group '"
+                        + r.group().get() + "' is new; concurrency groups take effect at restart");
+            }
+        }
+        Engine next = e.withPlans(plans);
         e.admission.apply(plans);
         engine = next;
     }

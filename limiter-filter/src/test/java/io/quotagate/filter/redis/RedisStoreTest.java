@@ -128,6 +128,19 @@ class RedisStoreTest {
     }
 
     @Test
+    void theVerboseViewWorksThroughTheFailoverForPublishedHeaders() throws Exception {
+        RedisServer redis = RedisServer.shared();
+        try (RedisStore store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix()),
+                100, clock.wallClock(), clock)) {
+            Bucket b = store.bucket(BucketKind.TENANT, "acme", CONFIG);
+            b.tryConsume(30);
+            var verbose = b.asVerbose().getAvailableTokens();
+            assertThat(verbose.getValue()).isEqualTo(70);
+            assertThat(verbose.getDiagnostics().getAvailableTokensPerEachBandwidth()).containsExactly(70L);
+        }
+    }
+
+    @Test
     void unreachableAtStartItServesFromLocalBucketsAndCountsTheOutage() throws Exception {
         StoreSettings settings = StoreSettings.redis("redis://127.0.0.1:" + closedPort()).withPrefix(RedisServer.randomPrefix());
         try (RedisStore store = RedisStore.connect(settings, 100, clock.wallClock(), clock)) {

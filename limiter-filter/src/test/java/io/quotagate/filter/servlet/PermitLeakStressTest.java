@@ -283,6 +283,8 @@ class PermitLeakStressTest {
         assertThat(outcomes.concurrencyRefusals.sum()).isPositive();
         assertThat(outcomes.rateRefusals.sum()).as("bucket refusals after the permit was taken").isPositive();
         assertThat(outcomes.aborted.sum()).isPositive();
+        // a rare Jetty stall is tolerated; a systematic one (or a missed release) is not
+        assertThat(LATE_ENDS.sum()).as("async timeouts Jetty never fired").isLessThanOrEqualTo(5);
         System.out.printf("stress: %d requests: %s; async timeouts Jetty never fired (ended by the app): %d%n",
                 requests, outcomes, LATE_ENDS.sum());
     }

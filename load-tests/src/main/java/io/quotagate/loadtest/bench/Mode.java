@@ -38,24 +38,7 @@ enum Mode {
     static final Set<Mode> WITH_REDIS = EnumSet.of(BARE, QUOTAGATE_1_TENANT, QUOTAGATE_1000_TENANTS, REDIS_1_TENANT,
             REDIS_1_TENANT_NO_BATCHING, REDIS_1000_TENANTS, REDIS_1000_TENANTS_NO_BATCHING);
 
-    /**
-     * One plan whose single bandwidth no benchmark can empty: 10^12 units refilled over a day (so an
-     * idle bucket stays cached between runs instead of being rebuilt), behind a small route table
-     * like a real application's.
-     */
-    static final String PLANS_YAML = """
-            plans:
-              bench:
-                limits:
-                  - { capacity: 1000000000000, refill: 1000000000000, period: 1d }
-            routes:
-              - { name: ops, paths: ["/health", "/metrics"], limited: false }
-              - { name: reports, methods: [GET], paths: ["/reports/*"], cost: 5 }
-              - { name: items, methods: [GET], paths: ["/items/*"], cost: 1 }
-            tenants:
-              default-plan: bench
-              max-tracked: 100000
-            """;
+    static final String PLANS_YAML = BenchPlans.YAML;
 
     /** DoSFilter keeps a {@code long[maxRequestsPerSec]} per client: high, but not absurd. */
     static final int DOS_MAX_REQUESTS_PER_SEC = 1_000_000;

@@ -40,20 +40,8 @@ import java.util.concurrent.TimeUnit;
 @Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
 public class AdmissionBenchmark {
 
-    /** Same shape as the bench command's plans: one plan, a small route table, nothing ever refused. */
-    static final String PLANS_YAML = """
-            plans:
-              bench:
-                limits:
-                  - { capacity: 1000000000000, refill: 1000000000000, period: 1d }
-            routes:
-              - { name: ops, paths: ["/health", "/metrics"], limited: false }
-              - { name: reports, methods: [GET], paths: ["/reports/*"], cost: 5 }
-              - { name: items, methods: [GET], paths: ["/items/*"], cost: 1 }
-            tenants:
-              default-plan: bench
-              max-tracked: 100000
-            """;
+    /** The bench command's plans: one plan, a small route table, nothing ever refused. */
+    static final String PLANS_YAML = io.quotagate.loadtest.bench.BenchPlans.YAML;
 
     @Param({"1", "100000"})
     int tenants;
