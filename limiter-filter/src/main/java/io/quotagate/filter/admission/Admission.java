@@ -220,7 +220,7 @@ public final class Admission {
         if (pl != null) {
             tenantBucket(l, admitted.kind(), admitted.tenant(), pl).consumeIgnoringRateLimits(excess);
             // read it once more so the store sees the debt (a bucket in debt needs longer to be full)
-            store.bucket(admitted.kind(), admitted.tenant(), pl.config);
+            store.changed(admitted.kind(), admitted.tenant());
         }
         if (global != null) global.consumeIgnoringRateLimits(excess);
         return excess;
@@ -349,7 +349,7 @@ public final class Admission {
             // identity check: a bucket carries the very configuration instance it was built or last moved with
             if (local.getConfiguration() != pl.config) {
                 local.replaceConfiguration(pl.config, INHERITANCE);
-                store.bucket(kind, tenant, pl.config); // let the store re-time its expiry
+                store.changed(kind, tenant); // let the store re-time its expiry
             }
         } else if (l.changedSinceStart) {
             String remoteKey = kind.keyPart() + ":" + tenant;

@@ -23,6 +23,14 @@ public interface BucketStore {
      * How many instances share the quotas of this store: 1 for a local store; for a shared store, the
      * instances seen alive lately (the last known number while the backend is unreachable).
      */
+    /**
+     * Tells the store that a bucket's state changed in a way a take cannot cause (it went into debt,
+     * or its configuration was replaced), so a store that drops idle buckets re-times this one.
+     */
+    default void changed(BucketKind kind, String id) {
+        // a shared store keeps no idle-time bookkeeping of its own
+    }
+
     default int instanceCount() {
         return 1;
     }

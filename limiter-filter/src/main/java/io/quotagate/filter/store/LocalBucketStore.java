@@ -67,7 +67,10 @@ final class LocalBucketStore implements BucketStore {
 
                     @Override
                     public long expireAfterRead(String key, LocalBucket b, long now, long remaining) {
-                        return idleNanos(b);
+                        // a read is followed by at most a take, which can empty the bucket but never
+                        // put it in debt (debt comes only through changed(), an update): the longer of
+                        // what was left and a full refill suffices, without locking the bucket
+                        return Math.max(remaining, nanosToFill(b.getConfiguration()));
                     }
                 })
                 .build();
@@ -80,6 +83,13 @@ final class LocalBucketStore implements BucketStore {
         LocalBucket b = table.getIfPresent(id);
         if (b == null) b = table.get(id, k -> newBucket(configuration));
         return b;
+    }
+
+    @Override
+    public void changed(BucketKind kind, String id) {
+        if (kind == BucketKind.GLOBAL) return;
+        // an identity compute is an update for Caffeine: expireAfterUpdate reads the debt
+        (kind == BucketKind.GUEST ? guests : tenants).asMap().computeIfPresent(id, (k, b) -> b);
     }
 
     /** Estimated number of assigned tenants' buckets held (for tests and metrics). */
