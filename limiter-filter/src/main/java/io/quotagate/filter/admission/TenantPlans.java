@@ -5,6 +5,8 @@ import io.quotagate.plans.Plans;
 import io.quotagate.plans.TenantSettings;
 import io.quotagate.tenant.TenantDirectory;
 
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -42,7 +44,10 @@ public final class TenantPlans {
     private final Plans plans;
     private final TenantDirectory directory;
     private final Placement unknown;
+    private final Optional<Placement> unknownPlacement;
+    private final Placement anonymous;
     private final Set<String> loggedPlans = ConcurrentHashMap.newKeySet();
+    private final Map<String, Optional<Placement>> assignedPlacements;
 
     /**
      * @param plans     the defined plans and the {@code unknown} policy
@@ -53,6 +58,11 @@ public final class TenantPlans {
         this.directory = Objects.requireNonNull(directory, "directory");
         TenantSettings t = plans.tenants();
         this.unknown = t.unknown() == TenantSettings.Unknown.DEFAULT ? new Placement(BucketKind.GUEST, t.defaultPlan()) : null;
+        this.unknownPlacement = Optional.ofNullable(unknown);
+        this.anonymous = new Placement(BucketKind.GUEST, t.defaultPlan());
+        Map<String, Optional<Placement>> placements = new HashMap<>();
+        for (String plan : plans.plans().keySet()) placements.put(plan, Optional.of(new Placement(BucketKind.TENANT, plan)));
+        this.assignedPlacements = Map.copyOf(placements);
     }
 
     /** The placement of a valid tenant id, or empty if it is unknown and unknown tenants are refused. */
@@ -60,17 +70,18 @@ public final class TenantPlans {
         Optional<String> assigned = directory.planOf(tenant);
         if (assigned.isPresent()) {
             String plan = assigned.get();
-            if (plans.plans().containsKey(plan)) return Optional.of(new Placement(BucketKind.TENANT, plan));
+            Optional<Placement> placed = assignedPlacements.get(plan); // built once: no allocation per request
+            if (placed != null) return placed;
             if (loggedPlans.size() < MAX_LOGGED && loggedPlans.add(plan)) {
                 LOG.log(System.Logger.Level.WARNING, "tenant directory names plan ''{0}'', which the plans file "
                         + "does not define; such tenants are treated as unknown", plan);
             }
         }
-        return Optional.ofNullable(unknown);
+        return unknownPlacement;
     }
 
     /** The placement of an anonymous client: the default plan, in the guest table. */
     public Placement anonymous() {
-        return new Placement(BucketKind.GUEST, plans.tenants().defaultPlan());
+        return anonymous;
     }
 }
