@@ -2,6 +2,7 @@ package io.quotagate.filter.servlet;
 
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
+import io.quotagate.filter.testing.LogCapture;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.InvalidPlansException;
@@ -12,12 +13,8 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -102,26 +99,7 @@ class PlansReloadTest {
 
     @Test
     void theWatcherAppliesAValidChangeLogsAnInvalidOneAndStopsWithTheFilter() throws Exception {
-        List<String> warnings = new ArrayList<>();
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord r) {
-                synchronized (warnings) {
-                    if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) warnings.add(r.getMessage());
-                }
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        Logger logger = Logger.getLogger(QuotaFilter.class.getName());
-        logger.addHandler(capture);
-        try {
+        try (LogCapture log = LogCapture.of(QuotaFilter.class, java.util.logging.Level.WARNING)) {
             Path f = file(V1);
             QuotaFilter filter = QuotaFilter.builder().plansFile(f).watchPlansFile(Duration.ofMillis(20)).clock(clock).build();
             server = JettyServer.start(filter);
@@ -133,22 +111,14 @@ class PlansReloadTest {
             assertThat(status("/x", "acme")).as("4 kept of the old 5, capped at the new 10").isEqualTo(429);
 
             Files.writeString(f, V2.replace("period: 1m } ] }", "period: 1 } ] }"));
-            await(() -> {
-                synchronized (warnings) {
-                    return warnings.stream().anyMatch(w -> w.contains("keeping the previous plans"));
-                }
-            });
-            synchronized (warnings) {
-                assertThat(warnings).anySatisfy(w -> assertThat(w).contains(f + ":3:", "plans.free.limits[0].period"));
-            }
+            await(() -> log.messages().stream().anyMatch(w -> w.contains("keeping the previous plans")));
+            assertThat(log.messages()).anySatisfy(w -> assertThat(w).contains(f + ":3:", "plans.free.limits[0].period"));
             assertThat(filter.plans().plan("free").orElseThrow().limits().get(0).capacity()).isEqualTo(10);
 
             server.close();
             server = null;
             await(() -> Thread.getAllStackTraces().keySet().stream()
                     .noneMatch(t -> t.getName().equals("quotagate-plans-watcher") && t.isAlive()));
-        } finally {
-            logger.removeHandler(capture);
         }
     }
 

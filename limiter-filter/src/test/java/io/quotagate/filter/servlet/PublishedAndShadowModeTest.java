@@ -3,6 +3,7 @@ package io.quotagate.filter.servlet;
 import io.quotagate.filter.admission.Reason;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
+import io.quotagate.filter.testing.LogCapture;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.PlansFile;
 import org.junit.jupiter.api.AfterEach;
@@ -10,11 +11,7 @@ import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -109,26 +106,8 @@ class PublishedAndShadowModeTest {
 
     @Test
     void shadowModeLetsEverythingThroughButCountsAndLogsWhatItWouldHaveRefused() throws Exception {
-        List<LogRecord> records = new ArrayList<>();
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord record) {
-                synchronized (records) {
-                    records.add(record);
-                }
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        Logger logger = Logger.getLogger(QuotaFilter.class.getName());
-        logger.addHandler(capture);
-        try {
+        List<String> messages;
+        try (LogCapture log = LogCapture.of(QuotaFilter.class, java.util.logging.Level.ALL)) {
             QuotaFilter filter = start(false);
             for (int i = 0; i < 6; i++) assertThat(Http.get(server.uri("/x"), "newbie").statusCode()).isEqualTo(200);
             assertThat(filter.shadowRejections(Reason.TENANT_RATE)).isEqualTo(4);
@@ -141,11 +120,10 @@ class PublishedAndShadowModeTest {
             assertThat(registry.get("quotagate.shadow.rejections").tag("reason", "tenant_rate").functionCounter().count())
                     .isEqualTo(5.0);
             assertThat(Http.get(server.uri("/heavy"), "acme").statusCode()).as("other plans still enforce").isEqualTo(200);
-        } finally {
-            logger.removeHandler(capture);
+            messages = log.messages();
         }
-        synchronized (records) {
-            List<String> shadowLines = records.stream().map(LogRecord::getMessage).filter(m -> m.startsWith("shadow:")).toList();
+        {
+            List<String> shadowLines = messages.stream().filter(m -> m.startsWith("shadow:")).toList();
             // at most one line per second: the first refusal, then one more after the clock moved
             assertThat(shadowLines).hasSize(2);
             assertThat(shadowLines.get(0)).contains("would reject tenant newbie", "plan trial", "tenant_rate", "let through");
