@@ -19,7 +19,8 @@ final class LookupCache {
 
     static Cache<String, Optional<String>> build(long maximumSize, long positiveNanos, long negativeNanos,
                                                  LongSupplier nanoTicker) {
-        Caffeine<Object, Object> c = Caffeine.newBuilder().maximumSize(maximumSize);
+        // maintenance on the calling thread: no common-pool wake-up on the request path
+        Caffeine<Object, Object> c = Caffeine.newBuilder().maximumSize(maximumSize).executor(Runnable::run);
         if (nanoTicker != null) c.ticker(nanoTicker::getAsLong);
         return c.expireAfter(new Expiry<String, Optional<String>>() {
             @Override

@@ -59,7 +59,7 @@ public final class Admission {
      * read cheaply): the configuration this instance last gave each tenant's bucket.
      */
     private final Cache<String, BucketConfiguration> appliedToRemote =
-            Caffeine.newBuilder().maximumSize(100_000).build();
+            Caffeine.newBuilder().maximumSize(100_000).executor(Runnable::run).build();
     private volatile Limits limits;
 
     /** One plan's buckets: their configuration and what else admission needs to know per request. */

@@ -141,7 +141,9 @@ final class LettuceBucketStore implements RedisStore {
             }
         };
         this.fallback = BucketStore.local(maxTracked, localClock);
-        this.buckets = Caffeine.newBuilder().maximumSize(maxTracked).expireAfterAccess(Duration.ofMinutes(10)).build();
+        // maintenance on the calling thread: no common-pool wake-up on the request path
+        this.buckets = Caffeine.newBuilder().maximumSize(maxTracked).expireAfterAccess(Duration.ofMinutes(10))
+                .executor(Runnable::run).build();
         this.instanceId = hostName() + ":" + ManagementFactory.getRuntimeMXBean().getPid() + ":"
                 + UUID.randomUUID().toString().substring(0, 8);
         this.heartbeatKey = settings.prefix() + ":instances";
