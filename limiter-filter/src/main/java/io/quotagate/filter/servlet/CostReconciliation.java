@@ -3,8 +3,6 @@ package io.quotagate.filter.servlet;
 import io.quotagate.filter.admission.Admission;
 import io.quotagate.filter.admission.Decision;
 import io.quotagate.filter.metrics.RequestStatistics;
-import jakarta.servlet.AsyncEvent;
-import jakarta.servlet.AsyncListener;
 import jakarta.servlet.http.HttpServletRequest;
 
 import java.math.BigDecimal;
@@ -17,7 +15,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * one (the container completes an async request after a timeout or an error too, so the application
  * can still report from its error or timeout handling). Exactly once.
  */
-final class CostReconciliation implements AsyncListener {
+final class CostReconciliation extends RequestEndListener {
     private static final System.Logger LOG = System.getLogger(CostReconciliation.class.getName());
 
     private final HttpServletRequest request;
@@ -99,22 +97,7 @@ final class CostReconciliation implements AsyncListener {
     }
 
     @Override
-    public void onComplete(AsyncEvent event) {
+    void ended() {
         settle();
-    }
-
-    @Override
-    public void onTimeout(AsyncEvent event) {
-        // the container completes the request afterwards: settled in onComplete
-    }
-
-    @Override
-    public void onError(AsyncEvent event) {
-        // the container completes the request afterwards: settled in onComplete
-    }
-
-    @Override
-    public void onStartAsync(AsyncEvent event) {
-        event.getAsyncContext().addListener(this); // a new async cycle: keep listening
     }
 }

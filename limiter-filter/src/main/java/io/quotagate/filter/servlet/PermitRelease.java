@@ -2,7 +2,6 @@ package io.quotagate.filter.servlet;
 
 import io.quotagate.filter.admission.Permit;
 import jakarta.servlet.AsyncContext;
-import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -30,7 +29,7 @@ import java.io.IOException;
  * can slip between starting async mode and listening for its end. Every path may release: the permit
  * is idempotent, so a path that runs twice frees one slot.
  */
-final class PermitRelease implements AsyncListener {
+final class PermitRelease extends RequestEndListener {
     private final Permit permit;
     /** True once this listener is registered with the request's async context. */
     private volatile boolean listening;
@@ -72,24 +71,8 @@ final class PermitRelease implements AsyncListener {
     }
 
     @Override
-    public void onComplete(AsyncEvent event) {
+    void ended() {
         permit.release();
-    }
-
-    @Override
-    public void onTimeout(AsyncEvent event) {
-        // onComplete follows once the application's listeners (or the container) end the request
-    }
-
-    @Override
-    public void onError(AsyncEvent event) {
-        // onComplete follows once the application's listeners (or the container) end the request
-    }
-
-    @Override
-    public void onStartAsync(AsyncEvent event) {
-        // a new async cycle (startAsync after an async dispatch) drops listeners that do not re-register
-        event.getAsyncContext().addListener(this);
     }
 
     /** Registers the release listener the moment the application enters async mode. */
