@@ -102,9 +102,7 @@ public final class ExampleApp implements Callable<Integer> {
         }
         StoreSettings s = plans.store();
         return plans.withStore(s.type() == StoreSettings.Type.REDIS
-                ? new StoreSettings(s.type(), uri, s.prefix(), s.timeout(), s.maxRetries(), s.batching(), s.onFailure(),
-                s.heartbeat(), s.instanceTtl())
-                : StoreSettings.redis(uri));
+                ? s.withUri(uri) : StoreSettings.redis(uri));
     }
 
     /** Starts the app (admin API off); the caller stops it with {@link Running#close()}. */

@@ -264,7 +264,7 @@ public final class PlansFile {
     private StoreSettings store(YamlNode node) {
         if (node == null) return StoreSettings.local();
         Mapping m = mapping(node, "store", Set.of("type", "uri", "prefix", "timeout", "max-retries", "batching",
-                "on-failure", "heartbeat", "instance-ttl"));
+                "on-failure", "heartbeat", "instance-ttl", "local-allowance"));
         StoreSettings.Type type = choice(m, "type", "store.type", StoreSettings.Type.LOCAL, StoreSettings.Type.class);
         if (type == StoreSettings.Type.LOCAL) {
             for (Map.Entry<String, Integer> key : m.keyLines().entrySet()) {
@@ -301,7 +301,21 @@ public final class PlansFile {
             throw error(ttlNode != null ? ttlNode.line() : m.line(), "store.instance-ttl",
                     "must be longer than store.heartbeat (" + heartbeat + "), was " + ttl);
         }
-        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, ttl);
+        YamlNode allowanceNode = m.entries().get("local-allowance");
+        StoreSettings.LocalAllowance allowance = allowanceNode == null ? null : localAllowance(allowanceNode);
+        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, ttl, allowance);
+    }
+
+    private StoreSettings.LocalAllowance localAllowance(YamlNode node) {
+        String field = "store.local-allowance";
+        Mapping m = mapping(node, field, Set.of("units", "max-delay"));
+        long units = positive(required(m, "units", field), field + ".units", Integer.MAX_VALUE);
+        YamlNode delayNode = required(m, "max-delay", field);
+        Duration maxDelay = period(delayNode, field + ".max-delay");
+        if (maxDelay.isZero() || maxDelay.compareTo(Duration.ofMinutes(1)) > 0) {
+            throw error(delayNode.line(), field + ".max-delay", "must be > 0 and at most 1m, was " + maxDelay);
+        }
+        return new StoreSettings.LocalAllowance(units, maxDelay);
     }
 
     private Plan plan(String name, YamlNode node, String field) {

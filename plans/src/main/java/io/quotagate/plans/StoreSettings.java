@@ -18,9 +18,12 @@ import java.util.regex.Pattern;
  * @param onFailure         what to do while Redis is unreachable
  * @param heartbeat         how often this instance announces itself (and probes Redis while it is down)
  * @param instanceTtl       an instance not heard of for this long is no longer counted
+ * @param localAllowance    when not null, each instance decides from its last view of a bucket and
+ *                          synchronises with Redis only every so many units or so long (far fewer round
+ *                          trips, a bounded overshoot); null: every decision is taken on Redis (exact)
  */
 public record StoreSettings(Type type, String uri, String prefix, Duration timeout, int maxRetries, boolean batching,
-                            OnFailure onFailure, Duration heartbeat, Duration instanceTtl) {
+                            OnFailure onFailure, Duration heartbeat, Duration instanceTtl, LocalAllowance localAllowance) {
 
     /** Default key prefix. */
     public static final String DEFAULT_PREFIX = "quotagate";
@@ -51,6 +54,25 @@ public record StoreSettings(Type type, String uri, String prefix, Duration timeo
         CLOSED
     }
 
+    /**
+     * A bounded local allowance ({@code store.local-allowance}): an instance admits from its own copy of a
+     * bucket, taken at its last synchronisation with Redis, and synchronises again (sending the units it
+     * admitted, and reading the shared state) before the units admitted since exceed {@code units} or once
+     * {@code maxDelay} has passed. No instance sees another's unsynchronised units, so a shared bucket can
+     * admit at most {@code instances × units} units more than its limit at any moment; that overshoot is a
+     * debt on the shared bucket, repaid before anyone is admitted again, so the long-run rate stays exact.
+     *
+     * @param units    units of one bucket an instance may admit between synchronisations (&gt; 0)
+     * @param maxDelay longest time between synchronisations of a bucket in use (&gt; 0)
+     */
+    public record LocalAllowance(long units, Duration maxDelay) {
+        public LocalAllowance {
+            Objects.requireNonNull(maxDelay, "maxDelay");
+            if (units <= 0) throw new IllegalArgumentException("units must be > 0, was " + units);
+            if (maxDelay.isZero() || maxDelay.isNegative()) throw new IllegalArgumentException("maxDelay must be > 0");
+        }
+    }
+
     public StoreSettings {
         Objects.requireNonNull(type, "type");
         Objects.requireNonNull(prefix, "prefix");
@@ -73,37 +95,47 @@ public record StoreSettings(Type type, String uri, String prefix, Duration timeo
     /** The default: buckets in this JVM. */
     public static StoreSettings local() {
         return new StoreSettings(Type.LOCAL, null, DEFAULT_PREFIX, DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES, true,
-                OnFailure.OPEN, DEFAULT_HEARTBEAT, DEFAULT_INSTANCE_TTL);
+                OnFailure.OPEN, DEFAULT_HEARTBEAT, DEFAULT_INSTANCE_TTL, null);
     }
 
     /** A Redis store at {@code uri} with every other setting at its default. */
     public static StoreSettings redis(String uri) {
         return new StoreSettings(Type.REDIS, uri, DEFAULT_PREFIX, DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES, true,
-                OnFailure.OPEN, DEFAULT_HEARTBEAT, DEFAULT_INSTANCE_TTL);
+                OnFailure.OPEN, DEFAULT_HEARTBEAT, DEFAULT_INSTANCE_TTL, null);
+    }
+
+    /** A copy with another Redis URI. */
+    public StoreSettings withUri(String uri) {
+        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl, localAllowance);
+    }
+
+    /** A copy with a local allowance ({@code null}: every decision on Redis). */
+    public StoreSettings withLocalAllowance(LocalAllowance localAllowance) {
+        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl, localAllowance);
     }
 
     /** A copy with another key prefix. */
     public StoreSettings withPrefix(String prefix) {
-        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl);
+        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl, localAllowance);
     }
 
     /** A copy with another command timeout. */
     public StoreSettings withTimeout(Duration timeout) {
-        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl);
+        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl, localAllowance);
     }
 
     /** A copy with batching on or off. */
     public StoreSettings withBatching(boolean batching) {
-        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl);
+        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl, localAllowance);
     }
 
     /** A copy with another failure behaviour. */
     public StoreSettings withOnFailure(OnFailure onFailure) {
-        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl);
+        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl, localAllowance);
     }
 
     /** A copy with another heartbeat interval and instance TTL. */
     public StoreSettings withHeartbeat(Duration heartbeat, Duration instanceTtl) {
-        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl);
+        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl, localAllowance);
     }
 }

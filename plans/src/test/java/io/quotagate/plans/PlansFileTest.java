@@ -129,9 +129,11 @@ class PlansFileTest {
                   on-failure: closed
                   heartbeat: 1s
                   instance-ttl: 4s
+                  local-allowance: { units: 20, max-delay: 250ms }
                 """);
         assertThat(plans.store()).isEqualTo(new StoreSettings(StoreSettings.Type.REDIS, "redis://127.0.0.1:6379/0", "shop.eu",
-                Duration.ofMillis(20), 2, false, StoreSettings.OnFailure.CLOSED, Duration.ofSeconds(1), Duration.ofSeconds(4)));
+                Duration.ofMillis(20), 2, false, StoreSettings.OnFailure.CLOSED, Duration.ofSeconds(1), Duration.ofSeconds(4),
+                new StoreSettings.LocalAllowance(20, Duration.ofMillis(250))));
     }
 
     @Test
@@ -247,6 +249,12 @@ class PlansFileTest {
                         "store.instance-ttl", "must be longer than store.heartbeat"),
                 arguments("redis key on a local store", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "store:\n  type: local\n  uri: redis://h:6379\n", 7, "store.uri", "only for a store of type: redis"),
+                arguments("local allowance without max-delay", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis://h:6379\n  local-allowance: { units: 10 }\n", 8,
+                        "store.local-allowance.max-delay", "required"),
+                arguments("local allowance of zero units", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis://h:6379\n  local-allowance:\n    units: 0\n    max-delay: 100ms\n", 9,
+                        "store.local-allowance.units", "must be > 0"),
                 arguments("unknown store key", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "store:\n  type: redis\n  uri: redis://h:6379\n  pool: 8\n", 8, "store.pool", "unknown key"),
                 arguments("unknown option for a resolver", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"

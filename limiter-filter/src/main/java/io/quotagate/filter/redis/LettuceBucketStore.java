@@ -12,7 +12,10 @@ import io.github.bucket4j.distributed.BucketProxy;
 import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
 import io.github.bucket4j.distributed.proxy.ProxyManager;
 import io.github.bucket4j.distributed.proxy.RemoteBucketBuilder;
+import io.github.bucket4j.distributed.proxy.optimization.DelayParameters;
+import io.github.bucket4j.distributed.proxy.optimization.OptimizationListener;
 import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
+import io.github.bucket4j.distributed.proxy.optimization.delay.DelayOptimization;
 import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
@@ -53,7 +56,9 @@ import java.util.function.Function;
  * Redis is up, a request costs bucket4j's GET + compare-and-swap script (2 round trips), each bounded
  * by the command timeout, retried at most {@code maxRetries} times on a conflict. Concurrent requests
  * on one key are combined by {@link Optimizations#batching()} (when enabled), which is what keeps a
- * single hot tenant from collapsing into conflicts.
+ * single hot tenant from collapsing into conflicts. With a {@link StoreSettings.LocalAllowance local
+ * allowance}, most decisions are taken on this instance's copy of the bucket and only one in so many
+ * units, or one per {@code maxDelay}, goes to Redis (bucket4j's delaying optimisation, batched too).
  *
  * <p>Failure handling: a Redis error or timeout on any request flips {@link #available} to false
  * (once: the flip is a compare-and-set, so the outage is logged and counted once); from then on the
@@ -289,9 +294,21 @@ final class LettuceBucketStore implements RedisStore {
     BucketProxy newProxy(String key, BucketConfiguration configuration) {
         Link l = link;
         if (l == null) return null;
-        RemoteBucketBuilder<String> builder = l.proxies().builder();
-        if (settings.batching()) builder = builder.withOptimization(Optimizations.batching());
-        return builder.build(key, () -> configuration);
+        return optimized(l.proxies().builder()).build(key, () -> configuration);
+    }
+
+    /**
+     * The builder with the configured optimisation: a local allowance (bucket4j's delaying, which also
+     * batches), or batching alone, or none.
+     */
+    private RemoteBucketBuilder<String> optimized(RemoteBucketBuilder<String> builder) {
+        StoreSettings.LocalAllowance allowance = settings.localAllowance();
+        if (allowance != null) {
+            // on the store's clock (not bucket4j's default system clock), as the Redis state is
+            return builder.withOptimization(new DelayOptimization(new DelayParameters(allowance.units(), allowance.maxDelay()),
+                    OptimizationListener.createDefault(), wallClock));
+        }
+        return settings.batching() ? builder.withOptimization(Optimizations.batching()) : builder;
     }
 
     long linkGeneration() {
@@ -418,9 +435,7 @@ final class LettuceBucketStore implements RedisStore {
                     .build();
             BucketConfiguration one = BucketConfiguration.builder()
                     .addLimit(l -> l.capacity(1).refillGreedy(1, Duration.ofSeconds(1))).build();
-            RemoteBucketBuilder<String> builder = patient.builder();
-            if (settings.batching()) builder = builder.withOptimization(Optimizations.batching());
-            builder.build(settings.prefix() + ":warmup:" + instanceId, () -> one).tryConsume(1);
+            optimized(patient.builder()).build(settings.prefix() + ":warmup:" + instanceId, () -> one).tryConsume(1);
         } catch (RuntimeException e) {
             lastFailure = e;
             markDown(e);

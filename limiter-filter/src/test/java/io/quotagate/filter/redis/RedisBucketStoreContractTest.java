@@ -20,10 +20,15 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
     @BeforeEach
     void connect() {
         RedisServer redis = RedisServer.shared();
-        store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
+        store = RedisStore.connect(settings(StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
                         // generous for a loaded 2-core machine: this test is about behaviour, not speed
-                        .withTimeout(Duration.ofMillis(500)), 1_000,
+                        .withTimeout(Duration.ofMillis(500))), 1_000,
                 clock.wallClock(), clock);
+    }
+
+    /** The settings under test: the defaults (every decision on Redis). */
+    StoreSettings settings(StoreSettings base) {
+        return base;
     }
 
     @AfterEach

@@ -71,6 +71,31 @@ class RedisStoreTest {
     }
 
     @Test
+    void aLocalAllowanceGoesToRedisOncePerAllowanceAndSendsWhatItAdmitted() throws Exception {
+        try (RedisServer own = RedisServer.startOwn()) {
+            // heartbeats (scripts too) out of the way of the count
+            StoreSettings settings = StoreSettings.redis(own.uri()).withPrefix(RedisServer.randomPrefix())
+                    .withTimeout(Duration.ofMillis(500)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2));
+            try (RedisStore store = RedisStore.connect(settings.withLocalAllowance(
+                    new StoreSettings.LocalAllowance(5, Duration.ofMinutes(1))), 1_000, clock.wallClock(), clock);
+                 RedisStore exact = RedisStore.connect(settings, 1_000, clock.wallClock(), clock)) {
+                own.command("CONFIG", "RESETSTAT");
+                Bucket allowed = store.bucket(BucketKind.TENANT, "acme", CONFIG);
+                for (int i = 0; i < 48; i++) assertThat(allowed.tryConsume(1)).isTrue();
+                // the first decision reads Redis; then 5 units on the copy, and the 6th sends them with itself
+                assertThat(own.calls("eval")).as("compare-and-swap scripts for 48 decisions").isEqualTo(8);
+
+                // Redis lags this instance by at most the allowance: 43 units synchronised, 5 on the copy
+                Bucket shared = exact.bucket(BucketKind.TENANT, "acme", CONFIG);
+                assertThat(shared.getAvailableTokens()).isEqualTo(100 - 43);
+                assertThat(allowed.tryConsume(1)).isTrue(); // over the allowance: synchronises
+                assertThat(shared.getAvailableTokens()).isEqualTo(100 - 49);
+                assertThat(store.fallbackDecisions() + exact.fallbackDecisions()).isZero();
+            }
+        }
+    }
+
+    @Test
     void aGlobalQuotaChangedAtRuntimeReachesTheRedisBucket() {
         RedisServer redis = RedisServer.shared();
         io.quotagate.plans.Plans plans = io.quotagate.plans.PlansFile.parse("p.yml", """

@@ -50,6 +50,28 @@ class SharedQuotaTest {
         }
     }
 
+    /**
+     * With a local allowance each instance decides from its own copy between synchronisations, so the
+     * pair may admit more than one quota, but never more than one allowance per instance beyond it.
+     */
+    @Test
+    void aLocalAllowanceOvershootsByAtMostOneAllowancePerInstance() throws Exception {
+        RedisServer redis = RedisServer.shared();
+        int units = 4;
+        StoreSettings settings = StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
+                .withTimeout(Duration.ofMillis(500))
+                // synchronise by units, not by time, within this short run
+                .withLocalAllowance(new StoreSettings.LocalAllowance(units, Duration.ofSeconds(30)));
+        try (RedisStore a = RedisStore.connect(settings, 1_000); RedisStore b = RedisStore.connect(settings, 1_000)) {
+            Run run = hammer(a, b);
+            assertThat(a.fallbackDecisions() + b.fallbackDecisions()).as("every decision made in Redis or on an allowance")
+                    .isZero();
+            assertThat(run.statuses()).containsOnly(200, 429);
+            long bound = CAPACITY + (long) Math.ceil(REFILL_PER_SECOND * run.seconds()) + 2L * units;
+            assertThat(run.accepted()).as("accepted over %.1f s", run.seconds()).isBetween((long) CAPACITY, bound);
+        }
+    }
+
     @Test
     void twoLocalInstancesAdmitTwiceAsMuch() throws Exception {
         Run run = hammer(BucketStore.local(1_000, io.quotagate.filter.admission.QuotaClock.system()),

@@ -52,7 +52,7 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--redis", paramLabel = "URI", description = {
             "Run the store modes instead: bare, local store (1 and 1,000 tenants) and Redis store at URI "
-                    + "(1 and 1,000 tenants, with and without batching), with Redis commands per request "
+                    + "(1 and 1,000 tenants, with and without batching, and with a local allowance), with Redis commands per request "
                     + "from INFO commandstats. Use a Redis of its own (redis-server --port 6390 --save '' "
                     + "--appendonly no): other clients would count in the commandstats."})
     String redis;

@@ -30,13 +30,20 @@ enum Mode {
     REDIS_1_TENANT("redis-1-tenant", 1),
     REDIS_1_TENANT_NO_BATCHING("redis-1-tenant-nobatch", 1),
     REDIS_1000_TENANTS("redis-1000-tenants", 1_000),
-    REDIS_1000_TENANTS_NO_BATCHING("redis-1000-tenants-nobatch", 1_000);
+    REDIS_1000_TENANTS_NO_BATCHING("redis-1000-tenants-nobatch", 1_000),
+    /** The Redis store with a local allowance of {@link #ALLOWANCE}. */
+    REDIS_1_TENANT_ALLOWANCE("redis-1-tenant-allowance", 1),
+    REDIS_1000_TENANTS_ALLOWANCE("redis-1000-tenants-allowance", 1_000);
 
     /** The modes run without {@code --redis}. */
     static final Set<Mode> DEFAULT = EnumSet.of(BARE, QUOTAGATE_1_TENANT, QUOTAGATE_10000_TENANTS, JETTY_DOSFILTER);
     /** The modes run with {@code --redis}: local store vs Redis store, with and without batching. */
     static final Set<Mode> WITH_REDIS = EnumSet.of(BARE, QUOTAGATE_1_TENANT, QUOTAGATE_1000_TENANTS, REDIS_1_TENANT,
-            REDIS_1_TENANT_NO_BATCHING, REDIS_1000_TENANTS, REDIS_1000_TENANTS_NO_BATCHING);
+            REDIS_1_TENANT_NO_BATCHING, REDIS_1000_TENANTS, REDIS_1000_TENANTS_NO_BATCHING, REDIS_1_TENANT_ALLOWANCE,
+            REDIS_1000_TENANTS_ALLOWANCE);
+
+    /** The local allowance of the {@code -allowance} modes: 20 units or 250 ms between synchronisations. */
+    static final StoreSettings.LocalAllowance ALLOWANCE = new StoreSettings.LocalAllowance(20, java.time.Duration.ofMillis(250));
 
     static final String PLANS_YAML = BenchPlans.YAML;
 
@@ -79,12 +86,14 @@ enum Mode {
                 Plans plans = PlansFile.parse("bench-plans.yml", PLANS_YAML);
                 yield Optional.of(new FilterHolder(QuotaFilter.builder().plans(plans).build()));
             }
-            case REDIS_1_TENANT, REDIS_1_TENANT_NO_BATCHING, REDIS_1000_TENANTS, REDIS_1000_TENANTS_NO_BATCHING -> {
+            case REDIS_1_TENANT, REDIS_1_TENANT_NO_BATCHING, REDIS_1000_TENANTS, REDIS_1000_TENANTS_NO_BATCHING,
+                 REDIS_1_TENANT_ALLOWANCE, REDIS_1000_TENANTS_ALLOWANCE -> {
                 if (redisUri == null) throw new IllegalStateException(label + " needs --redis URI");
                 // a prefix of its own per mode and per bench: runs never share buckets; keys expire
                 StoreSettings store = StoreSettings.redis(redisUri)
                         .withPrefix("bench-" + UUID.randomUUID().toString().substring(0, 8) + "-" + label)
-                        .withBatching(!label.endsWith("-nobatch"));
+                        .withBatching(!label.endsWith("-nobatch"))
+                        .withLocalAllowance(label.endsWith("-allowance") ? ALLOWANCE : null);
                 Plans plans = PlansFile.parse("bench-plans.yml", PLANS_YAML).withStore(store);
                 // the filter created the store from the plans: it closes it when the server stops
                 yield Optional.of(new FilterHolder(QuotaFilter.builder().plans(plans).build()));

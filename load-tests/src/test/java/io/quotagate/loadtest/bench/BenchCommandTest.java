@@ -69,7 +69,8 @@ class BenchCommandTest {
             String text = output.toString();
             assertThat(exit).as("exit status\n%s", text).isZero();
             for (String mode : List.of("bare", "quotagate-1-tenant", "quotagate-1000-tenants", "redis-1-tenant",
-                    "redis-1-tenant-nobatch", "redis-1000-tenants", "redis-1000-tenants-nobatch")) {
+                    "redis-1-tenant-nobatch", "redis-1000-tenants", "redis-1000-tenants-nobatch", "redis-1-tenant-allowance",
+                    "redis-1000-tenants-allowance")) {
                 assertThat(text).contains("run 1/1 " + mode + " ");
             }
             assertThat(text).doesNotContain("jetty-dosfilter").contains("Redis round trips per request");
@@ -79,6 +80,10 @@ class BenchCommandTest {
             assertThat(m.find()).as(text).isTrue();
             assertThat(Double.parseDouble(m.group(1))).isBetween(0.9, 1.2);
             assertThat(Double.parseDouble(m.group(2))).isBetween(0.9, 1.2);
+            // one hot tenant with an allowance of 20 units: one compare-and-swap per 21 requests or so
+            m = java.util.regex.Pattern.compile("redis-1-tenant-allowance +([0-9.]+) GET +([0-9.]+) EVAL").matcher(text);
+            assertThat(m.find()).as(text).isTrue();
+            assertThat(Double.parseDouble(m.group(2))).isBetween(0.0, 0.25);
         }
     }
 

@@ -1,0 +1,16 @@
+package io.quotagate.filter.redis;
+
+import io.quotagate.plans.StoreSettings;
+
+import java.time.Duration;
+
+/**
+ * The store contract for a Redis store with a local allowance: one instance alone sees every unit it
+ * admits, so its decisions stay exact whether taken on its own copy of a bucket or on Redis.
+ */
+class RedisLocalAllowanceContractTest extends RedisBucketStoreContractTest {
+    @Override
+    StoreSettings settings(StoreSettings base) {
+        return base.withLocalAllowance(new StoreSettings.LocalAllowance(5, Duration.ofSeconds(1)));
+    }
+}
