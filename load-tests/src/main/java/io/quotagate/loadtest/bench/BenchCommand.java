@@ -11,9 +11,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -57,8 +59,28 @@ public final class BenchCommand implements Callable<Integer> {
                     + "--appendonly no): other clients would count in the commandstats."})
     String redis;
 
+    @Option(names = "--modes", split = ",", paramLabel = "MODE", description = {
+            "Run only these modes (comma-separated labels, e.g. quotagate-10000-tenants); bare is always run, "
+                    + "as every ratio is to it. Default: all modes of the command (with or without --redis)."})
+    List<String> modes;
+
     @Spec
     CommandSpec spec;
+
+    /** The modes to run: all of the command's, or the chosen ones plus bare. */
+    private Set<Mode> modesToRun() {
+        Set<Mode> all = redis == null ? Mode.DEFAULT : Mode.WITH_REDIS;
+        if (modes == null || modes.isEmpty()) return all;
+        Set<Mode> chosen = EnumSet.of(Mode.BARE);
+        for (String label : modes) {
+            Mode m = Mode.ofLabel(label.trim());
+            if (!all.contains(m)) {
+                throw new IllegalArgumentException("mode " + label + (m.redis() ? " needs --redis URI" : " is not run with --redis"));
+            }
+            chosen.add(m);
+        }
+        return chosen;
+    }
 
     @Override
     public Integer call() throws Exception {
@@ -71,7 +93,7 @@ public final class BenchCommand implements Callable<Integer> {
         List<BenchServer> servers = new ArrayList<>();
         RedisCommandStats stats = redis == null ? null : new RedisCommandStats(redis);
         try {
-            for (Mode mode : redis == null ? Mode.DEFAULT : Mode.WITH_REDIS) {
+            for (Mode mode : modesToRun()) {
                 servers.add(BenchServer.start(mode, redis));
                 results.put(mode, new ArrayList<>());
                 redisCalls.put(mode, new ArrayList<>());

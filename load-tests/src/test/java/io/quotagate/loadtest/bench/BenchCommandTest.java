@@ -57,6 +57,27 @@ class BenchCommandTest {
     }
 
     @Test
+    void modesNarrowsTheRunToTheChosenModesAndBare() {
+        StringWriter output = new StringWriter();
+        CommandLine cli = new CommandLine(new LoadTests());
+        cli.setOut(new PrintWriter(output, true));
+
+        int exit = cli.execute("bench", "--modes", "quotagate-10000-tenants", "--duration", "300ms", "--runs", "1",
+                "--warmup", "0s", "--connections", "1");
+
+        String text = output.toString();
+        assertThat(exit).as(text).isZero();
+        assertThat(text).contains("run 1/1 bare ").contains("run 1/1 quotagate-10000-tenants ")
+                .doesNotContain("quotagate-1-tenant").doesNotContain("jetty-dosfilter");
+
+        StringWriter err = new StringWriter();
+        cli.setErr(new PrintWriter(err, true));
+        assertThat(cli.execute("bench", "--modes", "redis-1-tenant", "--duration", "300ms")).as("a Redis mode without --redis")
+                .isNotZero();
+        assertThat(err.toString()).contains("redis-1-tenant needs --redis URI");
+    }
+
+    @Test
     void withRedisMeasuresLocalAgainstRedisStoresAndCountsRedisCommandsPerRequest() throws Exception {
         try (io.quotagate.filter.testing.RedisServer redis = io.quotagate.filter.testing.RedisServer.startOwn()) {
             StringWriter output = new StringWriter();
