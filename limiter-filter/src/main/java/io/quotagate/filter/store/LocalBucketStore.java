@@ -2,7 +2,6 @@ package io.quotagate.filter.store;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Expiry;
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
@@ -16,23 +15,51 @@ import io.quotagate.filter.admission.QuotaClock;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * {@link BucketStore#local}: assigned tenants' buckets in one bounded Caffeine cache, guests' (unknown
  * tenants, anonymous clients) in another, the global bucket held for ever. A flood of made-up ids
  * fills and churns only the guest table; Caffeine's frequency-aware admission also keeps a busy guest
  * from being pushed out by one-off ids.
+ *
+ * <p><b>Expiry.</b> An idle bucket is dropped only once it would have refilled completely, so a
+ * dropped bucket equals the fresh one that replaces it. Both tables expire entries a fixed time after
+ * their last <em>write</em>, and a lookup rewrites an entry (at most once per {@link #keepNanos}) when
+ * its write is older than that: an entry then outlives its last use by at least {@code keepNanos} and
+ * at most twice that. {@code keepNanos} is the longest time any bucket seen needs to pay its debt and
+ * refill (it only grows). Write-based expiry, unlike per-read (access or per-entry) expiry, keeps
+ * Caffeine's read fast path: below half of {@code maxTracked} a lookup is one hash-map read, with no
+ * read buffer, no reordering and no maintenance on the request thread.
  */
 final class LocalBucketStore implements BucketStore {
+    /** Before any bucket is seen; raised to the slowest refill of the buckets created. */
+    private static final long INITIAL_KEEP_NANOS = TimeUnit.MINUTES.toNanos(1);
+    /** Beyond this (≈ 100 years) a bucket is simply kept until evicted by size. */
+    private static final long MAX_KEEP_NANOS = TimeUnit.DAYS.toNanos(36_500);
 
-    private final Cache<String, LocalBucket> tenants;
-    private final Cache<String, LocalBucket> guests;
+    /** A bucket and when its entry was last written (the start of its expiry). */
+    private static final class Slot {
+        final LocalBucket bucket;
+        volatile long writtenNanos;
+
+        Slot(LocalBucket bucket, long writtenNanos) {
+            this.bucket = bucket;
+            this.writtenNanos = writtenNanos;
+        }
+    }
+
+    private final Cache<String, Slot> tenants;
+    private final Cache<String, Slot> guests;
     private final ConcurrentMap<String, Bucket> globals = new ConcurrentHashMap<>();
+    private final QuotaClock clock;
     private final TimeMeter timeMeter;
+    /** An idle entry is kept at least this long after its last use (entries expire 2 × this after a write). */
+    private volatile long keepNanos = INITIAL_KEEP_NANOS;
 
     LocalBucketStore(int maxTracked, QuotaClock clock) {
         if (maxTracked <= 0) throw new IllegalArgumentException("maxTracked must be > 0, was " + maxTracked);
-        Objects.requireNonNull(clock, "clock");
+        this.clock = Objects.requireNonNull(clock, "clock");
         this.timeMeter = new TimeMeter() {
             @Override
             public long currentTimeNanos() {
@@ -48,52 +75,66 @@ final class LocalBucketStore implements BucketStore {
         this.guests = table(maxTracked, clock);
     }
 
-    private static Cache<String, LocalBucket> table(int maxTracked, QuotaClock clock) {
+    private static Cache<String, Slot> table(int maxTracked, QuotaClock clock) {
         return Caffeine.newBuilder()
                 .maximumSize(maxTracked)
                 .ticker(clock::nanoTime)
-                // maintenance (expiry, eviction) runs on the calling thread, amortised over reads:
+                // maintenance (expiry, eviction) runs on the calling thread, amortised over writes:
                 // the default hands it to the common pool, and waking a pool thread (unpark) cost
                 // far more per request than the work itself (measured in the bench)
                 .executor(Runnable::run)
-                // idle time is counted from the last use: by then the bucket may be empty (or in debt),
-                // and after idleNanos more it is full again, exactly like a new one
-                .expireAfter(new Expiry<String, LocalBucket>() {
-                    @Override
-                    public long expireAfterCreate(String key, LocalBucket b, long now) {
-                        return idleNanos(b);
-                    }
-
-                    @Override
-                    public long expireAfterUpdate(String key, LocalBucket b, long now, long remaining) {
-                        return idleNanos(b);
-                    }
-
-                    @Override
-                    public long expireAfterRead(String key, LocalBucket b, long now, long remaining) {
-                        // a read is followed by at most a take, which can empty the bucket but never
-                        // put it in debt (debt comes only through changed(), an update): the longer of
-                        // what was left and a full refill suffices, without locking the bucket
-                        return Math.max(remaining, nanosToFill(b.getConfiguration()));
-                    }
-                })
+                .expireAfterWrite(2 * INITIAL_KEEP_NANOS, TimeUnit.NANOSECONDS)
                 .build();
     }
 
     @Override
     public Bucket bucket(BucketKind kind, String id, BucketConfiguration configuration) {
         if (kind == BucketKind.GLOBAL) return globals.computeIfAbsent(id, k -> newBucket(configuration));
-        Cache<String, LocalBucket> table = kind == BucketKind.GUEST ? guests : tenants;
-        LocalBucket b = table.getIfPresent(id);
-        if (b == null) b = table.get(id, k -> newBucket(configuration));
-        return b;
+        Cache<String, Slot> table = kind == BucketKind.GUEST ? guests : tenants;
+        Slot slot = table.getIfPresent(id);
+        if (slot == null) {
+            return table.get(id, k -> {
+                keepAtLeast(nanosToFill(configuration)); // before the entry exists: it never expires early
+                return new Slot(newBucket(configuration), clock.nanoTime());
+            }).bucket;
+        }
+        long now = clock.nanoTime();
+        if (now - slot.writtenNanos >= keepNanos) rewrite(table, id, slot, now);
+        return slot.bucket;
     }
 
     @Override
     public void changed(BucketKind kind, String id) {
         if (kind == BucketKind.GLOBAL) return;
-        // an identity compute is an update for Caffeine: expireAfterUpdate reads the debt
-        (kind == BucketKind.GUEST ? guests : tenants).asMap().computeIfPresent(id, (k, b) -> b);
+        Cache<String, Slot> table = kind == BucketKind.GUEST ? guests : tenants;
+        Slot slot = table.getIfPresent(id);
+        if (slot == null) return;
+        // a debt, or slower limits: keep every entry long enough for this one, and restart its expiry
+        keepAtLeast(idleNanos(slot.bucket));
+        rewrite(table, id, slot, clock.nanoTime());
+    }
+
+    /**
+     * Restarts the entry's expiry, if the table still maps {@code id} to this very slot: a slot that
+     * expired meanwhile stays gone (it had been idle long enough to be full), and a newer slot for the
+     * same id is never overwritten.
+     */
+    private static void rewrite(Cache<String, Slot> table, String id, Slot slot, long now) {
+        slot.writtenNanos = now;
+        table.asMap().replace(id, slot, slot);
+    }
+
+    /** Raises {@link #keepNanos} (never lowers it) and both tables' expiry with it. */
+    private void keepAtLeast(long nanos) {
+        long wanted = Math.min(nanos, MAX_KEEP_NANOS);
+        if (wanted <= keepNanos) return;
+        synchronized (this) {
+            if (wanted <= keepNanos) return;
+            // expiry first, then the rewrite threshold: an entry never expires before it is rewritten
+            tenants.policy().expireAfterWrite().orElseThrow().setExpiresAfter(2 * wanted, TimeUnit.NANOSECONDS);
+            guests.policy().expireAfterWrite().orElseThrow().setExpiresAfter(2 * wanted, TimeUnit.NANOSECONDS);
+            keepNanos = wanted;
+        }
     }
 
     /** Estimated number of assigned tenants' buckets held (for tests and metrics). */

@@ -29,12 +29,33 @@ class LocalBucketStoreTest {
         assertThat(store.bucket(BucketKind.TENANT, "acme", config)).as("not yet refilled: same bucket").isSameAs(b);
         assertThat(b.getAvailableTokens()).isEqualTo(10); // burst full again, daily still short
 
-        clock.advance(Duration.ofHours(23)); // idle since the last read above: still not a full day
-        assertThat(store.bucket(BucketKind.TENANT, "acme", config)).isSameAs(b);
+        // used now and then, it is kept however long it lives
+        for (int i = 0; i < 10; i++) {
+            clock.advance(Duration.ofHours(23)); // idle since the last read: still not a full day
+            assertThat(store.bucket(BucketKind.TENANT, "acme", config)).as("read %d", i).isSameAs(b);
+        }
 
-        clock.advance(Duration.ofDays(1).plusSeconds(1));
+        clock.advance(Duration.ofDays(2).plusSeconds(1)); // idle past twice a full refill: gone
         store.tenantCount(); // lets Caffeine run its maintenance
+        assertThat(store.tenantCount()).isZero();
         assertThat(store.bucket(BucketKind.TENANT, "acme", config)).as("idle past a full refill").isNotSameAs(b);
+    }
+
+    @Test
+    void everyIdleBucketIsKeptForTheSlowestRefillOrDebtSeenSoFar() {
+        LocalBucketStore store = new LocalBucketStore(100, clock);
+        BucketConfiguration quick = Admission.configuration(List.of(new Bandwidth("burst", 10, 10, Duration.ofSeconds(1))));
+        Bucket q = store.bucket(BucketKind.GUEST, "quick", quick);
+        store.bucket(BucketKind.TENANT, "slow", config); // full after a day
+
+        clock.advance(Duration.ofHours(20));
+        assertThat(store.bucket(BucketKind.GUEST, "quick", quick)).as("kept as long as the slowest bucket needs").isSameAs(q);
+
+        // a debt of 3,000,000 units at 10 units/s: 300,000 s (83 h) to pay back
+        q.consumeIgnoringRateLimits(3_000_000);
+        store.changed(BucketKind.GUEST, "quick");
+        clock.advance(Duration.ofHours(70)); // idle 70 h: more than twice a day, less than the debt
+        assertThat(store.bucket(BucketKind.GUEST, "quick", quick)).as("still paying back: kept").isSameAs(q);
     }
 
     @Test
