@@ -266,7 +266,6 @@ public final class QuotaFilter implements Filter, QuotaSource {
             if (admitted.shadowed()) e.setup.shadowLog.wouldReject(tenant, plan, route.name(), admitted.shadowRejection());
             e.statistics.record(tenant, plan, route.name(), Outcome.ALLOWED, null);
             if (publish) RateLimitHeaders.write(response, e.admission.status(kind, key, plan), 0, e.setup.legacyHeaders);
-            admittedRequest.setAttribute(QuotaGate.RESERVATION_ATTRIBUTE, admitted);
         } catch (RuntimeException | Error failure) {
             // the request will not run: give back its slot and every unit it was charged
             if (permit != null) permit.cancel();
@@ -283,11 +282,12 @@ public final class QuotaFilter implements Filter, QuotaSource {
             }
             return;
         }
+        HttpServletRequest visible = new AdmittedRequest(admittedRequest, admitted);
         try {
-            if (permit == null) chain.doFilter(admittedRequest, response);
-            else PermitRelease.chain(permit, admittedRequest, response, chain);
+            if (permit == null) chain.doFilter(visible, response);
+            else PermitRelease.chain(permit, visible, response, chain);
         } finally {
-            CostReconciliation.whenDone(admittedRequest, e.admission, admitted, e.statistics, route.name());
+            CostReconciliation.whenDone(visible, e.admission, admitted, e.statistics, route.name());
         }
     }
 

@@ -64,9 +64,12 @@ class CostReconciliationTest {
             String body = req.getReader().lines().reduce("", String::concat);
             if (req.getParameter("async") != null) {
                 AsyncContext async = req.startAsync();
+                // ?async=original: go on with the container's own request, as async code often does
+                HttpServletRequest continued = "original".equals(req.getParameter("async"))
+                        ? (HttpServletRequest) async.getRequest() : req;
                 new Thread(() -> {
                     try {
-                        report(req, resp, body);
+                        report(continued, resp, body);
                     } catch (IOException e) {
                         throw new java.io.UncheckedIOException(e);
                     } finally {
@@ -166,6 +169,13 @@ class CostReconciliationTest {
         assertThat(r.body()).startsWith("reported=true;reserved=60");
         awaitValue(() -> tenantTokens("acme"), 95);
         awaitValue(this::globalTokens, 115);
+    }
+
+    @Test
+    void anAsyncRequestReportingThroughTheContainersOwnRequestIsSettledToo() throws Exception {
+        HttpResponse<String> r = post("acme", "/gen?async=original&actual=5", "60");
+        assertThat(r.body()).startsWith("reported=true;reserved=60");
+        awaitValue(() -> tenantTokens("acme"), 95);
     }
 
     @Test

@@ -1,0 +1,48 @@
+package io.quotagate.filter.servlet;
+
+import io.quotagate.filter.admission.Decision;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+
+/**
+ * The request as the application sees it once admitted: it answers {@link QuotaGate#RESERVATION_ATTRIBUTE}
+ * itself instead of storing it, because a container allocates a request's attribute map on its first
+ * attribute (Jetty: a map, its table and a listener list, about 200 bytes per request), and most
+ * requests never look at the reservation.
+ *
+ * <p>Async work may go on with the container's own request ({@link AsyncContext#getRequest()} after a
+ * plain {@link #startAsync()} is the unwrapped one), so starting async stores the reservation as a
+ * real attribute first: {@link QuotaGate#reportActualCost} then finds it on either request.
+ */
+final class AdmittedRequest extends HttpServletRequestWrapper {
+    private final Decision.Admitted admitted;
+
+    AdmittedRequest(HttpServletRequest request, Decision.Admitted admitted) {
+        super(request);
+        this.admitted = admitted;
+    }
+
+    @Override
+    public Object getAttribute(String name) {
+        return QuotaGate.RESERVATION_ATTRIBUTE.equals(name) ? admitted : super.getAttribute(name);
+    }
+
+    @Override
+    public AsyncContext startAsync() {
+        storeReservation();
+        return super.startAsync();
+    }
+
+    @Override
+    public AsyncContext startAsync(ServletRequest request, ServletResponse response) {
+        storeReservation();
+        return super.startAsync(request, response);
+    }
+
+    private void storeReservation() {
+        getRequest().setAttribute(QuotaGate.RESERVATION_ATTRIBUTE, admitted);
+    }
+}
