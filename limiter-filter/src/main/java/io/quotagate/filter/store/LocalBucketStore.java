@@ -38,19 +38,21 @@ final class LocalBucketStore implements BucketStore {
     /** Beyond this (≈ 100 years) a bucket is simply kept until evicted by size. */
     private static final long MAX_KEEP_NANOS = TimeUnit.DAYS.toNanos(36_500);
 
-    /** A bucket and when its entry was last written (the start of its expiry). */
-    private static final class Slot {
-        final LocalBucket bucket;
+    /**
+     * A bucket that also knows when its entry was last written (the start of its expiry): a field of
+     * the bucket itself rather than of a holder, so a lookup touches one object less.
+     */
+    private static final class KeptBucket extends SynchronizedBucket {
         volatile long writtenNanos;
 
-        Slot(LocalBucket bucket, long writtenNanos) {
-            this.bucket = bucket;
+        KeptBucket(BucketConfiguration configuration, TimeMeter timeMeter, long writtenNanos) {
+            super(configuration, MathType.INTEGER_64_BITS, timeMeter, BucketListener.NOPE);
             this.writtenNanos = writtenNanos;
         }
     }
 
-    private final Cache<String, Slot> tenants;
-    private final Cache<String, Slot> guests;
+    private final Cache<String, KeptBucket> tenants;
+    private final Cache<String, KeptBucket> guests;
     private final ConcurrentMap<String, Bucket> globals = new ConcurrentHashMap<>();
     private final QuotaClock clock;
     private final TimeMeter timeMeter;
@@ -75,7 +77,7 @@ final class LocalBucketStore implements BucketStore {
         this.guests = table(maxTracked, clock);
     }
 
-    private static Cache<String, Slot> table(int maxTracked, QuotaClock clock) {
+    private static Cache<String, KeptBucket> table(int maxTracked, QuotaClock clock) {
         return Caffeine.newBuilder()
                 .maximumSize(maxTracked)
                 .ticker(clock::nanoTime)
@@ -90,38 +92,38 @@ final class LocalBucketStore implements BucketStore {
     @Override
     public Bucket bucket(BucketKind kind, String id, BucketConfiguration configuration) {
         if (kind == BucketKind.GLOBAL) return globals.computeIfAbsent(id, k -> newBucket(configuration));
-        Cache<String, Slot> table = kind == BucketKind.GUEST ? guests : tenants;
-        Slot slot = table.getIfPresent(id);
-        if (slot == null) {
+        Cache<String, KeptBucket> table = kind == BucketKind.GUEST ? guests : tenants;
+        KeptBucket b = table.getIfPresent(id);
+        if (b == null) {
             return table.get(id, k -> {
                 keepAtLeast(nanosToFill(configuration)); // before the entry exists: it never expires early
-                return new Slot(newBucket(configuration), clock.nanoTime());
-            }).bucket;
+                return new KeptBucket(configuration, timeMeter, clock.nanoTime());
+            });
         }
         long now = clock.nanoTime();
-        if (now - slot.writtenNanos >= keepNanos) rewrite(table, id, slot, now);
-        return slot.bucket;
+        if (now - b.writtenNanos >= keepNanos) rewrite(table, id, b, now);
+        return b;
     }
 
     @Override
     public void changed(BucketKind kind, String id) {
         if (kind == BucketKind.GLOBAL) return;
-        Cache<String, Slot> table = kind == BucketKind.GUEST ? guests : tenants;
-        Slot slot = table.getIfPresent(id);
-        if (slot == null) return;
+        Cache<String, KeptBucket> table = kind == BucketKind.GUEST ? guests : tenants;
+        KeptBucket b = table.getIfPresent(id);
+        if (b == null) return;
         // a debt, or slower limits: keep every entry long enough for this one, and restart its expiry
-        keepAtLeast(idleNanos(slot.bucket));
-        rewrite(table, id, slot, clock.nanoTime());
+        keepAtLeast(idleNanos(b));
+        rewrite(table, id, b, clock.nanoTime());
     }
 
     /**
-     * Restarts the entry's expiry, if the table still maps {@code id} to this very slot: a slot that
-     * expired meanwhile stays gone (it had been idle long enough to be full), and a newer slot for the
+     * Restarts the entry's expiry, if the table still maps {@code id} to this very bucket: a bucket that
+     * expired meanwhile stays gone (it had been idle long enough to be full), and a newer bucket for the
      * same id is never overwritten.
      */
-    private static void rewrite(Cache<String, Slot> table, String id, Slot slot, long now) {
-        slot.writtenNanos = now;
-        table.asMap().replace(id, slot, slot);
+    private static void rewrite(Cache<String, KeptBucket> table, String id, KeptBucket b, long now) {
+        b.writtenNanos = now;
+        table.asMap().replace(id, b, b);
     }
 
     /** Raises {@link #keepNanos} (never lowers it) and both tables' expiry with it. */
