@@ -95,10 +95,10 @@ final class LocalBucketStore implements BucketStore {
         Cache<String, KeptBucket> table = kind == BucketKind.GUEST ? guests : tenants;
         KeptBucket b = table.getIfPresent(id);
         if (b == null) {
-            return table.get(id, k -> {
-                keepAtLeast(nanosToFill(configuration)); // before the entry exists: it never expires early
-                return new KeptBucket(configuration, timeMeter, clock.nanoTime());
-            });
+            // before the entry exists, so it never expires early; and outside the table's compute, as
+            // changing the expiry runs Caffeine's maintenance, which must not run under an entry's lock
+            keepAtLeast(nanosToFill(configuration));
+            return table.get(id, k -> new KeptBucket(configuration, timeMeter, clock.nanoTime()));
         }
         long now = clock.nanoTime();
         if (now - b.writtenNanos >= keepNanos) rewrite(table, id, b, now);
