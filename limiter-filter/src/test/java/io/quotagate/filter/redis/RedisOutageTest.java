@@ -59,8 +59,13 @@ class RedisOutageTest {
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
     private void startFilter(StoreSettings.OnFailure onFailure) throws Exception {
+        startFilter(onFailure, null);
+    }
+
+    private void startFilter(StoreSettings.OnFailure onFailure, StoreSettings.LocalAllowance allowance) throws Exception {
         store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(prefix).withOnFailure(onFailure)
-                .withTimeout(Duration.ofMillis(200)).withHeartbeat(Duration.ofMillis(200), Duration.ofSeconds(2)), 1_000);
+                .withTimeout(Duration.ofMillis(200)).withHeartbeat(Duration.ofMillis(200), Duration.ofSeconds(2))
+                .withLocalAllowance(allowance), 1_000);
         QuotaFilter filter = QuotaFilter.builder().plans(PLANS).store(store).build();
         new QuotaMeterBinder(filter).bindTo(registry);
         server = JettyServer.start(filter);
@@ -93,6 +98,26 @@ class RedisOutageTest {
             assertThat(load.statuses).as("background load").containsOnlyKeys(200);
             assertThat(load.statuses.get(200).get()).isPositive();
         }
+    }
+
+    @Test
+    void aLocalAllowanceFallsBackAtItsNextSynchronisationAndReturnsAfterARestart() throws Exception {
+        startFilter(StoreSettings.OnFailure.OPEN, new StoreSettings.LocalAllowance(5, Duration.ofMillis(50)));
+        assertThat(send(20)).containsOnly(200);
+        assertThat(redis.integer("EXISTS", prefix + ":tenant:acme")).as("synchronised to Redis").isOne();
+
+        redis.kill();
+        // the first few may still be taken on the instance's copy; the next synchronisation fails over
+        assertThat(send(30)).as("statuses while Redis is dead").containsOnly(200);
+        assertThat(store.redisAvailable()).isFalse();
+        assertThat(store.outages()).isEqualTo(1);
+        assertThat(store.fallbackDecisions()).isPositive();
+
+        redis.start();
+        awaitTrue(store::redisAvailable, "back on Redis after the restart");
+        assertThat(send(20)).containsOnly(200);
+        assertThat(redis.integer("EXISTS", prefix + ":tenant:acme")).as("synchronised to the new Redis").isOne();
+        assertThat(store.outages()).isEqualTo(1);
     }
 
     @Test
