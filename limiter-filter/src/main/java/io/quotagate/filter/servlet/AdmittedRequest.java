@@ -7,6 +7,10 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.List;
+
 /**
  * The request as the application sees it once admitted: it answers {@link QuotaGate#RESERVATION_ATTRIBUTE}
  * itself instead of storing it, because a container allocates a request's attribute map on its first
@@ -15,7 +19,9 @@ import jakarta.servlet.http.HttpServletRequestWrapper;
  *
  * <p>Async work may go on with the container's own request ({@link AsyncContext#getRequest()} after a
  * plain {@link #startAsync()} is the unwrapped one), so starting async stores the reservation as a
- * real attribute first: {@link QuotaGate#reportActualCost} then finds it on either request.
+ * real attribute first: {@link QuotaGate#reportActualCost} then finds it on either request. Code that
+ * holds the container's request during the synchronous part (an injected request) is served by
+ * {@link QuotaGate#RUNNING}.
  */
 final class AdmittedRequest extends HttpServletRequestWrapper {
     private final Decision.Admitted admitted;
@@ -28,6 +34,13 @@ final class AdmittedRequest extends HttpServletRequestWrapper {
     @Override
     public Object getAttribute(String name) {
         return QuotaGate.RESERVATION_ATTRIBUTE.equals(name) ? admitted : super.getAttribute(name);
+    }
+
+    @Override
+    public Enumeration<String> getAttributeNames() {
+        List<String> names = Collections.list(super.getAttributeNames());
+        if (!names.contains(QuotaGate.RESERVATION_ATTRIBUTE)) names.add(QuotaGate.RESERVATION_ATTRIBUTE);
+        return Collections.enumeration(names);
     }
 
     @Override

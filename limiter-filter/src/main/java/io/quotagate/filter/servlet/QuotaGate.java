@@ -22,8 +22,15 @@ public final class QuotaGate {
      */
     public static final String ACTUAL_COST_ATTRIBUTE = "io.quotagate.actualCost";
 
-    /** Attribute holding the admission's {@link Decision.Admitted}, set by the filter. */
+    /** Attribute holding the admission's {@link Decision.Admitted}, answered by {@link AdmittedRequest}. */
     static final String RESERVATION_ATTRIBUTE = "io.quotagate.reservation";
+
+    /**
+     * The reservation of the request this thread is running through a {@link QuotaFilter}'s chain, for
+     * code that reports through the container's own request rather than the one the filter passed on
+     * (an injected request, one saved by an earlier filter): that request carries no reservation.
+     */
+    static final ThreadLocal<Decision.Admitted> RUNNING = new ThreadLocal<>();
 
     private static final System.Logger LOG = System.getLogger(QuotaGate.class.getName());
 
@@ -39,7 +46,7 @@ public final class QuotaGate {
      *         request, no filter) or the cost is negative
      */
     public static boolean reportActualCost(ServletRequest request, long actualCost) {
-        if (!(request.getAttribute(RESERVATION_ATTRIBUTE) instanceof Decision.Admitted)) {
+        if (reservation(request) == null) {
             LOG.log(System.Logger.Level.WARNING, "actual cost reported for a request QuotaFilter did not admit; ignored");
             return false;
         }
@@ -53,7 +60,12 @@ public final class QuotaGate {
 
     /** The units reserved for this request when it was admitted; empty if it was not admitted by a {@link QuotaFilter}. */
     public static OptionalLong reservedCost(ServletRequest request) {
-        return request.getAttribute(RESERVATION_ATTRIBUTE) instanceof Decision.Admitted a
-                ? OptionalLong.of(a.charged()) : OptionalLong.empty();
+        Decision.Admitted a = reservation(request);
+        return a != null ? OptionalLong.of(a.charged()) : OptionalLong.empty();
+    }
+
+    /** The request's reservation: its own (the filter's wrapper, or stored when async started), or the running one. */
+    private static Decision.Admitted reservation(ServletRequest request) {
+        return request.getAttribute(RESERVATION_ATTRIBUTE) instanceof Decision.Admitted a ? a : RUNNING.get();
     }
 }

@@ -78,7 +78,15 @@ class CostReconciliationTest {
                 }).start();
                 return;
             }
-            report(req, resp, body);
+            // ?raw=1: report through the container's own request, as injected or saved requests are
+            report(req.getParameter("raw") != null ? containers(req) : req, resp, body);
+        }
+
+        private static HttpServletRequest containers(HttpServletRequest req) {
+            jakarta.servlet.ServletRequest r = req;
+            while (r instanceof jakarta.servlet.ServletRequestWrapper w) r = w.getRequest();
+            assertThat(r).isNotSameAs(req); // the filter did pass a wrapper on
+            return (HttpServletRequest) r;
         }
 
         private static void report(HttpServletRequest req, HttpServletResponse resp, String body) throws IOException {
@@ -176,6 +184,13 @@ class CostReconciliationTest {
         HttpResponse<String> r = post("acme", "/gen?async=original&actual=5", "60");
         assertThat(r.body()).startsWith("reported=true;reserved=60");
         awaitValue(() -> tenantTokens("acme"), 95);
+    }
+
+    @Test
+    void aReportThroughTheContainersOwnRequestIsSettledToo() throws Exception {
+        HttpResponse<String> r = post("acme", "/gen?raw=1&actual=5", "60");
+        assertThat(r.body()).startsWith("reported=true;reserved=60");
+        assertThat(tenantTokens("acme")).isEqualTo(95);
     }
 
     @Test
