@@ -303,6 +303,10 @@ public final class PlansFile {
         }
         YamlNode allowanceNode = m.entries().get("local-allowance");
         StoreSettings.LocalAllowance allowance = allowanceNode == null ? null : localAllowance(allowanceNode);
+        if (allowance != null && !batching) {
+            throw error(m.entries().get("batching").line(), "store.batching",
+                    "cannot be false with store.local-allowance (which always batches)");
+        }
         return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, ttl, allowance);
     }
 

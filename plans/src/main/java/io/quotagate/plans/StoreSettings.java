@@ -87,6 +87,9 @@ public record StoreSettings(Type type, String uri, String prefix, Duration timeo
         if (timeout.isZero() || timeout.isNegative()) throw new IllegalArgumentException("timeout must be > 0");
         if (maxRetries < 0) throw new IllegalArgumentException("maxRetries must be >= 0, was " + maxRetries);
         if (heartbeat.isZero() || heartbeat.isNegative()) throw new IllegalArgumentException("heartbeat must be > 0");
+        if (localAllowance != null && !batching) {
+            throw new IllegalArgumentException("a local allowance always batches: batching cannot be false with it");
+        }
         if (instanceTtl.compareTo(heartbeat) <= 0) {
             throw new IllegalArgumentException("instanceTtl (" + instanceTtl + ") must be longer than heartbeat (" + heartbeat + ")");
         }

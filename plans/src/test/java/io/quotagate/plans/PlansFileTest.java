@@ -125,14 +125,14 @@ class PlansFileTest {
                   prefix: shop.eu
                   timeout: 20ms
                   max-retries: 2
-                  batching: false
+                  batching: true
                   on-failure: closed
                   heartbeat: 1s
                   instance-ttl: 4s
                   local-allowance: { units: 20, max-delay: 250ms }
                 """);
         assertThat(plans.store()).isEqualTo(new StoreSettings(StoreSettings.Type.REDIS, "redis://127.0.0.1:6379/0", "shop.eu",
-                Duration.ofMillis(20), 2, false, StoreSettings.OnFailure.CLOSED, Duration.ofSeconds(1), Duration.ofSeconds(4),
+                Duration.ofMillis(20), 2, true, StoreSettings.OnFailure.CLOSED, Duration.ofSeconds(1), Duration.ofSeconds(4),
                 new StoreSettings.LocalAllowance(20, Duration.ofMillis(250))));
     }
 
@@ -255,6 +255,9 @@ class PlansFileTest {
                 arguments("local allowance of zero units", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "store:\n  type: redis\n  uri: redis://h:6379\n  local-allowance:\n    units: 0\n    max-delay: 100ms\n", 9,
                         "store.local-allowance.units", "must be > 0"),
+                arguments("local allowance without batching", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis://h:6379\n  batching: false\n"
+                        + "  local-allowance: { units: 5, max-delay: 100ms }\n", 8, "store.batching", "cannot be false"),
                 arguments("unknown store key", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "store:\n  type: redis\n  uri: redis://h:6379\n  pool: 8\n", 8, "store.pool", "unknown key"),
                 arguments("unknown option for a resolver", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"

@@ -64,6 +64,12 @@ final class FailoverBucket implements Bucket {
         return p;
     }
 
+    /** The proxy built so far, or null: never builds one (for flushing a dropped bucket). */
+    BucketProxy currentProxy() {
+        ProxyRef r = ref;
+        return r == null ? null : r.proxy();
+    }
+
     @Override
     public boolean tryConsume(long tokens) {
         return store.apply(this, b -> b.tryConsume(tokens));

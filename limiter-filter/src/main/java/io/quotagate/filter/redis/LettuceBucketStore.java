@@ -2,6 +2,7 @@ package io.quotagate.filter.redis;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
@@ -43,6 +44,7 @@ import java.time.Instant;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -148,7 +150,13 @@ final class LettuceBucketStore implements RedisStore {
         this.fallback = BucketStore.local(maxTracked, localClock);
         // maintenance on the calling thread: no common-pool wake-up on the request path
         this.buckets = Caffeine.newBuilder().maximumSize(maxTracked).expireAfterAccess(Duration.ofMinutes(10))
-                .executor(Runnable::run).build();
+                .executor(Runnable::run)
+                // a bucket on a local allowance may hold admitted units Redis has not seen yet: a proxy
+                // dropped (idle, evicted, replaced by new limits) sends them first, off the request path
+                .removalListener((String key, FailoverBucket b, RemovalCause cause) -> {
+                    if (b != null && settings.localAllowance() != null) flushLater(b);
+                })
+                .build();
         this.instanceId = hostName() + ":" + ManagementFactory.getRuntimeMXBean().getPid() + ":"
                 + UUID.randomUUID().toString().substring(0, 8);
         this.heartbeatKey = settings.prefix() + ":instances";
@@ -241,6 +249,7 @@ final class LettuceBucketStore implements RedisStore {
     public void close() {
         if (!closed.compareAndSet(false, true)) return;
         heartbeat.shutdownNow();
+        if (settings.localAllowance() != null) flushAll(Duration.ofSeconds(2));
         Link l = link;
         if (l != null && available) {
             try {
@@ -254,6 +263,41 @@ final class LettuceBucketStore implements RedisStore {
         resources.shutdown(0, 2, TimeUnit.SECONDS);
     }
 
+    // ---- local allowance: units admitted on a copy reach Redis -------------------------------
+
+    private void flushLater(FailoverBucket b) {
+        if (closed.get()) return;
+        try {
+            heartbeat.execute(() -> flush(b));
+        } catch (RejectedExecutionException closing) {
+            // close() flushes what is still cached
+        }
+    }
+
+    /**
+     * Sends the units admitted on the bucket's local copy since its last synchronisation, if any (a
+     * proxy without any sends nothing). Best effort: while Redis is down they are lost, at most one
+     * allowance per bucket, the same bound an instance's crash has.
+     */
+    private void flush(FailoverBucket b) {
+        BucketProxy proxy = b.currentProxy();
+        if (proxy == null || !available) return;
+        try {
+            proxy.getOptimizationController().syncByCondition(1, Duration.ZERO);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, "quotagate: units on a local allowance not sent to Redis: " + e);
+        }
+    }
+
+    /** Flushes every cached bucket, for at most {@code budget} in all (on close). */
+    private void flushAll(Duration budget) {
+        long deadline = System.nanoTime() + budget.toNanos();
+        for (FailoverBucket b : buckets.asMap().values()) {
+            if (System.nanoTime() - deadline > 0) return;
+            flush(b);
+        }
+    }
+
     // ---- used by FailoverBucket -------------------------------------------------------------
 
     /** Runs {@code op} on the Redis bucket, or on the fallback when Redis is unavailable or fails. */
@@ -264,7 +308,9 @@ final class LettuceBucketStore implements RedisStore {
                 try {
                     T result = op.apply(proxy);
                     long now = System.nanoTime();
-                    // at most one shared write per millisecond, not one per request
+                    // at most one shared write per millisecond, not one per request. With a local
+                    // allowance most successes never reached Redis: a frozen Redis is then declared
+                    // down by the heartbeat, whose probe times out too
                     if (now - lastSuccessNanos > 1_000_000) lastSuccessNanos = now;
                     return result;
                 } catch (RuntimeException e) {

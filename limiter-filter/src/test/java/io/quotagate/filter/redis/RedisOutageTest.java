@@ -135,6 +135,26 @@ class RedisOutageTest {
         assertThat(send(10)).containsOnly(200);
     }
 
+    /**
+     * With an allowance most decisions succeed without Redis, so they cannot vouch for it: the
+     * heartbeat, whose probe times out too, declares the outage.
+     */
+    @Test
+    void aLocalAllowanceNoticesAFrozenRedisThroughTheHeartbeat() throws Exception {
+        startFilter(StoreSettings.OnFailure.OPEN, new StoreSettings.LocalAllowance(5, Duration.ofMillis(50)));
+        assertThat(send(10)).containsOnly(200);
+        redis.freeze(true);
+        try {
+            awaitTrue(() -> !store.redisAvailable(), "a frozen Redis declared down");
+            assertThat(send(20)).as("statuses while Redis answers nothing").containsOnly(200);
+            assertThat(store.outages()).isEqualTo(1);
+        } finally {
+            redis.freeze(false);
+        }
+        awaitTrue(store::redisAvailable, "back on Redis after it thaws");
+        assertThat(send(10)).containsOnly(200);
+    }
+
     @Test
     void failClosedAnswers503WithRetryAfterUntilRedisIsBack() throws Exception {
         startFilter(StoreSettings.OnFailure.CLOSED);

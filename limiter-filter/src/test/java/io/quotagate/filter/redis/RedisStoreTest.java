@@ -96,6 +96,33 @@ class RedisStoreTest {
     }
 
     @Test
+    void unitsHeldOnALocalAllowanceReachRedisWhenTheBucketIsDroppedOrTheStoreCloses() throws Exception {
+        RedisServer redis = RedisServer.shared();
+        StoreSettings settings = StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
+                .withTimeout(Duration.ofMillis(500));
+        BucketConfiguration newLimits = Admission.configuration(List.of(
+                new io.quotagate.plans.Bandwidth("burst", 100, 2, Duration.ofSeconds(1))));
+        try (RedisStore exact = RedisStore.connect(settings, 1_000, clock.wallClock(), clock)) {
+            Bucket shared = exact.bucket(BucketKind.TENANT, "acme", CONFIG);
+            RedisStore store = RedisStore.connect(settings.withLocalAllowance(
+                    new StoreSettings.LocalAllowance(5, Duration.ofMinutes(1))), 1_000, clock.wallClock(), clock);
+            try {
+                for (int i = 0; i < 3; i++) store.bucket(BucketKind.TENANT, "acme", CONFIG).tryConsume(1);
+                assertThat(shared.getAvailableTokens()).as("2 of 3 units still on the copy").isEqualTo(99);
+
+                store.bucket(BucketKind.TENANT, "acme", newLimits); // new limits: the old proxy is dropped
+                awaitTrue(() -> shared.getAvailableTokens() == 97, "the dropped copy's units sent to Redis");
+
+                for (int i = 0; i < 3; i++) store.bucket(BucketKind.TENANT, "acme", newLimits).tryConsume(1);
+                assertThat(shared.getAvailableTokens()).isEqualTo(96);
+            } finally {
+                store.close();
+            }
+            assertThat(shared.getAvailableTokens()).as("close sends what the copies held").isEqualTo(94);
+        }
+    }
+
+    @Test
     void aGlobalQuotaChangedAtRuntimeReachesTheRedisBucket() {
         RedisServer redis = RedisServer.shared();
         io.quotagate.plans.Plans plans = io.quotagate.plans.PlansFile.parse("p.yml", """

@@ -92,10 +92,11 @@ class LocalBucketStoreTest {
         BucketConfiguration small = Admission.configuration(List.of(new Bandwidth("burst", 10, 1, Duration.ofSeconds(1))));
         Bucket b = store.bucket(BucketKind.TENANT, "acme", small);
         b.tryConsume(10);
-        b.consumeIgnoringRateLimits(20); // 20 units of debt, as reconciliation leaves it
+        b.consumeIgnoringRateLimits(300); // 300 units of debt, as reconciliation leaves it
         store.changed(BucketKind.TENANT, "acme"); // what reconciliation tells the store after charging the excess
 
-        clock.advance(Duration.ofSeconds(29)); // empty -> full is 10 s, but the debt adds 20 s
+        // empty -> full is 10 s, but the debt adds 300 s: idle 309 s is past any keep time without the debt
+        clock.advance(Duration.ofSeconds(309));
         assertThat(store.bucket(BucketKind.TENANT, "acme", small)).as("still paying back: kept").isSameAs(b);
         assertThat(b.getAvailableTokens()).isEqualTo(9);
         assertThat(LocalBucketStore.idleNanos((io.github.bucket4j.local.LocalBucket) b))

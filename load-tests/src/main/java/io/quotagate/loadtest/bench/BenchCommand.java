@@ -75,7 +75,7 @@ public final class BenchCommand implements Callable<Integer> {
         for (String label : modes) {
             Mode m = Mode.ofLabel(label.trim());
             if (!all.contains(m)) {
-                throw new IllegalArgumentException("mode " + label + (m.redis() ? " needs --redis URI" : " is not run with --redis"));
+                throw new IllegalArgumentException("mode " + label + (redis == null ? " needs --redis URI" : " is not run with --redis"));
             }
             chosen.add(m);
         }
