@@ -21,7 +21,7 @@ import java.util.List;
  * plain {@link #startAsync()} is the unwrapped one), so starting async stores the reservation as a
  * real attribute first: {@link QuotaGate#reportActualCost} then finds it on either request. Code that
  * holds the container's request during the synchronous part (an injected request) is served by
- * {@link QuotaGate#RUNNING}.
+ * {@link QuotaGate#runningSlot()}.
  */
 final class AdmittedRequest extends HttpServletRequestWrapper {
     private final Decision.Admitted admitted;

@@ -283,14 +283,14 @@ public final class QuotaFilter implements Filter, QuotaSource {
             return;
         }
         HttpServletRequest visible = new AdmittedRequest(admittedRequest, admitted);
-        Decision.Admitted outer = QuotaGate.RUNNING.get(); // another QuotaFilter further out, if any
-        QuotaGate.RUNNING.set(admitted);
+        Object[] running = QuotaGate.runningSlot();
+        Object outer = running[0]; // another QuotaFilter's further out, if any
+        running[0] = admitted;
         try {
             if (permit == null) chain.doFilter(visible, response);
             else PermitRelease.chain(permit, visible, response, chain);
         } finally {
-            if (outer == null) QuotaGate.RUNNING.remove();
-            else QuotaGate.RUNNING.set(outer);
+            running[0] = outer;
             CostReconciliation.whenDone(visible, e.admission, admitted, e.statistics, route.name());
         }
     }

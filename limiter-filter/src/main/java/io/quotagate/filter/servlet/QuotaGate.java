@@ -26,11 +26,20 @@ public final class QuotaGate {
     static final String RESERVATION_ATTRIBUTE = "io.quotagate.reservation";
 
     /**
-     * The reservation of the request this thread is running through a {@link QuotaFilter}'s chain, for
+     * The reservation of the request this thread is running through a {@link QuotaFilter}'s chain (slot 0), for
      * code that reports through the container's own request rather than the one the filter passed on
      * (an injected request, one saved by an earlier filter): that request carries no reservation.
      */
-    static final ThreadLocal<Decision.Admitted> RUNNING = new ThreadLocal<>();
+    private static final ThreadLocal<Object[]> RUNNING = ThreadLocal.withInitial(() -> new Object[1]);
+
+    /**
+     * This thread's slot for the running reservation: one thread-local lookup per request, and no
+     * set/remove churn in the thread's map. An {@code Object[]} (a JDK type) so a pooled thread keeps
+     * no class of the application alive once the slot is cleared.
+     */
+    static Object[] runningSlot() {
+        return RUNNING.get();
+    }
 
     private static final System.Logger LOG = System.getLogger(QuotaGate.class.getName());
 
@@ -66,6 +75,7 @@ public final class QuotaGate {
 
     /** The request's reservation: its own (the filter's wrapper, or stored when async started), or the running one. */
     private static Decision.Admitted reservation(ServletRequest request) {
-        return request.getAttribute(RESERVATION_ATTRIBUTE) instanceof Decision.Admitted a ? a : RUNNING.get();
+        if (request.getAttribute(RESERVATION_ATTRIBUTE) instanceof Decision.Admitted a) return a;
+        return runningSlot()[0] instanceof Decision.Admitted running ? running : null;
     }
 }
