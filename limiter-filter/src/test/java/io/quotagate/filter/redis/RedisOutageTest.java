@@ -78,20 +78,11 @@ class RedisOutageTest {
             assertThat(send(20)).containsOnly(200);
             assertThat(redis.integer("EXISTS", prefix + ":tenant:acme")).as("on Redis before the kill").isOne();
 
-            redis.kill();
-            assertThat(send(50)).as("statuses while Redis is dead").containsOnly(200);
-            assertThat(store.redisAvailable()).isFalse();
-            assertThat(store.outages()).isEqualTo(1);
-            assertThat(store.fallbackDecisions()).isPositive();
-            assertThat(registry.get(QuotaMeterBinder.STORE_FALLBACK).functionCounter().count()).isPositive();
-            assertThat(registry.get(QuotaMeterBinder.STORE_OUTAGES).functionCounter().count()).isEqualTo(1.0);
-            assertThat(registry.get(QuotaMeterBinder.STORE_AVAILABLE).gauge().value()).isZero();
-
-            redis.start(); // same port, empty: it kept nothing
-            awaitTrue(store::redisAvailable, "back on Redis after the restart");
-            assertThat(send(20)).containsOnly(200);
-            assertThat(redis.integer("EXISTS", prefix + ":tenant:acme")).as("buckets written to the new Redis").isOne();
-            assertThat(store.outages()).as("one outage, counted once").isEqualTo(1);
+            killAndRestart(50, () -> {
+                assertThat(registry.get(QuotaMeterBinder.STORE_FALLBACK).functionCounter().count()).isPositive();
+                assertThat(registry.get(QuotaMeterBinder.STORE_OUTAGES).functionCounter().count()).isEqualTo(1.0);
+                assertThat(registry.get(QuotaMeterBinder.STORE_AVAILABLE).gauge().value()).isZero();
+            });
             assertThat(registry.get(QuotaMeterBinder.STORE_AVAILABLE).gauge().value()).isEqualTo(1.0);
 
             load.stop();
@@ -106,26 +97,49 @@ class RedisOutageTest {
         assertThat(send(20)).containsOnly(200);
         assertThat(redis.integer("EXISTS", prefix + ":tenant:acme")).as("synchronised to Redis").isOne();
 
-        redis.kill();
         // the first few may still be taken on the instance's copy; the next synchronisation fails over
-        assertThat(send(30)).as("statuses while Redis is dead").containsOnly(200);
+        killAndRestart(30, () -> { });
+    }
+
+    /**
+     * Kills Redis, sends {@code whileDead} requests (all answered from local buckets, one outage
+     * counted), runs {@code duringOutage}, restarts Redis empty on the same port and checks the way back.
+     */
+    private void killAndRestart(int whileDead, ThrowingRunnable duringOutage) throws Exception {
+        redis.kill();
+        assertThat(send(whileDead)).as("statuses while Redis is dead").containsOnly(200);
         assertThat(store.redisAvailable()).isFalse();
         assertThat(store.outages()).isEqualTo(1);
         assertThat(store.fallbackDecisions()).isPositive();
+        duringOutage.run();
 
-        redis.start();
+        redis.start(); // same port, empty: it kept nothing
         awaitTrue(store::redisAvailable, "back on Redis after the restart");
         assertThat(send(20)).containsOnly(200);
-        assertThat(redis.integer("EXISTS", prefix + ":tenant:acme")).as("synchronised to the new Redis").isOne();
-        assertThat(store.outages()).isEqualTo(1);
+        assertThat(redis.integer("EXISTS", prefix + ":tenant:acme")).as("buckets written to the new Redis").isOne();
+        assertThat(store.outages()).as("one outage, counted once").isEqualTo(1);
+    }
+
+    @FunctionalInterface
+    private interface ThrowingRunnable {
+        void run() throws Exception;
     }
 
     @Test
     void failOpenSurvivesAFrozenRedisThroughTheCommandTimeout() throws Exception {
         startFilter(StoreSettings.OnFailure.OPEN);
+        freezeAndThaw(() -> { }); // the requests' own timeouts declare it down
+    }
+
+    /**
+     * Freezes Redis (SIGSTOP: connections stay open, nothing answers), runs {@code first}, sends
+     * requests (all answered, one outage counted), thaws it and checks the way back.
+     */
+    private void freezeAndThaw(ThrowingRunnable first) throws Exception {
         assertThat(send(10)).containsOnly(200);
         redis.freeze(true);
         try {
+            first.run();
             assertThat(send(20)).as("statuses while Redis answers nothing").containsOnly(200);
             assertThat(store.outages()).isEqualTo(1);
         } finally {
@@ -142,17 +156,7 @@ class RedisOutageTest {
     @Test
     void aLocalAllowanceNoticesAFrozenRedisThroughTheHeartbeat() throws Exception {
         startFilter(StoreSettings.OnFailure.OPEN, new StoreSettings.LocalAllowance(5, Duration.ofMillis(50)));
-        assertThat(send(10)).containsOnly(200);
-        redis.freeze(true);
-        try {
-            awaitTrue(() -> !store.redisAvailable(), "a frozen Redis declared down");
-            assertThat(send(20)).as("statuses while Redis answers nothing").containsOnly(200);
-            assertThat(store.outages()).isEqualTo(1);
-        } finally {
-            redis.freeze(false);
-        }
-        awaitTrue(store::redisAvailable, "back on Redis after it thaws");
-        assertThat(send(10)).containsOnly(200);
+        freezeAndThaw(() -> awaitTrue(() -> !store.redisAvailable(), "a frozen Redis declared down"));
     }
 
     @Test
