@@ -15,6 +15,7 @@ import java.util.regex.Pattern;
  * @param timeout           how long one Redis command may take before the instance falls back
  * @param maxRetries        compare-and-swap retries of one bucket update before giving up
  * @param batching          whether concurrent requests on one bucket are combined into one Redis update
+ *                          (must be true with a local allowance, which always batches)
  * @param onFailure         what to do while Redis is unreachable
  * @param heartbeat         how often this instance announces itself (and probes Redis while it is down)
  * @param instanceTtl       an instance not heard of for this long is no longer counted
