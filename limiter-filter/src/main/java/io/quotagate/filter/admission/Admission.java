@@ -62,8 +62,13 @@ public final class Admission {
             Caffeine.newBuilder().maximumSize(100_000).executor(Runnable::run).build();
     private volatile Limits limits;
 
-    /** One plan's buckets: their configuration and what else admission needs to know per request. */
-    private record PlanLimits(BucketConfiguration config, long maxCost, boolean shadow, boolean publish) {
+    /**
+     * One plan's buckets: their configuration and what else admission needs to know per request.
+     * {@code nanosPerToken} and {@code windowSeconds} hold, per bandwidth of {@code config} in its
+     * order, the numbers {@link #status} publishes, computed once when the limits are applied.
+     */
+    private record PlanLimits(BucketConfiguration config, long maxCost, boolean shadow, boolean publish,
+                              double[] nanosPerToken, long[] windowSeconds) {
     }
 
     /** Everything that can change at runtime, swapped as one immutable snapshot. */
@@ -95,10 +100,8 @@ public final class Admission {
     }
 
     private Limits limits(Plans plans, Limits previous) {
-        BucketConfiguration globalConfig = plans.global().map(GlobalQuota::limits).map(Admission::configuration).orElse(null);
-        if (previous != null && globalConfig != null && globalConfig.equals(previous.globalConfig)) {
-            globalConfig = previous.globalConfig; // same limits: keep the instance the buckets carry
-        }
+        BucketConfiguration globalConfig = plans.global().map(GlobalQuota::limits)
+                .map(g -> configuration(g, previous == null ? null : previous.globalConfig)).orElse(null);
         Bucket global = null;
         long globalMaxCost = Long.MAX_VALUE;
         if (globalConfig != null) {
@@ -108,21 +111,17 @@ public final class Admission {
         }
         Map<String, PlanLimits> byName = new HashMap<>();
         for (Plan plan : plans.plans().values()) {
-            BucketConfiguration config = configuration(plan.limits());
             PlanLimits old = previous == null ? null : previous.plans.get(plan.name());
-            if (old != null && old.config.equals(config)) config = old.config;
-            byName.put(plan.name(), new PlanLimits(config, Math.min(smallestCapacity(config), globalMaxCost),
+            byName.put(plan.name(), planLimits(plan.limits(), old, globalMaxCost,
                     plan.shadow() || plans.shadow(), plan.publish()));
         }
         // tenants.overrides: a tenant's own limits, with its plan's shadow/publish flags
         Map<String, PlanLimits> overrides = new HashMap<>();
         for (Map.Entry<String, List<Bandwidth>> o : plans.tenants().overrides().entrySet()) {
             String tenant = o.getKey();
-            BucketConfiguration config = configuration(o.getValue());
             PlanLimits old = previous == null ? null : previous.overrides.get(tenant);
-            if (old != null && old.config.equals(config)) config = old.config;
             PlanLimits plan = byName.get(plans.tenants().assignments().get(tenant));
-            overrides.put(tenant, new PlanLimits(config, Math.min(smallestCapacity(config), globalMaxCost),
+            overrides.put(tenant, planLimits(o.getValue(), old, globalMaxCost,
                     plan != null && plan.shadow, plan != null && plan.publish));
         }
         // plans the new file dropped: a request already placed on one by the filter's previous engine
@@ -233,7 +232,7 @@ public final class Admission {
      * @throws IllegalArgumentException for an unknown plan
      */
     public long maxCost(String plan) {
-        return planLimits(plan).maxCost;
+        return planOf(limits, plan).maxCost;
     }
 
     /**
@@ -261,15 +260,18 @@ public final class Admission {
     /** As {@link #status(String, String)}, for the bucket in the {@code kind} table. */
     public List<LimitStatus> status(BucketKind kind, String tenant, String plan) {
         Limits l = limits;
-        VerboseResult<Long> verbose = tenantBucket(l, kind, tenant, limitsOf(l, kind, tenant, plan))
-                .asVerbose().getAvailableTokens();
-        io.github.bucket4j.Bandwidth[] bandwidths = verbose.getConfiguration().getBandwidths();
+        PlanLimits pl = limitsOf(l, kind, tenant, plan);
+        VerboseResult<Long> verbose = tenantBucket(l, kind, tenant, pl).asVerbose().getAvailableTokens();
+        BucketConfiguration config = verbose.getConfiguration();
+        // a local bucket carries pl.config itself; a shared store's copy may be another one (computed here)
+        boolean precomputed = config == pl.config;
+        io.github.bucket4j.Bandwidth[] bandwidths = config.getBandwidths();
         long[] tokens = verbose.getDiagnostics().getAvailableTokensPerEachBandwidth();
         List<LimitStatus> out = new ArrayList<>(bandwidths.length);
         for (int i = 0; i < bandwidths.length; i++) {
             io.github.bucket4j.Bandwidth b = bandwidths[i];
-            double nanosPerToken = (double) b.getRefillPeriodNanos() / b.getRefillTokens();
-            long window = RetryAfter.seconds(saturated(b.getCapacity() * nanosPerToken));
+            double nanosPerToken = precomputed ? pl.nanosPerToken[i] : nanosPerToken(b);
+            long window = precomputed ? pl.windowSeconds[i] : windowSeconds(b, nanosPerToken);
             long missing = b.getCapacity() - tokens[i];
             out.add(new LimitStatus(b.getId(), b.getCapacity(), window, Math.max(0, tokens[i]),
                     missing <= 0 ? 0 : saturated(missing * nanosPerToken)));
@@ -322,8 +324,17 @@ public final class Admission {
         return shadowed[reason.ordinal()].sum();
     }
 
-    private PlanLimits planLimits(String plan) {
-        Limits l = limits;
+    /** The limits of a tenant's bucket: its {@code tenants.overrides} entry if it has one, else its plan's. */
+    private static PlanLimits limitsOf(Limits l, BucketKind kind, String key, String plan) {
+        if (kind == BucketKind.TENANT && !l.overrides.isEmpty()) {
+            PlanLimits own = l.overrides.get(key);
+            if (own != null) return own;
+        }
+        return planOf(l, plan);
+    }
+
+    /** The limits of a plan in force, or of one the last reload dropped. */
+    private static PlanLimits planOf(Limits l, String plan) {
         PlanLimits pl = l.plans.get(plan);
         if (pl == null) pl = l.retired.get(plan);
         if (pl == null) throw new IllegalArgumentException("unknown plan " + plan);
@@ -331,18 +342,6 @@ public final class Admission {
     }
 
     /** The tenant's bucket, first moved to the plan's current limits if they changed since its last use. */
-    /** The limits of a tenant's bucket: its {@code tenants.overrides} entry if it has one, else its plan's. */
-    private static PlanLimits limitsOf(Limits l, BucketKind kind, String key, String plan) {
-        if (kind == BucketKind.TENANT && !l.overrides.isEmpty()) {
-            PlanLimits own = l.overrides.get(key);
-            if (own != null) return own;
-        }
-        PlanLimits pl = l.plans.get(plan);
-        if (pl == null) pl = l.retired.get(plan);
-        if (pl == null) throw new IllegalArgumentException("unknown plan " + plan);
-        return pl;
-    }
-
     private Bucket tenantBucket(Limits l, BucketKind kind, String tenant, PlanLimits pl) {
         Bucket bucket = store.bucket(kind, tenant, pl.config);
         if (bucket instanceof LocalBucket local) {
@@ -366,6 +365,40 @@ public final class Admission {
         if (!(bucket instanceof LocalBucket local) || local.getConfiguration() != config) {
             bucket.replaceConfiguration(config, INHERITANCE);
         }
+    }
+
+    /**
+     * A plan's limits from its bandwidths: the configuration ({@code old}'s own instance if equal, so
+     * the buckets that carry it stay untouched), the cost bound (never above the global quota's) and
+     * the per-bandwidth numbers {@link #status} publishes.
+     */
+    private static PlanLimits planLimits(List<Bandwidth> bandwidths, PlanLimits old, long globalMaxCost,
+                                         boolean shadow, boolean publish) {
+        BucketConfiguration config = configuration(bandwidths, old == null ? null : old.config);
+        io.github.bucket4j.Bandwidth[] bs = config.getBandwidths();
+        double[] nanosPerToken = new double[bs.length];
+        long[] windowSeconds = new long[bs.length];
+        for (int i = 0; i < bs.length; i++) {
+            nanosPerToken[i] = nanosPerToken(bs[i]);
+            windowSeconds[i] = windowSeconds(bs[i], nanosPerToken[i]);
+        }
+        return new PlanLimits(config, Math.min(smallestCapacity(config), globalMaxCost), shadow, publish,
+                nanosPerToken, windowSeconds);
+    }
+
+    /** The configuration for {@code bandwidths}; {@code previous} itself if equal (the instance the buckets carry). */
+    private static BucketConfiguration configuration(List<Bandwidth> bandwidths, BucketConfiguration previous) {
+        BucketConfiguration config = configuration(bandwidths);
+        return previous != null && previous.equals(config) ? previous : config;
+    }
+
+    private static double nanosPerToken(io.github.bucket4j.Bandwidth b) {
+        return (double) b.getRefillPeriodNanos() / b.getRefillTokens();
+    }
+
+    /** Seconds to refill the bandwidth from empty, as published. */
+    private static long windowSeconds(io.github.bucket4j.Bandwidth b, double nanosPerToken) {
+        return RetryAfter.seconds(saturated(b.getCapacity() * nanosPerToken));
     }
 
     private static long smallestCapacity(BucketConfiguration config) {

@@ -31,6 +31,11 @@ import java.util.function.IntSupplier;
  * has neither. Thread-safe; one instance serves every request.
  */
 public final class ConcurrencyLimits implements ConcurrencyView {
+    /**
+     * Answers for a group no route names: nothing in flight, nothing queued, no durations, and a fresh
+     * empty map per call. Never acquired from ({@link #limiter} refuses unknown groups).
+     */
+    private static final GroupLimiter ABSENT = new FailFastGroup("", Integer.MAX_VALUE, QuotaClock.system());
     private final Map<String, GroupLimiter> groups;
     /** plan → group → cap; a missing entry means the plan does not cap the group. */
     private final Map<String, Map<String, Integer>> caps;
@@ -107,49 +112,41 @@ public final class ConcurrencyLimits implements ConcurrencyView {
 
     @Override
     public int inflight(String group) {
-        GroupLimiter g = groups.get(group);
-        return g == null ? 0 : g.inflight();
+        return groups.getOrDefault(group, ABSENT).inflight();
     }
 
     @Override
     public int inflight(String group, String tenant) {
-        GroupLimiter g = groups.get(group);
-        return g == null ? 0 : g.inflight(tenant);
+        return groups.getOrDefault(group, ABSENT).inflight(tenant);
     }
 
     @Override
     public int queued(String group) {
-        GroupLimiter g = groups.get(group);
-        return g == null ? 0 : g.queued();
+        return groups.getOrDefault(group, ABSENT).queued();
     }
 
     @Override
     public int queued(String group, String tenant) {
-        GroupLimiter g = groups.get(group);
-        return g == null ? 0 : g.queued(tenant);
+        return groups.getOrDefault(group, ABSENT).queued(tenant);
     }
 
     @Override
     public Map<String, Integer> inflightByTenant(String group) {
-        GroupLimiter g = groups.get(group);
-        return g == null ? new HashMap<>() : g.inflightByTenant();
+        return groups.getOrDefault(group, ABSENT).inflightByTenant();
     }
 
     @Override
     public Map<String, Integer> queuedByTenant(String group) {
-        GroupLimiter g = groups.get(group);
-        return g == null ? new HashMap<>() : g.queuedByTenant();
+        return groups.getOrDefault(group, ABSENT).queuedByTenant();
     }
 
     @Override
     public long averageDurationNanos(String group) {
-        GroupLimiter g = groups.get(group);
-        return g == null ? 0 : g.averageDurationNanos();
+        return groups.getOrDefault(group, ABSENT).averageDurationNanos();
     }
 
     /** Tenant entries held by a group's engine; package-private so tests can check memory is bounded. */
     int trackedTenants(String group) {
-        GroupLimiter g = limiter(group);
-        return g instanceof FailFastGroup f ? f.trackedTenants() : ((QueuedGroup) g).trackedTenants();
+        return limiter(group).trackedTenants();
     }
 }

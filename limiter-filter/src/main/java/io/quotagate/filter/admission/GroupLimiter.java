@@ -43,6 +43,9 @@ abstract sealed class GroupLimiter permits FailFastGroup, QueuedGroup {
 
     abstract Map<String, Integer> queuedByTenant();
 
+    /** Entries in the tenant map (tests check they vanish). */
+    abstract int trackedTenants();
+
     final Acquisition.Refused refused(boolean timedOut) {
         return new Acquisition.Refused(name, durations.nanos(DEFAULT_DURATION_NANOS), timedOut);
     }

@@ -6,6 +6,8 @@ import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.IntSupplier;
+import java.util.function.ToIntFunction;
 
 /**
  * A group with a bounded FIFO waiting room: a request that finds no free slot waits (its thread
@@ -35,7 +37,6 @@ final class QueuedGroup extends GroupLimiter {
     private final Map<String, TenantState> tenants = new HashMap<>();
     private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
     private int inflight;
-    private int queued;
 
     QueuedGroup(String name, int maxInflight, int queueSize, long maxWaitNanos, QuotaClock clock,
                 ConcurrencyListener listener) {
@@ -78,13 +79,12 @@ final class QueuedGroup extends GroupLimiter {
                 inflight++;
                 return new Acquisition.Granted(new GroupPermit(this, tenant, null));
             }
-            if (queued >= queueSize) return refused(false);
+            if (waiters.size() >= queueSize) return refused(false);
 
             if (state == null) tenants.put(tenant, state = new TenantState());
             Waiter w = new Waiter(tenant, cap, lock.newCondition());
             waiters.addLast(w);
             state.queued++;
-            queued++;
             waitStart = System.nanoTime(); // a real wait of a parked thread: real time, not the quota clock
             boolean interrupted = false;
             long remaining = maxWaitNanos;
@@ -100,8 +100,7 @@ final class QueuedGroup extends GroupLimiter {
                 // timed out (or interrupted): leave the queue; no slot was counted for us
                 waiters.remove(w);
                 state.queued--;
-                queued--;
-                if (state.inflight == 0 && state.queued == 0) tenants.remove(tenant);
+                dropIfIdle(tenant, state);
             }
             if (interrupted) Thread.currentThread().interrupt();
             admitted = w.granted;
@@ -130,10 +129,15 @@ final class QueuedGroup extends GroupLimiter {
             state.inflight--;
             inflight--;
             handOver();
-            if (state.inflight == 0 && state.queued == 0) tenants.remove(permit.tenant);
+            dropIfIdle(permit.tenant, state);
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Drops a tenant's entry once it has nothing in flight or waiting; called under the lock. */
+    private void dropIfIdle(String tenant, TenantState state) {
+        if (state.inflight == 0 && state.queued == 0) tenants.remove(tenant);
     }
 
     /** Gives free slots to waiters, oldest first, skipping those whose own tenant is still at its cap. */
@@ -144,7 +148,6 @@ final class QueuedGroup extends GroupLimiter {
             if (state.inflight < w.cap) {
                 it.remove();
                 state.queued--;
-                queued--;
                 state.inflight++;
                 inflight++;
                 w.granted = true;
@@ -155,53 +158,58 @@ final class QueuedGroup extends GroupLimiter {
 
     @Override
     int inflight() {
-        lock.lock();
-        try {
-            return inflight;
-        } finally {
-            lock.unlock();
-        }
+        return locked(() -> inflight);
     }
 
     @Override
     int inflight(String tenant) {
-        lock.lock();
-        try {
-            TenantState s = tenants.get(tenant);
-            return s == null ? 0 : s.inflight;
-        } finally {
-            lock.unlock();
-        }
+        return locked(() -> count(tenant, s -> s.inflight));
     }
 
     @Override
     int queued() {
-        lock.lock();
-        try {
-            return queued;
-        } finally {
-            lock.unlock();
-        }
+        return locked(waiters::size);
     }
 
     @Override
     int queued(String tenant) {
-        lock.lock();
-        try {
-            TenantState s = tenants.get(tenant);
-            return s == null ? 0 : s.queued;
-        } finally {
-            lock.unlock();
-        }
+        return locked(() -> count(tenant, s -> s.queued));
     }
 
     @Override
     Map<String, Integer> inflightByTenant() {
+        return byTenant(s -> s.inflight);
+    }
+
+    @Override
+    Map<String, Integer> queuedByTenant() {
+        return byTenant(s -> s.queued);
+    }
+
+    /** Reads {@code read} under the lock. */
+    private int locked(IntSupplier read) {
+        lock.lock();
+        try {
+            return read.getAsInt();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** A tenant's count, 0 if it has no entry; called under the lock. */
+    private int count(String tenant, ToIntFunction<TenantState> field) {
+        TenantState s = tenants.get(tenant);
+        return s == null ? 0 : field.applyAsInt(s);
+    }
+
+    /** Each tenant's count, for the tenants whose count is above 0, in a fresh map. */
+    private Map<String, Integer> byTenant(ToIntFunction<TenantState> field) {
         Map<String, Integer> out = new HashMap<>();
         lock.lock();
         try {
             tenants.forEach((t, s) -> {
-                if (s.inflight > 0) out.put(t, s.inflight);
+                int n = field.applyAsInt(s);
+                if (n > 0) out.put(t, n);
             });
         } finally {
             lock.unlock();
@@ -210,26 +218,7 @@ final class QueuedGroup extends GroupLimiter {
     }
 
     @Override
-    Map<String, Integer> queuedByTenant() {
-        Map<String, Integer> out = new HashMap<>();
-        lock.lock();
-        try {
-            tenants.forEach((t, s) -> {
-                if (s.queued > 0) out.put(t, s.queued);
-            });
-        } finally {
-            lock.unlock();
-        }
-        return out;
-    }
-
-    /** Entries in the tenant map (tests check they vanish). */
     int trackedTenants() {
-        lock.lock();
-        try {
-            return tenants.size();
-        } finally {
-            lock.unlock();
-        }
+        return locked(tenants::size);
     }
 }

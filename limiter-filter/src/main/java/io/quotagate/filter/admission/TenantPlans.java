@@ -41,9 +41,7 @@ public final class TenantPlans {
         }
     }
 
-    private final Plans plans;
     private final TenantDirectory directory;
-    private final Placement unknown;
     private final Optional<Placement> unknownPlacement;
     private final Placement anonymous;
     private final Set<String> loggedPlans = ConcurrentHashMap.newKeySet();
@@ -54,10 +52,10 @@ public final class TenantPlans {
      * @param directory tenant → plan (the plans file's assignments, a cached user directory, or both)
      */
     public TenantPlans(Plans plans, TenantDirectory directory) {
-        this.plans = Objects.requireNonNull(plans, "plans");
+        Objects.requireNonNull(plans, "plans");
         this.directory = Objects.requireNonNull(directory, "directory");
         TenantSettings t = plans.tenants();
-        this.unknown = t.unknown() == TenantSettings.Unknown.DEFAULT ? new Placement(BucketKind.GUEST, t.defaultPlan()) : null;
+        Placement unknown = t.unknown() == TenantSettings.Unknown.DEFAULT ? new Placement(BucketKind.GUEST, t.defaultPlan()) : null;
         this.unknownPlacement = Optional.ofNullable(unknown);
         this.anonymous = new Placement(BucketKind.GUEST, t.defaultPlan());
         Map<String, Optional<Placement>> placements = new HashMap<>();

@@ -200,7 +200,6 @@ public final class QuotaMeterBinder implements MeterBinder {
 
     /** A tag that names one tenant (not other/none/anonymous). */
     private static boolean isTenantName(String tag) {
-        return !tag.equals(RequestStatistics.OTHER) && !tag.equals(RequestStatistics.NONE)
-                && !tag.equals(RequestStatistics.ANONYMOUS);
+        return !RequestStatistics.isReserved(tag);
     }
 }

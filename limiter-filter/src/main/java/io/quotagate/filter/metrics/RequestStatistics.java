@@ -145,13 +145,18 @@ public final class RequestStatistics {
                 .count.increment();
     }
 
+    /** True if {@code tag} is one of the reserved tags (anonymous, none, other) rather than a tenant's name. */
+    static boolean isReserved(String tag) {
+        return tag.equals(ANONYMOUS) || tag.equals(NONE) || tag.equals(OTHER);
+    }
+
     /** The tag a tenant is counted under. */
     public String tagOf(String tenant) {
         if (tenant == null) return NONE;
         // identity, not equals: only the filter's own marker means anonymous clients; a real tenant
         // that happens to be called "anonymous", "none" or "other" is counted as "other"
         if (tenant == ANONYMOUS) return ANONYMOUS;
-        if (tenant.equals(ANONYMOUS) || tenant.equals(NONE) || tenant.equals(OTHER)) return OTHER;
+        if (isReserved(tenant)) return OTHER;
         if (named.containsKey(tenant)) return tenant;
         if (full) return OTHER;
         if (named.size() < topTenants) {

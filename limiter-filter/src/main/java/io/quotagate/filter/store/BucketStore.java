@@ -20,10 +20,6 @@ public interface BucketStore {
     Bucket bucket(BucketKind kind, String id, BucketConfiguration configuration);
 
     /**
-     * How many instances share the quotas of this store: 1 for a local store; for a shared store, the
-     * instances seen alive lately (the last known number while the backend is unreachable).
-     */
-    /**
      * Tells the store that a bucket's state changed in a way a take cannot cause (it went into debt,
      * or its configuration was replaced), so a store that drops idle buckets re-times this one.
      */
@@ -31,6 +27,10 @@ public interface BucketStore {
         // a shared store keeps no idle-time bookkeeping of its own
     }
 
+    /**
+     * How many instances share the quotas of this store: 1 for a local store; for a shared store, the
+     * instances seen alive lately (the last known number while the backend is unreachable).
+     */
     default int instanceCount() {
         return 1;
     }
