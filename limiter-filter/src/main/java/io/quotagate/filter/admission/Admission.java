@@ -62,13 +62,8 @@ public final class Admission {
             Caffeine.newBuilder().maximumSize(100_000).executor(Runnable::run).build();
     private volatile Limits limits;
 
-    /**
-     * One plan's buckets: their configuration and what else admission needs to know per request.
-     * {@code nanosPerToken} and {@code windowSeconds} hold, per bandwidth of {@code config} in its
-     * order, the numbers {@link #status} publishes, computed once when the limits are applied.
-     */
-    private record PlanLimits(BucketConfiguration config, long maxCost, boolean shadow, boolean publish,
-                              double[] nanosPerToken, long[] windowSeconds) {
+    /** One plan's buckets: their configuration and what else admission needs to know per request. */
+    private record PlanLimits(BucketConfiguration config, long maxCost, boolean shadow, boolean publish) {
     }
 
     /** Everything that can change at runtime, swapped as one immutable snapshot. */
@@ -260,18 +255,15 @@ public final class Admission {
     /** As {@link #status(String, String)}, for the bucket in the {@code kind} table. */
     public List<LimitStatus> status(BucketKind kind, String tenant, String plan) {
         Limits l = limits;
-        PlanLimits pl = limitsOf(l, kind, tenant, plan);
-        VerboseResult<Long> verbose = tenantBucket(l, kind, tenant, pl).asVerbose().getAvailableTokens();
-        BucketConfiguration config = verbose.getConfiguration();
-        // a local bucket carries pl.config itself; a shared store's copy may be another one (computed here)
-        boolean precomputed = config == pl.config;
-        io.github.bucket4j.Bandwidth[] bandwidths = config.getBandwidths();
+        VerboseResult<Long> verbose = tenantBucket(l, kind, tenant, limitsOf(l, kind, tenant, plan))
+                .asVerbose().getAvailableTokens();
+        io.github.bucket4j.Bandwidth[] bandwidths = verbose.getConfiguration().getBandwidths();
         long[] tokens = verbose.getDiagnostics().getAvailableTokensPerEachBandwidth();
         List<LimitStatus> out = new ArrayList<>(bandwidths.length);
         for (int i = 0; i < bandwidths.length; i++) {
             io.github.bucket4j.Bandwidth b = bandwidths[i];
-            double nanosPerToken = precomputed ? pl.nanosPerToken[i] : nanosPerToken(b);
-            long window = precomputed ? pl.windowSeconds[i] : windowSeconds(b, nanosPerToken);
+            double nanosPerToken = (double) b.getRefillPeriodNanos() / b.getRefillTokens();
+            long window = RetryAfter.seconds(saturated(b.getCapacity() * nanosPerToken));
             long missing = b.getCapacity() - tokens[i];
             out.add(new LimitStatus(b.getId(), b.getCapacity(), window, Math.max(0, tokens[i]),
                     missing <= 0 ? 0 : saturated(missing * nanosPerToken)));
@@ -369,36 +361,18 @@ public final class Admission {
 
     /**
      * A plan's limits from its bandwidths: the configuration ({@code old}'s own instance if equal, so
-     * the buckets that carry it stay untouched), the cost bound (never above the global quota's) and
-     * the per-bandwidth numbers {@link #status} publishes.
+     * the buckets that carry it stay untouched) and the cost bound (never above the global quota's).
      */
     private static PlanLimits planLimits(List<Bandwidth> bandwidths, PlanLimits old, long globalMaxCost,
                                          boolean shadow, boolean publish) {
         BucketConfiguration config = configuration(bandwidths, old == null ? null : old.config);
-        io.github.bucket4j.Bandwidth[] bs = config.getBandwidths();
-        double[] nanosPerToken = new double[bs.length];
-        long[] windowSeconds = new long[bs.length];
-        for (int i = 0; i < bs.length; i++) {
-            nanosPerToken[i] = nanosPerToken(bs[i]);
-            windowSeconds[i] = windowSeconds(bs[i], nanosPerToken[i]);
-        }
-        return new PlanLimits(config, Math.min(smallestCapacity(config), globalMaxCost), shadow, publish,
-                nanosPerToken, windowSeconds);
+        return new PlanLimits(config, Math.min(smallestCapacity(config), globalMaxCost), shadow, publish);
     }
 
     /** The configuration for {@code bandwidths}; {@code previous} itself if equal (the instance the buckets carry). */
     private static BucketConfiguration configuration(List<Bandwidth> bandwidths, BucketConfiguration previous) {
         BucketConfiguration config = configuration(bandwidths);
         return previous != null && previous.equals(config) ? previous : config;
-    }
-
-    private static double nanosPerToken(io.github.bucket4j.Bandwidth b) {
-        return (double) b.getRefillPeriodNanos() / b.getRefillTokens();
-    }
-
-    /** Seconds to refill the bandwidth from empty, as published. */
-    private static long windowSeconds(io.github.bucket4j.Bandwidth b, double nanosPerToken) {
-        return RetryAfter.seconds(saturated(b.getCapacity() * nanosPerToken));
     }
 
     private static long smallestCapacity(BucketConfiguration config) {
