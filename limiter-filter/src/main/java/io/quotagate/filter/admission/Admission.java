@@ -262,11 +262,10 @@ public final class Admission {
         List<LimitStatus> out = new ArrayList<>(bandwidths.length);
         for (int i = 0; i < bandwidths.length; i++) {
             io.github.bucket4j.Bandwidth b = bandwidths[i];
-            double nanosPerToken = (double) b.getRefillPeriodNanos() / b.getRefillTokens();
-            long window = RetryAfter.seconds(saturated(b.getCapacity() * nanosPerToken));
+            long window = RetryAfter.seconds(nanosToRefill(b, b.getCapacity()));
             long missing = b.getCapacity() - tokens[i];
             out.add(new LimitStatus(b.getId(), b.getCapacity(), window, Math.max(0, tokens[i]),
-                    missing <= 0 ? 0 : saturated(missing * nanosPerToken)));
+                    missing <= 0 ? 0 : nanosToRefill(b, missing)));
         }
         return out;
     }
@@ -381,7 +380,12 @@ public final class Admission {
         return min;
     }
 
-    private static long saturated(double nanos) {
+    /**
+     * Nanoseconds for the bandwidth to refill {@code units}: multiplied before divided, so a refill that
+     * does not divide the period (45 per second) gives the exact figure, not one nanosecond more.
+     */
+    private static long nanosToRefill(io.github.bucket4j.Bandwidth b, long units) {
+        double nanos = (double) units * b.getRefillPeriodNanos() / b.getRefillTokens();
         return nanos >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) Math.ceil(nanos);
     }
 

@@ -150,4 +150,18 @@ class AdmissionTest {
     void retryAfterSecondsRoundUpAndAreNeverZero(long nanos, long seconds) {
         assertThat(RetryAfter.seconds(nanos)).isEqualTo(seconds);
     }
+
+    @Test
+    void publishedWindowAndResetAreExactWhenTheRefillDoesNotDivideThePeriod() {
+        Admission a = admission("""
+                plans:
+                  odd:
+                    publish: true
+                    limits: [ { name: burst, capacity: 45, refill: 45, period: 1s } ]
+                """);
+        assertThat(a.admit("acme", "odd", 9)).isInstanceOf(Decision.Admitted.class);
+        LimitStatus burst = a.status("acme", "odd").get(0);
+        assertThat(burst.windowSeconds()).as("45 units at 45/s: one second, not two").isEqualTo(1);
+        assertThat(burst.nanosToFull()).as("9 units at 45/s").isEqualTo(200_000_000L);
+    }
 }
