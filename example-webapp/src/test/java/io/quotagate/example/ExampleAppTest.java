@@ -148,8 +148,20 @@ class ExampleAppTest {
     @Test
     void rejectsARedisOptionThatIsNotARedisUri() {
         StringWriter err = new StringWriter();
-        int code = new CommandLine(new ExampleApp()).setErr(new PrintWriter(err))
-                .execute("--port", "0", "--redis", "localhost:6379");
+        java.io.PrintStream old = System.err;
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(captured, true));
+        int code;
+        try {
+            code = new CommandLine(new ExampleApp()).setErr(new PrintWriter(err))
+                    .execute("--port", "0", "--redis", "localhost:6379");
+        } finally {
+            System.setErr(old);
+        }
         assertThat(code).isEqualTo(2);
+        assertThat(captured.toString())
+                .as("the app's own --redis message, not a picocli usage error")
+                .contains("example-webapp: --redis: expected redis://host:port, was 'localhost:6379'");
+        assertThat(captured + err.toString()).doesNotContain("Unknown option");
     }
 }

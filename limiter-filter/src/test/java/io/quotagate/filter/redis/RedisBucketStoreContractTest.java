@@ -7,6 +7,7 @@ import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.StoreSettings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 
@@ -16,11 +17,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RedisBucketStoreContractTest extends BucketStoreContract {
     private final ManualClock clock = new ManualClock();
     private RedisStore store;
+    private String prefix;
 
     @BeforeEach
     void connect() {
         RedisServer redis = RedisServer.shared();
-        store = RedisStore.connect(settings(StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
+        prefix = RedisServer.randomPrefix();
+        store = RedisStore.connect(settings(StoreSettings.redis(redis.uri()).withPrefix(prefix)
                         // generous for a loaded 2-core machine: this test is about behaviour, not speed
                         .withTimeout(Duration.ofMillis(500))), 1_000,
                 clock.wallClock(), clock);
@@ -41,6 +44,14 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
         } finally {
             store.close();
         }
+    }
+
+    @Test
+    void aFreshPrefixCountsExactlyThisInstanceFromTheHeartbeatSet() throws Exception {
+        assertThat(store.instanceCount()).as("alone on a fresh prefix").isEqualTo(1);
+        Object score = RedisServer.shared().command("ZSCORE", prefix + ":instances", store.instanceId());
+        assertThat(score).as("this instance's heartbeat entry in %s:instances", prefix).isNotNull();
+        assertThat(RedisServer.shared().integer("ZCARD", prefix + ":instances")).isOne();
     }
 
     @Override

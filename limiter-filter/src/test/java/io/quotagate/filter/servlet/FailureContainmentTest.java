@@ -102,6 +102,16 @@ class FailureContainmentTest {
         Admission admission = new Admission(plans, BucketStore.local(100, clock));
         admission.apply(PlansFile.parse("p2.yml", PLANS));
         assertThat(admission.admit(BucketKind.TENANT, "acme", "old", 1)).isNotNull();
+        // the dropped plan's own limits (capacity 5, not free's 100) still decide: 4 more fit, the 6th is refused
+        assertThat(admission.maxCost(BucketKind.TENANT, "acme", "old")).isEqualTo(5);
+        for (int i = 2; i <= 5; i++) {
+            assertThat(admission.admit(BucketKind.TENANT, "acme", "old", 1)).as("request %d", i)
+                    .isInstanceOf(io.quotagate.filter.admission.Decision.Admitted.class);
+        }
+        io.quotagate.filter.admission.Decision sixth = admission.admit(BucketKind.TENANT, "acme", "old", 1);
+        assertThat(sixth).isInstanceOf(io.quotagate.filter.admission.Decision.Rejected.class);
+        assertThat(((io.quotagate.filter.admission.Decision.Rejected) sixth).reason())
+                .isEqualTo(io.quotagate.filter.admission.Reason.TENANT_RATE);
         assertThatThrownBy(() -> admission.admit(BucketKind.TENANT, "acme", "never-existed", 1))
                 .isInstanceOf(IllegalArgumentException.class);
     }
