@@ -144,7 +144,11 @@ public record AddressRange(byte[] network, int prefix) {
         return Arrays.copyOf(out, n);
     }
 
-    private static boolean isV4Mapped(byte[] a) {
+    /**
+     * True if the 16-byte IPv6 address {@code a} is IPv4-mapped ({@code ::ffff:a.b.c.d}); its IPv4
+     * address is then bytes 12 to 15. The caller checks that {@code a} has 16 bytes.
+     */
+    public static boolean isV4Mapped(byte[] a) {
         for (int i = 0; i < 10; i++) if (a[i] != 0) return false;
         return a[10] == (byte) 0xff && a[11] == (byte) 0xff;
     }

@@ -95,14 +95,26 @@ public record Plans(String source, Optional<GlobalQuota> global, Map<String, Pla
     private void checkRouteCostsFit(String owner, List<Bandwidth> limits) {
         for (RouteRule route : routes) {
             if (!route.limited()) continue;
-            for (Bandwidth b : limits) {
-                if (route.cost() > b.capacity()) {
-                    throw new IllegalArgumentException("capacity " + b.capacity() + " of " + owner + " limit '" + b.name()
-                            + "' is below the cost " + route.cost() + " of route '" + route.name()
-                            + "': such requests could never be admitted");
-                }
+            int i = firstLimitBelow(route.cost(), limits);
+            if (i >= 0) {
+                Bandwidth b = limits.get(i);
+                throw new IllegalArgumentException("capacity " + b.capacity() + " of " + owner + " limit '" + b.name()
+                        + "' is below the cost " + route.cost() + " of route '" + route.name()
+                        + "': such requests could never be admitted");
             }
         }
+    }
+
+    /**
+     * The index of the first of {@code limits} whose capacity is below {@code cost} (a request of that
+     * cost could never be admitted), or -1 if the cost fits every bucket. The one rule behind every
+     * "cost must fit the capacity" check, each caller keeping its own message.
+     */
+    static int firstLimitBelow(long cost, List<Bandwidth> limits) {
+        for (int i = 0; i < limits.size(); i++) {
+            if (cost > limits.get(i).capacity()) return i;
+        }
+        return -1;
     }
 
     /** The settings of a concurrency group; a group without {@code groups:} settings fails fast. */

@@ -45,7 +45,6 @@ public final class PlansFile {
     private static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}");
     private static final Pattern HOST_SUFFIX = Pattern.compile("(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+");
     private static final Pattern PATH_PREFIX = Pattern.compile("/([A-Za-z0-9._~-]+/)*");
-    private static final Pattern SHA256_HEX = Pattern.compile("[0-9a-fA-F]{64}");
     /** Each resolver type and the options it takes. */
     private static final Map<String, Set<String>> RESOLVER_OPTIONS = Map.of(
             "header", Set.of("name"),
@@ -56,7 +55,11 @@ public final class PlansFile {
                     "verify", "issuer", "audience"),
             "principal", Set.of(),
             "attribute", Set.of("name"));
-    private static final List<String> JWT_KEY_SOURCES = List.of("secret-env", "secret-file", "public-key-file", "jwks-file");
+    /**
+     * The options of a {@code jwt} resolver that give its verification key, in the order they are
+     * tried; a verifying resolver has exactly one of them.
+     */
+    public static final List<String> JWT_KEY_SOURCES = List.of("secret-env", "secret-file", "public-key-file", "jwks-file");
     /** The largest {@code groups.<g>.queue.size}: each waiting request holds a server thread. */
     static final int MAX_QUEUE_SIZE = 10_000;
     /** The longest {@code groups.<g>.queue.max-wait}. */
@@ -199,24 +202,20 @@ public final class PlansFile {
 
         List<RouteRule> routes = routes(top.entries().get("routes"), plans, global);
         TenantSettings tenants = tenants(top.entries().get("tenants"), plans, routes);
-        checkGroupsAreUsed(plansNode, routes);
-        Map<String, GroupSettings> groups = groups(top.entries().get("groups"), routes);
+        Set<String> usedGroups = usedGroups(routes);
+        checkGroupsAreUsed(plansNode, usedGroups);
+        Map<String, GroupSettings> groups = groups(top.entries().get("groups"), usedGroups);
         boolean shadow = Optional.ofNullable(top.entries().get("shadow")).map(n -> bool(n, "shadow")).orElse(false);
         StoreSettings store = store(top.entries().get("store"));
         return new Plans(source, global, plans, routes, tenants, groups, shadow, store);
     }
 
     /** A cap on a group no route belongs to is a typo that would silently cap nothing: refuse it. */
-    private void checkGroupsAreUsed(Mapping plansNode, List<RouteRule> routes) {
-        Set<String> used = usedGroups(routes);
+    private void checkGroupsAreUsed(Mapping plansNode, Set<String> used) {
         plansNode.entries().forEach((plan, node) -> {
             if (!(node instanceof Mapping pm) || !(pm.entries().get("concurrency") instanceof Mapping cm)) return;
-            cm.keyLines().forEach((group, line) -> {
-                if (!used.contains(group)) {
-                    throw error(line, "plans." + plan + ".concurrency." + group,
-                            "no route has group '" + group + "'" + (used.isEmpty() ? "" : ", groups in use: " + used));
-                }
-            });
+            cm.keyLines().forEach((group, line) ->
+                    requireUsedGroup(used, group, line, "plans." + plan + ".concurrency." + group));
         });
     }
 
@@ -226,18 +225,22 @@ public final class PlansFile {
         return used;
     }
 
-    private Map<String, GroupSettings> groups(YamlNode node, List<RouteRule> routes) {
+    /** Refuses a setting for {@code group} if no route has that group ({@code used}: the groups routes have). */
+    private void requireUsedGroup(Set<String> used, String group, int line, String field) {
+        if (!used.contains(group)) {
+            throw error(line, field, "no route has group '" + group + "'" + (used.isEmpty() ? "" : ", groups in use: " + used));
+        }
+    }
+
+    private Map<String, GroupSettings> groups(YamlNode node, Set<String> used) {
         if (node == null) return Map.of();
         Mapping gm = mapping(node, "groups", null);
-        Set<String> used = usedGroups(routes);
         Map<String, GroupSettings> out = new LinkedHashMap<>();
         gm.entries().forEach((name, v) -> {
             String f = "groups." + name;
             int line = gm.keyLines().get(name);
             if (!NAME.matcher(name).matches()) throw error(line, f, "a group name must match " + NAME.pattern());
-            if (!used.contains(name)) {
-                throw error(line, f, "no route has group '" + name + "'" + (used.isEmpty() ? "" : ", groups in use: " + used));
-            }
+            requireUsedGroup(used, name, line, f);
             Mapping m = mapping(v, f, Set.of("max-inflight", "queue"));
             java.util.OptionalInt maxInflight = Optional.ofNullable(m.entries().get("max-inflight"))
                     .map(n -> java.util.OptionalInt.of((int) positive(n, f + ".max-inflight", Integer.MAX_VALUE)))
@@ -316,7 +319,8 @@ public final class PlansFile {
         long units = positive(required(m, "units", field), field + ".units", Integer.MAX_VALUE);
         YamlNode delayNode = required(m, "max-delay", field);
         Duration maxDelay = period(delayNode, field + ".max-delay");
-        if (maxDelay.isZero() || maxDelay.compareTo(Duration.ofMinutes(1)) > 0) {
+        // period() already refused 0 (and below), so only "above 1m" is left to check here
+        if (maxDelay.compareTo(Duration.ofMinutes(1)) > 0) {
             throw error(delayNode.line(), field + ".max-delay", "must be > 0 and at most 1m, was " + maxDelay);
         }
         return new StoreSettings.LocalAllowance(units, maxDelay);
@@ -435,21 +439,19 @@ public final class PlansFile {
     /** A cost above a bucket's capacity could never be admitted: refuse it at startup. */
     private void checkCostFits(long cost, int line, String field, Map<String, Plan> plans, Optional<GlobalQuota> global) {
         for (Plan plan : plans.values()) {
-            for (int i = 0; i < plan.limits().size(); i++) {
+            int i = Plans.firstLimitBelow(cost, plan.limits());
+            if (i >= 0) {
                 long capacity = plan.limits().get(i).capacity();
-                if (cost > capacity) {
-                    throw error(line, field, "cost " + cost + " exceeds the capacity " + capacity + " of plans."
-                            + plan.name() + ".limits[" + i + "]: such a request could never be admitted");
-                }
+                throw error(line, field, "cost " + cost + " exceeds the capacity " + capacity + " of plans."
+                        + plan.name() + ".limits[" + i + "]: such a request could never be admitted");
             }
         }
         if (global.isPresent()) {
             List<Bandwidth> limits = global.get().limits();
-            for (int i = 0; i < limits.size(); i++) {
-                if (cost > limits.get(i).capacity()) {
-                    throw error(line, field, "cost " + cost + " exceeds the capacity " + limits.get(i).capacity()
-                            + " of global.limits[" + i + "]: such a request could never be admitted");
-                }
+            int i = Plans.firstLimitBelow(cost, limits);
+            if (i >= 0) {
+                throw error(line, field, "cost " + cost + " exceeds the capacity " + limits.get(i).capacity()
+                        + " of global.limits[" + i + "]: such a request could never be admitted");
             }
         }
     }
@@ -528,12 +530,12 @@ public final class PlansFile {
                 YamlNode limitsNode = required(o, "limits", f);
                 List<Bandwidth> limits = limits(limitsNode, f + ".limits");
                 for (RouteRule r : routes) {
-                    for (int i = 0; i < limits.size(); i++) {
-                        if (r.limited() && r.cost() > limits.get(i).capacity()) {
-                            throw error(sequence(limitsNode, f).items().get(i).line(), f + ".limits[" + i + "].capacity",
-                                    "capacity " + limits.get(i).capacity() + " is below the cost " + r.cost() + " of route "
-                                            + r.name() + ": such a request could never be admitted");
-                        }
+                    if (!r.limited()) continue;
+                    int i = Plans.firstLimitBelow(r.cost(), limits);
+                    if (i >= 0) {
+                        throw error(sequence(limitsNode, f).items().get(i).line(), f + ".limits[" + i + "].capacity",
+                                "capacity " + limits.get(i).capacity() + " is below the cost " + r.cost() + " of route "
+                                        + r.name() + ": such a request could never be admitted");
                     }
                 }
                 overrides.put(tenant, limits);
@@ -572,13 +574,13 @@ public final class PlansFile {
         Mapping km = mapping(node, "tenants.api-keys", null);
         km.entries().forEach((hash, v) -> {
             String f = "tenants.api-keys." + (hash.length() > 16 ? hash.substring(0, 16) + "..." : hash);
-            if (!SHA256_HEX.matcher(hash).matches()) {
+            if (!ApiKeyHash.isSha256Hex(hash)) {
                 throw error(km.keyLines().get(hash), f, "expected the SHA-256 of the key as 64 hex digits "
                         + "(e.g. printf %s \"$KEY\" | sha256sum), never the key itself");
             }
             String tenant = string(v, f);
             checkTenantId(tenant, v.line(), f);
-            if (out.put(hash.toLowerCase(Locale.ROOT), tenant) != null) {
+            if (out.put(ApiKeyHash.normalize(hash), tenant) != null) {
                 throw error(km.keyLines().get(hash), f, "duplicate key hash (differs only in letter case)");
             }
         });

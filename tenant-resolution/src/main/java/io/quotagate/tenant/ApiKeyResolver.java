@@ -1,6 +1,7 @@
 package io.quotagate.tenant;
 
 import com.github.benmanes.caffeine.cache.Cache;
+import io.quotagate.plans.ApiKeyHash;
 import jakarta.servlet.http.HttpServletRequest;
 
 import java.nio.charset.StandardCharsets;
@@ -8,7 +9,6 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -144,10 +144,10 @@ public final class ApiKeyResolver implements TenantResolver {
         public Builder keys(Map<String, String> hashToTenant) {
             Map<String, String> copy = new java.util.HashMap<>();
             hashToTenant.forEach((h, t) -> {
-                if (h == null || !h.matches("[0-9a-fA-F]{64}")) {
+                if (!ApiKeyHash.isSha256Hex(h)) {
                     throw new IllegalArgumentException("keys are SHA-256 hex digests (64 hex digits), never the key itself");
                 }
-                copy.put(h.toLowerCase(Locale.ROOT), Objects.requireNonNull(t, "tenant"));
+                copy.put(ApiKeyHash.normalize(h), Objects.requireNonNull(t, "tenant"));
             });
             this.fixed = copy;
             return this;

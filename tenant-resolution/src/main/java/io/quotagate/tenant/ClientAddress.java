@@ -64,15 +64,10 @@ public final class ClientAddress {
     }
 
     private static String key(byte[] a) {
-        if (a.length == 16 && isV4Mapped(a)) a = java.util.Arrays.copyOfRange(a, 12, 16);
+        if (a.length == 16 && AddressRange.isV4Mapped(a)) a = java.util.Arrays.copyOfRange(a, 12, 16);
         if (a.length == 4) return (a[0] & 0xff) + "." + (a[1] & 0xff) + "." + (a[2] & 0xff) + "." + (a[3] & 0xff);
         byte[] net = java.util.Arrays.copyOf(a, 16);
         java.util.Arrays.fill(net, 8, 16, (byte) 0);
         return new AddressRange(net, 64).toString().replace(":0:0:0:0/64", "::/64");
-    }
-
-    private static boolean isV4Mapped(byte[] a) {
-        for (int i = 0; i < 10; i++) if (a[i] != 0) return false;
-        return a[10] == (byte) 0xff && a[11] == (byte) 0xff;
     }
 }

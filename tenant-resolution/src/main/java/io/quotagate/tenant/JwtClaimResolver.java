@@ -68,6 +68,7 @@ public final class JwtClaimResolver implements TenantResolver {
 
     private final String claim;
     private final String header;
+    private final boolean authorizationHeader; // header is Authorization (any case): other schemes are not ours
     private final DefaultJWTProcessor<SecurityContext> processor; // null: not verified
     private final String issuer;
     private final String audience;
@@ -76,6 +77,7 @@ public final class JwtClaimResolver implements TenantResolver {
     private JwtClaimResolver(Builder b, DefaultJWTProcessor<SecurityContext> processor) {
         this.claim = b.claim;
         this.header = b.header;
+        this.authorizationHeader = b.header.equalsIgnoreCase("Authorization");
         this.processor = processor;
         this.issuer = b.issuer;
         this.audience = b.audience;
@@ -94,7 +96,7 @@ public final class JwtClaimResolver implements TenantResolver {
         String token;
         if (value.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
             token = value.substring(BEARER.length()).strip();
-        } else if (header.equalsIgnoreCase("Authorization")) {
+        } else if (authorizationHeader) {
             return Optional.empty(); // another scheme (Basic, ApiKey): not ours
         } else {
             token = value.strip();

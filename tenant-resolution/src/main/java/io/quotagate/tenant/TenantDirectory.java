@@ -3,9 +3,11 @@ package io.quotagate.tenant;
 import com.github.benmanes.caffeine.cache.Cache;
 
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 /**
@@ -23,7 +25,11 @@ public interface TenantDirectory {
     /** A fixed directory. */
     static TenantDirectory of(Map<String, String> assignments) {
         Map<String, String> copy = Map.copyOf(assignments);
-        return tenant -> Optional.ofNullable(copy.get(tenant));
+        // One Optional per plan, built once: a lookup allocates nothing.
+        Map<String, Optional<String>> plans = new HashMap<>(copy.size() * 2);
+        copy.forEach((tenant, plan) -> plans.put(tenant, Optional.of(plan)));
+        Map<String, Optional<String>> answers = Map.copyOf(plans);
+        return tenant -> answers.getOrDefault(tenant, Optional.empty());
     }
 
     /** This directory, then {@code next} for the tenants this one does not know. */
@@ -55,8 +61,9 @@ public interface TenantDirectory {
         long negative = Objects.requireNonNull(negativeExpireAfter, "negativeExpireAfter").toNanos();
         if (positive <= 0 || negative <= 0) throw new IllegalArgumentException("expiry must be > 0");
         Cache<String, Optional<String>> cache = LookupCache.build(maximumSize, positive, negative, nanoTicker);
+        Function<String, Optional<String>> load = source::planOf;
         return tenant -> {
-            Optional<String> plan = cache.get(tenant, source::planOf);
+            Optional<String> plan = cache.get(tenant, load);
             return plan == null ? Optional.empty() : plan;
         };
     }

@@ -129,8 +129,9 @@ public interface TenantResolver {
         List<TenantResolver> copy = List.copyOf(resolvers);
         if (copy.isEmpty()) throw new IllegalArgumentException("at least one resolver is required");
         if (copy.size() == 1) return copy.get(0);
+        TenantResolver[] all = copy.toArray(new TenantResolver[0]);
         return request -> {
-            for (TenantResolver r : copy) {
+            for (TenantResolver r : all) { // an array: no Iterator per request
                 Optional<String> id = r.resolve(request);
                 if (id.isPresent()) return id;
             }

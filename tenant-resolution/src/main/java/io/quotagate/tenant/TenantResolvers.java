@@ -1,5 +1,6 @@
 package io.quotagate.tenant;
 
+import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.TenantSettings;
 import io.quotagate.plans.TenantSettings.ResolverSpec;
 
@@ -82,7 +83,7 @@ public final class TenantResolvers {
                 b.jwks(read(spec, "jwks-file"));
             }
         } catch (IllegalArgumentException e) {
-            String option = List.of("secret-env", "secret-file", "public-key-file", "jwks-file").stream()
+            String option = PlansFile.JWT_KEY_SOURCES.stream()
                     .filter(o::containsKey).findFirst().orElse("");
             throw spec.invalid(option, e.getMessage());
         }
@@ -93,7 +94,7 @@ public final class TenantResolvers {
     private static String read(ResolverSpec spec, String option) {
         Path path = Path.of(spec.options().get(option));
         String file = spec.origin().file();
-        if (!path.isAbsolute() && !file.startsWith("classpath:") && !file.startsWith("<")) {
+        if (!path.isAbsolute() && !file.startsWith(PlansFile.CLASSPATH_PREFIX) && !file.startsWith("<")) {
             path = Path.of(file).toAbsolutePath().resolveSibling(path);
         }
         try {
