@@ -98,7 +98,7 @@ public final class ExampleApp implements Callable<Integer> {
      */
     public static Plans withRedis(Plans plans, String uri) {
         if (!uri.matches("(redis|rediss|redis-sentinel|rediss-sentinel)://\\S+")) {
-            throw new IllegalArgumentException("expected redis://host:port, was '" + uri.replaceAll("//[^@/]*@", "//***@") + "'");
+            throw new IllegalArgumentException("expected redis://host:port, was '" + StoreSettings.redact(uri) + "'");
         }
         StoreSettings s = plans.store();
         return plans.withStore(s.type() == StoreSettings.Type.REDIS

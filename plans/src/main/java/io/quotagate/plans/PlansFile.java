@@ -281,7 +281,7 @@ public final class PlansFile {
         String uri = string(uriNode, "store.uri");
         if (!uri.matches("(redis|rediss|redis-sentinel|rediss-sentinel)://\\S+")) {
             throw error(uriNode.line(), "store.uri", "expected redis://host:port (or rediss://, redis-sentinel://), was '"
-                    + uri.replaceAll("//[^@/]*@", "//***@") + "'");
+                    + StoreSettings.redact(uri) + "'");
         }
         StoreSettings s = StoreSettings.redis(uri);
         YamlNode prefixNode = m.entries().get("prefix");

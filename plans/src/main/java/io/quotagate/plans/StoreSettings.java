@@ -108,6 +108,20 @@ public record StoreSettings(Type type, String uri, String prefix, Duration timeo
                 OnFailure.OPEN, DEFAULT_HEARTBEAT, DEFAULT_INSTANCE_TTL, null);
     }
 
+    /** What a URI's user information ({@code user:password@}) becomes in logs and messages. */
+    private static final Pattern CREDENTIALS = Pattern.compile("//[^@/]*@");
+
+    /**
+     * The URI with any user information (user name, password) replaced by {@code ***}, for logs and
+     * error messages: {@code redis://user:secret@host:6379} becomes {@code redis://***@host:6379}.
+     *
+     * @param uri a Redis URI (not null)
+     * @return the URI safe to show
+     */
+    public static String redact(String uri) {
+        return CREDENTIALS.matcher(uri).replaceAll("//***@");
+    }
+
     /** A copy with another Redis URI. */
     public StoreSettings withUri(String uri) {
         return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl, localAllowance);

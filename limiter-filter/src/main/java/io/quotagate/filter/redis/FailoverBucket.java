@@ -23,7 +23,8 @@ import io.quotagate.filter.store.BucketKind;
  * scheduling and listener views are not offered (they would bypass the failover).
  */
 final class FailoverBucket implements Bucket {
-    private record ProxyRef(long generation, BucketProxy proxy) {
+    /** This instance's share of the bucket for {@code instances} instances: its local id and configuration. */
+    record LocalShare(int instances, String id, BucketConfiguration configuration) {
     }
 
     private final LettuceBucketStore store;
@@ -31,7 +32,12 @@ final class FailoverBucket implements Bucket {
     private final String id;
     private final String key;
     private final BucketConfiguration configuration;
-    private volatile ProxyRef ref;
+    /** Built on first use once a connection exists; Lettuce reconnects that same connection. */
+    private volatile BucketProxy proxy;
+    /** The verbose view (stateless: every call goes through {@link #verbose}). */
+    private final VerboseBucket verboseView = new VerboseView();
+    /** The last local share used, rebuilt only when the instance count changes. */
+    private volatile LocalShare localShare;
 
     FailoverBucket(LettuceBucketStore store, BucketKind kind, String id, String key, BucketConfiguration configuration) {
         this.store = store;
@@ -53,21 +59,26 @@ final class FailoverBucket implements Bucket {
         return configuration;
     }
 
-    /** The proxy on the store's current connection (built once per connection, not per request). */
+    /** The proxy on the store's connection (built once, not per request), or null before the first connect. */
     BucketProxy proxy() {
-        ProxyRef r = ref;
-        long generation = store.linkGeneration();
-        if (r != null && r.generation() == generation) return r.proxy();
-        BucketProxy p = store.newProxy(key, configuration);
-        if (p == null) return null;
-        ref = new ProxyRef(generation, p);
+        BucketProxy p = proxy;
+        if (p != null) return p;
+        p = store.newProxy(key, configuration);
+        if (p != null) proxy = p;
         return p;
+    }
+
+    LocalShare localShare() {
+        return localShare;
+    }
+
+    void localShare(LocalShare share) {
+        localShare = share;
     }
 
     /** The proxy built so far, or null: never builds one (for flushing a dropped bucket). */
     BucketProxy currentProxy() {
-        ProxyRef r = ref;
-        return r == null ? null : r.proxy();
+        return proxy;
     }
 
     @Override
@@ -150,63 +161,65 @@ final class FailoverBucket implements Bucket {
     /** The verbose view, through the same failover (published rate-limit headers read it). */
     @Override
     public VerboseBucket asVerbose() {
-        return new VerboseBucket() {
-            @Override
-            public VerboseResult<Boolean> tryConsume(long tokens) {
-                return verbose(v -> v.tryConsume(tokens));
-            }
+        return verboseView;
+    }
 
-            @Override
-            public VerboseResult<Long> consumeIgnoringRateLimits(long tokens) {
-                return verbose(v -> v.consumeIgnoringRateLimits(tokens));
-            }
+    private final class VerboseView implements VerboseBucket {
+        @Override
+        public VerboseResult<Boolean> tryConsume(long tokens) {
+            return verbose(v -> v.tryConsume(tokens));
+        }
 
-            @Override
-            public VerboseResult<ConsumptionProbe> tryConsumeAndReturnRemaining(long tokens) {
-                return verbose(v -> v.tryConsumeAndReturnRemaining(tokens));
-            }
+        @Override
+        public VerboseResult<Long> consumeIgnoringRateLimits(long tokens) {
+            return verbose(v -> v.consumeIgnoringRateLimits(tokens));
+        }
 
-            @Override
-            public VerboseResult<EstimationProbe> estimateAbilityToConsume(long tokens) {
-                return verbose(v -> v.estimateAbilityToConsume(tokens));
-            }
+        @Override
+        public VerboseResult<ConsumptionProbe> tryConsumeAndReturnRemaining(long tokens) {
+            return verbose(v -> v.tryConsumeAndReturnRemaining(tokens));
+        }
 
-            @Override
-            public VerboseResult<Long> tryConsumeAsMuchAsPossible() {
-                return verbose(VerboseBucket::tryConsumeAsMuchAsPossible);
-            }
+        @Override
+        public VerboseResult<EstimationProbe> estimateAbilityToConsume(long tokens) {
+            return verbose(v -> v.estimateAbilityToConsume(tokens));
+        }
 
-            @Override
-            public VerboseResult<Long> tryConsumeAsMuchAsPossible(long limit) {
-                return verbose(v -> v.tryConsumeAsMuchAsPossible(limit));
-            }
+        @Override
+        public VerboseResult<Long> tryConsumeAsMuchAsPossible() {
+            return verbose(VerboseBucket::tryConsumeAsMuchAsPossible);
+        }
 
-            @Override
-            public VerboseResult<Long> getAvailableTokens() {
-                return verbose(VerboseBucket::getAvailableTokens);
-            }
+        @Override
+        public VerboseResult<Long> tryConsumeAsMuchAsPossible(long limit) {
+            return verbose(v -> v.tryConsumeAsMuchAsPossible(limit));
+        }
 
-            @Override
-            public VerboseResult<Nothing> addTokens(long tokens) {
-                return verbose(v -> v.addTokens(tokens));
-            }
+        @Override
+        public VerboseResult<Long> getAvailableTokens() {
+            return verbose(VerboseBucket::getAvailableTokens);
+        }
 
-            @Override
-            public VerboseResult<Nothing> reset() {
-                return verbose(VerboseBucket::reset);
-            }
+        @Override
+        public VerboseResult<Nothing> addTokens(long tokens) {
+            return verbose(v -> v.addTokens(tokens));
+        }
 
-            @Override
-            public VerboseResult<Nothing> forceAddTokens(long tokens) {
-                return verbose(v -> v.forceAddTokens(tokens));
-            }
+        @Override
+        public VerboseResult<Nothing> reset() {
+            return verbose(VerboseBucket::reset);
+        }
 
-            @Override
-            public VerboseResult<Nothing> replaceConfiguration(BucketConfiguration configuration,
-                                                               TokensInheritanceStrategy strategy) {
-                return verbose(v -> v.replaceConfiguration(configuration, strategy));
-            }
-        };
+        @Override
+        public VerboseResult<Nothing> forceAddTokens(long tokens) {
+            return verbose(v -> v.forceAddTokens(tokens));
+        }
+
+        @Override
+        public VerboseResult<Nothing> replaceConfiguration(BucketConfiguration configuration,
+                                                           TokensInheritanceStrategy strategy) {
+            return verbose(v -> v.replaceConfiguration(configuration, strategy));
+        }
     }
 
     private <T> VerboseResult<T> verbose(java.util.function.Function<VerboseBucket, VerboseResult<T>> op) {

@@ -110,7 +110,6 @@ final class LettuceBucketStore implements RedisStore {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final LongAdder outages = new LongAdder();
     private final LongAdder fallbackDecisions = new LongAdder();
-    private final LongAdder contentionFallbacks = new LongAdder();
     /**
      * When an operation last succeeded on Redis. A refused or broken connection is an outage at once;
      * a timeout while other operations still succeed is a slow moment (a burst, a GC pause), so only
@@ -120,8 +119,8 @@ final class LettuceBucketStore implements RedisStore {
     private volatile long lastSuccessNanos = System.nanoTime();
     private final long silenceForOutageNanos;
 
-    /** A live connection and the proxy manager on it; {@code generation} tells proxies built on an older one. */
-    record Link(StatefulRedisConnection<String, byte[]> connection, ProxyManager<String> proxies, long generation) {
+    /** A live connection (Lettuce reconnects it after an outage) and the proxy manager on it. */
+    record Link(StatefulRedisConnection<String, byte[]> connection, ProxyManager<String> proxies) {
     }
 
     LettuceBucketStore(StoreSettings settings, int maxTracked, Clock wallClock, QuotaClock localClock) {
@@ -134,7 +133,7 @@ final class LettuceBucketStore implements RedisStore {
         this.uri = RedisURI.create(settings.uri());
         // the connection handshake (HELLO) uses this; request commands get settings.timeout() below
         uri.setTimeout(Duration.ofSeconds(2));
-        this.redactedUri = settings.uri().replaceAll("//[^@/]*@", "//***@");
+        this.redactedUri = StoreSettings.redact(settings.uri());
         this.wallClock = new TimeMeter() {
             @Override
             public long currentTimeNanos() {
@@ -235,11 +234,6 @@ final class LettuceBucketStore implements RedisStore {
         return fallbackDecisions.sum();
     }
 
-    /** Operations answered locally because compare-and-swap retries ran out (part of {@link #fallbackDecisions()}). */
-    long contentionFallbacks() {
-        return contentionFallbacks.sum();
-    }
-
     @Override
     public String instanceId() {
         return instanceId;
@@ -314,16 +308,11 @@ final class LettuceBucketStore implements RedisStore {
                     if (now - lastSuccessNanos > 1_000_000) lastSuccessNanos = now;
                     return result;
                 } catch (RuntimeException e) {
-                    if (isContention(e)) {
-                        contentionFallbacks.increment();
-                        fallbackDecisions.increment();
-                        return op.apply(fallbackBucket(b));
-                    }
+                    if (isContention(e)) return answerLocally(b, op);
                     if (!isTimeout(e) || System.nanoTime() - lastSuccessNanos > silenceForOutageNanos) {
                         markDown(e);
                     } else {
-                        fallbackDecisions.increment(); // slow, not down: this one operation is decided locally
-                        return op.apply(fallbackBucket(b));
+                        return answerLocally(b, op); // slow, not down: this one operation is decided locally
                     }
                 }
             }
@@ -332,6 +321,11 @@ final class LettuceBucketStore implements RedisStore {
             throw new StoreUnavailableException("the shared quota store is unreachable",
                     (settings.heartbeat().toMillis() + 999) / 1000);
         }
+        return answerLocally(b, op);
+    }
+
+    /** Counts a fallback decision and runs {@code op} on this instance's share of {@code b}. */
+    private <T> T answerLocally(FailoverBucket b, Function<Bucket, T> op) {
         fallbackDecisions.increment();
         return op.apply(fallbackBucket(b));
     }
@@ -357,16 +351,16 @@ final class LettuceBucketStore implements RedisStore {
         return settings.batching() ? builder.withOptimization(Optimizations.batching()) : builder;
     }
 
-    long linkGeneration() {
-        Link l = link;
-        return l == null ? -1 : l.generation();
-    }
-
     /** The local bucket holding this instance's share of {@code b}'s quota. */
     private Bucket fallbackBucket(FailoverBucket b) {
         int n = instanceCount();
-        // the count is part of the id: a change of count gets a bucket of the new size
-        return fallback.bucket(b.kind(), b.id() + "/" + n, share(b.configuration(), n));
+        FailoverBucket.LocalShare s = b.localShare();
+        if (s == null || s.instances() != n) {
+            // the count is part of the id: a change of count gets a bucket of the new size
+            s = new FailoverBucket.LocalShare(n, b.id() + "/" + n, share(b.configuration(), n));
+            b.localShare(s);
+        }
+        return fallback.bucket(b.kind(), s.id(), s.configuration());
     }
 
     /** Every bandwidth divided by the instance count: capacity rounded down (at least 1), refill rate exact. */
@@ -497,8 +491,7 @@ final class LettuceBucketStore implements RedisStore {
                 .maxRetries(settings.maxRetries())
                 .expirationAfterWrite(ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(KEEP_AFTER_REFILL))
                 .build();
-        Link previous = link;
-        Link l = new Link(connection, proxies, previous == null ? 0 : previous.generation() + 1);
+        Link l = new Link(connection, proxies);
         link = l;
         return l;
     }

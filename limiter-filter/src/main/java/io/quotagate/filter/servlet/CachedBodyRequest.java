@@ -53,10 +53,6 @@ final class CachedBodyRequest extends HttpServletRequestWrapper {
         return bytes;
     }
 
-    byte[] body() {
-        return body;
-    }
-
     @Override
     public ServletInputStream getInputStream() {
         if (reader != null) throw new IllegalStateException("getReader() was already called");

@@ -95,6 +95,13 @@ public final class QuotaFilter implements Filter, QuotaSource {
     public static final String LEGACY_HEADERS_PARAM = "legacy-ratelimit-headers";
 
     private static final System.Logger LOG = System.getLogger(QuotaFilter.class.getName());
+    /** The refusals that name no tenant and depend on nothing of the request (immutable: shared). */
+    private static final Problem RESOLVER_FAILED =
+            new Problem(500, "internal_error", "The tenant of this request could not be determined.", null, 0);
+    private static final Problem INVALID_TENANT = new Problem(400, "invalid_tenant", "The tenant id must be 1-"
+            + TenantId.MAX_LENGTH + " characters of A-Z a-z 0-9 . _ : -", null, 0);
+    private static final Problem MISSING_TENANT =
+            new Problem(401, "missing_tenant", "No tenant could be identified for this request.", null, 0);
 
     private volatile Engine engine;
     private PlansWatcher watcher;
@@ -167,8 +174,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
             return;
         } catch (RuntimeException bug) {
             LOG.log(System.Logger.Level.ERROR, "tenant resolver failed", bug);
-            refuse(e, response, route, null, null,
-                    new Problem(500, "internal_error", "The tenant of this request could not be determined.", null, 0));
+            refuse(e, response, route, null, null, RESOLVER_FAILED);
             return;
         }
 
@@ -179,8 +185,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
         if (resolved.isPresent()) {
             tenant = resolved.get();
             if (!TenantId.isValid(tenant)) {
-                refuse(e, response, route, null, null, new Problem(400, "invalid_tenant", "The tenant id must be 1-"
-                        + TenantId.MAX_LENGTH + " characters of A-Z a-z 0-9 . _ : -", null, 0));
+                refuse(e, response, route, null, null, INVALID_TENANT);
                 return;
             }
             Optional<TenantPlans.Placement> placed;
@@ -200,14 +205,13 @@ public final class QuotaFilter implements Filter, QuotaSource {
             key = tenant;
             plan = placed.get().plan();
             kind = placed.get().kind();
-        } else if (e.settings.unresolved() == TenantSettings.Unresolved.ANONYMOUS) {
+        } else if (e.plans.tenants().unresolved() == TenantSettings.Unresolved.ANONYMOUS) {
             key = anonymousKey(e.clientAddress.of(request));
             tenant = RequestStatistics.ANONYMOUS;
             plan = e.tenantPlans.anonymous().plan();
             kind = BucketKind.GUEST;
         } else {
-            refuse(e, response, route, null, null,
-                    new Problem(401, "missing_tenant", "No tenant could be identified for this request.", null, 0));
+            refuse(e, response, route, null, null, MISSING_TENANT);
             return;
         }
         String named = tenant == RequestStatistics.ANONYMOUS ? null : tenant; // as named in problem bodies
@@ -231,7 +235,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
         if (route.group().isPresent()) {
             Acquisition acquired = e.concurrency.acquire(key, plan, route.group().get());
             if (acquired instanceof Acquisition.Refused refused) {
-                refuse(e, response, route, tenant, plan, tooMany(refused.asDecision(), tenant));
+                refuse(e, response, route, tenant, plan, tooMany(refused.asDecision(), named));
                 return;
             }
             permit = ((Acquisition.Granted) acquired).permit();
@@ -258,7 +262,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
                 RateLimitHeaders.write(response, e.admission.status(kind, key, plan), rejected.retryAfterSeconds(),
                         e.setup.legacyHeaders);
             }
-            refuse(e, response, route, tenant, plan, tooMany(rejected, tenant));
+            refuse(e, response, route, tenant, plan, tooMany(rejected, named));
             return;
         }
         Decision.Admitted admitted = (Decision.Admitted) decision;
@@ -295,15 +299,14 @@ public final class QuotaFilter implements Filter, QuotaSource {
         }
     }
 
-    /** The 429 problem of a refused request. */
-    private static Problem tooMany(Decision.Rejected rejected, String tenant) {
+    /** The 429 problem of a refused request; {@code named}: the tenant as named in problem bodies, or null. */
+    private static Problem tooMany(Decision.Rejected rejected, String named) {
         long seconds = rejected.retryAfterSeconds();
         String detail = switch (rejected.reason()) {
             case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";
             case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
             case CONCURRENCY -> "Too many requests of this kind are running at once; retry after " + seconds + " s.";
         };
-        String named = tenant == RequestStatistics.ANONYMOUS ? null : tenant;
         return new Problem(429, rejected.reason().code(), detail, named, seconds);
     }
 
@@ -450,7 +453,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
 
     /** Everything a configured filter needs; immutable, replaced as a whole when the plans change. */
     private record Engine(RouteTable routes, TenantResolver resolver, TenantPlans tenantPlans,
-                          ClientAddress clientAddress, TenantSettings settings, Admission admission,
+                          ClientAddress clientAddress, Admission admission,
                           RequestStatistics statistics, RejectionLog rejections, ConcurrencyLimits concurrency,
                           Plans plans, Setup setup) {
 
@@ -462,7 +465,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
             return new Engine(new RouteTable(p.routes()),
                     setup.resolver != null ? setup.resolver : TenantResolvers.fromSettings(s),
                     new TenantPlans(p, d), ClientAddress.behind(s.trustedProxies()),
-                    s, admission, statistics, rejections, concurrency, p, setup);
+                    admission, statistics, rejections, concurrency, p, setup);
         }
     }
 
@@ -669,7 +672,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
             };
             Setup setup = new Setup(resolver, userDirectory, Map.copyOf(estimators), maxBodyBytes, legacyHeaders,
                     plansFile, reloadInterval, new ShadowLog(clock), s, owned != null);
-            return new Engine(null, null, null, null, null, new Admission(plans, s), statistics,
+            return new Engine(null, null, null, null, new Admission(plans, s), statistics,
                     new RejectionLog(LOG, clock), new ConcurrencyLimits(plans, clock, waits, s::instanceCount), null, setup)
                     .withPlans(plans);
         }

@@ -32,7 +32,7 @@ final class ShadowLog {
             return;
         }
         long others = suppressed.getAndSet(0);
-        LOG.log(System.Logger.Level.INFO, "shadow: would reject tenant " + (tenant == null ? "(anonymous)" : tenant)
+        LOG.log(System.Logger.Level.INFO, "shadow: would reject tenant " + tenant
                 + " plan " + plan + " route " + route + " with 429 " + r.reason().code()
                 + ", Retry-After " + r.retryAfterSeconds() + " s; let through"
                 + (others > 0 ? " (+" + others + " more since the last line)" : ""));
