@@ -22,13 +22,19 @@ import java.util.List;
  * real attribute first: {@link QuotaGate#reportActualCost} then finds it on either request. Code that
  * holds the container's request during the synchronous part (an injected request) is served by
  * {@link QuotaGate#runningSlot()}.
+ *
+ * <p>A request holding a concurrency permit also registers its {@link PermitRelease} the moment the
+ * application enters async mode, so one wrapper serves both.
  */
 final class AdmittedRequest extends HttpServletRequestWrapper {
     private final Decision.Admitted admitted;
+    /** Listens for the end of an async request holding a concurrency permit; null without a permit. */
+    private final PermitRelease release;
 
-    AdmittedRequest(HttpServletRequest request, Decision.Admitted admitted) {
+    AdmittedRequest(HttpServletRequest request, Decision.Admitted admitted, PermitRelease release) {
         super(request);
         this.admitted = admitted;
+        this.release = release;
     }
 
     @Override
@@ -46,13 +52,18 @@ final class AdmittedRequest extends HttpServletRequestWrapper {
     @Override
     public AsyncContext startAsync() {
         storeReservation();
-        return super.startAsync();
+        return listened(super.startAsync());
     }
 
     @Override
     public AsyncContext startAsync(ServletRequest request, ServletResponse response) {
         storeReservation();
-        return super.startAsync(request, response);
+        return listened(super.startAsync(request, response));
+    }
+
+    private AsyncContext listened(AsyncContext context) {
+        if (release != null) release.listenTo(context);
+        return context;
     }
 
     private void storeReservation() {

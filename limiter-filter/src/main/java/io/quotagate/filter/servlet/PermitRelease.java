@@ -5,10 +5,8 @@ import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
-import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletRequestWrapper;
 
 import java.io.IOException;
 
@@ -24,7 +22,7 @@ import java.io.IOException;
  *       does), so releasing there, after the application's own timeout/error listeners ran, means a
  *       slot is never free while the application still counts the request as running.</li>
  * </ul>
- * The listener is registered inside {@code startAsync()} itself (the request is wrapped), before the
+ * The listener is registered inside {@code startAsync()} itself (by {@link AdmittedRequest}), before the
  * application can call {@code complete()} or {@code dispatch()} from another thread, so no completion
  * can slip between starting async mode and listening for its end. Every path may release: the permit
  * is idempotent, so a path that runs twice frees one slot.
@@ -34,18 +32,20 @@ final class PermitRelease extends RequestEndListener {
     /** True once this listener is registered with the request's async context. */
     private volatile boolean listening;
 
-    private PermitRelease(Permit permit) {
+    PermitRelease(Permit permit) {
         this.permit = permit;
     }
 
-    /** Runs {@code chain} holding {@code permit}, releasing it when the request ends. */
-    static void chain(Permit permit, HttpServletRequest request, ServletResponse response, FilterChain chain)
+    /**
+     * Runs {@code chain} holding the permit, releasing it when the request ends; {@code request} is the
+     * {@link AdmittedRequest} built with this release.
+     */
+    void chain(HttpServletRequest request, ServletResponse response, FilterChain chain)
             throws IOException, ServletException {
-        PermitRelease release = new PermitRelease(permit);
         try {
-            chain.doFilter(new PermitHoldingRequest(request, release), response);
+            chain.doFilter(request, response);
         } finally {
-            release.afterDispatch(request);
+            afterDispatch(request);
         }
     }
 
@@ -55,8 +55,7 @@ final class PermitRelease extends RequestEndListener {
         if (request.isAsyncStarted()) {
             // async was started on an object we did not wrap (an outer wrapper kept by the application)
             try {
-                request.getAsyncContext().addListener(this);
-                listening = true;
+                listenTo(request.getAsyncContext());
                 return;
             } catch (IllegalStateException completedMeanwhile) {
                 // another thread completed or dispatched it between the two calls: it has ended here
@@ -65,7 +64,8 @@ final class PermitRelease extends RequestEndListener {
         permit.release();
     }
 
-    private void listenTo(AsyncContext context) {
+    /** Registers this listener with the request's async context (on {@code startAsync()}). */
+    void listenTo(AsyncContext context) {
         context.addListener(this);
         listening = true;
     }
@@ -73,29 +73,5 @@ final class PermitRelease extends RequestEndListener {
     @Override
     void ended() {
         permit.release();
-    }
-
-    /** Registers the release listener the moment the application enters async mode. */
-    private static final class PermitHoldingRequest extends HttpServletRequestWrapper {
-        private final PermitRelease release;
-
-        PermitHoldingRequest(HttpServletRequest request, PermitRelease release) {
-            super(request);
-            this.release = release;
-        }
-
-        @Override
-        public AsyncContext startAsync() {
-            AsyncContext context = super.startAsync();
-            release.listenTo(context);
-            return context;
-        }
-
-        @Override
-        public AsyncContext startAsync(ServletRequest request, ServletResponse response) {
-            AsyncContext context = super.startAsync(request, response);
-            release.listenTo(context);
-            return context;
-        }
     }
 }

@@ -286,13 +286,14 @@ public final class QuotaFilter implements Filter, QuotaSource {
             }
             return;
         }
-        HttpServletRequest visible = new AdmittedRequest(admittedRequest, admitted);
+        PermitRelease release = permit == null ? null : new PermitRelease(permit);
+        HttpServletRequest visible = new AdmittedRequest(admittedRequest, admitted, release);
         Object[] running = QuotaGate.runningSlot();
         Object outer = running[0]; // another QuotaFilter's further out, if any
         running[0] = admitted;
         try {
-            if (permit == null) chain.doFilter(visible, response);
-            else PermitRelease.chain(permit, visible, response, chain);
+            if (release == null) chain.doFilter(visible, response);
+            else release.chain(visible, response, chain);
         } finally {
             running[0] = outer;
             CostReconciliation.whenDone(visible, e.admission, admitted, e.statistics, route.name());
