@@ -53,6 +53,16 @@ class PlansReloadTest {
         return f;
     }
 
+    /**
+     * Replaces the watched file in one step, as deployment tools do: {@code writeString} truncates
+     * first, and a watcher polling every 20 ms could read the empty file in between (a real, logged
+     * "invalid" read that made the log assertion below race).
+     */
+    private static void replace(Path f, String yaml) throws Exception {
+        Path tmp = Files.writeString(f.resolveSibling(f.getFileName() + ".tmp"), yaml);
+        Files.move(tmp, f, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    }
+
     private int status(String path, String tenant) throws Exception {
         return Http.get(server.uri(path), tenant).statusCode();
     }
@@ -105,12 +115,12 @@ class PlansReloadTest {
             server = JettyServer.start(filter);
             assertThat(status("/x", "acme")).isEqualTo(200);
 
-            Files.writeString(f, V2);
+            replace(f, V2);
             await(() -> filter.plans().plan("free").orElseThrow().limits().get(0).capacity() == 10);
             for (int i = 0; i < 4; i++) assertThat(status("/x", "acme")).isEqualTo(200);
             assertThat(status("/x", "acme")).as("4 kept of the old 5, capped at the new 10").isEqualTo(429);
 
-            Files.writeString(f, V2.replace("period: 1m } ] }", "period: 1 } ] }"));
+            replace(f, V2.replace("period: 1m } ] }", "period: 1 } ] }"));
             await(() -> log.messages().stream().anyMatch(w -> w.contains("keeping the previous plans")));
             assertThat(log.messages()).anySatisfy(w -> assertThat(w).contains(f + ":3:", "plans.free.limits[0].period"));
             assertThat(filter.plans().plan("free").orElseThrow().limits().get(0).capacity()).isEqualTo(10);
@@ -134,7 +144,7 @@ class PlansReloadTest {
         context.addServlet(new org.eclipse.jetty.ee10.servlet.ServletHolder(new JettyServer.OkServlet()), "/");
         server = JettyServer.start(context);
         assertThat(status("/health", null)).isEqualTo(401);
-        Files.writeString(f, V2);
+        replace(f, V2);
         await(() -> {
             try {
                 return status("/health", null) == 200;
