@@ -5,11 +5,8 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
-import io.github.bucket4j.BucketListener;
-import io.github.bucket4j.MathType;
 import io.github.bucket4j.TimeMeter;
 import io.github.bucket4j.local.LocalBucket;
-import io.github.bucket4j.local.SynchronizedBucket;
 import io.quotagate.filter.admission.QuotaClock;
 
 import java.util.Objects;
@@ -42,11 +39,11 @@ final class LocalBucketStore implements BucketStore {
      * A bucket that also knows when its entry was last written (the start of its expiry): a field of
      * the bucket itself rather than of a holder, so a lookup touches one object less.
      */
-    private static final class KeptBucket extends SynchronizedBucket {
+    private static final class KeptBucket extends MonitorBucket {
         volatile long writtenNanos;
 
         KeptBucket(BucketConfiguration configuration, TimeMeter timeMeter, long writtenNanos) {
-            super(configuration, MathType.INTEGER_64_BITS, timeMeter, BucketListener.NOPE);
+            super(configuration, timeMeter);
             this.writtenNanos = writtenNanos;
         }
     }
@@ -153,12 +150,12 @@ final class LocalBucketStore implements BucketStore {
 
     /**
      * A bucket carrying this very configuration instance (admission compares by identity to spot a
-     * change of limits). Synchronized: a take mutates the state in place; the default lock-free
-     * bucket copies it on every take (64 bytes of garbage per request) to win races that a tenant's
-     * own bucket rarely has.
+     * change of limits). Locking: a take mutates the state in place; the default lock-free bucket
+     * copies it on every take (64 bytes of garbage per request) to win races that a tenant's own
+     * bucket rarely has.
      */
     private LocalBucket newBucket(BucketConfiguration configuration) {
-        return new SynchronizedBucket(configuration, MathType.INTEGER_64_BITS, timeMeter, BucketListener.NOPE);
+        return new MonitorBucket(configuration, timeMeter);
     }
 
     /**
