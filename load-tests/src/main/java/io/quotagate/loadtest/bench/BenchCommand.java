@@ -27,7 +27,7 @@ import java.util.regex.Pattern;
  * tenants, Jetty's DoSFilter), then drives them in turn, interleaved (A B C D A B C D ...), with the
  * same load generator for the same time, so slow drifts of a shared machine hit every mode alike.
  * Each mode's figures are the medians of its runs; the ratios to bare are the medians of the ratios
- * within each round. Exits with 1 if any request was not answered 200.
+ * within each round, against the bare server fed the same traffic ({@link Mode#baseline()}). Exits with 1 if any request was not answered 200.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Throughput, latency and server CPU per request of Jetty bare, behind QuotaFilter "
@@ -60,8 +60,9 @@ public final class BenchCommand implements Callable<Integer> {
     String redis;
 
     @Option(names = "--modes", split = ",", paramLabel = "MODE", description = {
-            "Run only these modes (comma-separated labels, e.g. quotagate-10000-tenants); bare is always run, "
-                    + "as every ratio is to it. Default: all modes of the command (with or without --redis)."})
+            "Run only these modes (comma-separated labels, e.g. quotagate-10000-tenants); bare, and the bare mode "
+                    + "fed the same traffic, are always run, as every ratio is to one of them. Default: all modes of the "
+                    + "command (with or without --redis)."})
     List<String> modes;
 
     @Spec
@@ -78,6 +79,7 @@ public final class BenchCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("mode " + label + (redis == null ? " needs --redis URI" : " is not run with --redis"));
             }
             chosen.add(m);
+            chosen.add(m.baseline());
         }
         return chosen;
     }

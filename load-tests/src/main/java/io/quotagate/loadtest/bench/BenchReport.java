@@ -21,11 +21,14 @@ final class BenchReport {
     /**
      * One mode's medians.
      *
-     * @param cpuRatioToBare median over rounds of (this mode's CPU per request / bare's in the same round)
-     * @param ratioToBare    median over rounds of (this mode's requests/s / bare's in the same round)
+     * @param cpuRatioToBare median over rounds of (this mode's CPU per request / its baseline's in the same round)
+     * @param ratioToBare    median over rounds of (this mode's requests/s / its baseline's in the same round)
+     * @param baseline       the bare mode fed the same traffic ({@link Mode#baseline()}), or {@link Mode#BARE}
+     *                       if that one was not run
      */
     record ModeSummary(Mode mode, double rps, double p50Ms, double p99Ms, double cpuMicrosPerRequest,
-                       double ratioToBare, double cpuRatioToBare, long requests, long non200, long ioErrors) {
+                       double ratioToBare, double cpuRatioToBare, Mode baseline, long requests, long non200,
+                       long ioErrors) {
         boolean hasErrors() {
             return non200 > 0 || ioErrors > 0;
         }
@@ -42,9 +45,10 @@ final class BenchReport {
 
     /** Summarises runs; every mode must have the same number of runs, in round order. */
     static BenchReport of(Map<Mode, List<RunResult>> results) {
-        List<RunResult> bare = results.get(Mode.BARE);
         List<ModeSummary> modes = new ArrayList<>();
         for (var e : results.entrySet()) {
+            Mode baseline = results.containsKey(e.getKey().baseline()) ? e.getKey().baseline() : Mode.BARE;
+            List<RunResult> bare = results.get(baseline);
             List<RunResult> runs = e.getValue();
             double[] rpsRatios = new double[runs.size()];
             double[] cpuRatios = new double[runs.size()];
@@ -55,8 +59,9 @@ final class BenchReport {
             modes.add(new ModeSummary(e.getKey(),
                     median(runs, RunResult::rps), median(runs, RunResult::p50Ms), median(runs, RunResult::p99Ms),
                     median(runs, RunResult::cpuMicrosPerRequest),
-                    e.getKey() == Mode.BARE ? 1.0 : median(rpsRatios),
-                    e.getKey() == Mode.BARE ? 1.0 : median(cpuRatios),
+                    e.getKey() == baseline ? 1.0 : median(rpsRatios),
+                    e.getKey() == baseline ? 1.0 : median(cpuRatios),
+                    baseline,
                     runs.stream().mapToLong(RunResult::requests).sum(),
                     runs.stream().mapToLong(RunResult::non200).sum(),
                     runs.stream().mapToLong(RunResult::ioErrors).sum()));
@@ -74,13 +79,13 @@ final class BenchReport {
 
     void print(PrintWriter out) {
         out.println();
-        out.println("medians of the runs (ratios: median of the per-round ratios to bare)");
-        out.printf(Locale.ROOT, "%-24s %10s %8s %8s %12s %9s %9s %10s %s%n",
-                "mode", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "rps/bare", "CPU/bare", "requests", "errors");
+        out.println("medians of the runs (ratios: median of the per-round ratios to the bare server fed the same traffic)");
+        out.printf(Locale.ROOT, "%-24s %10s %8s %8s %12s %9s %9s %-19s %10s %s%n",
+                "mode", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "rps/bare", "CPU/bare", "bare", "requests", "errors");
         for (ModeSummary m : modes) {
-            out.printf(Locale.ROOT, "%-24s %10.0f %8.3f %8.3f %12.2f %9.3f %9.3f %10d %s%n",
+            out.printf(Locale.ROOT, "%-24s %10.0f %8.3f %8.3f %12.2f %9.3f %9.3f %-19s %10d %s%n",
                     m.mode().label(), m.rps(), m.p50Ms(), m.p99Ms(), m.cpuMicrosPerRequest(),
-                    m.ratioToBare(), m.cpuRatioToBare(), m.requests(),
+                    m.ratioToBare(), m.cpuRatioToBare(), m.baseline().label(), m.requests(),
                     m.hasErrors() ? FLAG + ": " + m.non200() + " non-200, " + m.ioErrors() + " I/O errors" : "0");
         }
         out.flush();
@@ -98,7 +103,8 @@ final class BenchReport {
                     .put("p99Ms", round(m.p99Ms(), 3))
                     .put("cpuMicrosPerRequest", round(m.cpuMicrosPerRequest(), 3))
                     .put("ratioToBare", round(m.ratioToBare(), 4))
-                    .put("cpuRatioToBare", round(m.cpuRatioToBare(), 4));
+                    .put("cpuRatioToBare", round(m.cpuRatioToBare(), 4))
+                    .put("baseline", m.baseline().label());
         }
         mapper.writeValue(file.toFile(), root);
     }

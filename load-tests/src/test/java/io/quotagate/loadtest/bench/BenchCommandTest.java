@@ -39,21 +39,27 @@ class BenchCommandTest {
         JsonNode root = new ObjectMapper().readTree(json.toFile());
         assertThat(fieldNames(root)).containsExactly("modes");
         JsonNode modes = root.get("modes");
-        assertThat(modes.size()).isEqualTo(4);
+        assertThat(modes.size()).isEqualTo(5);
         List<String> labels = new ArrayList<>();
         for (JsonNode m : modes) {
             labels.add(m.get("mode").asText());
             assertThat(fieldNames(m)).containsExactly("mode", "rps", "p50Ms", "p99Ms", "cpuMicrosPerRequest",
-                    "ratioToBare", "cpuRatioToBare");
+                    "ratioToBare", "cpuRatioToBare", "baseline");
+            // every mode is compared with the bare server fed the same traffic
+            assertThat(m.get("baseline").asText()).isEqualTo(m.get("mode").asText().endsWith("10000-tenants")
+                    ? "bare-10000-tenants" : "bare");
             for (String figure : List.of("rps", "p50Ms", "p99Ms", "cpuMicrosPerRequest", "ratioToBare", "cpuRatioToBare")) {
                 assertThat(m.get(figure).isNumber()).as("%s of %s is a number", figure, m).isTrue();
                 assertThat(m.get(figure).asDouble()).as("%s of %s", figure, m).isPositive();
             }
             assertThat(m.get("p99Ms").asDouble()).isGreaterThanOrEqualTo(m.get("p50Ms").asDouble());
         }
-        assertThat(labels).containsExactly("bare", "quotagate-1-tenant", "quotagate-10000-tenants", "jetty-dosfilter");
-        assertThat(modes.get(0).get("ratioToBare").asDouble()).isEqualTo(1.0);
-        assertThat(modes.get(0).get("cpuRatioToBare").asDouble()).isEqualTo(1.0);
+        assertThat(labels).containsExactly("bare", "bare-10000-tenants", "quotagate-1-tenant", "quotagate-10000-tenants",
+                "jetty-dosfilter");
+        for (int bare : new int[]{0, 1}) {
+            assertThat(modes.get(bare).get("ratioToBare").asDouble()).isEqualTo(1.0);
+            assertThat(modes.get(bare).get("cpuRatioToBare").asDouble()).isEqualTo(1.0);
+        }
     }
 
     @Test
@@ -67,7 +73,8 @@ class BenchCommandTest {
 
         String text = output.toString();
         assertThat(exit).as(text).isZero();
-        assertThat(text).contains("run 1/1 bare ").contains("run 1/1 quotagate-10000-tenants ")
+        assertThat(text).contains("run 1/1 bare ").contains("run 1/1 bare-10000-tenants ")
+                .contains("run 1/1 quotagate-10000-tenants ")
                 .doesNotContain("quotagate-1-tenant").doesNotContain("jetty-dosfilter");
 
         StringWriter err = new StringWriter();
@@ -120,6 +127,27 @@ class BenchCommandTest {
 
         assertThat(report.anyErrors()).isTrue();
         assertThat(out.toString()).contains("quotagate-1-tenant").contains(BenchReport.FLAG + ": 10 non-200");
+    }
+
+    @Test
+    void theTenThousandTenantModeIsComparedWithBareJettyFedTheSameTraffic() {
+        // server CPU per request: bare 10 µs, bare with 10,000 tenant ids 20 µs, the filter with them 22 µs
+        RunResult bare = new RunResult(Mode.BARE, 100, 0, 0, 1_000_000_000L, histogram(), 1_000_000L);
+        RunResult bareTenants = new RunResult(Mode.BARE_10000_TENANTS, 100, 0, 0, 1_000_000_000L, histogram(), 2_000_000L);
+        RunResult filter = new RunResult(Mode.QUOTAGATE_10000_TENANTS, 100, 0, 0, 1_000_000_000L, histogram(), 2_200_000L);
+        BenchReport report = BenchReport.of(new java.util.EnumMap<>(java.util.Map.of(Mode.BARE, List.of(bare),
+                Mode.BARE_10000_TENANTS, List.of(bareTenants), Mode.QUOTAGATE_10000_TENANTS, List.of(filter))));
+
+        BenchReport.ModeSummary tenants = report.modes().stream()
+                .filter(m -> m.mode() == Mode.QUOTAGATE_10000_TENANTS).findFirst().orElseThrow();
+        assertThat(tenants.baseline()).isEqualTo(Mode.BARE_10000_TENANTS);
+        assertThat(tenants.cpuRatioToBare()).isCloseTo(1.1, org.assertj.core.data.Offset.offset(1e-9));
+
+        // without its own baseline it falls back to bare
+        BenchReport alone = BenchReport.of(new java.util.EnumMap<>(java.util.Map.of(Mode.BARE, List.of(bare),
+                Mode.QUOTAGATE_10000_TENANTS, List.of(filter))));
+        assertThat(alone.modes().get(1).baseline()).isEqualTo(Mode.BARE);
+        assertThat(alone.modes().get(1).cpuRatioToBare()).isCloseTo(2.2, org.assertj.core.data.Offset.offset(1e-9));
     }
 
     @Test
