@@ -23,7 +23,9 @@ import java.util.function.Consumer;
  * one of these three words are counted as {@value #OTHER}. Routes, plans and reasons come from configuration and code, so
  * the number of cells is bounded by {@code (topTenants + 3) × plans × routes × reasons}.
  *
- * <p>Recording looks a cell up through nested maps and allocates nothing once the cell exists.
+ * <p>Recording is one probe of an open-addressing table of the cells themselves, compared field by
+ * field (identity first: plans, routes and reasons are the configuration's own strings), so it
+ * allocates nothing; the table is copied on the rare creation of a cell.
  */
 public final class RequestStatistics {
     /** Tenant tag of every tenant beyond the top N. */
@@ -90,15 +92,23 @@ public final class RequestStatistics {
         public long count() {
             return count.sum();
         }
+
+        boolean is(String tenant, String plan, String route, Outcome outcome, String reason) {
+            return outcome == this.outcome && same(tenant, this.tenant) && same(route, this.route)
+                    && same(plan, this.plan) && same(reason, this.reason);
+        }
+
+        private static boolean same(String a, String b) {
+            return a == b || a.equals(b);
+        }
     }
 
     private final int topTenants;
     private final ConcurrentMap<String, Boolean> named = new ConcurrentHashMap<>();
     /** Set once every named slot is taken: from then on an unnamed tenant costs one map lookup. */
     private volatile boolean full;
-    // tenant tag -> plan -> route -> reason -> [allowed, rejected]
-    private final ConcurrentMap<String, ConcurrentMap<String, ConcurrentMap<String, ConcurrentMap<String, Cell[]>>>> cells =
-            new ConcurrentHashMap<>();
+    /** Cells by their tags; replaced, never changed, under the lock of {@link #create}. */
+    private volatile Cell[] table = new Cell[64];
     private final List<Consumer<Cell>> newCellListeners = new CopyOnWriteArrayList<>();
     private final List<Cell> all = new CopyOnWriteArrayList<>();
     private final List<ConcurrencyListener> queueWaitSinks = new CopyOnWriteArrayList<>();
@@ -159,11 +169,16 @@ public final class RequestStatistics {
         if (isReserved(tenant)) return OTHER;
         if (named.containsKey(tenant)) return tenant;
         if (full) return OTHER;
+        return claimName(tenant);
+    }
+
+    /** Names a tenant while named slots are left: exactly {@code topTenants} ever get one, and keep it. */
+    private synchronized String claimName(String tenant) {
+        if (named.containsKey(tenant)) return tenant;
         if (named.size() < topTenants) {
-            // a race may let a few more than topTenants in; re-check after the put and give the slot back
-            named.putIfAbsent(tenant, Boolean.TRUE);
-            if (named.size() <= topTenants) return tenant;
-            named.remove(tenant);
+            named.put(tenant, Boolean.TRUE);
+            if (named.size() >= topTenants) full = true;
+            return tenant;
         }
         full = true;
         return OTHER;
@@ -211,23 +226,38 @@ public final class RequestStatistics {
     }
 
     private Cell cell(String tenant, String plan, String route, Outcome outcome, String reason) {
-        // non-capturing lambdas: no allocation once every level exists
-        Cell[] pair = cells.computeIfAbsent(tenant, k -> new ConcurrentHashMap<>())
-                .computeIfAbsent(plan, k -> new ConcurrentHashMap<>())
-                .computeIfAbsent(route, k -> new ConcurrentHashMap<>())
-                .computeIfAbsent(reason, k -> new Cell[Outcome.values().length]);
-        // a plain read may miss a cell another thread just made: create() re-checks under the lock
-        Cell c = pair[outcome.ordinal()];
-        return c != null ? c : create(pair, tenant, plan, route, outcome, reason);
+        Cell[] t = table;
+        int mask = t.length - 1;
+        for (int i = hash(tenant, plan, route, outcome, reason) & mask; ; i = (i + 1) & mask) {
+            Cell c = t[i];
+            if (c == null) return create(tenant, plan, route, outcome, reason);
+            if (c.is(tenant, plan, route, outcome, reason)) return c;
+        }
     }
 
-    private synchronized Cell create(Cell[] pair, String tenant, String plan, String route, Outcome outcome, String reason) {
-        Cell c = pair[outcome.ordinal()];
-        if (c != null) return c;
-        c = new Cell(tenant, plan, route, outcome, reason);
-        pair[outcome.ordinal()] = c;
+    private synchronized Cell create(String tenant, String plan, String route, Outcome outcome, String reason) {
+        for (Cell c : all) {
+            if (c.is(tenant, plan, route, outcome, reason)) return c; // another thread made it meanwhile
+        }
+        Cell c = new Cell(tenant, plan, route, outcome, reason);
+        // at most half full, so a probe always ends at an empty slot
+        int size = table.length;
+        while (size < 2 * (all.size() + 1)) size *= 2;
+        Cell[] next = new Cell[size];
         all.add(c);
+        for (Cell each : all) {
+            int i = hash(each.tenant, each.plan, each.route, each.outcome, each.reason) & (size - 1);
+            while (next[i] != null) i = (i + 1) & (size - 1);
+            next[i] = each;
+        }
+        table = next;
         for (Consumer<Cell> l : newCellListeners) l.accept(c);
         return c;
+    }
+
+    private static int hash(String tenant, String plan, String route, Outcome outcome, String reason) {
+        int h = (((tenant.hashCode() * 31 + plan.hashCode()) * 31 + route.hashCode()) * 31 + reason.hashCode()) * 2
+                + outcome.ordinal();
+        return h ^ (h >>> 16);
     }
 }

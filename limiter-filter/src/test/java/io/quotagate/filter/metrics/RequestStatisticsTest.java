@@ -95,6 +95,81 @@ class RequestStatisticsTest {
     }
 
     @Test
+    void threadsCountingIntoCellsTheyCreateTogetherLoseNoRequestAndMakeEachCellOnce() throws Exception {
+        RequestStatistics s = new RequestStatistics(100, List.of()); // room for every tenant: no race for a name
+        List<RequestStatistics.Cell> announced = new java.util.concurrent.CopyOnWriteArrayList<>();
+        s.onCell(announced::add);
+        int threads = 4;
+        int perThread = 50_000;
+        java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+        List<Thread> workers = new java.util.ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            Thread w = new Thread(() -> {
+                try {
+                    start.await();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                for (int i = 0; i < perThread; i++) {
+                    // fresh strings, as a request's header gives: equal tags, never the same instance
+                    String tenant = new String("tenant-" + (i % 60));
+                    boolean allowed = i % 3 != 0;
+                    s.record(tenant, "pro", "route-" + (i % 7), allowed ? Outcome.ALLOWED : Outcome.REJECTED,
+                            allowed ? null : "tenant_rate");
+                }
+            });
+            workers.add(w);
+            w.start();
+        }
+        start.countDown();
+        for (Thread w : workers) w.join();
+
+        assertThat(s.cells().stream().mapToLong(RequestStatistics.Cell::count).sum()).isEqualTo((long) threads * perThread);
+        assertThat(s.cells()).extracting(c -> c.tenant() + "/" + c.route() + "/" + c.outcome()).doesNotHaveDuplicates();
+        // every cell holds exactly its requests (each tenant id has one outcome: i % 3 follows i % 60)
+        assertThat(s.cells()).hasSize(60 * 7);
+        for (RequestStatistics.Cell c : s.cells()) {
+            int tenant = Integer.parseInt(c.tenant().substring("tenant-".length()));
+            int route = Integer.parseInt(c.route().substring("route-".length()));
+            long expected = java.util.stream.IntStream.range(0, perThread).filter(i -> i % 60 == tenant && i % 7 == route).count();
+            assertThat(c.count()).as("%s/%s", c.tenant(), c.route()).isEqualTo(threads * expected);
+        }
+        assertThat(announced).hasSameSizeAs(s.cells());
+    }
+
+    @Test
+    void tenantsRacingForTheLastNamedSlotsGetExactlyTopNAndANamedTenantNeverLosesItsName() throws Exception {
+        RequestStatistics s = new RequestStatistics(50, List.of());
+        int threads = 4;
+        int perThread = 40_000;
+        java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+        List<Thread> workers = new java.util.ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int offset = t * 17;
+            Thread w = new Thread(() -> {
+                try {
+                    start.await();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                for (int i = 0; i < perThread; i++) {
+                    s.record(new String("tenant-" + ((i + offset) % 200)), "pro", "items", Outcome.ALLOWED, null);
+                }
+            });
+            workers.add(w);
+            w.start();
+        }
+        start.countDown();
+        for (Thread w : workers) w.join();
+
+        List<RequestStatistics.Cell> named = s.cells().stream().filter(c -> !c.tenant().equals(RequestStatistics.OTHER)).toList();
+        assertThat(named).hasSize(50);
+        // each of the 200 tenants sent perThread / 200 requests per thread; a named one has all of its own
+        assertThat(named).allSatisfy(c -> assertThat(c.count()).as(c.tenant()).isEqualTo((long) threads * perThread / 200));
+        assertThat(s.cells().stream().mapToLong(RequestStatistics.Cell::count).sum()).isEqualTo((long) threads * perThread);
+    }
+
+    @Test
     void oneHundredThousandTenantsGiveABoundedNumberOfMeterSeries() {
         RequestStatistics s = new RequestStatistics(20, List.of());
         Admission admission = new Admission(PlansFile.parse("p.yml", """
