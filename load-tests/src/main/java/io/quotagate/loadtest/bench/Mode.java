@@ -4,17 +4,24 @@ import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.StoreSettings;
+import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpFilter;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlets.DoSFilter;
 import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 import org.eclipse.jetty.util.thread.Scheduler;
 
+import java.io.IOException;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What stands in front of the benchmark endpoint. Every limit is far above what two cores can serve,
@@ -31,6 +38,12 @@ enum Mode {
     QUOTAGATE_1_TENANT("quotagate-1-tenant", 1),
     QUOTAGATE_10000_TENANTS("quotagate-10000-tenants", 10_000),
     JETTY_DOSFILTER("jetty-dosfilter", 1),
+    /**
+     * The least any per-tenant limiter does, fed the 10,000-tenant traffic: one {@code ConcurrentHashMap}
+     * lookup by {@code X-Tenant-Id} and one counter update. Jetty 12's DoSFilter tracks clients only by
+     * address, so it cannot stand in at 10,000 tenants; this is the floor a per-tenant filter starts from.
+     */
+    COUNTER_MAP_10000_TENANTS("counter-map-10000-tenants", 10_000),
     /** The local store at the Redis modes' 1,000 tenants, for comparison. */
     QUOTAGATE_1000_TENANTS("quotagate-1000-tenants", 1_000),
     REDIS_1_TENANT("redis-1-tenant", 1),
@@ -43,7 +56,7 @@ enum Mode {
 
     /** The modes run without {@code --redis}. */
     static final Set<Mode> DEFAULT = EnumSet.of(BARE, QUOTAGATE_1_TENANT, BARE_10000_TENANTS, QUOTAGATE_10000_TENANTS,
-            JETTY_DOSFILTER);
+            JETTY_DOSFILTER, COUNTER_MAP_10000_TENANTS);
     /** The modes run with {@code --redis}: local store vs Redis store, with and without batching. */
     static final Set<Mode> WITH_REDIS = EnumSet.of(BARE, QUOTAGATE_1_TENANT, QUOTAGATE_1000_TENANTS, REDIS_1_TENANT,
             REDIS_1_TENANT_NO_BATCHING, REDIS_1000_TENANTS, REDIS_1000_TENANTS_NO_BATCHING, REDIS_1_TENANT_ALLOWANCE,
@@ -113,6 +126,7 @@ enum Mode {
                 // the filter created the store from the plans: it closes it when the server stops
                 yield Optional.of(new FilterHolder(QuotaFilter.builder().plans(plans).build()));
             }
+            case COUNTER_MAP_10000_TENANTS -> Optional.of(new FilterHolder(new CounterMapFilter()));
             case JETTY_DOSFILTER -> {
                 FilterHolder holder = new FilterHolder(new NamedSchedulerDoSFilter(threadPrefix + "dos-scheduler"));
                 holder.setInitParameter("maxRequestsPerSec", Integer.toString(DOS_MAX_REQUESTS_PER_SEC));
@@ -144,6 +158,19 @@ enum Mode {
             } catch (Exception e) {
                 throw new ServletException(e);
             }
+        }
+    }
+
+    /** One counter per {@code X-Tenant-Id} in a {@code ConcurrentHashMap} (the bench sends 10,000 ids). */
+    private static final class CounterMapFilter extends HttpFilter {
+        private final ConcurrentHashMap<String, AtomicLong> counters = new ConcurrentHashMap<>();
+
+        @Override
+        protected void doFilter(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+                throws IOException, ServletException {
+            String tenant = request.getHeader("X-Tenant-Id");
+            if (tenant != null) counters.computeIfAbsent(tenant, t -> new AtomicLong()).incrementAndGet();
+            chain.doFilter(request, response);
         }
     }
 }

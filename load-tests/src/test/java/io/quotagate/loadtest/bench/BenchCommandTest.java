@@ -39,7 +39,7 @@ class BenchCommandTest {
         JsonNode root = new ObjectMapper().readTree(json.toFile());
         assertThat(fieldNames(root)).containsExactly("modes");
         JsonNode modes = root.get("modes");
-        assertThat(modes.size()).isEqualTo(5);
+        assertThat(modes.size()).isEqualTo(6);
         List<String> labels = new ArrayList<>();
         for (JsonNode m : modes) {
             labels.add(m.get("mode").asText());
@@ -55,7 +55,7 @@ class BenchCommandTest {
             assertThat(m.get("p99Ms").asDouble()).isGreaterThanOrEqualTo(m.get("p50Ms").asDouble());
         }
         assertThat(labels).containsExactly("bare", "bare-10000-tenants", "quotagate-1-tenant", "quotagate-10000-tenants",
-                "jetty-dosfilter");
+                "jetty-dosfilter", "counter-map-10000-tenants");
         for (int bare : new int[]{0, 1}) {
             assertThat(modes.get(bare).get("ratioToBare").asDouble()).isEqualTo(1.0);
             assertThat(modes.get(bare).get("cpuRatioToBare").asDouble()).isEqualTo(1.0);
