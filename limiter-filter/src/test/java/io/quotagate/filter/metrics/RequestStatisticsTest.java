@@ -10,6 +10,7 @@ import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.metrics.RequestStatistics.Outcome;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.testing.ManualClock;
+import io.quotagate.filter.testing.Race;
 import io.quotagate.plans.PlansFile;
 import org.junit.jupiter.api.Test;
 
@@ -101,28 +102,15 @@ class RequestStatisticsTest {
         s.onCell(announced::add);
         int threads = 4;
         int perThread = 50_000;
-        java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
-        List<Thread> workers = new java.util.ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            Thread w = new Thread(() -> {
-                try {
-                    start.await();
-                } catch (InterruptedException e) {
-                    return;
-                }
-                for (int i = 0; i < perThread; i++) {
-                    // fresh strings, as a request's header gives: equal tags, never the same instance
-                    String tenant = new String("tenant-" + (i % 60));
-                    boolean allowed = i % 3 != 0;
-                    s.record(tenant, "pro", "route-" + (i % 7), allowed ? Outcome.ALLOWED : Outcome.REJECTED,
-                            allowed ? null : "tenant_rate");
-                }
-            });
-            workers.add(w);
-            w.start();
-        }
-        start.countDown();
-        for (Thread w : workers) w.join();
+        Race.run(threads, t -> {
+            for (int i = 0; i < perThread; i++) {
+                // fresh strings, as a request's header gives: equal tags, never the same instance
+                String tenant = new String("tenant-" + (i % 60));
+                boolean allowed = i % 3 != 0;
+                s.record(tenant, "pro", "route-" + (i % 7), allowed ? Outcome.ALLOWED : Outcome.REJECTED,
+                        allowed ? null : "tenant_rate");
+            }
+        });
 
         assertThat(s.cells().stream().mapToLong(RequestStatistics.Cell::count).sum()).isEqualTo((long) threads * perThread);
         assertThat(s.cells()).extracting(c -> c.tenant() + "/" + c.route() + "/" + c.outcome()).doesNotHaveDuplicates();
@@ -142,25 +130,11 @@ class RequestStatisticsTest {
         RequestStatistics s = new RequestStatistics(50, List.of());
         int threads = 4;
         int perThread = 40_000;
-        java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
-        List<Thread> workers = new java.util.ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            int offset = t * 17;
-            Thread w = new Thread(() -> {
-                try {
-                    start.await();
-                } catch (InterruptedException e) {
-                    return;
-                }
-                for (int i = 0; i < perThread; i++) {
-                    s.record(new String("tenant-" + ((i + offset) % 200)), "pro", "items", Outcome.ALLOWED, null);
-                }
-            });
-            workers.add(w);
-            w.start();
-        }
-        start.countDown();
-        for (Thread w : workers) w.join();
+        Race.run(threads, t -> {
+            for (int i = 0; i < perThread; i++) {
+                s.record(new String("tenant-" + ((i + t * 17) % 200)), "pro", "items", Outcome.ALLOWED, null);
+            }
+        });
 
         List<RequestStatistics.Cell> named = s.cells().stream().filter(c -> !c.tenant().equals(RequestStatistics.OTHER)).toList();
         assertThat(named).hasSize(50);

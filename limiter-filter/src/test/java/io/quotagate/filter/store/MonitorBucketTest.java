@@ -8,13 +8,11 @@ import io.github.bucket4j.TimeMeter;
 import io.github.bucket4j.TokensInheritanceStrategy;
 import io.github.bucket4j.local.LocalBucket;
 import io.github.bucket4j.local.SynchronizedBucket;
+import io.quotagate.filter.testing.Race;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -89,27 +87,14 @@ class MonitorBucketTest {
         MonitorBucket bucket = new MonitorBucket(noRefill, clock);
         int threads = 8;
         AtomicLong taken = new AtomicLong();
-        CountDownLatch start = new CountDownLatch(1);
-        List<Thread> workers = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            Thread w = new Thread(() -> {
-                try {
-                    start.await();
-                } catch (InterruptedException e) {
-                    return;
-                }
-                long mine = 0;
-                for (int i = 0; i < 20_000; i++) {
-                    if (bucket.tryConsume(1)) mine++;
-                    if (i % 7 == 0 && bucket.tryConsume(3)) mine += 3;
-                }
-                taken.addAndGet(mine);
-            });
-            workers.add(w);
-            w.start();
-        }
-        start.countDown();
-        for (Thread w : workers) w.join();
+        Race.run(threads, t -> {
+            long mine = 0;
+            for (int i = 0; i < 20_000; i++) {
+                if (bucket.tryConsume(1)) mine++;
+                if (i % 7 == 0 && bucket.tryConsume(3)) mine += 3;
+            }
+            taken.addAndGet(mine);
+        });
 
         assertThat(taken.get()).isEqualTo(50_000);
         assertThat(bucket.getAvailableTokens()).isZero();
