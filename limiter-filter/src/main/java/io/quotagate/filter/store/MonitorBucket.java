@@ -114,9 +114,9 @@ class MonitorBucket extends ThreadUnsafeBucket {
     }
 
     @Override
-    protected synchronized VerboseResult<Nothing> replaceConfigurationVerboseImpl(BucketConfiguration newConfiguration,
-                                                                                TokensInheritanceStrategy tokensInheritanceStrategy) {
-        return super.replaceConfigurationVerboseImpl(newConfiguration, tokensInheritanceStrategy);
+    protected synchronized VerboseResult<Nothing> replaceConfigurationVerboseImpl(BucketConfiguration configuration,
+                                                                                TokensInheritanceStrategy inheritance) {
+        return super.replaceConfigurationVerboseImpl(configuration, inheritance);
     }
 
     @Override

@@ -119,7 +119,8 @@ class RequestStatisticsTest {
         for (RequestStatistics.Cell c : s.cells()) {
             int tenant = Integer.parseInt(c.tenant().substring("tenant-".length()));
             int route = Integer.parseInt(c.route().substring("route-".length()));
-            long expected = java.util.stream.IntStream.range(0, perThread).filter(i -> i % 60 == tenant && i % 7 == route).count();
+            long expected = java.util.stream.IntStream.range(0, perThread)
+                    .filter(i -> i % 60 == tenant && i % 7 == route).count();
             assertThat(c.count()).as("%s/%s", c.tenant(), c.route()).isEqualTo(threads * expected);
         }
         assertThat(announced).hasSameSizeAs(s.cells());

@@ -25,9 +25,10 @@ import java.util.regex.Pattern;
  *
  * <p>It starts one embedded server per {@link Mode} (bare, bare fed 10,000 tenant ids, QuotaFilter
  * with 1 and with 10,000 tenants, Jetty's DoSFilter, a bare per-tenant counter map), then drives them
- * in turn, interleaved (A B C D A B C D ...), with the same load generator for the same time, so slow drifts of a shared machine hit every mode alike.
- * Each mode's figures are the medians of its runs; the ratios to bare are the medians of the ratios
- * within each round, against the bare server fed the same traffic ({@link Mode#baseline()}). Exits with 1 if any request was not answered 200.
+ * in turn, interleaved (A B C D A B C D ...), with the same load generator for the same time, so slow
+ * drifts of a shared machine hit every mode alike. Each mode's figures are the medians of its runs;
+ * the ratios to bare are the medians of the ratios within each round, against the bare server fed the
+ * same traffic ({@link Mode#baseline()}). Exits with 1 if any request was not answered 200.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Throughput, latency and server CPU per request of Jetty bare, behind QuotaFilter "
