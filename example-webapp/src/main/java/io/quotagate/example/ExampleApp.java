@@ -97,7 +97,7 @@ public final class ExampleApp implements Callable<Integer> {
      * timeout...) are kept when it already names a Redis store.
      */
     public static Plans withRedis(Plans plans, String uri) {
-        if (!uri.matches("(redis|rediss|redis-sentinel|rediss-sentinel)://\\S+")) {
+        if (!StoreSettings.isRedisUri(uri)) {
             throw new IllegalArgumentException("expected redis://host:port, was '" + StoreSettings.redact(uri) + "'");
         }
         StoreSettings s = plans.store();

@@ -279,7 +279,7 @@ public final class PlansFile {
         }
         YamlNode uriNode = required(m, "uri", "store");
         String uri = string(uriNode, "store.uri");
-        if (!uri.matches("(redis|rediss|redis-sentinel|rediss-sentinel)://\\S+")) {
+        if (!StoreSettings.isRedisUri(uri)) {
             throw error(uriNode.line(), "store.uri", "expected redis://host:port (or rediss://, redis-sentinel://), was '"
                     + StoreSettings.redact(uri) + "'");
         }

@@ -110,6 +110,17 @@ public record StoreSettings(Type type, String uri, String prefix, Duration timeo
 
     /** What a URI's user information ({@code user:password@}) becomes in logs and messages. */
     private static final Pattern CREDENTIALS = Pattern.compile("//[^@/]*@");
+    /** The URI schemes Lettuce connects with: plain, TLS, and either through Sentinel. */
+    private static final Pattern REDIS_URI = Pattern.compile("(redis|rediss|redis-sentinel|rediss-sentinel)://\\S+");
+
+    /**
+     * True if {@code uri} names a Redis server the store can connect to ({@code redis://},
+     * {@code rediss://}, {@code redis-sentinel://}, {@code rediss-sentinel://}, then no blank). The
+     * plans file and the example's {@code --redis} both check a URI with this.
+     */
+    public static boolean isRedisUri(String uri) {
+        return uri != null && REDIS_URI.matcher(uri).matches();
+    }
 
     /**
      * The URI with any user information (user name, password) replaced by {@code ***}, for logs and

@@ -69,13 +69,14 @@ final class LoadGenerator {
         int tenants = server.mode().tenants();
         if (tenants > MAX_TENANTS) throw new IllegalArgumentException("at most " + MAX_TENANTS + " tenants, was " + tenants);
         byte[] request = request(address);
+        int digitsAt = digitsAt(request); // the same in every client's copy
         CountDownLatch connected = new CountDownLatch(connections);
         CountDownLatch go = new CountDownLatch(1);
         CountDownLatch measured = new CountDownLatch(1);
         long durationNanos = duration.toNanos();
         List<Client> clients = new ArrayList<>();
         for (int i = 0; i < connections; i++) {
-            Client c = new Client(address, request.clone(), tenants, connected, go, measured, durationNanos);
+            Client c = new Client(address, request.clone(), digitsAt, tenants, connected, go, measured, durationNanos);
             Thread t = new Thread(c, "bench-client-" + i);
             t.setDaemon(true);
             c.thread = t;
@@ -134,11 +135,11 @@ final class LoadGenerator {
         long non200;
         long ioErrors;
 
-        Client(InetSocketAddress address, byte[] request, int tenants, CountDownLatch connected, CountDownLatch go,
-               CountDownLatch measured, long durationNanos) {
+        Client(InetSocketAddress address, byte[] request, int digitsAt, int tenants, CountDownLatch connected,
+               CountDownLatch go, CountDownLatch measured, long durationNanos) {
             this.address = address;
             this.request = request;
-            this.digitsAt = digitsAt(request);
+            this.digitsAt = digitsAt;
             this.tenants = tenants;
             this.connected = connected;
             this.go = go;
