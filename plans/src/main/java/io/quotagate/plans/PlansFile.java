@@ -459,7 +459,7 @@ public final class PlansFile {
     private TenantSettings tenants(YamlNode node, Map<String, Plan> plans, List<RouteRule> routes) {
         Mapping m = node == null ? new Mapping()
                 : mapping(node, "tenants", Set.of("resolvers", "default-plan", "unresolved", "unknown",
-                "max-tracked", "assignments", "trusted-proxies", "api-keys", "overrides"));
+                "max-tracked", "assignments", "trusted-proxies", "api-keys", "overrides", "guests"));
 
         Map<String, String> apiKeys = apiKeys(m.entries().get("api-keys"));
         List<TenantSettings.ResolverSpec> resolvers = new ArrayList<>();
@@ -527,18 +527,7 @@ public final class PlansFile {
                 }
                 // an override makes its tenant known, on the default plan unless assigned another
                 assignments.putIfAbsent(tenant, defaultPlan);
-                YamlNode limitsNode = required(o, "limits", f);
-                List<Bandwidth> limits = limits(limitsNode, f + ".limits");
-                for (RouteRule r : routes) {
-                    if (!r.limited()) continue;
-                    int i = Plans.firstLimitBelow(r.cost(), limits);
-                    if (i >= 0) {
-                        throw error(sequence(limitsNode, f).items().get(i).line(), f + ".limits[" + i + "].capacity",
-                                "capacity " + limits.get(i).capacity() + " is below the cost " + r.cost() + " of route "
-                                        + r.name() + ": such a request could never be admitted");
-                    }
-                }
-                overrides.put(tenant, limits);
+                overrides.put(tenant, limitsFittingRoutes(required(o, "limits", f), f, routes));
             });
         }
 
@@ -556,8 +545,14 @@ public final class PlansFile {
                 }
             }
         }
+        List<Bandwidth> guests = List.of();
+        YamlNode gs = m.entries().get("guests");
+        if (gs != null) {
+            guests = limitsFittingRoutes(required(mapping(gs, "tenants.guests", Set.of("limits")), "limits", "tenants.guests"),
+                    "tenants.guests", routes);
+        }
         return new TenantSettings(resolvers, defaultPlan, unresolved, unknown, maxTracked, assignments,
-                trustedProxies, apiKeys, overrides);
+                trustedProxies, apiKeys, overrides, guests);
     }
 
     private void checkTenantId(String tenant, int line, String field) {
@@ -565,6 +560,21 @@ public final class PlansFile {
             throw error(line, field, "not a valid tenant id (1-" + TenantId.MAX_LENGTH
                     + " characters of A-Z a-z 0-9 . _ : -, not only dots)");
         }
+    }
+
+    /** The {@code limits} under {@code field}; refused if a limited route's cost exceeds a capacity (it could never run). */
+    private List<Bandwidth> limitsFittingRoutes(YamlNode limitsNode, String field, List<RouteRule> routes) {
+        List<Bandwidth> limits = limits(limitsNode, field + ".limits");
+        for (RouteRule r : routes) {
+            if (!r.limited()) continue;
+            int i = Plans.firstLimitBelow(r.cost(), limits);
+            if (i >= 0) {
+                throw error(sequence(limitsNode, field).items().get(i).line(), field + ".limits[" + i + "].capacity",
+                        "capacity " + limits.get(i).capacity() + " is below the cost " + r.cost() + " of route "
+                                + r.name() + ": such a request could never be admitted");
+            }
+        }
+        return limits;
     }
 
     /** {@code tenants.api-keys}: SHA-256 hex of a key → tenant. The keys themselves never appear in the file. */

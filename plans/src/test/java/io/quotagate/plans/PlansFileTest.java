@@ -307,6 +307,12 @@ class PlansFileTest {
                         + "routes:\n  - { name: a, paths: [/x], cost: 4 }\n"
                         + "tenants:\n  overrides:\n    big:\n      limits:\n        - { capacity: 3, refill: 3, period: 1s }\n",
                         11, "tenants.overrides.big.limits[0].capacity", "below the cost 4 of route a"),
+                arguments("guest pool below a route's cost", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "routes:\n  - { name: a, paths: [/x], cost: 4 }\n"
+                        + "tenants:\n  guests:\n    limits:\n      - { capacity: 3, refill: 3, period: 1s }\n",
+                        10, "tenants.guests.limits[0].capacity", "below the cost 4 of route a"),
+                arguments("guest pool without limits", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  guests: { }\n", 6, "tenants.guests.limits", "required"),
                 arguments("plan caps a group no route has", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "    concurrency: { reprots: 1 }\nroutes:\n  - { name: r, paths: [/r], group: reports }\n",
                         5, "plans.free.concurrency.reprots", "no route has group 'reprots', groups in use: [reports]"),
@@ -431,6 +437,7 @@ class PlansFileTest {
                   overrides:
                     bigcorp: { plan: pro, limits: [ { capacity: 5000, refill: 5000, period: 1m } ] }
                     solo: { limits: [ { capacity: 7, refill: 7, period: 1s } ] }
+                  guests: { limits: [ { name: pool, capacity: 200, refill: 600, period: 1m } ] }
                 """.formatted(hash));
         TenantSettings t = plans.tenants();
         assertThat(t.resolvers()).extracting(TenantSettings.ResolverSpec::type)
@@ -446,6 +453,7 @@ class PlansFileTest {
         assertThat(t.trustedProxies().get(0).contains(AddressRange.parseAddress("10.200.3.4"))).isTrue();
         assertThat(t.trustedProxies().get(0).contains(AddressRange.parseAddress("11.0.0.1"))).isFalse();
         assertThat(t.overrides().get("bigcorp")).containsExactly(new Bandwidth("b0", 5000, 5000, Duration.ofMinutes(1)));
+        assertThat(t.guests()).containsExactly(new Bandwidth("pool", 200, 600, Duration.ofMinutes(1)));
         assertThat(t.assignments()).containsEntry("bigcorp", "pro").as("an override makes a tenant known").containsEntry("solo", "free");
     }
 

@@ -41,6 +41,8 @@ import java.util.concurrent.atomic.LongAdder;
 public final class Admission {
     /** Key of the single global bucket. */
     static final String GLOBAL_KEY = "global";
+    /** Key of the guest pool, in the same table as the global bucket. */
+    static final String GUESTS_KEY = "guests";
 
     /**
      * How a bucket keeps its tokens when its limits change: {@code AS_IS}. Each bandwidth keeps the
@@ -68,7 +70,8 @@ public final class Admission {
 
     /** Everything that can change at runtime, swapped as one immutable snapshot. */
     private record Limits(Map<String, PlanLimits> plans, Map<String, PlanLimits> overrides, Bucket global,
-                          BucketConfiguration globalConfig, long globalMaxCost, boolean changedSinceStart,
+                          BucketConfiguration globalConfig, long globalMaxCost, Bucket guests,
+                          BucketConfiguration guestsConfig, long guestsMaxCost, boolean changedSinceStart,
                           Map<String, PlanLimits> retired) {
     }
 
@@ -104,6 +107,15 @@ public final class Admission {
             if (previous != null) reconfigure(global, globalConfig);
             globalMaxCost = smallestCapacity(globalConfig);
         }
+        BucketConfiguration guestsConfig = plans.tenants().guests().isEmpty() ? null
+                : configuration(plans.tenants().guests(), previous == null ? null : previous.guestsConfig);
+        Bucket guests = null;
+        long guestsMaxCost = Long.MAX_VALUE;
+        if (guestsConfig != null) {
+            guests = store.bucket(BucketKind.GLOBAL, GUESTS_KEY, guestsConfig);
+            if (previous != null) reconfigure(guests, guestsConfig);
+            guestsMaxCost = smallestCapacity(guestsConfig);
+        }
         Map<String, PlanLimits> byName = new HashMap<>();
         for (Plan plan : plans.plans().values()) {
             PlanLimits old = previous == null ? null : previous.plans.get(plan.name());
@@ -128,7 +140,7 @@ public final class Admission {
             });
         }
         return new Limits(Map.copyOf(byName), Map.copyOf(overrides), global, globalConfig, globalMaxCost,
-                previous != null, Map.copyOf(retired));
+                guests, guestsConfig, guestsMaxCost, previous != null, Map.copyOf(retired));
     }
 
     /**
@@ -157,32 +169,48 @@ public final class Admission {
         if (kind == BucketKind.GLOBAL) throw new IllegalArgumentException("kind must be TENANT or GUEST");
         Limits l = limits;
         PlanLimits pl = limitsOf(l, kind, key, plan);
-        if (cost > pl.maxCost) {
-            throw new IllegalArgumentException("cost " + cost + " exceeds " + pl.maxCost
+        long maxCost = kind == BucketKind.GUEST ? Math.min(pl.maxCost, l.guestsMaxCost) : pl.maxCost;
+        if (cost > maxCost) {
+            throw new IllegalArgumentException("cost " + cost + " exceeds " + maxCost
                     + ", the most this tenant's buckets hold: it could never be admitted (check maxCost first)");
         }
         Bucket tenantBucket = tenantBucket(l, kind, key, pl);
+        Bucket guests = kind == BucketKind.GUEST ? l.guests : null;
         Bucket global = l.global;
         Decision.Rejected refusal = null;
         // tryConsume allocates nothing; the wait is computed only for the rare refusal
         if (!tenantBucket.tryConsume(cost)) {
-            long wait = waitFor(tenantBucket, cost);
-            refusal = new Decision.Rejected(Reason.TENANT_RATE, wait);
-            if (global != null) {
-                // the client must also find the global quota able to take it when it comes back
-                long globalWait = waitFor(global, cost);
-                if (globalWait > wait) refusal = new Decision.Rejected(Reason.GLOBAL_RATE, globalWait);
-            }
-        } else if (global != null && !takeGlobal(global, tenantBucket, cost)) {
+            // the client must also find the shared buckets able to take it when it comes back
+            refusal = longest(new Decision.Rejected(Reason.TENANT_RATE, waitFor(tenantBucket, cost)),
+                    guests, Reason.GUEST_RATE, global, cost);
+        } else if (guests != null && !takeShared(guests, tenantBucket, null, cost)) {
             // the tenant is never charged for a request that does not run
             tenantBucket.addTokens(cost);
+            refusal = longest(new Decision.Rejected(Reason.GUEST_RATE, waitFor(guests, cost)), null, null, global, cost);
+        } else if (global != null && !takeShared(global, tenantBucket, guests, cost)) {
+            tenantBucket.addTokens(cost);
+            if (guests != null) guests.addTokens(cost);
             refusal = new Decision.Rejected(Reason.GLOBAL_RATE, waitFor(global, cost));
         }
-        if (refusal == null) return new Decision.Admitted(kind, key, plan, cost, global != null, null);
+        if (refusal == null) return new Decision.Admitted(kind, key, plan, cost, global != null, guests != null, null);
         if (!pl.shadow) return refusal;
         // shadow mode: exactly what enforcing would do to the buckets (nothing taken), but let it run
         shadowed[refusal.reason().ordinal()].increment();
-        return new Decision.Admitted(kind, key, plan, 0, false, refusal);
+        return new Decision.Admitted(kind, key, plan, 0, false, false, refusal);
+    }
+
+    /** {@code refusal}, or the refusal of a shared bucket that would make the client wait longer. */
+    private static Decision.Rejected longest(Decision.Rejected refusal, Bucket guests, Reason guestsReason, Bucket global,
+                                             long cost) {
+        if (guests != null) {
+            long wait = waitFor(guests, cost);
+            if (wait > refusal.nanosToWait()) refusal = new Decision.Rejected(guestsReason, wait);
+        }
+        if (global != null) {
+            long wait = waitFor(global, cost);
+            if (wait > refusal.nanosToWait()) refusal = new Decision.Rejected(Reason.GLOBAL_RATE, wait);
+        }
+        return refusal;
     }
 
     /**
@@ -203,10 +231,12 @@ public final class Admission {
         PlanLimits pl = l.plans.containsKey(admitted.plan())
                 ? limitsOf(l, admitted.kind(), admitted.tenant(), admitted.plan()) : null;
         Bucket global = admitted.globalCharged() ? l.global : null;
+        Bucket guests = admitted.guestsCharged() ? l.guests : null;
         if (actualCost < admitted.charged()) {
             long refund = admitted.charged() - actualCost;
             // addTokens caps at capacity: a refund can never push a bucket above full
             if (pl != null) tenantBucket(l, admitted.kind(), admitted.tenant(), pl).addTokens(refund);
+            if (guests != null) guests.addTokens(refund);
             if (global != null) global.addTokens(refund);
             return -refund;
         }
@@ -216,6 +246,7 @@ public final class Admission {
             // read it once more so the store sees the debt (a bucket in debt needs longer to be full)
             store.changed(admitted.kind(), admitted.tenant());
         }
+        if (guests != null) guests.consumeIgnoringRateLimits(excess);
         if (global != null) global.consumeIgnoringRateLimits(excess);
         return excess;
     }
@@ -235,7 +266,9 @@ public final class Admission {
      * it has them, bound the cost instead of its plan's.
      */
     public long maxCost(BucketKind kind, String key, String plan) {
-        return limitsOf(limits, kind, key, plan).maxCost;
+        Limits l = limits;
+        long max = limitsOf(l, kind, key, plan).maxCost;
+        return kind == BucketKind.GUEST ? Math.min(max, l.guestsMaxCost) : max;
     }
 
     /** True if this plan publishes its limits (per-plan {@code publish: true}). */
@@ -270,13 +303,17 @@ public final class Admission {
         return out;
     }
 
-    /** Takes {@code cost} from the global bucket; if that throws (a store gone), the tenant's units go back first. */
-    private static boolean takeGlobal(Bucket global, Bucket tenantBucket, long cost) {
+    /**
+     * Takes {@code cost} from a shared bucket (the guest pool or the global quota); if that throws (a
+     * store gone), the units already taken from the tenant's bucket and the guest pool go back first.
+     */
+    private static boolean takeShared(Bucket shared, Bucket tenantBucket, Bucket guests, long cost) {
         try {
-            return global.tryConsume(cost);
+            return shared.tryConsume(cost);
         } catch (RuntimeException storeFailure) {
             try {
                 tenantBucket.addTokens(cost);
+                if (guests != null) guests.addTokens(cost);
             } catch (RuntimeException alsoFailed) {
                 storeFailure.addSuppressed(alsoFailed);
             }

@@ -17,11 +17,12 @@ public sealed interface Decision permits Decision.Admitted, Decision.Rejected {
      * @param charged         units taken from the tenant's bucket (and the global one when
      *                        {@code globalCharged}); 0 when nothing was taken (shadow mode)
      * @param globalCharged   true if the same units were also taken from the global quota
+     * @param guestsCharged   true if the same units were also taken from the guest pool
      * @param shadowRejection in shadow mode, the refusal the request escaped (nothing was charged);
      *                        null when the limits admitted it
      */
     record Admitted(BucketKind kind, String tenant, String plan, long charged, boolean globalCharged,
-                    Rejected shadowRejection) implements Decision {
+                    boolean guestsCharged, Rejected shadowRejection) implements Decision {
         public Admitted {
             Objects.requireNonNull(kind, "kind");
             Objects.requireNonNull(tenant, "tenant");

@@ -4,6 +4,8 @@ package io.quotagate.filter.admission;
 public enum Reason {
     /** The tenant's own bucket (its plan) is empty. */
     TENANT_RATE("tenant_rate"),
+    /** The pool shared by every guest (unknown tenants and anonymous clients, {@code tenants.guests}) is empty. */
+    GUEST_RATE("guest_rate"),
     /** The quota shared by all tenants is empty. */
     GLOBAL_RATE("global_rate"),
     /** The tenant (or the whole API) already has as many requests of the route's group in flight as allowed. */

@@ -8,10 +8,14 @@ import jakarta.servlet.http.HttpServletRequestWrapper;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A request whose body was read by the filter (a {@link CostEstimator} needed it) and is replayed to
@@ -19,6 +23,13 @@ import java.nio.charset.StandardCharsets;
  * with a {@link ReadListener}.
  */
 final class CachedBodyRequest extends HttpServletRequestWrapper {
+    private static final int READING = 0;
+    private static final int DONE = 1;
+    private static final int TIMING_OUT = 2;
+    private static final int INTERRUPTED = 3;
+    /** One daemon thread for every filter: it only interrupts readers whose time is up. */
+    private static final ScheduledThreadPoolExecutor WATCHDOG = watchdog();
+
     private final byte[] body;
     private final ByteArrayInputStream in;
     private ServletInputStream stream;
@@ -39,18 +50,68 @@ final class CachedBodyRequest extends HttpServletRequestWrapper {
         this.in = new ByteArrayInputStream(body);
     }
 
+    /** The body did not arrive within the read timeout. */
+    static final class TimedOut extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        TimedOut(Duration timeout) {
+            super("body not received within " + timeout.toMillis() + " ms");
+        }
+    }
+
     /**
-     * Reads the whole body, at most {@code limit} bytes.
+     * Reads the whole body, at most {@code limits.maxBytes()} bytes, within {@code limits.readTimeout()}.
      *
-     * @throws TooLarge    if the declared or actual length exceeds {@code limit}
+     * <p>The servlet API has no timeout for a blocking read, and a client that sends a byte now and
+     * then never trips the connector's idle timeout, so a watchdog interrupts the reading thread when
+     * the time is up (the blocking reads of Jetty, Tomcat and Undertow end with an
+     * {@code InterruptedIOException}). The race between the read finishing and the watchdog firing is
+     * settled by one compare-and-set on {@code state}: whoever moves it from {@code READING} wins. If
+     * the watchdog won, the reader waits until the interrupt has been delivered and then clears it, so
+     * it never reaches the application; the body is used if it was complete anyway.
+     *
+     * @throws TooLarge    if the declared or actual length exceeds the limit
+     * @throws TimedOut    if the body did not arrive in time
      * @throws IOException if the client's body cannot be read
      */
-    static byte[] read(HttpServletRequest request, int limit) throws IOException {
+    static byte[] read(HttpServletRequest request, BodyLimits limits) throws IOException {
+        int limit = limits.maxBytes();
         if (request.getContentLengthLong() > limit) throw new TooLarge(limit);
-        InputStream raw = request.getInputStream();
-        byte[] bytes = raw.readNBytes(limit + 1);
+        Thread reader = Thread.currentThread();
+        AtomicInteger state = new AtomicInteger(READING);
+        ScheduledFuture<?> watchdog = WATCHDOG.schedule(() -> {
+            if (state.compareAndSet(READING, TIMING_OUT)) {
+                reader.interrupt();
+                state.set(INTERRUPTED);
+            }
+        }, limits.readTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        byte[] bytes = null;
+        IOException failure = null;
+        try {
+            bytes = request.getInputStream().readNBytes(limit + 1);
+        } catch (IOException e) {
+            failure = e;
+        } finally {
+            watchdog.cancel(false);
+            if (!state.compareAndSet(READING, DONE)) {
+                while (state.get() != INTERRUPTED) Thread.onSpinWait(); // the interrupt is on its way
+                Thread.interrupted();
+                if (bytes == null) throw new TimedOut(limits.readTimeout());
+            }
+        }
+        if (failure != null) throw failure;
         if (bytes.length > limit) throw new TooLarge(limit);
         return bytes;
+    }
+
+    private static ScheduledThreadPoolExecutor watchdog() {
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "quotagate-body-read-timeout");
+            t.setDaemon(true);
+            return t;
+        });
+        executor.setRemoveOnCancelPolicy(true); // a cancelled timer (every body read in time) frees its slot at once
+        return executor;
     }
 
     @Override

@@ -17,13 +17,16 @@ import java.io.UncheckedIOException;
 record CostEstimate(long cost, HttpServletRequest request, Problem problem) {
     private static final System.Logger LOG = System.getLogger(CostEstimate.class.getName());
 
-    static CostEstimate of(HttpServletRequest request, CostEstimator estimator, int maxBodyBytes, long maxCost,
+    static CostEstimate of(HttpServletRequest request, CostEstimator estimator, BodyLimits limits, long maxCost,
                            String tenant) {
         byte[] body;
         try {
-            body = CachedBodyRequest.read(request, maxBodyBytes);
+            body = CachedBodyRequest.read(request, limits);
         } catch (CachedBodyRequest.TooLarge e) {
-            return refused(413, "body_too_large", "The request body is larger than " + maxBodyBytes + " bytes.", tenant);
+            return refused(413, "body_too_large", "The request body is larger than " + limits.maxBytes() + " bytes.", tenant);
+        } catch (CachedBodyRequest.TimedOut e) {
+            return refused(408, "body_timeout", "The request body did not arrive within "
+                    + limits.readTimeout().toMillis() + " ms.", tenant);
         } catch (IOException | UncheckedIOException e) {
             return refused(400, "invalid_request", "The request body could not be read.", tenant);
         }

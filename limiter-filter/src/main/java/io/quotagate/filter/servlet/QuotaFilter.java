@@ -13,6 +13,7 @@ import io.quotagate.filter.admission.TenantPlans;
 import io.quotagate.filter.metrics.QuotaSource;
 import io.quotagate.filter.metrics.RequestStatistics;
 import io.quotagate.filter.metrics.RequestStatistics.Outcome;
+import io.quotagate.filter.route.RequestPath;
 import io.quotagate.filter.route.Route;
 import io.quotagate.filter.route.RouteTable;
 import io.quotagate.filter.redis.RedisStore;
@@ -100,6 +101,8 @@ public final class QuotaFilter implements Filter, QuotaSource {
             new Problem(500, "internal_error", "The tenant of this request could not be determined.", null, 0);
     private static final Problem INVALID_TENANT = new Problem(400, "invalid_tenant", "The tenant id must be 1-"
             + TenantId.MAX_LENGTH + " characters of A-Z a-z 0-9 . _ : -", null, 0);
+    private static final Problem INVALID_PATH =
+            new Problem(400, "invalid_path", "The request path climbs above the application's root.", null, 0);
     private static final Problem MISSING_TENANT =
             new Problem(401, "missing_tenant", "No tenant could be identified for this request.", null, 0);
 
@@ -160,7 +163,12 @@ public final class QuotaFilter implements Filter, QuotaSource {
             chain.doFilter(req, res);
             return;
         }
-        Route route = e.routes.match(request.getMethod(), pathOf(request));
+        String path = RequestPath.normalize(pathOf(request));
+        if (path == null) { // a ".." above the root: no servlet of this application serves it
+            refuse(e, response, Route.DEFAULT, null, null, INVALID_PATH);
+            return;
+        }
+        Route route = e.routes.match(methodOf(request), path);
         if (!route.limited()) {
             chain.doFilter(request, response);
             return;
@@ -216,20 +224,6 @@ public final class QuotaFilter implements Filter, QuotaSource {
         }
         String named = tenant == RequestStatistics.ANONYMOUS ? null : tenant; // as named in problem bodies
 
-        // the estimate first: it reads the body and may refuse bad input, and it takes nothing
-        long cost = route.cost();
-        HttpServletRequest admittedRequest = request;
-        CostEstimator estimator = e.setup.estimators.get(route.name());
-        if (estimator != null) {
-            CostEstimate estimate = CostEstimate.of(request, estimator, e.setup.maxBodyBytes, e.admission.maxCost(kind, key, plan), named);
-            if (estimate.problem() != null) {
-                refuse(e, response, route, tenant, plan, estimate.problem());
-                return;
-            }
-            cost = estimate.cost();
-            admittedRequest = estimate.request();
-        }
-
         // concurrency before tokens: a request never holds tokens while it waits for a slot
         Permit permit = null;
         if (route.group().isPresent()) {
@@ -241,10 +235,30 @@ public final class QuotaFilter implements Filter, QuotaSource {
             permit = ((Acquisition.Granted) acquired).permit();
         }
 
+        HttpServletRequest admittedRequest = request;
+        CostEstimator estimator = e.setup.estimators.get(route.name());
         Decision decision;
         boolean publish;
         try {
-            decision = e.admission.admit(kind, key, plan, cost);
+            decision = e.admission.admit(kind, key, plan, route.cost());
+            if (estimator != null && decision instanceof Decision.Admitted reserved) {
+                // The body is read only once the tenant holds its slot and its buckets could pay the
+                // route's minimum cost, reserved while the body arrives: a tenant out of units or slots
+                // is refused before a byte is read, and its own units bound its slow bodies in flight.
+                CostEstimate estimate;
+                try {
+                    estimate = CostEstimate.of(request, estimator, e.setup.body, e.admission.maxCost(kind, key, plan), named);
+                } finally {
+                    e.admission.reconcile(reserved, 0); // the reservation only guarded the read
+                }
+                if (estimate.problem() != null) {
+                    if (permit != null) permit.cancel();
+                    refuse(e, response, route, tenant, plan, estimate.problem());
+                    return;
+                }
+                admittedRequest = estimate.request();
+                decision = e.admission.admit(kind, key, plan, estimate.cost());
+            }
             publish = e.admission.publishes(plan);
         } catch (StoreUnavailableException unavailable) {
             // store.on-failure: closed — refuse rather than admit unchecked
@@ -305,6 +319,8 @@ public final class QuotaFilter implements Filter, QuotaSource {
         long seconds = rejected.retryAfterSeconds();
         String detail = switch (rejected.reason()) {
             case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";
+            case GUEST_RATE -> "The quota shared by tenants without a plan of their own is exhausted; retry after "
+                    + seconds + " s.";
             case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
             case CONCURRENCY -> "Too many requests of this kind are running at once; retry after " + seconds + " s.";
         };
@@ -430,7 +446,20 @@ public final class QuotaFilter implements Filter, QuotaSource {
     }
 
 
-    /** The decoded path inside the application, as the servlet mapping saw it. */
+    /**
+     * The method in upper case: methods are case-sensitive, but an application that serves {@code get}
+     * as {@code GET} must not find it cheaper.
+     */
+    private static String methodOf(HttpServletRequest request) {
+        String method = request.getMethod();
+        for (int i = 0; i < method.length(); i++) {
+            char c = method.charAt(i);
+            if (c >= 'a' && c <= 'z') return method.toUpperCase(java.util.Locale.ROOT);
+        }
+        return method;
+    }
+
+    /** The decoded path inside the application, as the servlet mapping saw it (not yet normalised). */
     private static String pathOf(HttpServletRequest request) {
         String servletPath = request.getServletPath();
         String pathInfo = request.getPathInfo();
@@ -478,7 +507,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
      * @param ownsStore whether the filter created the store (from {@code store:}) and closes it
      */
     private record Setup(TenantResolver resolver, TenantDirectory directory, Map<String, CostEstimator> estimators,
-                         int maxBodyBytes, boolean legacyHeaders, Path plansFile, Duration reloadInterval,
+                         BodyLimits body, boolean legacyHeaders, Path plansFile, Duration reloadInterval,
                          ShadowLog shadowLog, BucketStore store, boolean ownsStore) {
     }
 
@@ -492,6 +521,8 @@ public final class QuotaFilter implements Filter, QuotaSource {
     public static final class Builder {
         /** Default of {@link #maxEstimatedBodyBytes}: 1 MiB. */
         public static final int DEFAULT_MAX_ESTIMATED_BODY_BYTES = 1 << 20;
+        /** Default of {@link #bodyReadTimeout}: 5 seconds. */
+        public static final Duration DEFAULT_BODY_READ_TIMEOUT = Duration.ofSeconds(5);
 
         private Plans plans;
         private TenantResolver resolver;
@@ -501,6 +532,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
         private StoreSettings storeSettings;
         private final Map<String, CostEstimator> estimators = new HashMap<>();
         private int maxBodyBytes = DEFAULT_MAX_ESTIMATED_BODY_BYTES;
+        private Duration bodyReadTimeout = DEFAULT_BODY_READ_TIMEOUT;
         private boolean legacyHeaders;
         private Path plansFile;
         private Duration reloadInterval;
@@ -626,6 +658,22 @@ public final class QuotaFilter implements Filter, QuotaSource {
         }
 
         /**
+         * The longest a request body read for a {@link CostEstimator} may take to arrive, in all (default
+         * 5 s). A slower body is answered with 408 ({@code reason: body_timeout}), its thread is free
+         * again and the units reserved for it go back to the tenant. Keep it short: a slow client holds
+         * a server thread for this long, at most as many times as its plan's units and concurrency
+         * slots allow.
+         */
+        public Builder bodyReadTimeout(Duration timeout) {
+            Objects.requireNonNull(timeout, "timeout");
+            if (timeout.isZero() || timeout.isNegative()) {
+                throw new IllegalArgumentException("bodyReadTimeout must be > 0, was " + timeout);
+            }
+            this.bodyReadTimeout = timeout;
+            return this;
+        }
+
+        /**
          * For plans with {@code publish: true}, also send the legacy {@code X-RateLimit-Limit},
          * {@code X-RateLimit-Remaining} and {@code X-RateLimit-Reset} fields (default false).
          */
@@ -671,7 +719,8 @@ public final class QuotaFilter implements Filter, QuotaSource {
                 statistics.queueWait(group, tenant, nanos, admitted);
                 user.queueWait(group, tenant, nanos, admitted);
             };
-            Setup setup = new Setup(resolver, userDirectory, Map.copyOf(estimators), maxBodyBytes, legacyHeaders,
+            Setup setup = new Setup(resolver, userDirectory, Map.copyOf(estimators),
+                    new BodyLimits(maxBodyBytes, bodyReadTimeout), legacyHeaders,
                     plansFile, reloadInterval, new ShadowLog(clock), s, owned != null);
             return new Engine(null, null, null, null, new Admission(plans, s), statistics,
                     new RejectionLog(LOG, clock), new ConcurrencyLimits(plans, clock, waits, s::instanceCount), null, setup)

@@ -1,5 +1,6 @@
 package io.quotagate.filter.admission;
 
+import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.Plans;
@@ -163,5 +164,43 @@ class AdmissionTest {
         LimitStatus burst = a.status("acme", "odd").get(0);
         assertThat(burst.windowSeconds()).as("45 units at 45/s: one second, not two").isEqualTo(1);
         assertThat(burst.nanosToFull()).as("9 units at 45/s").isEqualTo(200_000_000L);
+    }
+
+    private static final String GUEST_POOL_OF_5 = """
+            global: { limits: [ { capacity: 100, refill: 100, period: 10s } ] }
+            plans:
+              free:
+                limits: [ { capacity: 10, refill: 10, period: 10s } ]
+            tenants:
+              guests: { limits: [ { capacity: 5, refill: 5, period: 10s } ] }
+            """;
+
+    @Test
+    void guestsShareOnePoolThatRefusesWithTheGuestReasonAndChargesNobody() {
+        Admission a = admission(GUEST_POOL_OF_5);
+        for (int i = 0; i < 5; i++) {
+            assertThat(a.admit(BucketKind.GUEST, "made-up-" + i, "free", 1)).isInstanceOf(Decision.Admitted.class);
+        }
+        Decision d = a.admit(BucketKind.GUEST, "made-up-5", "free", 1);
+        assertThat(d).isInstanceOfSatisfying(Decision.Rejected.class, r -> {
+            assertThat(r.reason()).isEqualTo(Reason.GUEST_RATE);
+            assertThat(r.retryAfterSeconds()).isEqualTo(2);
+        });
+        assertThat(a.status(BucketKind.GUEST, "made-up-5", "free").get(0).remaining()).isEqualTo(10);
+        assertThat(a.globalAvailableTokens()).isEqualTo(95);
+        // an assigned tenant's bucket never draws on the pool
+        assertThat(a.admit(BucketKind.TENANT, "acme", "free", 1)).isInstanceOf(Decision.Admitted.class);
+    }
+
+    @Test
+    void aGuestsRefundGoesBackToThePoolToo() {
+        Admission a = admission(GUEST_POOL_OF_5);
+        Decision.Admitted d = (Decision.Admitted) a.admit(BucketKind.GUEST, "g", "free", 5);
+        assertThat(d.guestsCharged()).isTrue();
+        assertThat(a.admit(BucketKind.GUEST, "h", "free", 1)).isInstanceOf(Decision.Rejected.class);
+        a.reconcile(d, 1);
+        assertThat(a.admit(BucketKind.GUEST, "h", "free", 4)).isInstanceOf(Decision.Admitted.class);
+        assertThat(a.maxCost(BucketKind.GUEST, "h", "free")).isEqualTo(5);
+        assertThat(a.maxCost(BucketKind.TENANT, "acme", "free")).isEqualTo(10);
     }
 }

@@ -90,8 +90,8 @@ class ReconciliationTest {
         Decision.Admitted a = reserve(40);
         assertThat(admission.reconcile(a, 40)).isZero();
         assertThat(tenantTokens()).isEqualTo(60);
-        Decision.Admitted shadow = new Decision.Admitted(io.quotagate.filter.store.BucketKind.TENANT, "acme", "llm", 0, false,
-                new Decision.Rejected(Reason.TENANT_RATE, 1));
+        Decision.Admitted shadow = new Decision.Admitted(io.quotagate.filter.store.BucketKind.TENANT, "acme", "llm",
+                0, false, false, new Decision.Rejected(Reason.TENANT_RATE, 1));
         assertThat(admission.reconcile(shadow, 5)).isZero();
         assertThat(tenantTokens()).isEqualTo(60);
     }

@@ -12,6 +12,7 @@ import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 import java.io.IOException;
 import java.net.URI;
@@ -46,7 +47,16 @@ public final class JettyServer implements AutoCloseable {
 
     /** As {@link #start(Handler)}, accepting request heads up to {@code requestHeaderSize} bytes (default 8 KiB). */
     public static JettyServer start(Handler handler, int requestHeaderSize) throws Exception {
-        Server server = new Server();
+        return start(new Server(), handler, requestHeaderSize);
+    }
+
+    /** As {@link #start(Handler)}, with at most {@code maxThreads} threads (acceptors and selectors included). */
+    public static JettyServer startWithThreads(Handler handler, int maxThreads) throws Exception {
+        return start(new Server(new QueuedThreadPool(maxThreads, Math.min(8, maxThreads))), handler,
+                new HttpConfiguration().getRequestHeaderSize());
+    }
+
+    private static JettyServer start(Server server, Handler handler, int requestHeaderSize) throws Exception {
         HttpConfiguration http = new HttpConfiguration();
         http.setRequestHeaderSize(requestHeaderSize);
         ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
