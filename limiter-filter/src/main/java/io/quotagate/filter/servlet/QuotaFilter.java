@@ -92,6 +92,8 @@ public final class QuotaFilter implements Filter, QuotaSource {
     public static final int DEFAULT_TOP_TENANTS = 50;
     /** Init-param: poll the plans file (a file path, not a class-path resource) this often, e.g. {@code 2s}. */
     public static final String RELOAD_INTERVAL_PARAM = "reload-interval";
+    /** Init-param: the longest a body read for a cost estimator may take, e.g. {@code 5s} (see {@link Builder#bodyReadTimeout}). */
+    public static final String BODY_READ_TIMEOUT_PARAM = "body-read-timeout";
     /** Init-param: {@code true} to add the legacy {@code X-RateLimit-*} fields to published plans. */
     public static final String LEGACY_HEADERS_PARAM = "legacy-ratelimit-headers";
 
@@ -138,6 +140,8 @@ public final class QuotaFilter implements Filter, QuotaSource {
                 String interval = config.getInitParameter(RELOAD_INTERVAL_PARAM);
                 if (interval != null && !interval.isBlank()) b.watchPlansFile(PlansFile.parsePeriod(interval.trim()));
                 b.legacyRateLimitHeaders(Boolean.parseBoolean(config.getInitParameter(LEGACY_HEADERS_PARAM)));
+                String bodyTimeout = config.getInitParameter(BODY_READ_TIMEOUT_PARAM);
+                if (bodyTimeout != null && !bodyTimeout.isBlank()) b.bodyReadTimeout(PlansFile.parsePeriod(bodyTimeout.trim()));
                 engine = b.engine();
             } catch (InvalidPlansException e) {
                 throw new ServletException("QuotaFilter '" + config.getFilterName() + "': invalid plans: " + e.getMessage(), e);
@@ -181,7 +185,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
             refuse(e, response, route, null, null, new Problem(rejected.status(), rejected.reason(), rejected.getMessage(), null, 0));
             return;
         } catch (RuntimeException bug) {
-            LOG.log(System.Logger.Level.ERROR, "tenant resolver failed", bug);
+            e.setup.resolverFailures.failed("", bug);
             refuse(e, response, route, null, null, RESOLVER_FAILED);
             return;
         }
@@ -200,7 +204,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
             try {
                 placed = e.tenantPlans.place(tenant); // may ask the application's directory (a database...)
             } catch (RuntimeException directoryFailure) {
-                LOG.log(System.Logger.Level.ERROR, "tenant directory failed for tenant " + tenant, directoryFailure);
+                e.setup.directoryFailures.failed(" for tenant " + tenant, directoryFailure);
                 refuse(e, response, route, tenant, null, new Problem(500, "internal_error",
                         "The plan of tenant " + tenant + " could not be determined.", tenant, 0));
                 return;
@@ -508,7 +512,8 @@ public final class QuotaFilter implements Filter, QuotaSource {
      */
     private record Setup(TenantResolver resolver, TenantDirectory directory, Map<String, CostEstimator> estimators,
                          BodyLimits body, boolean legacyHeaders, Path plansFile, Duration reloadInterval,
-                         ShadowLog shadowLog, BucketStore store, boolean ownsStore) {
+                         ShadowLog shadowLog, BucketStore store, boolean ownsStore,
+                         FailureLog resolverFailures, FailureLog directoryFailures) {
     }
 
     /**
@@ -721,7 +726,8 @@ public final class QuotaFilter implements Filter, QuotaSource {
             };
             Setup setup = new Setup(resolver, userDirectory, Map.copyOf(estimators),
                     new BodyLimits(maxBodyBytes, bodyReadTimeout), legacyHeaders,
-                    plansFile, reloadInterval, new ShadowLog(clock), s, owned != null);
+                    plansFile, reloadInterval, new ShadowLog(clock), s, owned != null,
+                    new FailureLog(LOG, clock, "tenant resolver"), new FailureLog(LOG, clock, "tenant directory"));
             return new Engine(null, null, null, null, new Admission(plans, s), statistics,
                     new RejectionLog(LOG, clock), new ConcurrencyLimits(plans, clock, waits, s::instanceCount), null, setup)
                     .withPlans(plans);

@@ -7,6 +7,7 @@ import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
+import io.quotagate.filter.testing.LogCapture;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
@@ -49,6 +50,23 @@ class FailureContainmentTest {
             assertThat(r.statusCode()).isEqualTo(500);
             assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("application/problem+json");
             assertThat(r.body()).contains("\"reason\":\"internal_error\"").doesNotContain("billing database", "Exception");
+        }
+    }
+
+    @Test
+    void aFailingResolverOrDirectoryIsLoggedOncePerIntervalNotPerRequest() throws Exception {
+        QuotaFilter filter = QuotaFilter.builder().plans(PlansFile.parse("p.yml", PLANS)).clock(clock)
+                .tenantDirectory(tenant -> {
+                    throw new IllegalStateException("billing database is down");
+                }).build();
+        try (LogCapture log = LogCapture.of(QuotaFilter.class, java.util.logging.Level.SEVERE);
+             JettyServer server = JettyServer.start(filter)) {
+            for (int i = 0; i < 200; i++) assertThat(Http.get(server.uri("/items/1"), "stranger").statusCode()).isEqualTo(500);
+            assertThat(log.messages()).containsExactly("tenant directory failed for tenant stranger");
+            clock.advance(java.time.Duration.ofSeconds(FailureLog.INTERVAL_SECONDS));
+            assertThat(Http.get(server.uri("/items/1"), "stranger").statusCode()).isEqualTo(500);
+            assertThat(log.messages()).hasSize(2).last().asString()
+                    .isEqualTo("tenant directory failed for tenant stranger (and 199 times more in the last 10 s or longer, not logged)");
         }
     }
 
