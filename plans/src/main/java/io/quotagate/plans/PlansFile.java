@@ -326,21 +326,25 @@ public final class PlansFile {
         return new StoreSettings.LocalAllowance(units, maxDelay);
     }
 
+    /** A {@code concurrency:} mapping, group → cap; empty if {@code node} is null. */
+    private Map<String, Integer> concurrency(YamlNode node, String field) {
+        Map<String, Integer> concurrency = new LinkedHashMap<>();
+        if (node == null) return concurrency;
+        Mapping cm = mapping(node, field, null);
+        cm.entries().forEach((group, v) -> {
+            String f = field + "." + group;
+            if (!NAME.matcher(group).matches()) {
+                throw error(cm.keyLines().get(group), f, "a group name must match " + NAME.pattern());
+            }
+            concurrency.put(group, (int) positive(v, f, Integer.MAX_VALUE));
+        });
+        return concurrency;
+    }
+
     private Plan plan(String name, YamlNode node, String field) {
         Mapping m = mapping(node, field, Set.of("limits", "concurrency", "publish", "shadow"));
         List<Bandwidth> limits = limits(required(m, "limits", field), field + ".limits");
-        Map<String, Integer> concurrency = new LinkedHashMap<>();
-        YamlNode c = m.entries().get("concurrency");
-        if (c != null) {
-            Mapping cm = mapping(c, field + ".concurrency", null);
-            cm.entries().forEach((group, v) -> {
-                String f = field + ".concurrency." + group;
-                if (!NAME.matcher(group).matches()) {
-                    throw error(cm.keyLines().get(group), f, "a group name must match " + NAME.pattern());
-                }
-                concurrency.put(group, (int) positive(v, f, Integer.MAX_VALUE));
-            });
-        }
+        Map<String, Integer> concurrency = concurrency(m.entries().get("concurrency"), field + ".concurrency");
         boolean publish = Optional.ofNullable(m.entries().get("publish")).map(n -> bool(n, field + ".publish")).orElse(false);
         boolean shadow = Optional.ofNullable(m.entries().get("shadow")).map(n -> bool(n, field + ".shadow")).orElse(false);
         return new Plan(name, limits, concurrency, publish, shadow);
@@ -545,12 +549,7 @@ public final class PlansFile {
                 }
             }
         }
-        List<Bandwidth> guests = List.of();
-        YamlNode gs = m.entries().get("guests");
-        if (gs != null) {
-            guests = limitsFittingRoutes(required(mapping(gs, "tenants.guests", Set.of("limits")), "limits", "tenants.guests"),
-                    "tenants.guests", routes);
-        }
+        GuestPool guests = guests(m.entries().get("guests"), routes);
         return new TenantSettings(resolvers, defaultPlan, unresolved, unknown, maxTracked, assignments,
                 trustedProxies, apiKeys, overrides, guests);
     }
@@ -560,6 +559,25 @@ public final class PlansFile {
             throw error(line, field, "not a valid tenant id (1-" + TenantId.MAX_LENGTH
                     + " characters of A-Z a-z 0-9 . _ : -, not only dots)");
         }
+    }
+
+    /** {@code tenants.guests}: a shared bucket, shared concurrency caps, or both. */
+    private GuestPool guests(YamlNode node, List<RouteRule> routes) {
+        if (node == null) return GuestPool.NONE;
+        String field = "tenants.guests";
+        Mapping gm = mapping(node, field, Set.of("limits", "concurrency"));
+        YamlNode limitsNode = gm.entries().get("limits");
+        YamlNode concurrencyNode = gm.entries().get("concurrency");
+        if (limitsNode == null && concurrencyNode == null) {
+            throw error(gm.line(), field, "give limits, concurrency or both (omit tenants.guests for no pool)");
+        }
+        List<Bandwidth> limits = limitsNode == null ? List.of() : limitsFittingRoutes(limitsNode, field, routes);
+        Map<String, Integer> concurrency = concurrency(concurrencyNode, field + ".concurrency");
+        if (concurrencyNode instanceof Mapping cm) {
+            Set<String> used = usedGroups(routes);
+            cm.keyLines().forEach((group, line) -> requireUsedGroup(used, group, line, field + ".concurrency." + group));
+        }
+        return new GuestPool(limits, concurrency);
     }
 
     /** The {@code limits} under {@code field}; refused if a limited route's cost exceeds a capacity (it could never run). */

@@ -18,15 +18,13 @@ import java.util.Objects;
  * @param trustedProxies proxies whose {@code X-Forwarded-For} is believed when keying anonymous clients
  * @param apiKeys        lower-case SHA-256 hex of an API key → tenant id
  * @param overrides      tenant id → limits that replace its plan's limits for that tenant only
- * @param guests         limits of one pool shared by every guest: each unknown tenant and anonymous
- *                       client is charged there as well as in its own bucket, so together guests can
- *                       never take more than this, whatever the number of ids they make up; empty for
- *                       no pool
+ * @param guests         the pool every guest (unknown tenant, anonymous client) is charged in as well as
+ *                       in its own bucket and slots
  */
 public record TenantSettings(List<ResolverSpec> resolvers, String defaultPlan, Unresolved unresolved,
                              Unknown unknown, int maxTracked, Map<String, String> assignments,
                              List<AddressRange> trustedProxies, Map<String, String> apiKeys,
-                             Map<String, List<Bandwidth>> overrides, List<Bandwidth> guests) {
+                             Map<String, List<Bandwidth>> overrides, GuestPool guests) {
 
     /** Default for {@link #maxTracked()}. */
     public static final int DEFAULT_MAX_TRACKED = 100_000;
@@ -40,7 +38,7 @@ public record TenantSettings(List<ResolverSpec> resolvers, String defaultPlan, U
         trustedProxies = List.copyOf(trustedProxies);
         apiKeys = Map.copyOf(apiKeys);
         overrides = Map.copyOf(overrides);
-        guests = List.copyOf(guests);
+        Objects.requireNonNull(guests, "guests");
         overrides.values().forEach(l -> {
             if (l.isEmpty()) throw new IllegalArgumentException("an override needs at least one limit");
         });
@@ -53,7 +51,7 @@ public record TenantSettings(List<ResolverSpec> resolvers, String defaultPlan, U
                           List<AddressRange> trustedProxies, Map<String, String> apiKeys,
                           Map<String, List<Bandwidth>> overrides) {
         this(resolvers, defaultPlan, unresolved, unknown, maxTracked, assignments, trustedProxies, apiKeys, overrides,
-                List.of());
+                GuestPool.NONE);
     }
 
     /** Settings without trusted proxies, API keys, overrides or a guest pool. */

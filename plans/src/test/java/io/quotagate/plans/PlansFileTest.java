@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
 
@@ -311,8 +312,12 @@ class PlansFileTest {
                         + "routes:\n  - { name: a, paths: [/x], cost: 4 }\n"
                         + "tenants:\n  guests:\n    limits:\n      - { capacity: 3, refill: 3, period: 1s }\n",
                         10, "tenants.guests.limits[0].capacity", "below the cost 4 of route a"),
+                arguments("guest cap of a group no route has", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "routes:\n  - { name: r, paths: [/r], group: reports }\n"
+                        + "tenants:\n  guests: { concurrency: { reprots: 2 } }\n",
+                        8, "tenants.guests.concurrency.reprots", "no route has group 'reprots'"),
                 arguments("guest pool without limits", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
-                        + "tenants:\n  guests: { }\n", 6, "tenants.guests.limits", "required"),
+                        + "tenants:\n  guests: { }\n", 6, "tenants.guests", "give limits, concurrency or both"),
                 arguments("plan caps a group no route has", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "    concurrency: { reprots: 1 }\nroutes:\n  - { name: r, paths: [/r], group: reports }\n",
                         5, "plans.free.concurrency.reprots", "no route has group 'reprots', groups in use: [reports]"),
@@ -439,6 +444,11 @@ class PlansFileTest {
                     solo: { limits: [ { capacity: 7, refill: 7, period: 1s } ] }
                   guests: { limits: [ { name: pool, capacity: 200, refill: 600, period: 1m } ] }
                 """.formatted(hash));
+        assertThat(PlansFile.parse("g.yml", """
+                plans: { free: { limits: [ { capacity: 5, refill: 5, period: 1s } ] } }
+                routes: [ { name: r, paths: [/r], group: reports } ]
+                tenants: { guests: { concurrency: { reports: 3 } } }
+                """).tenants().guests()).isEqualTo(new GuestPool(List.of(), Map.of("reports", 3)));
         TenantSettings t = plans.tenants();
         assertThat(t.resolvers()).extracting(TenantSettings.ResolverSpec::type)
                 .containsExactly("api-key", "jwt-claim", "jwt-claim", "host", "path", "principal", "attribute");
@@ -453,7 +463,7 @@ class PlansFileTest {
         assertThat(t.trustedProxies().get(0).contains(AddressRange.parseAddress("10.200.3.4"))).isTrue();
         assertThat(t.trustedProxies().get(0).contains(AddressRange.parseAddress("11.0.0.1"))).isFalse();
         assertThat(t.overrides().get("bigcorp")).containsExactly(new Bandwidth("b0", 5000, 5000, Duration.ofMinutes(1)));
-        assertThat(t.guests()).containsExactly(new Bandwidth("pool", 200, 600, Duration.ofMinutes(1)));
+        assertThat(t.guests().limits()).containsExactly(new Bandwidth("pool", 200, 600, Duration.ofMinutes(1)));
         assertThat(t.assignments()).containsEntry("bigcorp", "pro").as("an override makes a tenant known").containsEntry("solo", "free");
     }
 

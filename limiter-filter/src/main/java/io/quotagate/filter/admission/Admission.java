@@ -107,8 +107,8 @@ public final class Admission {
             if (previous != null) reconfigure(global, globalConfig);
             globalMaxCost = smallestCapacity(globalConfig);
         }
-        BucketConfiguration guestsConfig = plans.tenants().guests().isEmpty() ? null
-                : configuration(plans.tenants().guests(), previous == null ? null : previous.guestsConfig);
+        BucketConfiguration guestsConfig = plans.tenants().guests().limits().isEmpty() ? null
+                : configuration(plans.tenants().guests().limits(), previous == null ? null : previous.guestsConfig);
         Bucket guests = null;
         long guestsMaxCost = Long.MAX_VALUE;
         if (guestsConfig != null) {

@@ -1,5 +1,6 @@
 package io.quotagate.filter.admission;
 
+import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.GroupSettings;
 import io.quotagate.plans.Plan;
@@ -25,6 +26,10 @@ import java.util.function.IntSupplier;
  * refusal's wait estimate is the group's moving average of completed request durations (1 s before
  * the first one completes).
  *
+ * <p>Guests (unknown tenants, anonymous clients: {@link BucketKind#GUEST}) each have their plan's cap,
+ * and together at most {@code tenants.guests.concurrency.<group>}: a guest takes a slot of that shared
+ * cap first, then its own, so a flood of made-up ids cannot hold all of a group's {@code max-inflight}.
+ *
  * <p>A route group that no plan caps and that has no {@code max-inflight} is still counted (its
  * in-flight numbers and durations are visible through {@link ConcurrencyView}), but never refuses.
  * Memory is bounded by the requests in flight and waiting: a tenant's entry is dropped as soon as it
@@ -40,6 +45,11 @@ public final class ConcurrencyLimits implements ConcurrencyView {
     /** plan → group → cap; a missing entry means the plan does not cap the group. */
     private final Map<String, Map<String, Integer>> caps;
     private final IntSupplier instanceCount;
+    /** group → the limiter in which all guests together hold at most their cap, under one key. */
+    private final Map<String, GroupLimiter> guestGroups;
+    private final Map<String, Integer> guestCaps;
+    /** The one key that stands for every guest in {@link #guestGroups}; no tenant id contains '@'. */
+    static final String GUESTS = "@guests";
 
     /**
      * @param plans    the plans: route groups, per-plan caps and {@code groups:} settings
@@ -77,6 +87,10 @@ public final class ConcurrencyLimits implements ConcurrencyView {
         Map<String, Map<String, Integer>> c = new HashMap<>();
         for (Plan p : plans.plans().values()) c.put(p.name(), Map.copyOf(p.concurrency()));
         this.caps = Map.copyOf(c);
+        this.guestCaps = plans.tenants().guests().concurrency();
+        Map<String, GroupLimiter> shared = new HashMap<>();
+        guestCaps.forEach((group, cap) -> shared.put(group, new FailFastGroup(group, Integer.MAX_VALUE, clock)));
+        this.guestGroups = Map.copyOf(shared);
     }
 
     /**
@@ -92,11 +106,68 @@ public final class ConcurrencyLimits implements ConcurrencyView {
     public Acquisition acquire(String tenant, String plan, String group) {
         GroupLimiter limiter = limiter(group);
         Map<String, Integer> planCaps = caps.get(plan);
-        Integer cap = planCaps == null ? null : planCaps.get(group);
+        return limiter.acquire(Objects.requireNonNull(tenant, "tenant"), share(planCaps == null ? null : planCaps.get(group)));
+    }
+
+    /**
+     * As {@link #acquire(String, String, String)}; a {@link BucketKind#GUEST} also takes a slot of the
+     * guests' shared cap of the group, if {@code tenants.guests.concurrency} sets one, and the permit
+     * then gives back both.
+     */
+    public Acquisition acquire(BucketKind kind, String tenant, String plan, String group) {
+        GroupLimiter shared = kind == BucketKind.GUEST ? guestGroups.get(group) : null;
+        if (shared == null) return acquire(tenant, plan, group);
+        Acquisition pool = shared.acquire(GUESTS, share(guestCaps.get(group)));
+        if (!(pool instanceof Acquisition.Granted guests)) return pool;
+        Acquisition own;
+        try {
+            own = acquire(tenant, plan, group);
+        } catch (RuntimeException e) {
+            guests.permit().cancel();
+            throw e;
+        }
+        if (own instanceof Acquisition.Granted granted) return new Acquisition.Granted(new BothPermits(guests.permit(), granted.permit()));
+        guests.permit().cancel();
+        return own;
+    }
+
+    /** This instance's share of a cap (null: uncapped): the cap divided by the instances counted now. */
+    private int share(Integer cap) {
+        if (cap == null) return Integer.MAX_VALUE;
         int instances = instanceCount.getAsInt();
-        int share = cap == null ? Integer.MAX_VALUE
-                : instances <= 1 ? cap : (int) BucketStore.perInstanceShare(cap, instances);
-        return limiter.acquire(Objects.requireNonNull(tenant, "tenant"), share);
+        return instances <= 1 ? cap : (int) BucketStore.perInstanceShare(cap, instances);
+    }
+
+    /** A guest's own slot and its slot of the guests' shared cap, given back together (each idempotent). */
+    private record BothPermits(Permit shared, Permit own) implements Permit {
+        @Override
+        public void release() {
+            try {
+                own.release();
+            } finally {
+                shared.release();
+            }
+        }
+
+        @Override
+        public void cancel() {
+            try {
+                own.cancel();
+            } finally {
+                shared.cancel();
+            }
+        }
+
+        @Override
+        public String group() {
+            return own.group();
+        }
+    }
+
+    /** Requests of the group in flight for all guests together, counted against their shared cap (0 without one). */
+    public int guestsInflight(String group) {
+        GroupLimiter shared = guestGroups.get(group);
+        return shared == null ? 0 : shared.inflight();
     }
 
     private GroupLimiter limiter(String group) {

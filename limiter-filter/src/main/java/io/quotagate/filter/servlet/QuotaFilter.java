@@ -231,7 +231,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
         // concurrency before tokens: a request never holds tokens while it waits for a slot
         Permit permit = null;
         if (route.group().isPresent()) {
-            Acquisition acquired = e.concurrency.acquire(key, plan, route.group().get());
+            Acquisition acquired = e.concurrency.acquire(kind, key, plan, route.group().get());
             if (acquired instanceof Acquisition.Refused refused) {
                 refuse(e, response, route, tenant, plan, tooMany(refused.asDecision(), named));
                 return;

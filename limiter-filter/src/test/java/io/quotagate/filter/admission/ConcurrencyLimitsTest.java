@@ -1,5 +1,6 @@
 package io.quotagate.filter.admission;
 
+import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
@@ -297,5 +298,31 @@ class ConcurrencyLimitsTest {
             assertThat(limits.inflight(g)).isZero();
             assertThat(limits.trackedTenants(g)).isZero();
         }
+    }
+
+    @Test
+    void guestsTogetherHoldAtMostTheirSharedCapAndGiveBothSlotsBack() {
+        ConcurrencyLimits l = limits(PLANS.replace("  default-plan: free", """
+                  default-plan: free
+                  guests: { concurrency: { reports: 2 } }
+                """));
+        Permit a = granted(l.acquire(BucketKind.GUEST, "made-up-1", "free", "reports"));
+        Permit b = granted(l.acquire(BucketKind.GUEST, "made-up-2", "free", "reports"));
+        // a third made-up id has a slot of its own, but the guests' two are taken
+        assertThat(l.acquire(BucketKind.GUEST, "made-up-3", "free", "reports")).isInstanceOf(Acquisition.Refused.class);
+        // assigned tenants never count against the guests' cap
+        granted(l.acquire(BucketKind.TENANT, "acme", "pro", "reports")).release();
+        assertThat(l.guestsInflight("reports")).isEqualTo(2);
+        // a guest refused by its own cap gives the shared slot it took back at once
+        a.release();
+        assertThat(l.acquire(BucketKind.GUEST, "made-up-2", "free", "reports")).isInstanceOf(Acquisition.Refused.class);
+        assertThat(l.guestsInflight("reports")).isEqualTo(1);
+        b.cancel();
+        b.release(); // idempotent: a second end frees nothing more
+        assertThat(l.guestsInflight("reports")).isZero();
+        assertThat(l.inflight("reports")).isZero();
+        // groups without a guests' cap: each guest only has its own
+        granted(l.acquire(BucketKind.GUEST, "made-up-1", "free", "exports"));
+        granted(l.acquire(BucketKind.GUEST, "made-up-2", "free", "exports"));
     }
 }
