@@ -38,9 +38,16 @@ final class CachedBodyRequest extends HttpServletRequestWrapper {
     /** The body is larger than the configured limit. */
     static final class TooLarge extends IOException {
         private static final long serialVersionUID = 1L;
+        private final boolean afterReading;
 
-        TooLarge(int limit) {
+        TooLarge(int limit, boolean afterReading) {
             super("body larger than " + limit + " bytes");
+            this.afterReading = afterReading;
+        }
+
+        /** False if the declared length gave it away before a byte was read. */
+        boolean afterReading() {
+            return afterReading;
         }
     }
 
@@ -76,7 +83,7 @@ final class CachedBodyRequest extends HttpServletRequestWrapper {
      */
     static byte[] read(HttpServletRequest request, BodyLimits limits) throws IOException {
         int limit = limits.maxBytes();
-        if (request.getContentLengthLong() > limit) throw new TooLarge(limit);
+        if (request.getContentLengthLong() > limit) throw new TooLarge(limit, false);
         Thread reader = Thread.currentThread();
         AtomicInteger state = new AtomicInteger(READING);
         ScheduledFuture<?> watchdog = WATCHDOG.schedule(() -> {
@@ -100,7 +107,7 @@ final class CachedBodyRequest extends HttpServletRequestWrapper {
             }
         }
         if (failure != null) throw failure;
-        if (bytes.length > limit) throw new TooLarge(limit);
+        if (bytes.length > limit) throw new TooLarge(limit, true);
         return bytes;
     }
 

@@ -12,9 +12,12 @@ import java.io.UncheckedIOException;
  *
  * @param cost    units, &gt; 0 and at most the plan's largest possible cost (when {@code problem} is null)
  * @param request the request to pass down the chain
- * @param problem the answer to send instead, or null
+ * @param problem  the answer to send instead, or null
+ * @param bodyRead true if the body was read (and, with a problem, refused as input); false if the
+ *                 request was refused before or while reading it (too large by its declared length,
+ *                 too slow, broken)
  */
-record CostEstimate(long cost, HttpServletRequest request, Problem problem) {
+record CostEstimate(long cost, HttpServletRequest request, Problem problem, boolean bodyRead) {
     private static final System.Logger LOG = System.getLogger(CostEstimate.class.getName());
 
     static CostEstimate of(HttpServletRequest request, CostEstimator estimator, BodyLimits limits, long maxCost,
@@ -23,37 +26,40 @@ record CostEstimate(long cost, HttpServletRequest request, Problem problem) {
         try {
             body = CachedBodyRequest.read(request, limits);
         } catch (CachedBodyRequest.TooLarge e) {
-            return refused(413, "body_too_large", "The request body is larger than " + limits.maxBytes() + " bytes.", tenant);
+            return refused(413, "body_too_large", "The request body is larger than " + limits.maxBytes() + " bytes.", tenant,
+                    e.afterReading());
         } catch (CachedBodyRequest.TimedOut e) {
             return refused(408, "body_timeout", "The request body did not arrive within "
-                    + limits.readTimeout().toMillis() + " ms.", tenant);
+                    + limits.readTimeout().toMillis() + " ms.", tenant, false);
         } catch (IOException | UncheckedIOException e) {
-            return refused(400, "invalid_request", "The request body could not be read.", tenant);
+            return refused(400, "invalid_request", "The request body could not be read.", tenant, false);
         }
         CachedBodyRequest replay = new CachedBodyRequest(request, body);
         long cost;
         try {
             cost = estimator.estimate(replay, body);
         } catch (InvalidCostInputException e) {
-            return refused(400, "invalid_request", e.getMessage() == null ? "The request cannot be priced." : e.getMessage(), tenant);
+            return refused(400, "invalid_request", e.getMessage() == null ? "The request cannot be priced." : e.getMessage(),
+                    tenant, true);
         } catch (IllegalArgumentException | UncheckedIOException e) {
             // a parser's complaint about the client's input (NumberFormatException...): still the client's 400
             LOG.log(System.Logger.Level.DEBUG, "cost estimator refused the input", e);
-            return refused(400, "invalid_request", "The request cannot be priced: its body is not valid input for this route.", tenant);
+            return refused(400, "invalid_request", "The request cannot be priced: its body is not valid input for this route.",
+                    tenant, true);
         }
         if (cost <= 0) {
             LOG.log(System.Logger.Level.WARNING, "cost estimator returned " + cost + " for " + request.getRequestURI()
                     + "; answered 400");
-            return refused(400, "invalid_cost", "The request's cost must be a whole number of units > 0.", tenant);
+            return refused(400, "invalid_cost", "The request's cost must be a whole number of units > 0.", tenant, true);
         }
         if (cost > maxCost) {
             return refused(400, "cost_too_large", "The request would cost " + cost
-                    + " units; the most this plan can ever admit at once is " + maxCost + ".", tenant);
+                    + " units; the most this plan can ever admit at once is " + maxCost + ".", tenant, true);
         }
-        return new CostEstimate(cost, replay, null);
+        return new CostEstimate(cost, replay, null, true);
     }
 
-    private static CostEstimate refused(int status, String reason, String detail, String tenant) {
-        return new CostEstimate(0, null, new Problem(status, reason, detail, tenant, 0));
+    private static CostEstimate refused(int status, String reason, String detail, String tenant, boolean bodyRead) {
+        return new CostEstimate(0, null, new Problem(status, reason, detail, tenant, 0), bodyRead);
     }
 }

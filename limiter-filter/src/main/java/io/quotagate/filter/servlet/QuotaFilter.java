@@ -252,9 +252,13 @@ public final class QuotaFilter implements Filter, QuotaSource {
                 CostEstimate estimate;
                 try {
                     estimate = CostEstimate.of(request, estimator, e.setup.body, e.admission.maxCost(kind, key, plan), named);
-                } finally {
-                    e.admission.reconcile(reserved, 0); // the reservation only guarded the read
+                } catch (RuntimeException | Error failure) {
+                    e.admission.reconcile(reserved, 0);
+                    throw failure;
                 }
+                // A body read and refused (bad input) keeps the minimum: the server did the work, and a
+                // client sending bad bodies spends its own units until it is refused before reading.
+                if (estimate.problem() == null || !estimate.bodyRead()) e.admission.reconcile(reserved, 0);
                 if (estimate.problem() != null) {
                     if (permit != null) permit.cancel();
                     refuse(e, response, route, tenant, plan, estimate.problem());
