@@ -1,5 +1,6 @@
 package io.quotagate.loadtest;
 
+import io.quotagate.loadtest.attack.AttackCommand;
 import io.quotagate.loadtest.bench.BenchCommand;
 import io.quotagate.loadtest.scenario.ScenarioCommand;
 import picocli.CommandLine;
@@ -14,6 +15,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "load-tests", mixinStandardHelpOptions = true,
         description = "quotagate load generator and benchmarks.",
         subcommands = {
+                AttackCommand.class,
                 BenchCommand.class,
                 JmhCommand.class,
                 ScenarioCommand.class,
