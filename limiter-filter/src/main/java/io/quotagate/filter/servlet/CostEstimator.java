@@ -13,8 +13,9 @@ import jakarta.servlet.http.HttpServletRequest;
  * ({@link QuotaGate#reportActualCost}). Reserve against a ceiling you control (for instance the
  * requested maximum output), so the settlement is usually a refund.
  *
- * <p>The estimator runs on the request thread before admission, so it must be fast and must not
- * call the application.
+ * <p>The estimator runs on the request thread once the request holds its concurrency slot and its
+ * route's minimum {@code cost:} is reserved, with the body already read (bounded in size and time),
+ * so it must be fast and must not call the application.
  */
 @FunctionalInterface
 public interface CostEstimator {

@@ -72,6 +72,11 @@ import java.util.Optional;
  * async support so async servlets behind it work. Only {@code REQUEST} dispatches are limited: a
  * forward, include, error or async re-dispatch of an admitted request passes through.
  *
+ * <p>Routes are matched on the upper-cased method ({@code GET} rules cover {@code HEAD}) and the
+ * normalised path ({@link RequestPath}), so no variant served by the same servlet leaves its route.
+ * The body of a route with a {@link CostEstimator} is read only after its slot and its route's
+ * minimum cost are granted, within {@link Builder#bodyReadTimeout}.
+ *
  * <p>Two ways to install it: {@link #builder()} for code, or a container-created instance with the
  * init-param {@value #PLANS_PARAM} naming the plans file ({@code classpath:plans.yml} or a path).
  *
