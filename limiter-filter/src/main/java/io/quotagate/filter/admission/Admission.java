@@ -186,7 +186,8 @@ public final class Admission {
         } else if (guests != null && !takeShared(guests, tenantBucket, null, cost)) {
             // the tenant is never charged for a request that does not run
             tenantBucket.addTokens(cost);
-            refusal = longest(new Decision.Rejected(Reason.GUEST_RATE, waitFor(guests, cost)), null, null, global, cost);
+            refusal = longest(new Decision.Rejected(Reason.GUEST_RATE, waitFor(guests, cost)),
+                    null, null, global, cost);
         } else if (global != null && !takeShared(global, tenantBucket, guests, cost)) {
             tenantBucket.addTokens(cost);
             if (guests != null) guests.addTokens(cost);
@@ -200,8 +201,8 @@ public final class Admission {
     }
 
     /** {@code refusal}, or the refusal of a shared bucket that would make the client wait longer. */
-    private static Decision.Rejected longest(Decision.Rejected refusal, Bucket guests, Reason guestsReason, Bucket global,
-                                             long cost) {
+    private static Decision.Rejected longest(Decision.Rejected refusal, Bucket guests, Reason guestsReason,
+                                             Bucket global, long cost) {
         if (guests != null) {
             long wait = waitFor(guests, cost);
             if (wait > refusal.nanosToWait()) refusal = new Decision.Rejected(guestsReason, wait);

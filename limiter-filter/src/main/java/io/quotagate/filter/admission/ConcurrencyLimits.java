@@ -106,7 +106,8 @@ public final class ConcurrencyLimits implements ConcurrencyView {
     public Acquisition acquire(String tenant, String plan, String group) {
         GroupLimiter limiter = limiter(group);
         Map<String, Integer> planCaps = caps.get(plan);
-        return limiter.acquire(Objects.requireNonNull(tenant, "tenant"), share(planCaps == null ? null : planCaps.get(group)));
+        Integer cap = planCaps == null ? null : planCaps.get(group);
+        return limiter.acquire(Objects.requireNonNull(tenant, "tenant"), share(cap));
     }
 
     /**
@@ -126,7 +127,9 @@ public final class ConcurrencyLimits implements ConcurrencyView {
             guests.permit().cancel();
             throw e;
         }
-        if (own instanceof Acquisition.Granted granted) return new Acquisition.Granted(new BothPermits(guests.permit(), granted.permit()));
+        if (own instanceof Acquisition.Granted granted) {
+            return new Acquisition.Granted(new BothPermits(guests.permit(), granted.permit()));
+        }
         guests.permit().cancel();
         return own;
     }

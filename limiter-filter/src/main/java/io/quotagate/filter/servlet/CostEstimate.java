@@ -26,8 +26,8 @@ record CostEstimate(long cost, HttpServletRequest request, Problem problem, bool
         try {
             body = CachedBodyRequest.read(request, limits);
         } catch (CachedBodyRequest.TooLarge e) {
-            return refused(413, "body_too_large", "The request body is larger than " + limits.maxBytes() + " bytes.", tenant,
-                    e.afterReading());
+            return refused(413, "body_too_large", "The request body is larger than " + limits.maxBytes() + " bytes.",
+                    tenant, e.afterReading());
         } catch (CachedBodyRequest.TimedOut e) {
             return refused(408, "body_timeout", "The request body did not arrive within "
                     + limits.readTimeout().toMillis() + " ms.", tenant, false);
@@ -39,18 +39,19 @@ record CostEstimate(long cost, HttpServletRequest request, Problem problem, bool
         try {
             cost = estimator.estimate(replay, body);
         } catch (InvalidCostInputException e) {
-            return refused(400, "invalid_request", e.getMessage() == null ? "The request cannot be priced." : e.getMessage(),
-                    tenant, true);
+            String detail = e.getMessage() == null ? "The request cannot be priced." : e.getMessage();
+            return refused(400, "invalid_request", detail, tenant, true);
         } catch (IllegalArgumentException | UncheckedIOException e) {
             // a parser's complaint about the client's input (NumberFormatException...): still the client's 400
             LOG.log(System.Logger.Level.DEBUG, "cost estimator refused the input", e);
-            return refused(400, "invalid_request", "The request cannot be priced: its body is not valid input for this route.",
-                    tenant, true);
+            return refused(400, "invalid_request",
+                    "The request cannot be priced: its body is not valid input for this route.", tenant, true);
         }
         if (cost <= 0) {
             LOG.log(System.Logger.Level.WARNING, "cost estimator returned " + cost + " for " + request.getRequestURI()
                     + "; answered 400");
-            return refused(400, "invalid_cost", "The request's cost must be a whole number of units > 0.", tenant, true);
+            return refused(400, "invalid_cost", "The request's cost must be a whole number of units > 0.",
+                    tenant, true);
         }
         if (cost > maxCost) {
             return refused(400, "cost_too_large", "The request would cost " + cost

@@ -38,7 +38,8 @@ final class FailureLog {
             return;
         }
         long heldBack = held.sumThenReset();
-        log.log(System.Logger.Level.ERROR, what + " failed" + context + (heldBack == 0 ? ""
-                : " (and " + heldBack + " times more in the last " + INTERVAL_SECONDS + " s or longer, not logged)"), failure);
+        String held = heldBack == 0 ? ""
+                : " (and " + heldBack + " times more in the last " + INTERVAL_SECONDS + " s or longer, not logged)";
+        log.log(System.Logger.Level.ERROR, what + " failed" + context + held, failure);
     }
 }

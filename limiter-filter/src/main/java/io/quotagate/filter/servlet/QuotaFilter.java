@@ -97,7 +97,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
     public static final int DEFAULT_TOP_TENANTS = 50;
     /** Init-param: poll the plans file (a file path, not a class-path resource) this often, e.g. {@code 2s}. */
     public static final String RELOAD_INTERVAL_PARAM = "reload-interval";
-    /** Init-param: the longest a body read for a cost estimator may take, e.g. {@code 5s} (see {@link Builder#bodyReadTimeout}). */
+    /** Init-param: the longest a body read for a cost estimator may take, e.g. {@code 5s} ({@link Builder#bodyReadTimeout}). */
     public static final String BODY_READ_TIMEOUT_PARAM = "body-read-timeout";
     /** Init-param: {@code true} to add the legacy {@code X-RateLimit-*} fields to published plans. */
     public static final String LEGACY_HEADERS_PARAM = "legacy-ratelimit-headers";
@@ -146,7 +146,9 @@ public final class QuotaFilter implements Filter, QuotaSource {
                 if (interval != null && !interval.isBlank()) b.watchPlansFile(PlansFile.parsePeriod(interval.trim()));
                 b.legacyRateLimitHeaders(Boolean.parseBoolean(config.getInitParameter(LEGACY_HEADERS_PARAM)));
                 String bodyTimeout = config.getInitParameter(BODY_READ_TIMEOUT_PARAM);
-                if (bodyTimeout != null && !bodyTimeout.isBlank()) b.bodyReadTimeout(PlansFile.parsePeriod(bodyTimeout.trim()));
+                if (bodyTimeout != null && !bodyTimeout.isBlank()) {
+                    b.bodyReadTimeout(PlansFile.parsePeriod(bodyTimeout.trim()));
+                }
                 engine = b.engine();
             } catch (InvalidPlansException e) {
                 throw new ServletException("QuotaFilter '" + config.getFilterName() + "': invalid plans: " + e.getMessage(), e);
@@ -256,7 +258,8 @@ public final class QuotaFilter implements Filter, QuotaSource {
                 // is refused before a byte is read, and its own units bound its slow bodies in flight.
                 CostEstimate estimate;
                 try {
-                    estimate = CostEstimate.of(request, estimator, e.setup.body, e.admission.maxCost(kind, key, plan), named);
+                    long maxCost = e.admission.maxCost(kind, key, plan);
+                    estimate = CostEstimate.of(request, estimator, e.setup.body, maxCost, named);
                 } catch (RuntimeException | Error failure) {
                     e.admission.reconcile(reserved, 0);
                     throw failure;
