@@ -54,7 +54,8 @@ import java.util.Set;
  * <p>Refusals are 401 ({@link TenantRejectedException}): {@code invalid_token} (malformed, bad
  * signature, wrong algorithm, unsecured {@code alg: none} when verifying, encrypted (JWE) in either
  * mode, wrong issuer or audience, longer than {@value #MAX_TOKEN_LENGTH} characters, a claim that is
- * not text) and {@code expired_token}. Nothing a client sends makes this resolver throw anything else.
+ * not text) and {@code expired_token}. The token's header sent twice is 400 {@code ambiguous_tenant}.
+ * Nothing a client sends makes this resolver throw anything else.
  *
  * <p>{@link Builder#withoutVerification()} skips the signature check. Use it only when an upstream
  * filter or gateway has already authenticated the request: otherwise any client can name any tenant.
@@ -95,7 +96,8 @@ public final class JwtClaimResolver implements TenantResolver {
 
     @Override
     public Optional<String> resolve(HttpServletRequest request) {
-        String value = request.getHeader(header);
+        // a comma is no separator here: Authorization schemes such as Digest use it in their syntax
+        String value = SingleHeader.value(request, header, false);
         if (value == null) return Optional.empty();
         String token;
         if (value.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
