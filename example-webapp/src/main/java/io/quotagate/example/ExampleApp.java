@@ -22,6 +22,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.concurrent.Callable;
+import java.util.function.LongSupplier;
 
 /**
  * An embedded Jetty 12 API protected by {@link QuotaFilter}: {@code GET /items/{id}} (cost 1),
@@ -121,6 +122,11 @@ public final class ExampleApp implements Callable<Integer> {
      * @param adminToken the bearer token of {@code /admin/quota}, or null to leave it off (404)
      */
     public static Running start(String host, int port, QuotaFilter filter, String adminToken) throws Exception {
+        return start(host, port, filter, adminToken, System::nanoTime);
+    }
+
+    /** As the public {@code start}, the admin endpoint's lockouts timed by {@code adminNanos} (tests). */
+    static Running start(String host, int port, QuotaFilter filter, String adminToken, LongSupplier adminNanos) throws Exception {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         new QuotaMeterBinder(filter).bindTo(registry);
         DashboardHistory history = new DashboardHistory(filter);
@@ -138,7 +144,8 @@ public final class ExampleApp implements Callable<Integer> {
         context.addServlet(reports, "/reports/*");
         context.addServlet(new ServletHolder(new ExampleServlets.Health()), "/health");
         context.addServlet(new ServletHolder(new Completions()), "/v1/completions");
-        if (adminToken != null) context.addServlet(new ServletHolder(new AdminQuota(filter, adminToken)), "/admin/quota");
+        if (adminToken != null) context.addServlet(new ServletHolder(new AdminQuota(filter, adminToken,
+                new WrongTokenBackoff(adminNanos))), "/admin/quota");
         else context.addServlet(new ServletHolder(new ExampleServlets.NotFound()), "/admin/*"); // off: as if absent
 
         Server server = new Server();
