@@ -32,7 +32,7 @@ import java.util.Set;
  * {@code Retry-After}, {@link WrongTokenBackoff}). A body with a field twice is refused (400), as the
  * plans file refuses duplicate keys: "last one wins" would let a proxy and a client disagree about
  * the value. Every 400 names the bad value as it was sent. Only registered when an admin token is
- * configured (otherwise 404).
+ * configured (otherwise 404), on the management port.
  */
 final class AdminQuota extends HttpServlet {
     private static final long serialVersionUID = 1L;

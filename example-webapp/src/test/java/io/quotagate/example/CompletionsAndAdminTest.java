@@ -27,7 +27,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
-/** {@code POST /v1/completions} (reserve, then reconcile) and {@code PUT /admin/quota}, with a manual clock. */
+/**
+ * {@code POST /v1/completions} (reserve, then reconcile) and {@code PUT /admin/quota} (on the
+ * management port), with a manual clock.
+ */
 class CompletionsAndAdminTest {
     private static final HttpClient CLIENT = HttpClient.newHttpClient();
     private final ManualClock clock = new ManualClock();
@@ -36,7 +39,7 @@ class CompletionsAndAdminTest {
     private void start(String adminToken) throws Exception {
         Plans plans = PlansFile.load(ExampleApp.DEFAULT_PLANS);
         QuotaFilter filter = ExampleApp.withEstimators(QuotaFilter.builder().plans(plans).clock(clock), plans).build();
-        app = ExampleApp.start("127.0.0.1", 0, filter, adminToken, clock::nanoTime);
+        app = ExampleApp.start("127.0.0.1", 0, "127.0.0.1", 0, filter, adminToken, clock::nanoTime);
     }
 
     @AfterEach
@@ -45,7 +48,9 @@ class CompletionsAndAdminTest {
     }
 
     private HttpResponse<String> send(String method, String path, String tenant, String auth, String body) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(app.baseUri() + path)).timeout(Duration.ofSeconds(10))
+        // the admin endpoint is served on the management port only
+        String base = path.startsWith("/admin/") ? app.managementUri() : app.baseUri();
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(10))
                 .method(method, HttpRequest.BodyPublishers.ofString(body)).header("Content-Type", "application/json");
         if (tenant != null) b.header("X-Tenant-Id", tenant);
         if (auth != null) b.header("Authorization", auth);
@@ -204,7 +209,7 @@ class CompletionsAndAdminTest {
 
     /** The admin endpoint asked from another loopback address: raw, since the JDK client cannot choose its source. */
     private String fromAddress(String source, String method, String auth, String body) throws Exception {
-        int port = app.port();
+        int port = URI.create(app.managementUri()).getPort();
         try (Socket s = new Socket(InetAddress.getByName("127.0.0.1"), port, InetAddress.getByName(source), 0)) {
             s.setSoTimeout(10_000);
             byte[] content = body.getBytes(StandardCharsets.UTF_8);
