@@ -1,12 +1,15 @@
 package io.quotagate.example;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.PlansFile;
+import io.quotagate.tenant.ClientAddress;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -25,20 +28,29 @@ import java.util.Set;
  * {@code PUT /admin/quota} with {@code {"capacity": 1500, "refill": 1500, "period": "1m"}}: replaces
  * the hidden global quota while running (the bucket keeps its tokens, capped at the new capacity).
  * {@code GET /admin/quota} shows it. Both need {@code Authorization: Bearer <admin token>}; wrong or
- * missing: 401. Only registered when an admin token is configured (otherwise 404).
+ * missing: 401, and repeated wrong tokens lock their address out for a while (429 with
+ * {@code Retry-After}, {@link WrongTokenBackoff}). A body with a field twice is refused (400), as the
+ * plans file refuses duplicate keys: "last one wins" would let a proxy and a client disagree about
+ * the value. Every 400 names the bad value as it was sent. Only registered when an admin token is
+ * configured (otherwise 404), on the management port.
  */
 final class AdminQuota extends HttpServlet {
     private static final long serialVersionUID = 1L;
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = JsonMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+    private static final String EXAMPLE = "{\"capacity\": 1500, \"refill\": 1500, \"period\": \"1m\"}";
+    /** Wrong tokens are counted per connection address: the management port is not behind the public proxies. */
+    private static final ClientAddress ADDRESSES = ClientAddress.behind(List.of());
     private static final int MAX_BODY = 4096;
     private static final Set<String> KEYS = Set.of("capacity", "refill", "period");
 
     private final transient QuotaFilter filter;
     private final byte[] token;
+    private final transient WrongTokenBackoff backoff;
 
-    AdminQuota(QuotaFilter filter, String token) {
+    AdminQuota(QuotaFilter filter, String token, WrongTokenBackoff backoff) {
         this.filter = Objects.requireNonNull(filter, "filter");
         this.token = token.getBytes(StandardCharsets.UTF_8);
+        this.backoff = Objects.requireNonNull(backoff, "backoff");
     }
 
     @Override
@@ -79,49 +91,71 @@ final class AdminQuota extends HttpServlet {
         return filter.plans().global().map(g -> g.limits().get(0).name()).orElse("api");
     }
 
-    /** A bandwidth from {@code {"capacity": n, "refill": n, "period": "1m"}}; every mistake named. */
+    /**
+     * A bandwidth from {@code {"capacity": n, "refill": n, "period": "1m"}}. Every mistake is named
+     * with the value as sent (JSON-encoded in the problem body, so echoing it is safe; the body is at
+     * most {@value #MAX_BODY} bytes).
+     */
     static Bandwidth parse(byte[] body, String name) {
         JsonNode root;
         try {
             root = JSON.readTree(body);
-        } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException("The body must be JSON: {\"capacity\": 1500, \"refill\": 1500, \"period\": \"1m\"}.");
+        } catch (JsonProcessingException e) { // a duplicate field too: Jackson's message names it
+            throw new IllegalArgumentException("The body is not valid JSON (" + e.getOriginalMessage() + "); expected " + EXAMPLE + ".");
         } catch (IOException e) {
             throw new IllegalArgumentException("The body could not be read.");
         }
-        if (root == null || !root.isObject()) {
-            throw new IllegalArgumentException("The body must be a JSON object: {\"capacity\": 1500, \"refill\": 1500, \"period\": \"1m\"}.");
+        if (root == null || root.isMissingNode() || !root.isObject()) {
+            throw new IllegalArgumentException("The body must be a JSON object such as " + EXAMPLE + ", was "
+                    + (root == null || root.isMissingNode() ? "empty" : root.toString()) + ".");
         }
         for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
             String key = it.next();
-            if (!KEYS.contains(key)) throw new IllegalArgumentException("unknown field; expected capacity, refill and period.");
+            if (!KEYS.contains(key)) {
+                throw new IllegalArgumentException("Unknown field " + JSON.getNodeFactory().textNode(key)
+                        + "; expected capacity, refill and period.");
+            }
         }
         long capacity = positive(root, "capacity");
         long refill = positive(root, "refill");
         JsonNode period = root.get("period");
-        if (period == null || !period.isTextual()) throw new IllegalArgumentException("period must be a string such as \"1m\".");
+        if (period == null) throw new IllegalArgumentException("period is required, a string such as \"1m\".");
+        if (!period.isTextual()) throw new IllegalArgumentException("period must be a string such as \"1m\", was " + period + ".");
         Duration d;
         try {
             d = PlansFile.parsePeriod(period.textValue());
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("period: " + e.getMessage().replace(period.textValue(), "…"));
+        } catch (IllegalArgumentException e) { // its message quotes the text as given
+            throw new IllegalArgumentException("period: " + e.getMessage());
         }
         return new Bandwidth(name, capacity, refill, d);
     }
 
     private static long positive(JsonNode root, String field) {
         JsonNode n = root.get(field);
-        if (n == null || !n.isIntegralNumber() || !n.canConvertToLong() || n.longValue() <= 0) {
-            throw new IllegalArgumentException(field + " must be a whole number > 0.");
+        if (n == null) throw new IllegalArgumentException(field + " is required, a whole number > 0.");
+        if (!n.isIntegralNumber() || !n.canConvertToLong() || n.longValue() <= 0) {
+            throw new IllegalArgumentException(field + " must be a whole number > 0, was " + n + ".");
         }
         return n.longValue();
     }
 
     private boolean authorized(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+        String client = ADDRESSES.of(req);
+        long locked = backoff.lockedFor(client);
+        if (locked > 0) { // refused before the token is even compared: guessing costs the guesser time
+            long seconds = Math.max(1, (locked + 999_999_999L) / 1_000_000_000L);
+            resp.setHeader("Retry-After", Long.toString(seconds));
+            problem(resp, 429, "Too many wrong admin tokens from this address; retry after " + seconds + " s.");
+            return false;
+        }
         String header = req.getHeader("Authorization");
         byte[] given = header != null && header.regionMatches(true, 0, "Bearer ", 0, 7)
                 ? header.substring(7).trim().getBytes(StandardCharsets.UTF_8) : new byte[0];
-        if (given.length > 0 && MessageDigest.isEqual(given, token)) return true; // constant time
+        if (given.length > 0 && MessageDigest.isEqual(given, token)) { // constant time
+            backoff.succeeded(client);
+            return true;
+        }
+        if (given.length > 0) backoff.failed(client); // no token: nothing was compared, nothing guessed
         resp.setHeader("WWW-Authenticate", "Bearer realm=\"quotagate-admin\"");
         problem(resp, 401, "A valid admin bearer token is required.");
         return false;
@@ -143,7 +177,11 @@ final class AdminQuota extends HttpServlet {
     private static void problem(HttpServletResponse resp, int status, String detail) throws IOException {
         var o = JSON.createObjectNode();
         o.put("type", "about:blank");
-        o.put("title", status == 401 ? "Unauthorized" : "Bad Request");
+        o.put("title", switch (status) {
+            case 401 -> "Unauthorized";
+            case 429 -> "Too Many Requests";
+            default -> "Bad Request";
+        });
         o.put("status", status);
         o.put("detail", detail);
         ExampleServlets.json(resp, status, JSON.writeValueAsString(o), "application/problem+json");

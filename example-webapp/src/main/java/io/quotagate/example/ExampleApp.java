@@ -14,6 +14,7 @@ import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.ContextHandlerCollection;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -21,27 +22,53 @@ import picocli.CommandLine.Option;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.function.LongSupplier;
 
 /**
  * An embedded Jetty 12 API protected by {@link QuotaFilter}: {@code GET /items/{id}} (cost 1),
  * {@code GET /reports/{id}?ms=N} (cost 5, asynchronous, N ms of simulated work, concurrency group
- * {@code reports}), {@code POST /v1/completions} (cost in tokens, reserved then reconciled),
- * {@code GET /health} (never limited), {@code GET /metrics} (Prometheus text), {@code GET /dashboard}
- * (live charts) and {@code PUT /admin/quota} (changes the hidden global quota; only with an admin
- * token). The tenant comes from {@code X-Tenant-Id}.
+ * {@code reports}), {@code POST /v1/completions} (cost in tokens, reserved then reconciled) and
+ * {@code GET /health} (never limited). The tenant comes from {@code X-Tenant-Id}.
+ *
+ * <p>The operational endpoints live on a second port, the management port (default
+ * {@value #DEFAULT_MANAGEMENT_PORT} on 127.0.0.1): {@code GET /metrics} (Prometheus text),
+ * {@code GET /dashboard} (live charts) and {@code PUT /admin/quota} (changes the hidden global quota;
+ * only with an admin token), plus {@code GET /health}. They name customers and reveal the hidden
+ * global quota, so the public API port answers 404 for them; only this machine reaches them unless
+ * {@code --management-host} says otherwise.
  */
 @Command(name = "example-webapp", mixinStandardHelpOptions = true,
         description = "A multi-tenant demo API protected by quotagate.")
 public final class ExampleApp implements Callable<Integer> {
     /** The plans file inside the jar, used when {@code --plans} is not given. */
     public static final String DEFAULT_PLANS = "classpath:example-plans.yml";
+    /**
+     * The management port unless {@code --management-port} says otherwise: beside the API's 8080, and
+     * not 9090, where the Prometheus that scrapes it listens.
+     */
+    public static final int DEFAULT_MANAGEMENT_PORT = 8081;
+    /** Paths served on the management port only (the API port answers 404 for them). */
+    static final String[] MANAGEMENT_PATHS = {"/metrics", "/dashboard/*", "/admin/*"};
 
     @Option(names = "--port", description = "HTTP port (0 picks a free one; default ${DEFAULT-VALUE})")
     int port = 8080;
 
     @Option(names = "--host", description = "Address to bind (default ${DEFAULT-VALUE})")
     String host = "127.0.0.1";
+
+    @Option(names = "--management-port", paramLabel = "PORT",
+            description = "Port of /metrics, /dashboard and /admin/quota (0 picks a free one; default ${DEFAULT-VALUE})")
+    int managementPort = DEFAULT_MANAGEMENT_PORT;
+
+    @Option(names = "--management-host", paramLabel = "ADDRESS",
+            description = "Address the management port binds (default ${DEFAULT-VALUE}: this machine only)")
+    String managementHost = "127.0.0.1";
+
+    @Option(names = "--max-plans-bytes", paramLabel = "BYTES",
+            description = "Largest --plans file read, at start and on every reload (default ${DEFAULT-VALUE})")
+    long maxPlansBytes = PlansFile.DEFAULT_MAX_BYTES;
 
     @Option(names = "--plans", paramLabel = "FILE",
             description = "Plans file (YAML), reloaded when it changes; default: the embedded example plans")
@@ -65,10 +92,18 @@ public final class ExampleApp implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (port != 0 && port == managementPort) {
+            System.err.println("example-webapp: --management-port must differ from --port (both " + port + ")");
+            return 2;
+        }
+        if (maxPlansBytes <= 0 || maxPlansBytes >= Integer.MAX_VALUE) {
+            System.err.println("example-webapp: --max-plans-bytes must be 1 to " + (Integer.MAX_VALUE - 1) + ", was " + maxPlansBytes);
+            return 2;
+        }
         QuotaFilter filter;
         try {
-            QuotaFilter.Builder builder = QuotaFilter.builder();
-            Plans loaded = PlansFile.load(plans);
+            QuotaFilter.Builder builder = QuotaFilter.builder().maxPlansFileBytes(maxPlansBytes);
+            Plans loaded = PlansFile.load(plans, maxPlansBytes);
             if (plans.startsWith(PlansFile.CLASSPATH_PREFIX)) builder.plans(loaded);
             else builder.plansFile(Path.of(plans)).watchPlansFile(RELOAD_INTERVAL);
             if (redis != null) {
@@ -85,11 +120,18 @@ public final class ExampleApp implements Callable<Integer> {
             return 2;
         }
         String token = adminToken == null || adminToken.isBlank() ? null : adminToken.trim();
-        Running app = start(host, port, filter, token);
-        System.out.println("example-webapp listening on " + app.baseUri() + " (plans: " + plans + ", admin API "
-                + (token == null ? "off" : "on") + ", store: " + (redis == null ? "plans file" : "redis") + ")");
+        Running app = start(host, port, managementHost, managementPort, filter, token);
+        System.out.println(banner(app, plans, token != null, redis != null));
         app.server().join();
         return 0;
+    }
+
+    /** The start-up lines: both base URLs, and what runs where. */
+    static String banner(Running app, String plans, boolean admin, boolean redis) {
+        return "example-webapp listening on " + app.baseUri() + " (API; plans: " + plans + ", store: "
+                + (redis ? "redis" : "plans file") + ")\n"
+                + "management on " + app.managementUri() + " (/metrics, /dashboard, /admin/quota "
+                + (admin ? "on" : "off") + ", /health)";
     }
 
     /**
@@ -105,7 +147,10 @@ public final class ExampleApp implements Callable<Integer> {
                 ? s.withUri(uri) : StoreSettings.redis(uri));
     }
 
-    /** Starts the app (admin API off); the caller stops it with {@link Running#close()}. */
+    /**
+     * Starts the app (admin API off), its management port on a free port of 127.0.0.1; the caller
+     * stops it with {@link Running#close()}.
+     */
     public static Running start(String host, int port, Plans plans) throws Exception {
         return start(host, port, withEstimators(QuotaFilter.builder().plans(plans), plans).build());
     }
@@ -116,44 +161,84 @@ public final class ExampleApp implements Callable<Integer> {
     }
 
     /**
-     * Starts the app behind a filter built by the caller (see {@link #withEstimators}).
+     * Starts the app behind a filter built by the caller (see {@link #withEstimators}), its
+     * management port on a free port of 127.0.0.1 ({@link Running#managementUri()}).
      *
      * @param adminToken the bearer token of {@code /admin/quota}, or null to leave it off (404)
      */
     public static Running start(String host, int port, QuotaFilter filter, String adminToken) throws Exception {
+        return start(host, port, "127.0.0.1", 0, filter, adminToken);
+    }
+
+    /**
+     * Starts the app: the API on {@code host:port} behind {@code filter}, the operational endpoints on
+     * {@code managementHost:managementPort} (port 0: a free one).
+     *
+     * @param adminToken the bearer token of {@code /admin/quota}, or null to leave it off (404)
+     */
+    public static Running start(String host, int port, String managementHost, int managementPort, QuotaFilter filter,
+                                String adminToken) throws Exception {
+        return start(host, port, managementHost, managementPort, filter, adminToken, System::nanoTime);
+    }
+
+    /** As the public {@code start}, the admin endpoint's lockouts timed by {@code adminNanos} (tests). */
+    static Running start(String host, int port, String managementHost, int managementPort, QuotaFilter filter,
+                         String adminToken, LongSupplier adminNanos) throws Exception {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         new QuotaMeterBinder(filter).bindTo(registry);
         DashboardHistory history = new DashboardHistory(filter);
 
-        ServletContextHandler context = new ServletContextHandler();
-        context.setContextPath("/");
+        Server server = new Server();
+        ServerConnector api = connector(server, "api", host, port);
+        ServerConnector management = connector(server, "management", managementHost, managementPort);
+
+        // one context per connector ("@name" virtual hosts): a request to one port never reaches the other's servlets
+        ServletContextHandler apiContext = new ServletContextHandler();
+        apiContext.setContextPath("/");
+        apiContext.setVirtualHosts(List.of("@api"));
         FilterHolder quota = new FilterHolder(filter);
         quota.setAsyncSupported(true); // the reports servlet behind it is asynchronous
-        context.addFilter(quota, "/*", EnumSet.of(DispatcherType.REQUEST));
-        context.addServlet(new ServletHolder(new ObservabilityServlets.Metrics(registry)), "/metrics");
-        context.addServlet(new ServletHolder(new ObservabilityServlets.Dashboard(history)), "/dashboard/*");
-        context.addServlet(new ServletHolder(new ExampleServlets.Items()), "/items/*");
+        apiContext.addFilter(quota, "/*", EnumSet.of(DispatcherType.REQUEST));
+        apiContext.addServlet(new ServletHolder(new ExampleServlets.Items()), "/items/*");
         ServletHolder reports = new ServletHolder(new ExampleServlets.Reports());
         reports.setAsyncSupported(true);
-        context.addServlet(reports, "/reports/*");
-        context.addServlet(new ServletHolder(new ExampleServlets.Health()), "/health");
-        context.addServlet(new ServletHolder(new Completions()), "/v1/completions");
-        if (adminToken != null) context.addServlet(new ServletHolder(new AdminQuota(filter, adminToken)), "/admin/quota");
-        else context.addServlet(new ServletHolder(new ExampleServlets.NotFound()), "/admin/*"); // off: as if absent
+        apiContext.addServlet(reports, "/reports/*");
+        apiContext.addServlet(new ServletHolder(new ExampleServlets.Health()), "/health");
+        apiContext.addServlet(new ServletHolder(new Completions()), "/v1/completions");
+        ServletHolder notHere = new ServletHolder(new ExampleServlets.NotFound());
+        for (String path : MANAGEMENT_PATHS) apiContext.addServlet(notHere, path); // as if absent
 
-        Server server = new Server();
-        ServerConnector connector = new ServerConnector(server);
-        connector.setHost(host);
-        connector.setPort(port);
-        server.addConnector(connector);
-        server.setHandler(context);
+        ServletContextHandler managementContext = new ServletContextHandler();
+        managementContext.setContextPath("/");
+        managementContext.setVirtualHosts(List.of("@management"));
+        managementContext.addServlet(new ServletHolder(new ObservabilityServlets.Metrics(registry)), "/metrics");
+        managementContext.addServlet(new ServletHolder(new ObservabilityServlets.Dashboard(history)), "/dashboard/*");
+        managementContext.addServlet(new ServletHolder(new ExampleServlets.Health()), "/health");
+        if (adminToken != null) {
+            managementContext.addServlet(new ServletHolder(new AdminQuota(filter, adminToken,
+                    new WrongTokenBackoff(adminNanos))), "/admin/quota");
+        } else {
+            managementContext.addServlet(new ServletHolder(new ExampleServlets.NotFound()), "/admin/*"); // off: as if absent
+        }
+        managementContext.addServlet(new ServletHolder(new ExampleServlets.NotFound()), "/");
+
+        server.setHandler(new ContextHandlerCollection(apiContext, managementContext));
         try {
             server.start();
         } catch (Exception e) {
             history.close();
             throw e;
         }
-        return new Running(server, connector.getLocalPort(), host, filter, registry, history);
+        return new Running(server, api.getLocalPort(), host, management.getLocalPort(), managementHost, filter, registry, history);
+    }
+
+    private static ServerConnector connector(Server server, String name, String host, int port) {
+        ServerConnector connector = new ServerConnector(server);
+        connector.setName(name);
+        connector.setHost(host);
+        connector.setPort(port);
+        server.addConnector(connector);
+        return connector;
     }
 
     /**
@@ -172,23 +257,36 @@ public final class ExampleApp implements Callable<Integer> {
         private final Server server;
         private final int port;
         private final String host;
+        private final int managementPort;
+        private final String managementHost;
         private final QuotaFilter filter;
         private final PrometheusMeterRegistry registry;
         private final DashboardHistory history;
 
-        private Running(Server server, int port, String host, QuotaFilter filter, PrometheusMeterRegistry registry,
-                        DashboardHistory history) {
+        private Running(Server server, int port, String host, int managementPort, String managementHost, QuotaFilter filter,
+                        PrometheusMeterRegistry registry, DashboardHistory history) {
             this.server = server;
             this.port = port;
             this.host = host;
+            this.managementPort = managementPort;
+            this.managementHost = managementHost;
             this.filter = filter;
             this.registry = registry;
             this.history = history;
         }
 
-        /** {@code http://host:port}. */
+        /** {@code http://host:port} of the API. */
         public String baseUri() {
-            return "http://" + host + ":" + port;
+            return uri(host, port);
+        }
+
+        /** {@code http://host:port} of the management port: {@code /metrics}, {@code /dashboard}, {@code /admin/quota}. */
+        public String managementUri() {
+            return uri(managementHost, managementPort);
+        }
+
+        private static String uri(String host, int port) {
+            return "http://" + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
         }
 
         public Server server() {
@@ -197,6 +295,11 @@ public final class ExampleApp implements Callable<Integer> {
 
         public int port() {
             return port;
+        }
+
+        /** The management port actually bound (a free one if 0 was asked for). */
+        public int managementPort() {
+            return managementPort;
         }
 
         /** The filter protecting the app (statistics, admission, runtime controls). */

@@ -8,17 +8,29 @@ import io.quotagate.plans.PlansFile;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.params.provider.Arguments.arguments;
 
-/** {@code POST /v1/completions} (reserve, then reconcile) and {@code PUT /admin/quota}, with a manual clock. */
+/**
+ * {@code POST /v1/completions} (reserve, then reconcile) and {@code PUT /admin/quota} (on the
+ * management port), with a manual clock.
+ */
 class CompletionsAndAdminTest {
     private static final HttpClient CLIENT = HttpClient.newHttpClient();
     private final ManualClock clock = new ManualClock();
@@ -27,7 +39,7 @@ class CompletionsAndAdminTest {
     private void start(String adminToken) throws Exception {
         Plans plans = PlansFile.load(ExampleApp.DEFAULT_PLANS);
         QuotaFilter filter = ExampleApp.withEstimators(QuotaFilter.builder().plans(plans).clock(clock), plans).build();
-        app = ExampleApp.start("127.0.0.1", 0, filter, adminToken);
+        app = ExampleApp.start("127.0.0.1", 0, "127.0.0.1", 0, filter, adminToken, clock::nanoTime);
     }
 
     @AfterEach
@@ -36,7 +48,9 @@ class CompletionsAndAdminTest {
     }
 
     private HttpResponse<String> send(String method, String path, String tenant, String auth, String body) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(app.baseUri() + path)).timeout(Duration.ofSeconds(10))
+        // the admin endpoint is served on the management port only
+        String base = path.startsWith("/admin/") ? app.managementUri() : app.baseUri();
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(10))
                 .method(method, HttpRequest.BodyPublishers.ofString(body)).header("Content-Type", "application/json");
         if (tenant != null) b.header("X-Tenant-Id", tenant);
         if (auth != null) b.header("Authorization", auth);
@@ -131,6 +145,117 @@ class CompletionsAndAdminTest {
         assertThat(r.statusCode()).isEqualTo(400);
         assertThat(r.body()).contains("\"status\":400").doesNotContain("Exception");
         assertThat(send("GET", "/admin/quota", null, "Bearer s3cret", "").body()).contains("\"capacity\":3000");
+    }
+
+    @Test
+    void aBodyWithAFieldTwiceIsRefusedNotLastOneWins() throws Exception {
+        start("s3cret");
+        HttpResponse<String> r = send("PUT", "/admin/quota", null, "Bearer s3cret",
+                "{\"capacity\": 10, \"refill\": 10, \"period\": \"1m\", \"capacity\": 5000000}");
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
+        assertThat(r.body()).contains("Duplicate field 'capacity'");
+        assertThat(send("GET", "/admin/quota", null, "Bearer s3cret", "").body()).contains("\"capacity\":3000");
+    }
+
+    @Test
+    void aBadPeriodIsNamedIntactInTheProblem() throws Exception {
+        start("s3cret");
+        HttpResponse<String> r = send("PUT", "/admin/quota", null, "Bearer s3cret", "{\"capacity\": 10, \"refill\": 10, \"period\": \"0\"}");
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(r.body()).contains("\"detail\":\"period: unknown period '0': use a number with a unit (ms, s, m, h, d) "
+                + "or ISO-8601 like PT10S\"");
+    }
+
+    static Stream<Arguments> badQuotaMessages() {
+        return Stream.of(
+                arguments("{\"capacity\": 10, \"refill\": 10, \"period\": \"0\"}",
+                        "period: unknown period '0': use a number with a unit (ms, s, m, h, d) or ISO-8601 like PT10S"),
+                arguments("{\"capacity\": 10, \"refill\": 10, \"period\": \"10\"}",
+                        "period: unknown period '10': use a number with a unit (ms, s, m, h, d) or ISO-8601 like PT10S"),
+                arguments("{\"capacity\": 10, \"refill\": 10, \"period\": \"0s\"}", "period: must be > 0, was '0s'"),
+                arguments("{\"capacity\": 10, \"refill\": 10, \"period\": \"PT0S\"}", "period: must be > 0, was 'PT0S'"),
+                arguments("{\"capacity\": 10, \"refill\": 10, \"period\": \"P1X\"}", "period: not an ISO-8601 duration: 'P1X'"),
+                arguments("{\"capacity\": 10, \"refill\": 10, \"period\": \"99999999999999999999d\"}",
+                        "period: number out of range: 99999999999999999999d"),
+                arguments("{\"capacity\": 10, \"refill\": 10, \"period\": \"\"}", "period: a period is required, e.g. 10s, 1m, 1d or PT10S"),
+                arguments("{\"capacity\": 10, \"refill\": 10, \"period\": 60}", "period must be a string such as \"1m\", was 60."),
+                arguments("{\"capacity\": 10, \"refill\": 10}", "period is required, a string such as \"1m\"."),
+                arguments("{\"capacity\": 0, \"refill\": 10, \"period\": \"1m\"}", "capacity must be a whole number > 0, was 0."),
+                arguments("{\"capacity\": -5, \"refill\": 10, \"period\": \"1m\"}", "capacity must be a whole number > 0, was -5."),
+                arguments("{\"capacity\": \"ten\", \"refill\": 10, \"period\": \"1m\"}",
+                        "capacity must be a whole number > 0, was \"ten\"."),
+                arguments("{\"capacity\": 10, \"refill\": 2.5, \"period\": \"1m\"}", "refill must be a whole number > 0, was 2.5."),
+                arguments("{\"capacity\": 99999999999999999999, \"refill\": 10, \"period\": \"1m\"}",
+                        "capacity must be a whole number > 0, was 99999999999999999999."),
+                arguments("{\"refill\": 10, \"period\": \"1m\"}", "capacity is required, a whole number > 0."),
+                arguments("{\"capacity\": 10, \"refill\": 10, \"period\": \"1m\", \"burst\": 3}",
+                        "Unknown field \"burst\"; expected capacity, refill and period."),
+                arguments("[10, 10, \"1m\"]", "The body must be a JSON object such as " + EXAMPLE + ", was [10,10,\"1m\"]."),
+                arguments("null", "The body must be a JSON object such as " + EXAMPLE + ", was null."),
+                arguments("", "The body must be a JSON object such as " + EXAMPLE + ", was empty."),
+                arguments("{\"capacity\": 1, \"capacity\": 2}",
+                        "The body is not valid JSON (Duplicate field 'capacity'); expected " + EXAMPLE + "."));
+    }
+
+    private static final String EXAMPLE = "{\"capacity\": 1500, \"refill\": 1500, \"period\": \"1m\"}";
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @MethodSource("badQuotaMessages")
+    void everyMistakeIsNamedWithTheValueAsSent(String body, String message) {
+        assertThatThrownBy(() -> AdminQuota.parse(body.getBytes(StandardCharsets.UTF_8), "api"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage(message);
+    }
+
+    /** The admin endpoint asked from another loopback address: raw, since the JDK client cannot choose its source. */
+    private String fromAddress(String source, String method, String auth, String body) throws Exception {
+        int port = URI.create(app.managementUri()).getPort();
+        try (Socket s = new Socket(InetAddress.getByName("127.0.0.1"), port, InetAddress.getByName(source), 0)) {
+            s.setSoTimeout(10_000);
+            byte[] content = body.getBytes(StandardCharsets.UTF_8);
+            OutputStream out = s.getOutputStream();
+            out.write((method + " /admin/quota HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nAuthorization: " + auth
+                    + "\r\nContent-Type: application/json\r\nContent-Length: " + content.length + "\r\n\r\n")
+                    .getBytes(StandardCharsets.ISO_8859_1));
+            out.write(content);
+            out.flush();
+            return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    @Test
+    void repeatedWrongTokensLockTheirAddressOutBeforeAnyTokenIsCompared() throws Exception {
+        start("s3cret");
+        String body = "{\"capacity\": 10, \"refill\": 10, \"period\": \"1m\"}";
+        for (int i = 0; i < 5; i++) {
+            assertThat(send("PUT", "/admin/quota", null, i % 2 == 0 ? null : "Basic czNjcmV0", body).statusCode())
+                    .as("no bearer token: nothing compared, nothing counted").isEqualTo(401);
+        }
+        for (int i = 1; i <= WrongTokenBackoff.FREE_FAILURES; i++) {
+            assertThat(send("PUT", "/admin/quota", null, "Bearer guess-" + i, body).statusCode()).isEqualTo(401);
+        }
+        HttpResponse<String> locked = send("PUT", "/admin/quota", null, "Bearer s3cret", body);
+        assertThat(locked.statusCode()).as("even the right token: it is not compared").isEqualTo(429);
+        assertThat(locked.headers().firstValue("Retry-After")).contains("1");
+        assertThat(locked.body()).contains("\"status\":429", "Too many wrong admin tokens from this address; retry after 1 s.");
+        assertThat(send("GET", "/admin/quota", null, "Bearer s3cret", "").statusCode()).isEqualTo(429);
+        assertThat(app.filter().plans().global().orElseThrow().limits().get(0).capacity()).as("nothing changed").isEqualTo(3000);
+
+        assertThat(Http.status(fromAddress("127.0.0.2", "PUT", "Bearer s3cret", body)))
+                .as("the right token from another address is unaffected").isEqualTo(200);
+        assertThat(app.filter().plans().global().orElseThrow().limits().get(0).capacity()).isEqualTo(10);
+
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(send("PUT", "/admin/quota", null, "Bearer guess-4", body).statusCode()).isEqualTo(401);
+        HttpResponse<String> longer = send("PUT", "/admin/quota", null, "Bearer s3cret", body);
+        assertThat(longer.statusCode()).isEqualTo(429);
+        assertThat(longer.headers().firstValue("Retry-After")).as("each further failure doubles the lockout").contains("2");
+
+        clock.advance(Duration.ofSeconds(2));
+        assertThat(send("PUT", "/admin/quota", null, "Bearer s3cret", body).statusCode()).isEqualTo(200);
+        assertThat(send("PUT", "/admin/quota", null, "Bearer guess-5", body).statusCode()).isEqualTo(401);
+        assertThat(send("PUT", "/admin/quota", null, "Bearer s3cret", body).statusCode())
+                .as("the right token cleared the record: one failure locks nothing").isEqualTo(200);
     }
 
     @Test

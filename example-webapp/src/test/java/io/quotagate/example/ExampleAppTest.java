@@ -104,6 +104,73 @@ class ExampleAppTest {
         }
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"/metrics", "/dashboard", "/dashboard/", "/dashboard/data", "/dashboard/uplot.js", "/admin/quota"})
+    void operationalEndpointsAreServedOnTheManagementPortOnlyAnd404OnTheApiPort(String path) throws Exception {
+        HttpResponse<String> onApi = Http.get(uri(path), "acme");
+        assertThat(onApi.statusCode()).isEqualTo(404);
+        assertThat(onApi.body()).doesNotContain("quotagate_", "acme", "global");
+        assertThat(Http.get(uri(path), null).statusCode()).as("without a tenant as well").isEqualTo(404);
+        int expected = path.startsWith("/admin/") ? 404 : 200; // the admin endpoint is off without a token
+        assertThat(Http.get(URI.create(app.managementUri() + path), null).statusCode()).isEqualTo(expected);
+    }
+
+    @Test
+    void healthIsOnBothPortsAndTheApiOnlyOnItsOwn() throws Exception {
+        assertThat(Http.get(URI.create(app.managementUri() + "/health"), null).statusCode()).isEqualTo(200);
+        assertThat(Http.get(uri("/health"), null).statusCode()).isEqualTo(200);
+        assertThat(Http.get(URI.create(app.managementUri() + "/items/1"), "acme").statusCode()).isEqualTo(404);
+        assertThat(app.managementPort()).isNotEqualTo(app.port());
+    }
+
+    @Test
+    void theManagementPortIs8081OnThisMachineOnlyByDefault() {
+        ExampleApp options = new ExampleApp();
+        new CommandLine(options).parseArgs();
+        assertThat(options.managementPort).isEqualTo(ExampleApp.DEFAULT_MANAGEMENT_PORT).isEqualTo(8081);
+        assertThat(options.managementHost).isEqualTo("127.0.0.1");
+        assertThat(options.maxPlansBytes).isEqualTo(PlansFile.DEFAULT_MAX_BYTES);
+        new CommandLine(options).parseArgs("--management-port", "0", "--management-host", "::1", "--max-plans-bytes", "4096");
+        assertThat(options.managementPort).isZero();
+        assertThat(options.managementHost).isEqualTo("::1");
+        assertThat(options.maxPlansBytes).isEqualTo(4096);
+    }
+
+    @Test
+    void theStartUpLinesNameBothUrls() {
+        assertThat(ExampleApp.banner(app, ExampleApp.DEFAULT_PLANS, true, false)).isEqualTo(
+                "example-webapp listening on " + app.baseUri() + " (API; plans: classpath:example-plans.yml, store: plans file)\n"
+                        + "management on " + app.managementUri() + " (/metrics, /dashboard, /admin/quota on, /health)");
+    }
+
+    /** Runs the command line as {@code java -jar} would, up to the point it would start serving; stderr captured. */
+    private static String[] run(String... args) {
+        java.io.PrintStream old = System.err;
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(captured, true));
+        int code;
+        try {
+            code = new CommandLine(new ExampleApp()).setErr(new PrintWriter(new StringWriter())).execute(args);
+        } finally {
+            System.setErr(old);
+        }
+        return new String[]{String.valueOf(code), captured.toString()};
+    }
+
+    @Test
+    void aPlansFileOverMaxPlansBytesStopsTheAppNamingItsSizeAndTheLimit(@TempDir Path dir) throws Exception {
+        Path plans = dir.resolve("plans.yml");
+        Files.writeString(plans, "plans:\n  free:\n    limits: [ { capacity: 10, refill: 10, period: 10s } ]\n" + "#\n".repeat(100));
+        long size = Files.size(plans);
+        String[] result = run("--port", "0", "--management-port", "0", "--plans", plans.toString(), "--max-plans-bytes", "100");
+        assertThat(result[0]).isEqualTo("2");
+        assertThat(result[1]).contains("example-webapp: invalid plans: " + plans + ": the file is " + size
+                + " bytes, over the limit of 100 bytes");
+        assertThat(run("--port", "0", "--max-plans-bytes", "0")[1]).contains("example-webapp: --max-plans-bytes must be 1 to 2147483646, was 0");
+        assertThat(run("--port", "8080", "--management-port", "8080")[1])
+                .contains("example-webapp: --management-port must differ from --port (both 8080)");
+    }
+
     @Test
     void badOrMissingTenantsAreClientErrors() throws Exception {
         assertThat(Http.get(uri("/items/1"), null).statusCode()).isEqualTo(401);

@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-/** /metrics (Prometheus text) and /dashboard (in a real headless Chromium). */
+/** /metrics (Prometheus text) and /dashboard (in a real headless Chromium), on the management port. */
 class ObservabilityTest {
     private static ExampleApp.Running app;
 
@@ -51,6 +51,11 @@ class ObservabilityTest {
         return URI.create(app.baseUri() + path);
     }
 
+    /** On the management port, where /metrics and /dashboard live. */
+    private static URI management(String path) {
+        return URI.create(app.managementUri() + path);
+    }
+
     // one sample line of the Prometheus text format: name{labels} value
     private static final Pattern SAMPLE = Pattern.compile(
             "[a-zA-Z_:][a-zA-Z0-9_:]*(\\{([a-zA-Z_][a-zA-Z0-9_]*=\"([^\"\\\\\\n]|\\\\.)*\",?)*\\})? -?[0-9.eE+-]+|.* (NaN|[+-]Inf)");
@@ -58,7 +63,7 @@ class ObservabilityTest {
     @Test
     void metricsExposeRequestsByTenantOutcomeAndReasonInPrometheusText() throws Exception {
         for (int i = 0; i < 3; i++) Http.get(uri("/items/1"), "m-quiet");
-        HttpResponse<String> r = Http.get(uri("/metrics"), null);
+        HttpResponse<String> r = Http.get(management("/metrics"), null);
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
         String text = r.body();
@@ -79,7 +84,7 @@ class ObservabilityTest {
     @Test
     void reservedAndActualCostsAreMeasuredPerRoute() throws Exception {
         assertThat(completion().statusCode()).isEqualTo(200);
-        String text = Http.get(uri("/metrics"), null).body();
+        String text = Http.get(management("/metrics"), null).body();
         var reserved = Pattern.compile("quotagate_cost_reserved_units_sum\\{route=\"completions\"\\} ([0-9.]+)").matcher(text);
         var actual = Pattern.compile("quotagate_cost_actual_units_sum\\{route=\"completions\"\\} ([0-9.]+)").matcher(text);
         assertThat(reserved.find()).as(text).isTrue();
@@ -93,7 +98,7 @@ class ObservabilityTest {
         String promtool = which("promtool");
         Assumptions.assumeTrue(promtool != null, "promtool is not installed: skipped (the format is checked by the test above)");
         Path file = dir.resolve("metrics.txt");
-        Files.writeString(file, Http.get(uri("/metrics"), null).body());
+        Files.writeString(file, Http.get(management("/metrics"), null).body());
         Process p = new ProcessBuilder(promtool, "check", "metrics").redirectInput(file.toFile()).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
@@ -116,7 +121,7 @@ class ObservabilityTest {
         Process p = new ProcessBuilder(List.of(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                 "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--disable-dev-shm-usage", "--user-data-dir=" + profile, "--enable-logging=stderr", "--v=0",
-                "--virtual-time-budget=5000", "--dump-dom", app.baseUri() + "/dashboard"))
+                "--virtual-time-budget=5000", "--dump-dom", app.managementUri() + "/dashboard"))
                 .redirectError(profile.resolve("stderr.txt").toFile())
                 .start();
         String dom = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -135,7 +140,7 @@ class ObservabilityTest {
     @Test
     void theGrafanaDashboardQueriesOnlyMetricsTheAppExposes() throws Exception {
         var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(Path.of("grafana/quotagate-dashboard.json").toFile());
-        String exposition = Http.get(uri("/metrics"), null).body();
+        String exposition = Http.get(management("/metrics"), null).body();
         var names = new java.util.TreeSet<String>();
         for (var panel : json.get("panels")) {
             for (var target : panel.get("targets")) {

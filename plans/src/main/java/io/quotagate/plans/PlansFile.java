@@ -11,6 +11,9 @@ import io.quotagate.plans.YamlNode.Sequence;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,6 +40,11 @@ import java.util.regex.Pattern;
 public final class PlansFile {
     /** Prefix of a location that names a class-path resource rather than a file. */
     public static final String CLASSPATH_PREFIX = "classpath:";
+    /**
+     * The largest plans file loaded unless another limit is given: 1 MiB. Real plans files are a few
+     * kilobytes; a 10 MB one took the YAML parser seconds and most of a core, during a hot reload too.
+     */
+    public static final long DEFAULT_MAX_BYTES = 1L << 20;
 
     private static final YAMLFactory YAML = YAMLFactory.builder().build();
     private static final Pattern PERIOD = Pattern.compile("(\\d+)(ms|s|m|h|d)");
@@ -72,11 +80,23 @@ public final class PlansFile {
     }
 
     /**
-     * Loads plans from {@code classpath:<resource>} or a file path.
+     * Loads plans from {@code classpath:<resource>} or a file path, at most {@link #DEFAULT_MAX_BYTES}.
      *
-     * @throws InvalidPlansException if the file is missing or invalid
+     * @throws InvalidPlansException if the file is missing, too large or invalid
      */
     public static Plans load(String location) {
+        return load(location, DEFAULT_MAX_BYTES);
+    }
+
+    /**
+     * Loads plans from {@code classpath:<resource>} or a file path, refusing one larger than
+     * {@code maxBytes} before it is parsed (a resource is read no further than one byte past it).
+     *
+     * @throws InvalidPlansException    if the file is missing, larger than {@code maxBytes} or invalid
+     * @throws IllegalArgumentException if {@code maxBytes} is not between 1 and {@code Integer.MAX_VALUE - 1}
+     */
+    public static Plans load(String location, long maxBytes) {
+        checkMaxBytes(maxBytes);
         if (location == null || location.isBlank()) {
             throw new InvalidPlansException("<plans>", 0, "", "no plans file given");
         }
@@ -84,29 +104,75 @@ public final class PlansFile {
             String resource = location.substring(CLASSPATH_PREFIX.length()).replaceFirst("^/", "");
             ClassLoader loader = Thread.currentThread().getContextClassLoader();
             if (loader == null) loader = PlansFile.class.getClassLoader();
+            byte[] bytes;
             try (InputStream in = loader.getResourceAsStream(resource)) {
                 if (in == null) throw new InvalidPlansException(location, 0, "", "no such class-path resource");
-                return parse(location, new String(in.readAllBytes(), StandardCharsets.UTF_8));
+                bytes = in.readNBytes((int) maxBytes + 1);
             } catch (IOException e) {
                 throw new InvalidPlansException(location, 0, "", "cannot read: " + e.getMessage());
             }
+            if (bytes.length > maxBytes) throw tooLarge(location, -1, maxBytes);
+            return parse(location, decode(location, bytes));
         }
-        return load(Path.of(location));
+        return load(Path.of(location), maxBytes);
     }
 
     /**
-     * Loads plans from a file.
+     * Loads plans from a file, at most {@link #DEFAULT_MAX_BYTES}.
      *
-     * @throws InvalidPlansException if the file is missing or invalid
+     * @throws InvalidPlansException if the file is missing, too large or invalid
      */
     public static Plans load(Path file) {
-        String text;
+        return load(file, DEFAULT_MAX_BYTES);
+    }
+
+    /**
+     * Loads plans from a file, refusing one larger than {@code maxBytes} before it is parsed: the size
+     * is taken from the file's attributes, and the read stops one byte past the limit (for a file that
+     * grows meanwhile, or a pipe whose size is unknown). The refusal names the file, its size and the
+     * limit.
+     *
+     * @throws InvalidPlansException    if the file is missing, larger than {@code maxBytes} or invalid
+     * @throws IllegalArgumentException if {@code maxBytes} is not between 1 and {@code Integer.MAX_VALUE - 1}
+     */
+    public static Plans load(Path file, long maxBytes) {
+        checkMaxBytes(maxBytes);
+        String source = file.toString();
+        byte[] bytes;
         try {
-            text = Files.readString(file, StandardCharsets.UTF_8);
+            long size = Files.size(file);
+            if (size > maxBytes) throw tooLarge(source, size, maxBytes);
+            try (InputStream in = Files.newInputStream(file)) {
+                bytes = in.readNBytes((int) maxBytes + 1);
+            }
         } catch (IOException | UncheckedIOException e) {
-            throw new InvalidPlansException(file.toString(), 0, "", "cannot read: " + e);
+            throw new InvalidPlansException(source, 0, "", "cannot read: " + e);
         }
-        return parse(file.toString(), text);
+        if (bytes.length > maxBytes) throw tooLarge(source, -1, maxBytes);
+        return parse(source, decode(source, bytes));
+    }
+
+    private static void checkMaxBytes(long maxBytes) {
+        if (maxBytes <= 0 || maxBytes >= Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("the plans file size limit must be 1 to " + (Integer.MAX_VALUE - 1)
+                    + " bytes, was " + maxBytes);
+        }
+    }
+
+    /** {@code size} -1: not known (a class-path resource, a file that grew while it was read). */
+    private static InvalidPlansException tooLarge(String source, long size, long maxBytes) {
+        return new InvalidPlansException(source, 0, "", "the file is " + (size < 0 ? "more than " + maxBytes : size)
+                + " bytes, over the limit of " + maxBytes + " bytes; it was not parsed (raise the limit if it is meant to be this large)");
+    }
+
+    /** Strict UTF-8, as {@code Files.readString}: a malformed byte fails the load instead of becoming U+FFFD. */
+    private static String decode(String source, byte[] bytes) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
+        } catch (CharacterCodingException e) {
+            throw new InvalidPlansException(source, 0, "", "cannot read: " + e);
+        }
     }
 
     /**

@@ -401,6 +401,76 @@ class PlansFileTest {
         assertThat(PlansFile.load("classpath:test-plans.yml").plans().keySet()).containsExactly("basic");
     }
 
+    /** {@link #VALID} followed by comment lines up to {@code bytes}: a plans file the parser would accept. */
+    private static Path paddedPlans(Path dir, long bytes) throws Exception {
+        Path file = dir.resolve("padded.yml");
+        String line = "# " + "x".repeat(97) + "\n";
+        try (var out = Files.newBufferedWriter(file)) {
+            out.write(VALID);
+            for (long n = VALID.length(); n < bytes; n += line.length()) out.write(line);
+        }
+        return file;
+    }
+
+    @Test
+    void aFileOverTheSizeLimitIsRefusedNamingTheFileItsSizeAndTheLimit(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        Path file = paddedPlans(dir, 10_000_000);
+        long size = Files.size(file);
+        assertThatThrownBy(() -> PlansFile.load(file)).isInstanceOfSatisfying(InvalidPlansException.class, e -> {
+            assertThat(e.file()).isEqualTo(file.toString());
+            assertThat(e.line()).isZero();
+            assertThat(e.getMessage()).startsWith(file + ": the file is " + size + " bytes, over the limit of "
+                    + PlansFile.DEFAULT_MAX_BYTES + " bytes");
+        });
+        assertThatThrownBy(() -> PlansFile.load(file.toString())).as("the same through a location")
+                .isInstanceOf(InvalidPlansException.class).hasMessageContaining(size + " bytes");
+        assertThat(PlansFile.load(file, 20_000_000).plans()).as("a larger limit: the same file is valid").containsKey("pro");
+    }
+
+    @Test
+    void theLimitIsInclusive(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        Path file = dir.resolve("plans.yml");
+        Files.writeString(file, VALID);
+        long size = Files.size(file);
+        assertThat(PlansFile.load(file, size).plans()).containsKey("free");
+        assertThatThrownBy(() -> PlansFile.load(file, size - 1)).isInstanceOf(InvalidPlansException.class)
+                .hasMessageContaining("the file is " + size + " bytes, over the limit of " + (size - 1) + " bytes");
+    }
+
+    @Test
+    void theSizeComesFromTheFilesAttributesSoAnOversizedFileIsNeverRead(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        Path file = dir.resolve("huge.yml");
+        try (var raf = new java.io.RandomAccessFile(file.toFile(), "rw")) {
+            raf.setLength(3L << 30); // sparse: 3 GiB that no byte array could even hold
+        }
+        assertThatThrownBy(() -> PlansFile.load(file)).isInstanceOf(InvalidPlansException.class)
+                .hasMessageContaining("the file is " + (3L << 30) + " bytes, over the limit");
+    }
+
+    @Test
+    void aClassPathResourceIsReadNoFurtherThanTheLimit() {
+        assertThatThrownBy(() -> PlansFile.load("classpath:test-plans.yml", 10)).isInstanceOf(InvalidPlansException.class)
+                .hasMessage("classpath:test-plans.yml: the file is more than 10 bytes, over the limit of 10 bytes; it was not parsed "
+                        + "(raise the limit if it is meant to be this large)");
+        assertThat(PlansFile.load("classpath:test-plans.yml", PlansFile.DEFAULT_MAX_BYTES).plans()).containsKey("basic");
+    }
+
+    @Test
+    void theLimitMustBePositiveAndFitAnArray() {
+        for (long bad : new long[]{0, -1, Integer.MAX_VALUE, Long.MAX_VALUE}) {
+            assertThatThrownBy(() -> PlansFile.load(Path.of("plans.yml"), bad)).as("" + bad)
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("size limit");
+        }
+    }
+
+    @Test
+    void aFileThatIsNotUtf8IsRefused(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        Path file = dir.resolve("latin1.yml");
+        Files.write(file, "plans: { caf\u00e9: { limits: [] } }".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+        assertThatThrownBy(() -> PlansFile.load(file)).isInstanceOf(InvalidPlansException.class)
+                .hasMessageContaining("cannot read").hasMessageContaining("MalformedInput");
+    }
+
     @Test
     void aMissingFileNamesTheFile() {
         assertThatThrownBy(() -> PlansFile.load("/no/such/plans.yml"))

@@ -27,9 +27,11 @@ import java.util.function.LongSupplier;
  * {@link Builder#expireAfter}, unknown hashes for the shorter {@link Builder#negativeExpireAfter}, so a
  * client cycling unknown keys costs one lookup per key, not one per request.
  *
- * <p>Refusals (401, {@link TenantRejectedException}): {@code invalid_api_key} for an empty key, a key
+ * <p>Refusals ({@link TenantRejectedException}): 401 {@code invalid_api_key} for an empty key, a key
  * longer than {@value #MAX_KEY_LENGTH} characters or with characters outside visible ASCII (no
- * lookup is made); {@code unknown_api_key} for a well-formed key nobody knows.
+ * lookup is made); 401 {@code unknown_api_key} for a well-formed key nobody knows; 400
+ * {@code ambiguous_tenant} for a key header sent twice or holding a comma (two keys folded into one
+ * line by a proxy), or two {@code Authorization} headers.
  */
 public final class ApiKeyResolver implements TenantResolver {
     /** The header read by default. */
@@ -84,9 +86,9 @@ public final class ApiKeyResolver implements TenantResolver {
 
     @Override
     public Optional<String> resolve(HttpServletRequest request) {
-        String key = request.getHeader(header);
+        String key = SingleHeader.value(request, header, true);
         if (key == null) {
-            String auth = request.getHeader("Authorization");
+            String auth = SingleHeader.value(request, "Authorization", false);
             if (auth == null || !auth.regionMatches(true, 0, AUTH_SCHEME, 0, AUTH_SCHEME.length())) return Optional.empty();
             key = auth.substring(AUTH_SCHEME.length());
         }

@@ -12,8 +12,11 @@ import com.nimbusds.jose.jwk.source.ImmutableSecret;
 import com.nimbusds.jose.proc.BadJOSEException;
 import com.nimbusds.jose.proc.JWSVerificationKeySelector;
 import com.nimbusds.jose.proc.SecurityContext;
+import com.nimbusds.jwt.EncryptedJWT;
+import com.nimbusds.jwt.JWT;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.JWTParser;
+import com.nimbusds.jwt.PlainJWT;
 import com.nimbusds.jwt.proc.DefaultJWTProcessor;
 import jakarta.servlet.http.HttpServletRequest;
 
@@ -49,8 +52,10 @@ import java.util.Set;
  * {@code iss}/{@code aud} checks.
  *
  * <p>Refusals are 401 ({@link TenantRejectedException}): {@code invalid_token} (malformed, bad
- * signature, wrong algorithm, wrong issuer or audience, longer than {@value #MAX_TOKEN_LENGTH}
- * characters, a non-text claim) and {@code expired_token}.
+ * signature, wrong algorithm, unsecured {@code alg: none} when verifying, encrypted (JWE) in either
+ * mode, wrong issuer or audience, longer than {@value #MAX_TOKEN_LENGTH} characters, a claim that is
+ * not text) and {@code expired_token}. The token's header sent twice is 400 {@code ambiguous_tenant}.
+ * Nothing a client sends makes this resolver throw anything else.
  *
  * <p>{@link Builder#withoutVerification()} skips the signature check. Use it only when an upstream
  * filter or gateway has already authenticated the request: otherwise any client can name any tenant.
@@ -91,7 +96,8 @@ public final class JwtClaimResolver implements TenantResolver {
 
     @Override
     public Optional<String> resolve(HttpServletRequest request) {
-        String value = request.getHeader(header);
+        // a comma is no separator here: Authorization schemes such as Digest use it in their syntax
+        String value = SingleHeader.value(request, header, false);
         if (value == null) return Optional.empty();
         String token;
         if (value.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
@@ -106,15 +112,28 @@ public final class JwtClaimResolver implements TenantResolver {
         }
         JWTClaimsSet claims;
         try {
-            claims = processor != null ? processor.process(token, null) : JWTParser.parse(token).getJWTClaimsSet();
+            JWT jwt = JWTParser.parse(token);
+            // an encrypted token's claims are not readable without a decryption key, which this
+            // resolver never has: unverified, nimbus hands back no claims set at all
+            if (jwt instanceof EncryptedJWT) throw invalid("An encrypted (JWE) bearer token is not accepted; send a signed JWT.");
+            if (processor == null) {
+                claims = jwt.getJWTClaimsSet();
+            } else if (jwt instanceof PlainJWT) {
+                throw invalid("An unsecured (alg: none) bearer token is not accepted.");
+            } else {
+                claims = processor.process(jwt, null);
+            }
         } catch (ParseException e) {
             throw invalid("The bearer token is not a well-formed JWT.");
         } catch (BadJOSEException | JOSEException e) {
             throw invalid("The bearer token's signature or algorithm is not accepted.");
+        } catch (TenantRejectedException e) {
+            throw e;
         } catch (RuntimeException e) {
             // hostile input must never become a 500: whatever the parser trips on, the token is bad
             throw invalid("The bearer token is not a well-formed JWT.");
         }
+        if (claims == null) throw invalid("The bearer token is not a well-formed JWT.");
         checkTimes(claims);
         if (issuer != null && !issuer.equals(claims.getIssuer())) throw invalid("The bearer token's issuer is not accepted.");
         if (audience != null && (claims.getAudience() == null || !claims.getAudience().contains(audience))) {

@@ -37,14 +37,16 @@ public interface TenantResolver {
     Optional<String> resolve(HttpServletRequest request);
 
     /**
-     * The value of a request header (the first, if repeated). Trustworthy only when something in front
-     * of the application (a gateway that authenticated the caller) sets the header and strips any value
-     * the client sent.
+     * The value of a request header. Trustworthy only when something in front of the application (a
+     * gateway that authenticated the caller) sets the header and strips any value the client sent.
+     * A header sent more than once, or one value holding a comma (how proxies fold repeated headers),
+     * is refused with 400 {@code ambiguous_tenant} ({@link TenantRejectedException}): a gateway that
+     * appends its value instead of replacing the client's is then never bypassed by the client's copy.
      */
     static TenantResolver header(String name) {
         Objects.requireNonNull(name, "name");
         if (name.isBlank()) throw new IllegalArgumentException("header name must not be blank");
-        return request -> Optional.ofNullable(request.getHeader(name));
+        return request -> Optional.ofNullable(SingleHeader.value(request, name, true));
     }
 
     /**

@@ -92,6 +92,19 @@ class JwtClaimResolverTest {
     }
 
     @Test
+    void twoTokenHeadersAreAmbiguous() {
+        String good = Tokens.hs256(Tokens.tid("acme"));
+        assertThatThrownBy(() -> hs.resolve(request().header("Authorization", "Bearer " + good)
+                .header("Authorization", "Bearer " + Tokens.hs256(Tokens.tid("globex"))).build()))
+                .isInstanceOfSatisfying(TenantRejectedException.class, e -> {
+                    assertThat(e.status()).isEqualTo(400);
+                    assertThat(e.reason()).isEqualTo("ambiguous_tenant");
+                });
+        assertThat(hs.resolve(request().header("Authorization", "Digest username=\"a\", realm=\"b\"").build()))
+                .as("a comma inside another scheme is its syntax, not a list").isEmpty();
+    }
+
+    @Test
     void expiryUsesTheInjectedClockWithSkew() {
         Instant exp = Instant.parse("2030-01-01T00:00:00Z");
         String token = Tokens.hs256(Map.of("tid", "acme", "exp", exp));

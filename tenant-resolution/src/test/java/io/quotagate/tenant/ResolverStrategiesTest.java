@@ -73,6 +73,29 @@ class ResolverStrategiesTest {
     }
 
     @Test
+    void aRepeatedOrFoldedKeyHeaderIsAmbiguousAndLooksNothingUp() {
+        AtomicInteger lookups = new AtomicInteger();
+        ApiKeyResolver r = ApiKeyResolver.builder().keys(Map.of(ApiKeyResolver.sha256Hex(KEY), "acme")).lookup(h -> {
+            lookups.incrementAndGet();
+            return Optional.empty();
+        }).build();
+        List<FakeRequest> ambiguous = List.of(
+                request().header("X-Api-Key", KEY).header("X-Api-Key", "sk_live_other"),
+                request().header("X-Api-Key", KEY).header("X-Api-Key", KEY),
+                request().header("X-Api-Key", "sk_live_other," + KEY),
+                request().header("Authorization", "ApiKey " + KEY).header("Authorization", "ApiKey sk_live_other"));
+        for (FakeRequest request : ambiguous) {
+            assertThatThrownBy(() -> r.resolve(request.build())).isInstanceOfSatisfying(TenantRejectedException.class, e -> {
+                assertThat(e.status()).isEqualTo(400);
+                assertThat(e.reason()).isEqualTo("ambiguous_tenant");
+            });
+        }
+        assertThat(lookups).hasValue(0);
+        assertThat(r.resolve(request().header("X-Api-Key", KEY).header("Authorization", "Bearer x").build()))
+                .as("one key header and one Authorization header are not ambiguous").contains("acme");
+    }
+
+    @Test
     void malformedKeysAreRefusedWithoutALookup() {
         AtomicInteger lookups = new AtomicInteger();
         ApiKeyResolver r = ApiKeyResolver.builder().lookup(h -> {

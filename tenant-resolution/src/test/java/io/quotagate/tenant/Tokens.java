@@ -1,12 +1,19 @@
 package io.quotagate.tenant;
 
+import com.nimbusds.jose.EncryptionMethod;
 import com.nimbusds.jose.JOSEException;
+import com.nimbusds.jose.JWEAlgorithm;
+import com.nimbusds.jose.JWEEncrypter;
+import com.nimbusds.jose.JWEHeader;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSHeader;
 import com.nimbusds.jose.JWSSigner;
+import com.nimbusds.jose.crypto.DirectEncrypter;
 import com.nimbusds.jose.crypto.ECDSASigner;
 import com.nimbusds.jose.crypto.MACSigner;
+import com.nimbusds.jose.crypto.RSAEncrypter;
 import com.nimbusds.jose.crypto.RSASSASigner;
+import com.nimbusds.jwt.EncryptedJWT;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 
@@ -15,6 +22,7 @@ import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.PublicKey;
 import java.security.interfaces.ECPrivateKey;
+import java.security.interfaces.RSAPublicKey;
 import java.security.spec.ECGenParameterSpec;
 import java.time.Instant;
 import java.util.Base64;
@@ -50,6 +58,23 @@ final class Tokens {
         }
     }
 
+    /** An encrypted token (JWE, {@code dir} with A256GCM) under a key the resolvers never see. */
+    static String encryptedDirect(Map<String, Object> claims) {
+        byte[] key = new byte[32];
+        new java.security.SecureRandom().nextBytes(key);
+        try {
+            return encrypt(new JWEHeader(JWEAlgorithm.DIR, EncryptionMethod.A256GCM), new DirectEncrypter(key), claims);
+        } catch (JOSEException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** An encrypted token (JWE, RSA-OAEP-256 with A128GCM) to the test RSA key. */
+    static String encryptedRsa(Map<String, Object> claims) {
+        return encrypt(new JWEHeader(JWEAlgorithm.RSA_OAEP_256, EncryptionMethod.A128GCM),
+                new RSAEncrypter((RSAPublicKey) RSA.getPublic()), claims);
+    }
+
     /** An unsecured token: {@code {"alg":"none"}}. */
     static String none(Map<String, Object> claims) {
         Base64.Encoder b64 = Base64.getUrlEncoder().withoutPadding();
@@ -82,6 +107,16 @@ final class Tokens {
         SignedJWT jwt = new SignedJWT(new JWSHeader(alg), claimsOf(claims));
         try {
             jwt.sign(signer);
+        } catch (JOSEException e) {
+            throw new IllegalStateException(e);
+        }
+        return jwt.serialize();
+    }
+
+    private static String encrypt(JWEHeader header, JWEEncrypter encrypter, Map<String, Object> claims) {
+        EncryptedJWT jwt = new EncryptedJWT(header, claimsOf(claims));
+        try {
+            jwt.encrypt(encrypter);
         } catch (JOSEException e) {
             throw new IllegalStateException(e);
         }

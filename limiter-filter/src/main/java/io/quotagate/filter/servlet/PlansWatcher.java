@@ -3,6 +3,7 @@ package io.quotagate.filter.servlet;
 import io.quotagate.plans.InvalidPlansException;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,18 +18,22 @@ import java.util.concurrent.TimeUnit;
  * works the same on every file system, and an unchanged file costs one small read per interval.
  *
  * <p>An invalid file is logged once with its file:line:field reason, and the plans in force stay;
- * the next valid version is applied.
+ * the next valid version is applied. Each poll reads no more than one byte past the plans file size
+ * limit: enough to see every change a reload would read, never a whole oversized file.
  */
 final class PlansWatcher implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(QuotaFilter.class.getName());
 
     private final Path file;
+    private final long maxBytes;
     private final Runnable reload;
     private final ScheduledExecutorService timer;
     private byte[] lastSeen;
 
-    PlansWatcher(Path file, Duration interval, Runnable reload) {
+    /** @param maxBytes the plans file size limit (below {@code Integer.MAX_VALUE}) */
+    PlansWatcher(Path file, Duration interval, long maxBytes, Runnable reload) {
         this.file = file;
+        this.maxBytes = maxBytes;
         this.reload = reload;
         this.lastSeen = read();
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -54,10 +59,13 @@ final class PlansWatcher implements AutoCloseable {
         }
     }
 
-    /** The file's bytes, or null while it cannot be read (being replaced, say): retried next time. */
+    /**
+     * The file's bytes up to one past the limit, or null while it cannot be read (being replaced, say):
+     * retried next time.
+     */
     private byte[] read() {
-        try {
-            return Files.readAllBytes(file);
+        try (InputStream in = Files.newInputStream(file)) {
+            return in.readNBytes((int) maxBytes + 1);
         } catch (IOException e) {
             return null;
         }

@@ -101,6 +101,11 @@ public final class QuotaFilter implements Filter, QuotaSource {
     public static final String BODY_READ_TIMEOUT_PARAM = "body-read-timeout";
     /** Init-param: {@code true} to add the legacy {@code X-RateLimit-*} fields to published plans. */
     public static final String LEGACY_HEADERS_PARAM = "legacy-ratelimit-headers";
+    /**
+     * Init-param: the largest plans file read, in bytes, at start and on reload (default
+     * {@link PlansFile#DEFAULT_MAX_BYTES}); see {@link Builder#maxPlansFileBytes}.
+     */
+    public static final String MAX_PLANS_FILE_BYTES_PARAM = "max-plans-file-bytes";
 
     private static final System.Logger LOG = System.getLogger(QuotaFilter.class.getName());
     /** The refusals that name no tenant and depend on nothing of the request (immutable: shared). */
@@ -140,7 +145,16 @@ public final class QuotaFilter implements Filter, QuotaSource {
             location = location.trim();
             try {
                 Builder b = builder();
-                if (location.startsWith(PlansFile.CLASSPATH_PREFIX)) b.plans(PlansFile.load(location));
+                String max = config.getInitParameter(MAX_PLANS_FILE_BYTES_PARAM);
+                if (max != null && !max.isBlank()) {
+                    try {
+                        b.maxPlansFileBytes(Long.parseLong(max.trim()));
+                    } catch (IllegalArgumentException e) { // NumberFormatException too
+                        throw new IllegalArgumentException("init-param '" + MAX_PLANS_FILE_BYTES_PARAM
+                                + "' must be a whole number of bytes from 1 to " + (Integer.MAX_VALUE - 1) + ", was '" + max.trim() + "'");
+                    }
+                }
+                if (location.startsWith(PlansFile.CLASSPATH_PREFIX)) b.plans(PlansFile.load(location, b.maxPlansFileBytes));
                 else b.plansFile(Path.of(location));
                 String interval = config.getInitParameter(RELOAD_INTERVAL_PARAM);
                 if (interval != null && !interval.isBlank()) b.watchPlansFile(PlansFile.parsePeriod(interval.trim()));
@@ -161,7 +175,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
         }
         Setup setup = engine.setup;
         if (setup.plansFile != null && setup.reloadInterval != null && watcher == null) {
-            watcher = new PlansWatcher(setup.plansFile, setup.reloadInterval, this::reload);
+            watcher = new PlansWatcher(setup.plansFile, setup.reloadInterval, setup.maxPlansFileBytes, this::reload);
         }
     }
 
@@ -406,13 +420,16 @@ public final class QuotaFilter implements Filter, QuotaSource {
      * Re-reads the plans file this filter was built from and puts it in force, keeping every bucket's
      * tokens ({@link Admission#INHERITANCE}). Routes, tenant assignments and settings change with it.
      *
-     * @throws InvalidPlansException if the file is invalid; the plans in force stay
+     * @throws InvalidPlansException if the file is invalid or larger than {@link Builder#maxPlansFileBytes}
+     *                               (refused by its size, unparsed); the plans in force stay
      * @throws IllegalStateException if the filter was built from {@link Plans}, not a file
      */
     public void reload() {
-        Path file = configured().setup.plansFile;
-        if (file == null) throw new IllegalStateException("QuotaFilter was built from plans, not from a plans file: nothing to reload");
-        apply(PlansFile.load(file));
+        Setup setup = configured().setup;
+        if (setup.plansFile == null) {
+            throw new IllegalStateException("QuotaFilter was built from plans, not from a plans file: nothing to reload");
+        }
+        apply(PlansFile.load(setup.plansFile, setup.maxPlansFileBytes));
     }
 
     /** Puts these plans in force, keeping every bucket's tokens (see {@link #reload()}). */
@@ -524,7 +541,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
      */
     private record Setup(TenantResolver resolver, TenantDirectory directory, Map<String, CostEstimator> estimators,
                          BodyLimits body, boolean legacyHeaders, Path plansFile, Duration reloadInterval,
-                         ShadowLog shadowLog, BucketStore store, boolean ownsStore,
+                         long maxPlansFileBytes, ShadowLog shadowLog, BucketStore store, boolean ownsStore,
                          FailureLog resolverFailures, FailureLog directoryFailures) {
     }
 
@@ -552,6 +569,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
         private Duration bodyReadTimeout = DEFAULT_BODY_READ_TIMEOUT;
         private boolean legacyHeaders;
         private Path plansFile;
+        private long maxPlansFileBytes = PlansFile.DEFAULT_MAX_BYTES;
         private Duration reloadInterval;
         private int topTenants = DEFAULT_TOP_TENANTS;
         private ConcurrencyListener concurrencyListener = ConcurrencyListener.NONE;
@@ -626,14 +644,28 @@ public final class QuotaFilter implements Filter, QuotaSource {
         }
 
         /**
-         * Loads the plans from this file (instead of {@link #plans}) and remembers it, so
-         * {@link QuotaFilter#reload()} and {@link #watchPlansFile} can read it again.
-         *
-         * @throws InvalidPlansException if the file is missing or invalid
+         * Takes the plans from this file (instead of {@link #plans}) and remembers it, so
+         * {@link QuotaFilter#reload()} and {@link #watchPlansFile} can read it again. The file is read
+         * by {@link #build()}, within {@link #maxPlansFileBytes}, whatever order the two are given in.
          */
         public Builder plansFile(Path file) {
-            this.plans = PlansFile.load(Objects.requireNonNull(file, "file"));
-            this.plansFile = file;
+            this.plansFile = Objects.requireNonNull(file, "file");
+            this.plans = null;
+            return this;
+        }
+
+        /**
+         * The largest plans file read, at start and on every reload (default
+         * {@link PlansFile#DEFAULT_MAX_BYTES}, 1 MiB). A larger file is refused by its size, before it
+         * is parsed, with an {@link InvalidPlansException} naming the file, its size and the limit; on
+         * reload the plans in force stay. Real plans files are a few kilobytes: the cap keeps a file
+         * filled by mistake (or by an attacker with write access) from tying up a core in the parser.
+         */
+        public Builder maxPlansFileBytes(long bytes) {
+            if (bytes <= 0 || bytes >= Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("maxPlansFileBytes must be 1 to " + (Integer.MAX_VALUE - 1) + ", was " + bytes);
+            }
+            this.maxPlansFileBytes = bytes;
             return this;
         }
 
@@ -703,12 +735,15 @@ public final class QuotaFilter implements Filter, QuotaSource {
          * The filter.
          *
          * @throws IllegalStateException if no plans were given
+         * @throws InvalidPlansException  if the {@link #plansFile} is missing, larger than
+         *                                {@link #maxPlansFileBytes} or invalid
          */
         public QuotaFilter build() {
             return new QuotaFilter(engine());
         }
 
         private Engine engine() {
+            if (plans == null && plansFile != null) plans = PlansFile.load(plansFile, maxPlansFileBytes);
             if (plans == null) throw new IllegalStateException("QuotaFilter.builder(): plans(...) is required");
             if (reloadInterval != null && plansFile == null) {
                 throw new IllegalStateException("QuotaFilter.builder(): watchPlansFile(...) needs plansFile(...)");
@@ -737,8 +772,8 @@ public final class QuotaFilter implements Filter, QuotaSource {
                 user.queueWait(group, tenant, nanos, admitted);
             };
             Setup setup = new Setup(resolver, userDirectory, Map.copyOf(estimators),
-                    new BodyLimits(maxBodyBytes, bodyReadTimeout), legacyHeaders,
-                    plansFile, reloadInterval, new ShadowLog(clock), s, owned != null,
+                    new BodyLimits(maxBodyBytes, bodyReadTimeout), legacyHeaders, plansFile, reloadInterval,
+                    maxPlansFileBytes, new ShadowLog(clock), s, owned != null,
                     new FailureLog(LOG, clock, "tenant resolver"), new FailureLog(LOG, clock, "tenant directory"));
             return new Engine(null, null, null, null, new Admission(plans, s), statistics,
                     new RejectionLog(LOG, clock), new ConcurrencyLimits(plans, clock, waits, s::instanceCount), null, setup)

@@ -1,13 +1,19 @@
 package io.quotagate.filter.servlet;
 
+import com.nimbusds.jose.EncryptionMethod;
 import com.nimbusds.jose.JOSEException;
+import com.nimbusds.jose.JWEAlgorithm;
+import com.nimbusds.jose.JWEHeader;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.crypto.DirectEncrypter;
 import com.nimbusds.jose.crypto.MACSigner;
+import com.nimbusds.jwt.EncryptedJWT;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
+import io.quotagate.filter.testing.LogCapture;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.tenant.ApiKeyResolver;
 import jakarta.servlet.DispatcherType;
@@ -18,6 +24,7 @@ import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -34,6 +41,7 @@ import java.util.Date;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.logging.Level;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -41,7 +49,8 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 /**
  * Hostile values for every resolver, sent over real HTTP to Jetty: CR/LF, NUL, 10 KB values, non-ASCII,
- * empty, {@code ..}, malformed JWTs, unknown API keys. Each gets a clear 4xx; none a 500.
+ * empty, {@code ..}, malformed and encrypted JWTs, unknown API keys, repeated or proxy-folded tenant
+ * headers (400 {@code ambiguous_tenant}). Each gets a clear 4xx; none a 500.
  *
  * <p>Where the value reaches the filter, the answer is an {@code application/problem+json} body with
  * the listed reason. Raw control characters in a request head never reach it: Jetty's HTTP parser
@@ -70,6 +79,7 @@ class HostileTenantInputTest {
             case "host" -> "{ type: host, suffix: .api.example.com }";
             case "path" -> "{ type: path, prefix: /t/ }";
             case "jwt-claim" -> "{ type: jwt-claim, secret-file: \"" + secret.toAbsolutePath() + "\" }";
+            case "jwt-unverified" -> "{ type: jwt-claim, verify: false }";
             case "principal" -> "{ type: principal }";
             case "attribute" -> "{ type: attribute, name: tenant }";
             default -> throw new IllegalArgumentException(resolver);
@@ -149,6 +159,18 @@ class HostileTenantInputTest {
         return jwt.serialize();
     }
 
+    /** A JWE (dir, A256GCM) under a key the server never sees: unreadable, so never a tenant. */
+    static String encrypted(String tenant) {
+        EncryptedJWT jwt = new EncryptedJWT(new JWEHeader(JWEAlgorithm.DIR, EncryptionMethod.A256GCM),
+                new JWTClaimsSet.Builder().claim("tid", tenant).build());
+        try {
+            jwt.encrypt(new DirectEncrypter(new byte[32]));
+        } catch (JOSEException e) {
+            throw new IllegalStateException(e);
+        }
+        return jwt.serialize();
+    }
+
     static String tid(String tenant) {
         return token(Map.of("tid", tenant, "exp", Instant.now().plusSeconds(600)));
     }
@@ -169,6 +191,13 @@ class HostileTenantInputTest {
                 arguments("header", "empty", get("/items/1", "X-Tenant-Id: \r\n"), 400, "invalid_tenant"),
                 arguments("header", "..", get("/items/1", "X-Tenant-Id: ..\r\n"), 400, "invalid_tenant"),
                 arguments("header", "absent", get("/items/1", ""), 401, "missing_tenant"),
+                arguments("header", "repeated", get("/items/1", "X-Tenant-Id: acme\r\nX-Tenant-Id: globex\r\n"),
+                        400, "ambiguous_tenant"),
+                arguments("header", "repeated, names in other cases", get("/items/1", "x-tenant-id: acme\r\nX-TENANT-ID: globex\r\n"),
+                        400, "ambiguous_tenant"),
+                arguments("header", "repeated with one value", get("/items/1", "X-Tenant-Id: acme\r\nX-Tenant-Id: acme\r\n"),
+                        400, "ambiguous_tenant"),
+                arguments("header", "folded by a proxy", get("/items/1", "X-Tenant-Id: acme, globex\r\n"), 400, "ambiguous_tenant"),
 
                 arguments("api-key", "sanity", get("/items/1", "X-Api-Key: " + API_KEY + "\r\n"), 200, null),
                 arguments("api-key", "sanity, Authorization", get("/items/1", "Authorization: ApiKey " + API_KEY + "\r\n"), 200, null),
@@ -179,6 +208,10 @@ class HostileTenantInputTest {
                 arguments("api-key", "empty", get("/items/1", "X-Api-Key: \r\n"), 401, "invalid_api_key"),
                 arguments("api-key", "..", get("/items/1", "X-Api-Key: ..\r\n"), 401, "unknown_api_key"),
                 arguments("api-key", "unknown key", get("/items/1", "X-Api-Key: sk_live_guess\r\n"), 401, "unknown_api_key"),
+                arguments("api-key", "repeated", get("/items/1", "X-Api-Key: sk_live_guess\r\nX-Api-Key: " + API_KEY + "\r\n"),
+                        400, "ambiguous_tenant"),
+                arguments("api-key", "folded by a proxy", get("/items/1", "X-Api-Key: sk_live_guess," + API_KEY + "\r\n"),
+                        400, "ambiguous_tenant"),
                 arguments("api-key", "the key's hash as the key", get("/items/1", "X-Api-Key: " + ApiKeyResolver.sha256Hex(API_KEY) + "\r\n"),
                         401, "unknown_api_key"),
 
@@ -219,6 +252,19 @@ class HostileTenantInputTest {
                 arguments("jwt-claim", "non-ASCII claim", bearer(tid("caf\u00e9")), 400, "invalid_tenant"),
                 arguments("jwt-claim", "empty claim", bearer(tid("")), 400, "invalid_tenant"),
                 arguments("jwt-claim", ".. claim", bearer(tid("..")), 400, "invalid_tenant"),
+                arguments("jwt-claim", "two tokens", get("/items/1", "Authorization: Bearer " + good + "\r\nAuthorization: Bearer "
+                        + tid("globex") + "\r\n"), 400, "ambiguous_tenant"),
+                arguments("jwt-claim", "encrypted (JWE)", bearer(encrypted("acme")), 401, "invalid_token"),
+                arguments("jwt-claim", "five parts", bearer("a.b.c.d.e"), 401, "invalid_token"),
+
+                arguments("jwt-unverified", "sanity", bearer(good), 200, null),
+                arguments("jwt-unverified", "encrypted (JWE)", bearer(encrypted("acme")), 401, "invalid_token"),
+                arguments("jwt-unverified", "five parts", bearer("a.b.c.d.e"), 401, "invalid_token"),
+                arguments("jwt-unverified", "payload is a JSON array", bearer(parts[0] + "." + b64.encodeToString("[1]".getBytes())
+                        + "." + parts[2]), 401, "invalid_token"),
+                arguments("jwt-unverified", "numeric claim", bearer(token(Map.of("tid", 42))), 401, "invalid_token"),
+                arguments("jwt-unverified", "array claim", bearer(token(Map.of("tid", java.util.List.of("acme")))), 401, "invalid_token"),
+                arguments("jwt-unverified", "object claim", bearer(token(Map.of("tid", Map.of("id", "acme")))), 401, "invalid_token"),
 
                 arguments("principal", "sanity", identity("acme"), 200, null),
                 arguments("principal", "CR/LF", identity("ac\r\nme"), 400, "invalid_tenant"),
@@ -237,6 +283,16 @@ class HostileTenantInputTest {
                 arguments("attribute", "empty", identity(""), 400, "invalid_tenant"),
                 arguments("attribute", "..", identity(".."), 400, "invalid_tenant"),
                 arguments("attribute", "none", get("/items/1", ""), 401, "missing_tenant"));
+    }
+
+    @Test
+    void anEncryptedTokenForAnUnverifiedResolverLogsNoStackTrace() throws Exception {
+        try (LogCapture log = LogCapture.of(QuotaFilter.class, Level.WARNING)) {
+            for (int i = 0; i < 20; i++) {
+                assertThat(Http.status(Http.rawHead(server("jwt-unverified").port(), bearer(encrypted("acme" + i))))).isEqualTo(401);
+            }
+            assertThat(log.messages()).as("a client's bad token is no server failure").isEmpty();
+        }
     }
 
     @ParameterizedTest(name = "{0}: {1}")

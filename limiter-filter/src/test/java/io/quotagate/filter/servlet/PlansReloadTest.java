@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -152,6 +153,109 @@ class PlansReloadTest {
                 return false;
             }
         });
+    }
+
+    /** {@code yaml} followed by comment lines up to {@code bytes}: a valid plans file, only too large. */
+    private Path padded(String name, String yaml, long bytes) throws Exception {
+        Path f = dir.resolve(name);
+        String line = "# " + "x".repeat(97) + "\n";
+        try (var out = Files.newBufferedWriter(f)) {
+            out.write(yaml);
+            for (long n = yaml.length(); n < bytes; n += line.length()) out.write(line);
+        }
+        return f;
+    }
+
+    @Test
+    void anOversizedFileIsRefusedAtStartNamingTheFileItsSizeAndTheLimit() throws Exception {
+        Path big = padded("big.yml", V1, 10_000_000);
+        long size = Files.size(big);
+        assertThatThrownBy(() -> QuotaFilter.builder().plansFile(big).build())
+                .isInstanceOf(InvalidPlansException.class)
+                .hasMessageStartingWith(big + ": the file is " + size + " bytes, over the limit of 1048576 bytes");
+        assertThat(QuotaFilter.builder().plansFile(big).maxPlansFileBytes(20_000_000).build().plans().plan("free"))
+                .as("the limit is configurable, in either order with plansFile").isPresent();
+        assertThatThrownBy(() -> QuotaFilter.builder().maxPlansFileBytes(0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("maxPlansFileBytes");
+    }
+
+    @Test
+    void aContainerCreatedFilterTakesItsLimitFromAnInitParam() throws Exception {
+        Path f = file(V1);
+        long size = Files.size(f);
+        assertThatThrownBy(() -> new QuotaFilter().init(initParams(f, String.valueOf(size - 1))))
+                .isInstanceOf(jakarta.servlet.ServletException.class)
+                .hasMessage("QuotaFilter 'quota': invalid plans: " + f + ": the file is " + size + " bytes, over the limit of "
+                        + (size - 1) + " bytes; it was not parsed (raise the limit if it is meant to be this large)");
+        assertThatThrownBy(() -> new QuotaFilter().init(initParams(f, "lots"))).isInstanceOf(jakarta.servlet.ServletException.class)
+                .hasMessageContaining("init-param 'max-plans-file-bytes' must be a whole number of bytes").hasMessageContaining("'lots'");
+        QuotaFilter filter = new QuotaFilter();
+        filter.init(initParams(f, String.valueOf(size)));
+        assertThat(filter.plans().plan("free")).as("exactly at the limit").isPresent();
+    }
+
+    private static jakarta.servlet.FilterConfig initParams(Path plans, String maxBytes) {
+        Map<String, String> params = Map.of(QuotaFilter.PLANS_PARAM, plans.toString(), QuotaFilter.MAX_PLANS_FILE_BYTES_PARAM, maxBytes);
+        return new jakarta.servlet.FilterConfig() {
+            @Override
+            public String getFilterName() {
+                return "quota";
+            }
+
+            @Override
+            public jakarta.servlet.ServletContext getServletContext() {
+                return null;
+            }
+
+            @Override
+            public String getInitParameter(String name) {
+                return params.get(name);
+            }
+
+            @Override
+            public java.util.Enumeration<String> getInitParameterNames() {
+                return java.util.Collections.enumeration(params.keySet());
+            }
+        };
+    }
+
+    @Test
+    void anOversizedFileOnReloadIsRefusedUnparsedAndTheOldPlansStay() throws Exception {
+        Path f = file(V1);
+        QuotaFilter filter = QuotaFilter.builder().plansFile(f).clock(clock).build();
+        server = JettyServer.start(filter);
+        assertThat(status("/x", "acme")).isEqualTo(200);
+
+        // V2 is valid: had it reached the parser, it would have been put in force
+        replace(f, Files.readString(padded("big.yml", V2, 10_000_000)));
+        long size = Files.size(f);
+        assertThatThrownBy(filter::reload).isInstanceOf(InvalidPlansException.class)
+                .hasMessageStartingWith(f + ": the file is " + size + " bytes, over the limit of 1048576 bytes");
+        assertThat(filter.plans().plan("free").orElseThrow().limits().get(0).capacity()).isEqualTo(5);
+        for (int i = 0; i < 4; i++) assertThat(status("/x", "acme")).isEqualTo(200);
+        assertThat(status("/x", "acme")).as("still the old 5").isEqualTo(429);
+        assertThat(status("/health", null)).as("still the old routes").isEqualTo(401);
+    }
+
+    @Test
+    void reloadAndTheWatcherUseTheConfiguredLimitNotTheDefault() throws Exception {
+        try (LogCapture log = LogCapture.of(QuotaFilter.class, java.util.logging.Level.WARNING)) {
+            Path f = file(V1);
+            QuotaFilter filter = QuotaFilter.builder().plansFile(f).maxPlansFileBytes(1000)
+                    .watchPlansFile(Duration.ofMillis(20)).clock(clock).build();
+            server = JettyServer.start(filter);
+
+            replace(f, Files.readString(padded("v2.yml", V2, 5000))); // well under the default limit
+            long size = Files.size(f);
+            await(() -> log.messages().stream().anyMatch(w -> w.contains("over the limit")));
+            assertThat(log.messages()).anySatisfy(w -> assertThat(w).contains("keeping the previous plans",
+                    f + ": the file is " + size + " bytes, over the limit of 1000 bytes"));
+            assertThatThrownBy(filter::reload).isInstanceOf(InvalidPlansException.class).hasMessageContaining("limit of 1000 bytes");
+            assertThat(filter.plans().plan("free").orElseThrow().limits().get(0).capacity()).isEqualTo(5);
+
+            replace(f, V2);
+            await(() -> filter.plans().plan("free").orElseThrow().limits().get(0).capacity() == 10);
+        }
     }
 
     @Test

@@ -29,7 +29,10 @@ import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.interfaces.ECPrivateKey;
 import java.security.spec.ECGenParameterSpec;
+import java.util.Collections;
 import java.util.Date;
+import java.util.Enumeration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -119,7 +122,10 @@ public class ResolutionBenchmark {
         return jwt.serialize();
     }
 
-    /** A request answering only {@code getHeader}, without reflection on the measured path. */
+    /**
+     * A request answering only {@code getHeader} and {@code getHeaders} (the resolvers read a
+     * credential header's every value, to refuse a repeated one), without reflection on the measured path.
+     */
     private static HttpServletRequest request(Map<String, String> headers) {
         HttpServletRequest unsupported = (HttpServletRequest) Proxy.newProxyInstance(ResolutionBenchmark.class.getClassLoader(),
                 new Class<?>[]{HttpServletRequest.class}, (p, m, a) -> {
@@ -130,6 +136,12 @@ public class ResolutionBenchmark {
             @Override
             public String getHeader(String name) {
                 return copy.get(name);
+            }
+
+            @Override
+            public Enumeration<String> getHeaders(String name) {
+                String value = copy.get(name);
+                return Collections.enumeration(value == null ? List.of() : List.of(value));
             }
         };
     }

@@ -131,6 +131,11 @@ final class InProcessServer implements AutoCloseable {
         return app.baseUri();
     }
 
+    /** The app's management port, where {@code /admin/quota} is served. */
+    String managementUri() {
+        return app.managementUri();
+    }
+
     @Override
     public void close() throws Exception {
         app.close();

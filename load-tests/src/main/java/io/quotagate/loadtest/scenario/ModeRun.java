@@ -43,6 +43,7 @@ final class ModeRun {
     private final Scenario scenario;
     private final Mode mode;
     private final URI base;
+    private final URI admin;
     private final ScenarioClock clock;
     private final PrintStream progress;
     private final HttpClient http;
@@ -61,16 +62,18 @@ final class ModeRun {
     final AtomicLong quotaChangeFailures = new AtomicLong();
 
     /**
+     * @param admin        where {@code PUT /admin/quota} is served (the example app's management port)
      * @param sharedTenant the neighbour uses the workers' tenant (for a published quota, which is a
      *                     tenant plan); otherwise its own tenant, and only the global quota is shared
      */
-    ModeRun(Scenario scenario, Mode mode, URI base, ScenarioClock clock, PrintStream progress, boolean sharedTenant,
+    ModeRun(Scenario scenario, Mode mode, URI base, URI admin, ScenarioClock clock, PrintStream progress, boolean sharedTenant,
             String adminToken) {
         this.scenario = scenario;
         this.adminToken = adminToken;
         this.neighbourTenant = sharedTenant ? "workers" : "neighbour";
         this.mode = mode;
         this.base = base;
+        this.admin = admin;
         this.clock = clock;
         this.progress = progress;
         this.httpExecutor = Executors.newFixedThreadPool(2, r -> {
@@ -238,7 +241,7 @@ final class ModeRun {
         long capacity = Math.max(1, Math.round(scenario.burst() * factor));
         long refill = Math.max(1, Math.round(scenario.quota() * factor * clock.speed()));
         String body = String.format(Locale.ROOT, "{\"capacity\":%d,\"refill\":%d,\"period\":\"1m\"}", capacity, refill);
-        HttpRequest request = HttpRequest.newBuilder(base.resolve("/admin/quota"))
+        HttpRequest request = HttpRequest.newBuilder(admin.resolve("/admin/quota"))
                 .header("Authorization", "Bearer " + adminToken).header("Content-Type", "application/json")
                 .timeout(Duration.ofSeconds(10)).PUT(HttpRequest.BodyPublishers.ofString(body)).build();
         try {

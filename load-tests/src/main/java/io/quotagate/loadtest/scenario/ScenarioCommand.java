@@ -45,6 +45,11 @@ public final class ScenarioCommand implements Callable<Integer> {
             + "keeps the story, sends F times the requests (default ${DEFAULT-VALUE})")
     double scale = 1;
 
+    @Option(names = "--target-management", paramLabel = "URL",
+            description = "where the target serves PUT /admin/quota (the example app: its management port, "
+                    + "http://127.0.0.1:8081); default: the --target URL")
+    URI targetManagement;
+
     @Option(names = "--admin-token", paramLabel = "TOKEN",
             description = "bearer token of the target's PUT /admin/quota (quota-drop with --target)")
     String adminToken;
@@ -67,6 +72,10 @@ public final class ScenarioCommand implements Callable<Integer> {
             chosen = modes == null ? scenario.defaultModes() : modes.stream().map(Mode::parse).distinct().toList();
             if (target != null && !"127.0.0.1".equals(target.getHost()) && !"localhost".equals(target.getHost())) {
                 throw new IllegalArgumentException("--target must be on 127.0.0.1 (load tests never leave this machine), was " + target);
+            }
+            if (targetManagement != null && !"127.0.0.1".equals(targetManagement.getHost()) && !"localhost".equals(targetManagement.getHost())) {
+                throw new IllegalArgumentException("--target-management must be on 127.0.0.1 (load tests never leave this machine), was "
+                        + targetManagement);
             }
         } catch (IllegalArgumentException e) {
             System.err.println("scenario: " + e.getMessage());
@@ -104,7 +113,8 @@ public final class ScenarioCommand implements Callable<Integer> {
             for (Mode mode : chosen) servers.add(InProcessServer.start(scenario, clock, mode == Mode.HEADERS));
             List<ModeRun> runs = new ArrayList<>();
             for (int i = 0; i < chosen.size(); i++) {
-                runs.add(new ModeRun(scenario, chosen.get(i), URI.create(servers.get(i).baseUri()), clock, quiet ? null : stdout,
+                runs.add(new ModeRun(scenario, chosen.get(i), URI.create(servers.get(i).baseUri()),
+                        URI.create(servers.get(i).managementUri()), clock, quiet ? null : stdout,
                         servers.get(i).published, servers.get(i).adminToken));
             }
             // one clock for every mode, started once all is ready: all modes live the same story at the same moments
@@ -132,7 +142,8 @@ public final class ScenarioCommand implements Callable<Integer> {
         List<ModeResult> results = new ArrayList<>();
         for (Mode mode : chosen) {
             ScenarioClock clock = new ScenarioClock(speed);
-            ModeRun run = new ModeRun(scenario, mode, base, clock, quiet ? null : stdout, mode == Mode.HEADERS, adminToken);
+            ModeRun run = new ModeRun(scenario, mode, base, targetManagement != null ? targetManagement : base, clock,
+                    quiet ? null : stdout, mode == Mode.HEADERS, adminToken);
             clock.restart();
             run.run();
             results.add(ModeResult.of(mode, scenario, run, null));

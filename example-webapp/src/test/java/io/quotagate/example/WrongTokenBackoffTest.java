@@ -1,0 +1,67 @@
+package io.quotagate.example;
+
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The admin endpoint's lockouts, on a clock the test moves. */
+class WrongTokenBackoffTest {
+    private final AtomicLong now = new AtomicLong(42);
+    private final WrongTokenBackoff backoff = new WrongTokenBackoff(now::get);
+
+    private void advance(Duration d) {
+        now.addAndGet(d.toNanos());
+    }
+
+    @Test
+    void theFirstWrongTokensCostNothingThenEachLocksOutTwiceAsLongUpToFiveMinutes() {
+        List<Long> lockouts = new ArrayList<>();
+        for (int i = 0; i < 14; i++) {
+            long locked = backoff.failed("192.0.2.1");
+            assertThat(backoff.lockedFor("192.0.2.1")).isEqualTo(locked);
+            lockouts.add(Duration.ofNanos(locked).toSeconds());
+            advance(Duration.ofNanos(locked)); // the caller waits it out, exactly
+            assertThat(backoff.lockedFor("192.0.2.1")).isZero();
+        }
+        assertThat(lockouts).containsExactly(0L, 0L, 1L, 2L, 4L, 8L, 16L, 32L, 64L, 128L, 256L, 300L, 300L, 300L);
+    }
+
+    @Test
+    void aLockoutEndsOnTimeAndLocksOnlyItsOwnAddress() {
+        for (int i = 0; i < WrongTokenBackoff.FREE_FAILURES; i++) backoff.failed("192.0.2.1");
+        assertThat(backoff.lockedFor("192.0.2.1")).isEqualTo(Duration.ofSeconds(1).toNanos());
+        assertThat(backoff.lockedFor("198.51.100.7")).isZero();
+        advance(Duration.ofMillis(999));
+        assertThat(backoff.lockedFor("192.0.2.1")).isEqualTo(Duration.ofMillis(1).toNanos());
+        advance(Duration.ofMillis(1));
+        assertThat(backoff.lockedFor("192.0.2.1")).isZero();
+    }
+
+    @Test
+    void aRightTokenClearsItsAddressesRecord() {
+        for (int i = 0; i < 5; i++) backoff.failed("192.0.2.1");
+        backoff.succeeded("192.0.2.1");
+        assertThat(backoff.lockedFor("192.0.2.1")).isZero();
+        assertThat(backoff.failed("192.0.2.1")).as("counting starts again").isZero();
+    }
+
+    @Test
+    void anAddressQuietForFifteenMinutesStartsAgainFromNothing() {
+        for (int i = 0; i < 6; i++) backoff.failed("192.0.2.1");
+        advance(WrongTokenBackoff.FORGET_AFTER.minusSeconds(1));
+        assertThat(backoff.failed("192.0.2.1")).as("still remembered: the 7th failure").isEqualTo(Duration.ofSeconds(16).toNanos());
+        advance(WrongTokenBackoff.FORGET_AFTER);
+        assertThat(backoff.failed("192.0.2.1")).as("forgotten: a first failure").isZero();
+    }
+
+    @Test
+    void theTableHoldsABoundedNumberOfAddresses() {
+        for (int i = 0; i < 5 * WrongTokenBackoff.MAX_ADDRESSES; i++) backoff.failed("10." + (i >> 16) + "." + ((i >> 8) & 255) + "." + (i & 255));
+        assertThat(backoff.addresses()).isLessThanOrEqualTo(WrongTokenBackoff.MAX_ADDRESSES);
+    }
+}
