@@ -92,12 +92,14 @@ class CompletionsAndAdminTest {
             "{\"prompt\": \"hi\", \"max_tokens\": 2.5}",        // fractional
             "{\"prompt\": \"hi\", \"max_tokens\": 1000000000000}", // absurd
             ""})
-    void badCompletionBodiesAre400AndChargeNothing(String body) throws Exception {
+    void badCompletionBodiesAre400AndChargeOnlyTheRoutesMinimum(String body) throws Exception {
         start(null);
         HttpResponse<String> r = send("POST", "/v1/completions", "acme", null, body);
         assertThat(r.statusCode()).isEqualTo(400);
         assertThat(r.body()).contains("\"reason\":\"invalid_request\"").doesNotContain("Exception", "\tat ");
-        assertThat(complete("acme", 4, 199).statusCode()).as("acme's 200 untouched").isEqualTo(200);
+        // the body was read and refused: it keeps the route's minimum cost (1) of acme's 200
+        assertThat(complete("acme", 4, 199).statusCode()).as("only 199 left").isEqualTo(429);
+        assertThat(complete("acme", 4, 198).statusCode()).isEqualTo(200);
     }
 
     @Test
@@ -106,7 +108,9 @@ class CompletionsAndAdminTest {
         HttpResponse<String> r = complete("globex", 40, 100); // free: burst 20
         assertThat(r.statusCode()).isEqualTo(400);
         assertThat(r.body()).contains("\"reason\":\"cost_too_large\"", "110 units", "is 20");
-        assertThat(complete("globex", 8, 18).statusCode()).isEqualTo(200);
+        // the refused body was read, so it kept the route's minimum (1): 19 of the 20 are left
+        assertThat(complete("globex", 8, 18).statusCode()).isEqualTo(429);
+        assertThat(complete("globex", 8, 17).statusCode()).isEqualTo(200);
     }
 
     @Test
