@@ -567,8 +567,9 @@ public final class QuotaFilter implements Filter, QuotaSource {
         }
 
         /**
-         * How many tenants keep their own {@code tenant} tag in metrics (assigned tenants first, then
-         * the first others seen); all others are counted as {@code other}. Default {@value #DEFAULT_TOP_TENANTS}.
+         * How many tenants have their own {@code tenant} tag in metrics at once: assigned and
+         * directory-known tenants first, then the heaviest by recent traffic (see
+         * {@link RequestStatistics}); all others are counted as {@code other}. Default {@value #DEFAULT_TOP_TENANTS}.
          */
         public Builder topTenants(int topTenants) {
             if (topTenants < 0) throw new IllegalArgumentException("topTenants must be >= 0, was " + topTenants);
