@@ -42,6 +42,7 @@ final class HeavyHitters {
     private final Entry[] heap;
     private final Map<String, Entry> byTenant;
     private int size;
+    private int observedSinceHalving;
 
     /** @param capacity most tenants tracked at once (≥ 1) */
     HeavyHitters(int capacity) {
@@ -52,6 +53,7 @@ final class HeavyHitters {
 
     /** Counts one observation of {@code tenant}; returns its entry (valid until the next call). */
     Entry observe(String tenant, boolean known) {
+        observedSinceHalving++;
         Entry e = byTenant.get(tenant);
         if (e != null) {
             e.count++;
@@ -132,6 +134,7 @@ final class HeavyHitters {
 
     /** Halves every count (rounded down) and error (rounded up): the decay. The heap order holds. */
     void halve() {
+        observedSinceHalving = 0;
         for (int i = 0; i < size; i++) {
             Entry e = heap[i];
             e.count >>= 1;
@@ -143,6 +146,11 @@ final class HeavyHitters {
     long lowerBound(String tenant) {
         Entry e = byTenant.get(tenant);
         return e == null ? 0 : e.lowerBound();
+    }
+
+    /** Observations since the last {@link #halve} (or since the start). */
+    int observedSinceHalving() {
+        return observedSinceHalving;
     }
 
     /** Tenants tracked now. */

@@ -238,7 +238,6 @@ public final class RequestStatistics {
     private final HeavyHitters candidates;
     private int guestHolders;
     private long epoch;
-    private int observations;
     /** The holders a newcomer of each kind competes with (past their first whole epoch), or null. */
     private Holder weakestGuest;
     private Holder weakestKnown;
@@ -398,7 +397,9 @@ public final class RequestStatistics {
         if (named.containsKey(tenant)) return tenant; // named since the caller looked
         HeavyHitters.Entry e = candidates.observe(tenant, known);
         String tag = promote(e) ? tenant : OTHER;
-        if (++observations >= tuning.epoch()) endEpoch();
+        // counted in the table, not in a field of this object: the fields here are read by every
+        // request on every core, and a write per sample would take their cache line away from them
+        if (candidates.observedSinceHalving() >= tuning.epoch()) endEpoch();
         return tag;
     }
 
@@ -443,7 +444,6 @@ public final class RequestStatistics {
 
     /** Decay (under the lock): holders' recent traffic from their cells, then every count halved. */
     private void endEpoch() {
-        observations = 0;
         epoch++;
         for (Holder h : holders) h.total = 0;
         for (Cell c : all) {
