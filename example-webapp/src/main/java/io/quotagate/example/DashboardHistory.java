@@ -10,8 +10,10 @@ import java.util.Deque;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Queue;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -21,6 +23,12 @@ import java.util.concurrent.TimeUnit;
  * allowed and rejected during that second, the requests in flight per concurrency group, and the
  * global quota's available units. Keeps the last
  * {@value #WINDOW_SECONDS} seconds.
+ *
+ * <p>A second's requests are the growth of each <em>cell</em> (one counter of the statistics)
+ * since the previous sample, never a difference of per-tenant totals: a tenant that loses its name
+ * takes its cells with it, and one named again starts new cells from 0, so totals by tag could go
+ * down. A removed cell's growth up to the next sample is still counted under its tenant, then the
+ * cell is forgotten; the tenant's later requests appear under {@code other}.
  */
 final class DashboardHistory implements AutoCloseable {
     static final int WINDOW_SECONDS = 300;
@@ -33,7 +41,10 @@ final class DashboardHistory implements AutoCloseable {
     private final Admission admission;
     private final ConcurrencyView concurrency;
     private final Deque<Sample> samples = new ArrayDeque<>();
-    private final Map<String, long[]> lastTotals = new HashMap<>();
+    /** Each cell's count at the previous sample (cells compare by identity). */
+    private final Map<RequestStatistics.Cell, Long> lastCounts = new HashMap<>();
+    /** Cells removed since the previous sample (told from request threads). */
+    private final Queue<RequestStatistics.Cell> removed = new ConcurrentLinkedQueue<>();
     private final ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "dashboard-sampler");
         t.setDaemon(true);
@@ -44,34 +55,44 @@ final class DashboardHistory implements AutoCloseable {
         this.statistics = source.statistics();
         this.admission = source.admission();
         this.concurrency = source.concurrency();
+        statistics.onCell(cell -> { }, removed::add);
         sampler.scheduleAtFixedRate(this::sample, 1, 1, TimeUnit.SECONDS);
     }
 
-    /** Takes one sample now: per-tenant deltas since the previous sample. */
+    /** Takes one sample now: per-tenant requests since the previous sample. */
     synchronized void sample() {
-        Map<String, long[]> totals = new HashMap<>();
-        statistics.forEach(c -> totals.computeIfAbsent(c.tenant(), k -> new long[2])[c.outcome().ordinal()] += c.count());
         Map<String, long[]> deltas = new HashMap<>();
-        totals.forEach((tenant, now) -> {
-            long[] before = lastTotals.getOrDefault(tenant, new long[2]);
-            deltas.put(tenant, new long[]{now[0] - before[0], now[1] - before[1]});
+        // removed cells first: one removed after this point is still among the live ones below, and
+        // its remaining growth is taken at the next sample (its last count stays until then)
+        for (RequestStatistics.Cell c; (c = removed.poll()) != null; ) {
+            Long before = lastCounts.remove(c);
+            add(deltas, c, c.count() - (before == null ? 0 : before));
+        }
+        statistics.forEach(c -> {
+            long now = c.count();
+            Long before = lastCounts.put(c, now);
+            add(deltas, c, now - (before == null ? 0 : before));
         });
-        lastTotals.clear();
-        lastTotals.putAll(totals);
         Map<String, Integer> inflight = new TreeMap<>();
         for (String group : concurrency.groups()) inflight.put(group, concurrency.inflight(group));
         samples.addLast(new Sample(System.currentTimeMillis() / 1000, deltas, admission.globalAvailableTokens(), inflight));
         while (samples.size() > WINDOW_SECONDS) samples.removeFirst();
     }
 
+    private static void add(Map<String, long[]> deltas, RequestStatistics.Cell c, long delta) {
+        deltas.computeIfAbsent(c.tenant(), k -> new long[2])[c.outcome().ordinal()] += delta;
+    }
+
     /**
-     * The history as JSON: {@code {"capacity":N,"t":[…],"global":[…],"inflight":{"reports":[…]},
-     * "tenants":{"acme":{"allowed":[…],"rejected":[…]}}}}.
+     * The history as JSON: {@code {"capacity":N,"topTenants":N,"t":[…],"global":[…],
+     * "inflight":{"reports":[…]},"tenants":{"acme":{"allowed":[…],"rejected":[…]}}}}; {@code topTenants}
+     * is the most tenants named at once (the others are {@code other}).
      */
     synchronized String json() {
         TreeSet<String> tenants = new TreeSet<>();
         samples.forEach(s -> tenants.addAll(s.perTenant().keySet()));
-        StringBuilder b = new StringBuilder(4096).append("{\"capacity\":").append(admission.globalCapacity()).append(",\"t\":[");
+        StringBuilder b = new StringBuilder(4096).append("{\"capacity\":").append(admission.globalCapacity())
+                .append(",\"topTenants\":").append(statistics.topTenants()).append(",\"t\":[");
         join(b, samples.stream().mapToLong(Sample::epochSecond).toArray());
         b.append("],\"global\":[");
         join(b, samples.stream().mapToLong(Sample::globalAvailable).toArray());

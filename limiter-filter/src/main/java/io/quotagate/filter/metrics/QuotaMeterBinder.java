@@ -3,6 +3,7 @@ package io.quotagate.filter.metrics;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -12,7 +13,9 @@ import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.admission.Reason;
 
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -29,6 +32,11 @@ import java.util.concurrent.TimeUnit;
  *       {@code reason};</li>
  *   <li>{@value #INFLIGHT}: gauge per concurrency group and tenant tag (the named tenants, and
  *       {@code other} for the rest); {@value #QUEUED}: gauge per group;</li>
+ *   <li>the tenants named change with recent traffic ({@link RequestStatistics}): when a tenant loses
+ *       its name its {@value #REQUESTS} counters and {@value #INFLIGHT} gauges are removed from the
+ *       registry ({@link MeterRegistry#remove(Meter)}), so the series stay bounded over time too; if
+ *       it is named again later, its counters start again from 0 (a counter reset, which
+ *       {@code rate()} and {@code increase()} handle);</li>
  *   <li>{@value #QUEUE_WAIT}: timer per group and outcome ({@code admitted}|{@code timed_out}),
  *       with a percentile histogram (p95 in Prometheus via {@code histogram_quantile});</li>
  *   <li>{@value #COST_RESERVED} and {@value #COST_ACTUAL}: distribution summaries per route of the
@@ -103,26 +111,45 @@ public final class QuotaMeterBinder implements MeterBinder {
                     .tag("group", group)
                     .register(registry);
         }
+        // Called one at a time under the statistics' lock (so plain maps do): a cell's counter comes
+        // and goes with the cell, a tenant's in-flight gauges with its first and last cell, so the
+        // registry holds meters only for the tenants named now, however often names change.
+        Map<RequestStatistics.Cell, Meter> counters = new HashMap<>();
+        Map<String, Integer> cellsOfTenant = new HashMap<>();
+        Map<String, List<Meter>> inflightOfTenant = new HashMap<>();
         statistics.onCell(cell -> {
-            if (isTenantName(cell.tenant())) {
+            String tenant = cell.tenant();
+            if (isTenantName(tenant) && cellsOfTenant.merge(tenant, 1, Integer::sum) == 1) {
+                List<Meter> gauges = new ArrayList<>();
                 for (String group : groups) {
-                    if (namedInflight.get(group).add(cell.tenant())) {
-                        Gauge.builder(INFLIGHT, concurrency, c -> c.inflight(group, cell.tenant()))
-                                .description("Requests of a concurrency group in flight, by tenant (top-N, others as 'other')")
-                                .tag("group", group).tag("tenant", cell.tenant())
-                                .register(registry);
-                    }
+                    namedInflight.get(group).add(tenant);
+                    gauges.add(Gauge.builder(INFLIGHT, concurrency, c -> c.inflight(group, tenant))
+                            .description("Requests of a concurrency group in flight, by tenant (top-N, others as 'other')")
+                            .tag("group", group).tag("tenant", tenant)
+                            .register(registry));
                 }
+                inflightOfTenant.put(tenant, gauges);
             }
-            FunctionCounter.builder(REQUESTS, cell, RequestStatistics.Cell::count)
-                    .description("Requests seen by the quota filter, by tenant (top-N, others as 'other'), plan, route, outcome and reason")
+            counters.put(cell, FunctionCounter.builder(REQUESTS, cell, RequestStatistics.Cell::count)
+                    .description("Requests seen by the quota filter, by tenant (top-N by recent traffic, others as 'other'), "
+                            + "plan, route, outcome and reason")
                     .baseUnit("requests")
-                    .tag("tenant", cell.tenant())
+                    .tag("tenant", tenant)
                     .tag("plan", cell.plan())
                     .tag("route", cell.route())
                     .tag("outcome", cell.outcome().tag())
                     .tag("reason", cell.reason())
-                    .register(registry);
+                    .register(registry));
+        }, cell -> {
+            Meter counter = counters.remove(cell);
+            if (counter != null) registry.remove(counter);
+            String tenant = cell.tenant();
+            if (isTenantName(tenant) && cellsOfTenant.merge(tenant, -1, Integer::sum) == 0) {
+                cellsOfTenant.remove(tenant);
+                // out of the named sets first, so that "other" counts the tenant before its own gauge goes
+                for (String group : groups) namedInflight.get(group).remove(tenant);
+                for (Meter gauge : inflightOfTenant.remove(tenant)) registry.remove(gauge);
+            }
         });
 
         Map<String, Timer[]> waits = new HashMap<>();

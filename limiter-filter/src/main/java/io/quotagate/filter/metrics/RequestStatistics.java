@@ -6,26 +6,89 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
  * The filter's own request counters, by tenant, plan, route, outcome and reason. Meter registries
  * and the dashboard read these; nothing is counted twice.
  *
- * <p>The {@code tenant} dimension is bounded: at most {@code topTenants} tenants keep their own
- * name — the preferred (assigned) tenants first, then the first others seen — and every other
- * tenant is counted as {@value #OTHER}. Requests without a tenant are {@value #NONE}; anonymous
- * clients are {@value #ANONYMOUS} (the filter passes this very constant). Real tenants whose id is
- * one of these three words are counted as {@value #OTHER}. Routes, plans and reasons come from configuration and code, so
- * the number of cells is bounded by {@code (topTenants + 3) × plans × routes × reasons}.
+ * <h2>Which tenants keep their name</h2>
+ * The {@code tenant} dimension is bounded: at most {@code topTenants} tenants are <em>named</em>
+ * (counted under their own id) at any time; every other tenant is counted as {@value #OTHER}.
+ * Requests without a tenant are {@value #NONE}; anonymous clients are {@value #ANONYMOUS} (the
+ * filter passes this very constant). Real tenants whose id is one of these three words are counted
+ * as {@value #OTHER}. Names are given in this order:
+ * <ol>
+ *   <li><b>Known tenants</b> (an assignment or the directory knows them, so no client can make them
+ *       up): the preferred (assigned) tenants from the start, and any other known tenant at its
+ *       first request while a slot is free or held by a guest, whose name it takes. A guest never
+ *       takes a known tenant's name.</li>
+ *   <li><b>Guests</b> (ids nobody knows: anyone can invent them) by <em>recent traffic</em>: the
+ *       unnamed tenants' requests are sampled ({@code 1 in }{@value #SAMPLE_EVERY}) into a
+ *       Space-Saving table ({@link HeavyHitters}) whose counts are halved every epoch. Only its
+ *       guaranteed lower bound ({@code count − error}) counts: a guest takes a free slot once that
+ *       reaches {@value #MIN_SAMPLES} sampled requests, so an id sent fewer than
+ *       {@value #MIN_SAMPLES} times can never be named, however many such ids a flood makes up.</li>
+ *   <li><b>Turnover with hysteresis</b>: when no slot is free, a tenant takes the name of the weakest
+ *       holder of its own kind (guest for guest, known for known) only when its lower bound exceeds
+ *       {@value #HYSTERESIS} × that holder's recent requests (in samples) + {@value #MIN_SAMPLES}, and
+ *       a holder can lose its name only after one whole epoch measured under it. So two tenants of
+ *       similar traffic do not take turns, and a tenant that goes quiet loses its name to a clearly
+ *       heavier one. A holder's recent traffic comes from its own cells, exactly, at each epoch's
+ *       end: named tenants are never sampled.</li>
+ * </ol>
  *
- * <p>Recording is one probe of an open-addressing table of the cells themselves, compared field by
- * field (identity first: plans, routes and reasons are the configuration's own strings), so it
- * allocates nothing; the table is copied on the rare creation of a cell.
+ * <p><b>Decay by traffic volume, not time.</b> An epoch ends every {@code 8 × tracked} sampled
+ * observations of unnamed tenants (12,800 unnamed requests with the default 50 names). Counting
+ * needs no clock on the request path, tests are deterministic without one, and the window shrinks
+ * exactly when it matters: under a flood of made-up ids epochs pass quickly, so a heavy tenant
+ * arriving during it is recognised after a bounded number of its own requests. When no unnamed
+ * tenant sends anything, nothing decays, but then nothing competes for a name either.
+ *
+ * <h2>Bounds</h2>
+ * Routes, plans and reasons come from configuration and code, and cells exist only for named tenants
+ * and the three fixed words, so the number of cells is at most
+ * {@code (topTenants + 3) × plans × routes × outcomes × reasons} <em>at every moment</em>: when a
+ * tenant loses its name its cells are removed (and {@linkplain #onCell(Consumer, Consumer) the
+ * listeners told}, so the meter binder removes their meters); its later requests count as
+ * {@value #OTHER}. The Space-Saving table holds {@code max(64, 4 × topTenants)} ids (at most
+ * {@value #MAX_TRACKED}): any tenant with more than one in that many of the sampled unnamed requests
+ * stays in it.
+ *
+ * <h2>Cost</h2>
+ * Recording a named tenant is what it always was: one map lookup, then one probe of an
+ * open-addressing table of the cells themselves, compared field by field (identity first: plans,
+ * routes and reasons are the configuration's own strings), and a {@link LongAdder} increment; it
+ * allocates nothing. An unnamed tenant adds a thread-local random draw; one request in
+ * {@value #SAMPLE_EVERY} then <em>tries</em> the lock and updates the table, or skips its sample if
+ * another thread holds the lock: the request path never waits for it. Only a known tenant's first
+ * request while it can still take a name at once, a named guest's first request as a known tenant,
+ * and the creation of a cell take the lock blocking: each happens a bounded number of times per name
+ * given.
+ *
+ * <h2>Races with a name change, step by step</h2>
+ * Names and cells change together under one lock; requests read both without it.
+ * <ol>
+ *   <li>Demotion of tenant X: remove X from the names, then replace the cell table with one without
+ *       X's cells, then tell the listeners (with the removed cells).</li>
+ *   <li>A request of X that looked up the names before step 1 still has the tag X. If it then reads
+ *       the old table and finds X's cell there, it increments that removed cell: the request is counted
+ *       in a cell the listeners already got (they may read its final count later; a live sum misses
+ *       it). If it finds no cell (the new table, or a cell never made), it asks to create one:
+ *       creation, under the lock, sees X unnamed and counts the request as {@value #OTHER}. No cell is
+ *       ever created for an unnamed tenant.</li>
+ *   <li>So every request is counted in exactly one cell, live or removed: the sum over the live
+ *       cells equals the requests recorded minus the counts of the removed cells. The dashboard's
+ *       per-second rates read each cell's growth, including a removed cell's growth up to its
+ *       removal, so they never go negative when a tenant is renamed.</li>
+ * </ol>
  */
 public final class RequestStatistics {
     /** Tenant tag of every tenant beyond the top N. */
@@ -36,6 +99,15 @@ public final class RequestStatistics {
     public static final String ANONYMOUS = "anonymous";
     /** Reason tag of an allowed request. */
     public static final String NO_REASON = "none";
+
+    /** One unnamed tenant's request in this many is observed by the heavy-hitter table. */
+    static final int SAMPLE_EVERY = 8;
+    /** Sampled observations (lower bound) a tenant needs before any name is given to it by traffic. */
+    static final long MIN_SAMPLES = 16;
+    /** How many times a holder's recent traffic a newcomer needs to take its name. */
+    static final int HYSTERESIS = 2;
+    /** Most ids the heavy-hitter table holds, whatever {@code topTenants}. */
+    static final int MAX_TRACKED = 16_384;
 
     /** Whether the request reached the application. */
     public enum Outcome {
@@ -88,7 +160,10 @@ public final class RequestStatistics {
             return reason;
         }
 
-        /** Requests counted so far (monotonic). */
+        /**
+         * Requests counted so far (monotonic). A removed cell (its tenant lost its name) may still
+         * grow by the few requests that were being recorded at that moment.
+         */
         public long count() {
             return count.sum();
         }
@@ -103,14 +178,75 @@ public final class RequestStatistics {
         }
     }
 
+    /**
+     * How the names follow traffic (package-private: tests make the sampling reproducible and the
+     * epochs short).
+     *
+     * @param sampleEvery the weight of one sample, in requests
+     * @param sample      whether to observe this unnamed request (true about once in {@code sampleEvery})
+     * @param tracked     ids the heavy-hitter table holds
+     * @param epoch       sampled observations between two halvings
+     */
+    record Tuning(int sampleEvery, BooleanSupplier sample, int tracked, int epoch) {
+        Tuning {
+            if (sampleEvery < 1 || tracked < 1 || epoch < 1) {
+                throw new IllegalArgumentException("sampleEvery, tracked and epoch must be >= 1");
+            }
+            Objects.requireNonNull(sample, "sample");
+        }
+
+        static Tuning defaults(int topTenants) {
+            int tracked = (int) Math.min(MAX_TRACKED, Math.max(64L, 4L * topTenants));
+            return new Tuning(SAMPLE_EVERY, () -> ThreadLocalRandom.current().nextInt(SAMPLE_EVERY) == 0,
+                    tracked, 8 * tracked);
+        }
+    }
+
+    /** A named tenant. Its fields other than {@code known} are read and written under the lock only. */
+    private static final class Holder {
+        final String tenant;
+        /** Set under the lock; read on the request path, which upgrades a guest that became known. */
+        volatile boolean known;
+        /** Epoch in which it was named: it cannot lose its name before one whole epoch measured it. */
+        final long namedEpoch;
+        /** Its recent requests (halved every epoch, as the heavy-hitter counts). */
+        double recent;
+        /** Its cells' total at the last epoch end. */
+        long counted;
+        /** Scratch: its cells' total now. */
+        long total;
+
+        Holder(String tenant, boolean known, long namedEpoch, double recent) {
+            this.tenant = tenant;
+            this.known = known;
+            this.namedEpoch = namedEpoch;
+            this.recent = recent;
+        }
+    }
+
     private final int topTenants;
-    private final ConcurrentMap<String, Boolean> named = new ConcurrentHashMap<>();
-    /** Set once every named slot is taken: from then on an unnamed tenant costs one map lookup. */
-    private volatile boolean full;
-    /** Cells by their tags; replaced, never changed, under the lock of {@link #create}. */
+    private final Tuning tuning;
+    /** The named tenants: read without the lock on every request; changed under it. */
+    private final ConcurrentHashMap<String, Holder> named = new ConcurrentHashMap<>();
+    /** True while a known tenant takes a name at its first request: a slot is free or held by a guest. */
+    private volatile boolean knownMayClaim;
+    /** Guards the names, the cells' creation and removal, the heavy-hitter table and the listeners. */
+    private final ReentrantLock lock = new ReentrantLock();
+
+    // under the lock
+    private final List<Holder> holders = new ArrayList<>();
+    private final HeavyHitters candidates;
+    private int guestHolders;
+    private long epoch;
+    /** The holders a newcomer of each kind competes with (past their first whole epoch), or null. */
+    private Holder weakestGuest;
+    private Holder weakestKnown;
+
+    /** Cells by their tags; replaced, never changed, under the lock. */
     private volatile Cell[] table = new Cell[64];
-    private final List<Consumer<Cell>> newCellListeners = new CopyOnWriteArrayList<>();
     private final List<Cell> all = new CopyOnWriteArrayList<>();
+    private final List<Consumer<Cell>> createdListeners = new CopyOnWriteArrayList<>();
+    private final List<Consumer<Cell>> removedListeners = new CopyOnWriteArrayList<>();
     private final List<ConcurrencyListener> queueWaitSinks = new CopyOnWriteArrayList<>();
     private final List<CostSink> costSinks = new CopyOnWriteArrayList<>();
 
@@ -128,31 +264,51 @@ public final class RequestStatistics {
     }
 
     /**
-     * @param topTenants most tenants that keep their own tag (≥ 0)
-     * @param preferred  tenants that get a named slot first (e.g. those with an assigned plan)
+     * @param topTenants most tenants named at once (≥ 0)
+     * @param preferred  known tenants named from the start (e.g. those with an assigned plan), as many
+     *                   as fit
      */
     public RequestStatistics(int topTenants, Collection<String> preferred) {
+        this(topTenants, preferred, Tuning.defaults(topTenants));
+    }
+
+    RequestStatistics(int topTenants, Collection<String> preferred, Tuning tuning) {
         if (topTenants < 0) throw new IllegalArgumentException("topTenants must be >= 0, was " + topTenants);
         this.topTenants = topTenants;
+        this.tuning = Objects.requireNonNull(tuning, "tuning");
+        this.candidates = new HeavyHitters(tuning.tracked());
         for (String t : preferred) {
-            if (named.size() >= topTenants) break;
-            named.put(Objects.requireNonNull(t), Boolean.TRUE);
+            if (holders.size() >= topTenants) break;
+            Objects.requireNonNull(t);
+            if (!isReserved(t) && !named.containsKey(t)) name(t, true, 0);
         }
-        full = named.size() >= topTenants;
+        refresh();
     }
 
     /**
      * Counts one request.
      *
      * @param tenant  tenant tag source: a valid tenant id, {@link #ANONYMOUS}, or null for none
+     * @param known   whether an assignment or the directory knows the tenant (the filter placed it in a
+     *                tenant bucket); false for an unknown id (a guest), which gets a name only by its
+     *                recent traffic
      * @param plan    plan name, or null if the request never got one
      * @param route   route name
      * @param outcome allowed or rejected
      * @param reason  rejection reason code, or null for an allowed request
      */
-    public void record(String tenant, String plan, String route, Outcome outcome, String reason) {
-        cell(tagOf(tenant), plan == null ? NONE : plan, route, outcome, reason == null ? NO_REASON : reason)
+    public void record(String tenant, boolean known, String plan, String route, Outcome outcome, String reason) {
+        cell(tag(tenant, known), plan == null ? NONE : plan, route, outcome, reason == null ? NO_REASON : reason)
                 .count.increment();
+    }
+
+    /**
+     * Counts one request of a tenant taken as known: for callers that do not tell guests apart (the
+     * naming then is first come, first named while slots are free, then by recent traffic). The filter
+     * uses {@link #record(String, boolean, String, String, Outcome, String)}.
+     */
+    public void record(String tenant, String plan, String route, Outcome outcome, String reason) {
+        record(tenant, true, plan, route, outcome, reason);
     }
 
     /** True if {@code tag} is one of the reserved tags (anonymous, none, other) rather than a tenant's name. */
@@ -160,28 +316,161 @@ public final class RequestStatistics {
         return tag.equals(ANONYMOUS) || tag.equals(NONE) || tag.equals(OTHER);
     }
 
-    /** The tag a tenant is counted under. */
+    /** The tag a tenant's requests are counted under now (no side effect: names are given by {@code record}). */
     public String tagOf(String tenant) {
+        if (tenant == null) return NONE;
+        if (tenant == ANONYMOUS) return ANONYMOUS;
+        if (isReserved(tenant)) return OTHER;
+        return named.containsKey(tenant) ? tenant : OTHER;
+    }
+
+    /** Most tenants named at once. */
+    public int topTenants() {
+        return topTenants;
+    }
+
+    /** The tenants named now (a copy). */
+    public Set<String> namedTenants() {
+        return Set.copyOf(named.keySet());
+    }
+
+    /** The tag of this request, giving or taking names as described in the class comment. */
+    private String tag(String tenant, boolean known) {
         if (tenant == null) return NONE;
         // identity, not equals: only the filter's own marker means anonymous clients; a real tenant
         // that happens to be called "anonymous", "none" or "other" is counted as "other"
         if (tenant == ANONYMOUS) return ANONYMOUS;
         if (isReserved(tenant)) return OTHER;
-        if (named.containsKey(tenant)) return tenant;
-        if (full) return OTHER;
-        return claimName(tenant);
-    }
-
-    /** Names a tenant while named slots are left: exactly {@code topTenants} ever get one, and keep it. */
-    private synchronized String claimName(String tenant) {
-        if (named.containsKey(tenant)) return tenant;
-        if (named.size() < topTenants) {
-            named.put(tenant, Boolean.TRUE);
-            if (named.size() >= topTenants) full = true;
+        Holder h = named.get(tenant);
+        if (h != null) {
+            if (known && !h.known) becameKnown(h);
             return tenant;
         }
-        full = true;
-        return OTHER;
+        if (topTenants == 0) return OTHER;
+        if (known && knownMayClaim) return claim(tenant);
+        if (!tuning.sample().getAsBoolean()) return OTHER;
+        if (!lock.tryLock()) return OTHER; // another thread updates the table: skip this sample, never wait
+        try {
+            return observe(tenant, known);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** A known tenant's first request while a slot is free or held by a guest: it takes that slot. */
+    private String claim(String tenant) {
+        lock.lock();
+        try {
+            if (named.containsKey(tenant)) return tenant; // another request of it was first
+            if (holders.size() >= topTenants) {
+                Holder guest = null; // the weakest guest, however recently named: a known tenant comes first
+                for (Holder h : holders) {
+                    if (!h.known && (guest == null || h.recent < guest.recent)) guest = h;
+                }
+                if (guest == null) return OTHER; // all taken by known tenants meanwhile: compete by traffic
+                demote(guest);
+            }
+            candidates.remove(tenant);
+            name(tenant, true, 0);
+            refresh();
+            return tenant;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void becameKnown(Holder h) {
+        lock.lock();
+        try {
+            if (!h.known && named.get(h.tenant) == h) {
+                h.known = true;
+                guestHolders--;
+                refresh();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** One sampled request of an unnamed tenant (under the lock): count it, maybe name it. */
+    private String observe(String tenant, boolean known) {
+        if (named.containsKey(tenant)) return tenant; // named since the caller looked
+        HeavyHitters.Entry e = candidates.observe(tenant, known);
+        String tag = promote(e) ? tenant : OTHER;
+        // counted in the table, not in a field of this object: the fields here are read by every
+        // request on every core, and a write per sample would take their cache line away from them
+        if (candidates.observedSinceHalving() >= tuning.epoch()) endEpoch();
+        return tag;
+    }
+
+    /** Names the candidate if its lower bound earns it a free slot or a weaker holder's. */
+    private boolean promote(HeavyHitters.Entry e) {
+        long lower = e.lowerBound();
+        if (lower < MIN_SAMPLES) return false;
+        String tenant = e.tenant;
+        boolean known = e.known;
+        Holder rival = null;
+        if (holders.size() >= topTenants) {
+            rival = known && weakestGuest == null ? weakestKnown : weakestGuest;
+            if (rival == null) return false;
+            // same kind: by traffic, with hysteresis; a known tenant takes a guest's name whatever its traffic
+            boolean byTraffic = rival.known == known;
+            if (byTraffic && lower <= HYSTERESIS * rival.recent / tuning.sampleEvery() + MIN_SAMPLES) return false;
+        }
+        candidates.remove(tenant); // before the demoted tenant goes back in: e may be reused
+        if (rival != null) demote(rival);
+        name(tenant, known, (double) lower * tuning.sampleEvery());
+        refresh();
+        return true;
+    }
+
+    private void name(String tenant, boolean known, double recent) {
+        Holder h = new Holder(tenant, known, epoch, recent);
+        holders.add(h);
+        if (!known) guestHolders++;
+        named.put(tenant, h);
+    }
+
+    /** Takes a holder's name: its cells go, and it goes back among the candidates with its exact count. */
+    private void demote(Holder h) {
+        named.remove(h.tenant); // first: from now on a request of it that looks is counted as "other"
+        holders.remove(h);
+        if (!h.known) guestHolders--;
+        long total = removeCells(h.tenant);
+        // its count as the table would show it now: the last epochs halved, plus this epoch's requests
+        double recent = h.recent / 2 + Math.max(0, total - h.counted);
+        candidates.offer(h.tenant, h.known, (long) (recent / tuning.sampleEvery()));
+    }
+
+    /** Decay (under the lock): holders' recent traffic from their cells, then every count halved. */
+    private void endEpoch() {
+        epoch++;
+        for (Holder h : holders) h.total = 0;
+        for (Cell c : all) {
+            Holder h = named.get(c.tenant);
+            if (h != null) h.total += c.count();
+        }
+        for (Holder h : holders) {
+            h.recent = h.recent / 2 + Math.max(0, h.total - h.counted);
+            h.counted = h.total;
+        }
+        candidates.halve();
+        refresh();
+    }
+
+    /** Recomputes the weakest holders and whether a known tenant may take a name at first sight. */
+    private void refresh() {
+        weakestGuest = null;
+        weakestKnown = null;
+        for (Holder h : holders) {
+            if (epoch < h.namedEpoch + 2) continue; // not yet measured over one whole epoch
+            if (h.known) {
+                if (weakestKnown == null || h.recent < weakestKnown.recent) weakestKnown = h;
+            } else if (weakestGuest == null || h.recent < weakestGuest.recent) {
+                weakestGuest = h;
+            }
+        }
+        knownMayClaim = topTenants > 0 && (holders.size() < topTenants || guestHolders > 0);
     }
 
     /** Passes a concurrency queue wait on to the sinks (the meter binder's timer). */
@@ -210,9 +499,27 @@ public final class RequestStatistics {
     }
 
     /** Calls {@code listener} for every cell that exists now and for each one created later. */
-    public synchronized void onCell(Consumer<Cell> listener) {
-        newCellListeners.add(listener);
-        all.forEach(listener);
+    public void onCell(Consumer<Cell> listener) {
+        onCell(listener, cell -> { });
+    }
+
+    /**
+     * Calls {@code created} for every cell that exists now and for each one created later, and
+     * {@code removed} for each cell removed later because its tenant lost its name (see the class
+     * comment). Both are called under the lock that orders these changes, one at a time, so a cell is
+     * always announced before it is removed; keep them short.
+     */
+    public void onCell(Consumer<Cell> created, Consumer<Cell> removed) {
+        Objects.requireNonNull(created, "created");
+        Objects.requireNonNull(removed, "removed");
+        lock.lock();
+        try {
+            createdListeners.add(created);
+            removedListeners.add(removed);
+            all.forEach(created);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Number of distinct counters (bounded, see the class comment). */
@@ -226,33 +533,67 @@ public final class RequestStatistics {
     }
 
     private Cell cell(String tenant, String plan, String route, Outcome outcome, String reason) {
-        Cell[] t = table;
+        Cell c = find(table, tenant, plan, route, outcome, reason);
+        return c != null ? c : create(tenant, plan, route, outcome, reason);
+    }
+
+    private static Cell find(Cell[] t, String tenant, String plan, String route, Outcome outcome, String reason) {
         int mask = t.length - 1;
         for (int i = hash(tenant, plan, route, outcome, reason) & mask; ; i = (i + 1) & mask) {
             Cell c = t[i];
-            if (c == null) return create(tenant, plan, route, outcome, reason);
+            if (c == null) return null;
             if (c.is(tenant, plan, route, outcome, reason)) return c;
         }
     }
 
-    private synchronized Cell create(String tenant, String plan, String route, Outcome outcome, String reason) {
-        for (Cell c : all) {
-            if (c.is(tenant, plan, route, outcome, reason)) return c; // another thread made it meanwhile
+    private Cell create(String tenant, String plan, String route, Outcome outcome, String reason) {
+        lock.lock();
+        try {
+            // the caller saw the tenant named; if it lost its name since, count it as "other" (step 2
+            // of the class comment): a cell exists only for a named tenant or a reserved word
+            if (!isReserved(tenant) && !named.containsKey(tenant)) tenant = OTHER;
+            Cell c = find(table, tenant, plan, route, outcome, reason); // another thread made it meanwhile
+            if (c != null) return c;
+            c = new Cell(tenant, plan, route, outcome, reason);
+            all.add(c);
+            table = tableOf(all, table.length);
+            for (Consumer<Cell> l : createdListeners) l.accept(c);
+            return c;
+        } finally {
+            lock.unlock();
         }
-        Cell c = new Cell(tenant, plan, route, outcome, reason);
-        // at most half full, so a probe always ends at an empty slot
-        int size = table.length;
-        while (size < 2 * (all.size() + 1)) size *= 2;
+    }
+
+    /** Removes a tenant's cells (under the lock); returns their total count. */
+    private long removeCells(String tenant) {
+        List<Cell> gone = new ArrayList<>();
+        long total = 0;
+        for (Cell c : all) {
+            if (c.tenant.equals(tenant)) {
+                gone.add(c);
+                total += c.count();
+            }
+        }
+        if (gone.isEmpty()) return 0;
+        all.removeIf(c -> c.tenant.equals(tenant));
+        table = tableOf(all, 64);
+        for (Cell c : gone) {
+            for (Consumer<Cell> l : removedListeners) l.accept(c);
+        }
+        return total;
+    }
+
+    /** A table of these cells, at most half full so that a probe always ends at an empty slot. */
+    private static Cell[] tableOf(List<Cell> cells, int atLeast) {
+        int size = atLeast;
+        while (size < 2 * (cells.size() + 1)) size *= 2;
         Cell[] next = new Cell[size];
-        all.add(c);
-        for (Cell each : all) {
+        for (Cell each : cells) {
             int i = hash(each.tenant, each.plan, each.route, each.outcome, each.reason) & (size - 1);
             while (next[i] != null) i = (i + 1) & (size - 1);
             next[i] = each;
         }
-        table = next;
-        for (Consumer<Cell> l : newCellListeners) l.accept(c);
-        return c;
+        return next;
     }
 
     private static int hash(String tenant, String plan, String route, Outcome outcome, String reason) {

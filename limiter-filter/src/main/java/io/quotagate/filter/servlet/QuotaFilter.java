@@ -190,7 +190,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
         }
         String path = RequestPath.normalize(pathOf(request));
         if (path == null) { // a ".." above the root: no servlet of this application serves it
-            refuse(e, response, Route.DEFAULT, null, null, INVALID_PATH);
+            refuse(e, response, Route.DEFAULT, null, false, null, INVALID_PATH);
             return;
         }
         Route route = e.routes.match(methodOf(request), path);
@@ -203,11 +203,12 @@ public final class QuotaFilter implements Filter, QuotaSource {
         try {
             resolved = e.resolver.resolve(request);
         } catch (TenantRejectedException rejected) {
-            refuse(e, response, route, null, null, new Problem(rejected.status(), rejected.reason(), rejected.getMessage(), null, 0));
+            Problem problem = new Problem(rejected.status(), rejected.reason(), rejected.getMessage(), null, 0);
+            refuse(e, response, route, null, false, null, problem);
             return;
         } catch (RuntimeException bug) {
             e.setup.resolverFailures.failed("", bug);
-            refuse(e, response, route, null, null, RESOLVER_FAILED);
+            refuse(e, response, route, null, false, null, RESOLVER_FAILED);
             return;
         }
 
@@ -218,7 +219,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
         if (resolved.isPresent()) {
             tenant = resolved.get();
             if (!TenantId.isValid(tenant)) {
-                refuse(e, response, route, null, null, INVALID_TENANT);
+                refuse(e, response, route, null, false, null, INVALID_TENANT);
                 return;
             }
             Optional<TenantPlans.Placement> placed;
@@ -226,12 +227,12 @@ public final class QuotaFilter implements Filter, QuotaSource {
                 placed = e.tenantPlans.place(tenant); // may ask the application's directory (a database...)
             } catch (RuntimeException directoryFailure) {
                 e.setup.directoryFailures.failed(" for tenant " + tenant, directoryFailure);
-                refuse(e, response, route, tenant, null, new Problem(500, "internal_error",
+                refuse(e, response, route, tenant, false, null, new Problem(500, "internal_error",
                         "The plan of tenant " + tenant + " could not be determined.", tenant, 0));
                 return;
             }
             if (placed.isEmpty()) {
-                refuse(e, response, route, tenant, null,
+                refuse(e, response, route, tenant, false, null,
                         new Problem(403, "unknown_tenant", "Tenant " + tenant + " is not known.", tenant, 0));
                 return;
             }
@@ -244,17 +245,18 @@ public final class QuotaFilter implements Filter, QuotaSource {
             plan = e.tenantPlans.anonymous().plan();
             kind = BucketKind.GUEST;
         } else {
-            refuse(e, response, route, null, null, MISSING_TENANT);
+            refuse(e, response, route, null, false, null, MISSING_TENANT);
             return;
         }
         String named = tenant == RequestStatistics.ANONYMOUS ? null : tenant; // as named in problem bodies
+        boolean known = kind == BucketKind.TENANT; // an assignment or the directory knows it: metrics name it first
 
         // concurrency before tokens: a request never holds tokens while it waits for a slot
         Permit permit = null;
         if (route.group().isPresent()) {
             Acquisition acquired = e.concurrency.acquire(kind, key, plan, route.group().get());
             if (acquired instanceof Acquisition.Refused refused) {
-                refuse(e, response, route, tenant, plan, tooMany(refused.asDecision(), named));
+                refuse(e, response, route, tenant, known, plan, tooMany(refused.asDecision(), named));
                 return;
             }
             permit = ((Acquisition.Granted) acquired).permit();
@@ -283,7 +285,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
                 if (estimate.problem() == null || !estimate.bodyRead()) e.admission.reconcile(reserved, 0);
                 if (estimate.problem() != null) {
                     if (permit != null) permit.cancel();
-                    refuse(e, response, route, tenant, plan, estimate.problem());
+                    refuse(e, response, route, tenant, known, plan, estimate.problem());
                     return;
                 }
                 admittedRequest = estimate.request();
@@ -293,7 +295,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
         } catch (StoreUnavailableException unavailable) {
             // store.on-failure: closed — refuse rather than admit unchecked
             if (permit != null) permit.cancel();
-            refuse(e, response, route, tenant, plan, new Problem(503, "store_unavailable", "The quota store is unavailable; "
+            refuse(e, response, route, tenant, known, plan, new Problem(503, "store_unavailable", "The quota store is unavailable; "
                     + "retry after " + unavailable.retryAfterSeconds() + " s.", named, unavailable.retryAfterSeconds()));
             return;
         } catch (RuntimeException | Error failure) {
@@ -306,13 +308,13 @@ public final class QuotaFilter implements Filter, QuotaSource {
                 RateLimitHeaders.write(response, e.admission.status(kind, key, plan), rejected.retryAfterSeconds(),
                         e.setup.legacyHeaders);
             }
-            refuse(e, response, route, tenant, plan, tooMany(rejected, named));
+            refuse(e, response, route, tenant, known, plan, tooMany(rejected, named));
             return;
         }
         Decision.Admitted admitted = (Decision.Admitted) decision;
         try {
             if (admitted.shadowed()) e.setup.shadowLog.wouldReject(tenant, plan, route.name(), admitted.shadowRejection());
-            e.statistics.record(tenant, plan, route.name(), Outcome.ALLOWED, null);
+            e.statistics.record(tenant, known, plan, route.name(), Outcome.ALLOWED, null);
             if (publish) RateLimitHeaders.write(response, e.admission.status(kind, key, plan), 0, e.setup.legacyHeaders);
         } catch (RuntimeException | Error failure) {
             // the request will not run: give back its slot and every unit it was charged
@@ -368,9 +370,9 @@ public final class QuotaFilter implements Filter, QuotaSource {
     }
 
     /** Answers a refused request, counts it and logs it (rate-limited). */
-    private static void refuse(Engine e, HttpServletResponse response, Route route, String tenant, String plan,
-                               Problem problem) throws IOException {
-        e.statistics.record(tenant, plan, route.name(), Outcome.REJECTED, problem.reason());
+    private static void refuse(Engine e, HttpServletResponse response, Route route, String tenant, boolean known,
+                               String plan, Problem problem) throws IOException {
+        e.statistics.record(tenant, known, plan, route.name(), Outcome.REJECTED, problem.reason());
         e.rejections.rejected(tenant, plan, route.name(), problem.reason(), problem.status(), problem.retryAfterSeconds());
         problem.write(response);
     }
@@ -634,8 +636,9 @@ public final class QuotaFilter implements Filter, QuotaSource {
         }
 
         /**
-         * How many tenants keep their own {@code tenant} tag in metrics (assigned tenants first, then
-         * the first others seen); all others are counted as {@code other}. Default {@value #DEFAULT_TOP_TENANTS}.
+         * How many tenants have their own {@code tenant} tag in metrics at once: assigned and
+         * directory-known tenants first, then the heaviest by recent traffic (see
+         * {@link RequestStatistics}); all others are counted as {@code other}. Default {@value #DEFAULT_TOP_TENANTS}.
          */
         public Builder topTenants(int topTenants) {
             if (topTenants < 0) throw new IllegalArgumentException("topTenants must be >= 0, was " + topTenants);

@@ -72,15 +72,27 @@ class RequestStatisticsTest {
     }
 
     @Test
-    void preferredTenantsThenFirstSeenKeepTheirTagAndEveryoneElseIsOther() {
+    void assignedTenantsAreNamedFromTheStartAndKnownTenantsTakeTheFreeSlotsAtTheirFirstRequest() {
         RequestStatistics s = new RequestStatistics(3, List.of("acme", "globex"));
         assertThat(s.tagOf("acme")).isEqualTo("acme");
+        assertThat(s.tagOf("globex")).as("named before its first request").isEqualTo("globex");
+        s.record("first", true, "pro", "items", Outcome.ALLOWED, null);
+        s.record("second", true, "pro", "items", Outcome.ALLOWED, null);
         assertThat(s.tagOf("first")).isEqualTo("first");
-        assertThat(s.tagOf("second")).isEqualTo(RequestStatistics.OTHER);
-        assertThat(s.tagOf("globex")).isEqualTo("globex");
-        assertThat(s.tagOf("first")).isEqualTo("first");
+        assertThat(s.tagOf("second")).as("no slot left: it would need clearly more traffic than a holder")
+                .isEqualTo(RequestStatistics.OTHER);
+        assertThat(s.tagOf("never-seen")).as("tagOf names nobody").isEqualTo(RequestStatistics.OTHER);
         assertThat(s.tagOf(null)).isEqualTo(RequestStatistics.NONE);
         assertThat(s.tagOf(RequestStatistics.ANONYMOUS)).isEqualTo(RequestStatistics.ANONYMOUS);
+        assertThat(s.tagOf(new String("anonymous"))).as("a tenant called anonymous").isEqualTo(RequestStatistics.OTHER);
+    }
+
+    @Test
+    void aGuestsFirstRequestsAreOtherEvenWhileSlotsAreFree() {
+        RequestStatistics s = new RequestStatistics(3, List.of());
+        for (int i = 0; i < 15; i++) s.record("guest", false, "pro", "items", Outcome.ALLOWED, null);
+        assertThat(s.tagOf("guest")).as("fewer than 16 requests can never earn a name").isEqualTo(RequestStatistics.OTHER);
+        assertThat(s.cells()).extracting(RequestStatistics.Cell::tenant).containsOnly(RequestStatistics.OTHER);
     }
 
     @Test

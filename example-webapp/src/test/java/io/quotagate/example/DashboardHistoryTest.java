@@ -1,0 +1,59 @@
+package io.quotagate.example;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.quotagate.filter.metrics.RequestStatistics;
+import io.quotagate.filter.metrics.RequestStatistics.Outcome;
+import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.plans.PlansFile;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The dashboard's per-second counts when tenants lose and regain their name between two samples. */
+class DashboardHistoryTest {
+
+    @Test
+    void aTenantRenamedBetweenTwoSamplesKeepsEveryRequestCountedAndNoRateGoesNegative() throws Exception {
+        QuotaFilter filter = QuotaFilter.builder().plans(PlansFile.parse("d.yml", """
+                plans: { free: { limits: [ { capacity: 10, refill: 10, period: 1s } ] } }
+                tenants: { assignments: { first: free } }
+                """)).topTenants(1).build();
+        RequestStatistics s = filter.statistics();
+        long recorded = 0;
+        try (DashboardHistory history = new DashboardHistory(filter)) {
+            for (int i = 0; i < 5_000; i++, recorded++) s.record("first", true, "free", "items", Outcome.ALLOWED, null);
+            history.sample();
+
+            // between two samples: "second" (known to the directory, say) outgrows the quiet "first" and
+            // takes the one name, then "first" takes it back: it lost a cell of 5,000 and starts a new one from 0
+            recorded += sendUntilNamed(s, "second");
+            assertThat(s.namedTenants()).containsExactly("second");
+            recorded += sendUntilNamed(s, "first");
+            assertThat(s.namedTenants()).containsExactly("first");
+            history.sample();
+
+            JsonNode tenants = new ObjectMapper().readTree(history.json()).get("tenants");
+            long total = 0;
+            for (JsonNode tenant : tenants) {
+                for (JsonNode perSecond : tenant.get("allowed")) {
+                    assertThat(perSecond.asLong()).as(tenants.toString()).isNotNegative();
+                    total += perSecond.asLong();
+                }
+            }
+            assertThat(total).as("every request, under one tag or another").isEqualTo(recorded);
+            assertThat(new ObjectMapper().readTree(history.json()).get("topTenants").asInt()).isEqualTo(1);
+        }
+    }
+
+    /** Sends requests of one known tenant alone until it has the name; returns how many. */
+    private static long sendUntilNamed(RequestStatistics s, String tenant) {
+        long sent = 0;
+        while (!s.tagOf(tenant).equals(tenant)) {
+            assertThat(sent).as("%s named within a few epochs of its traffic", tenant).isLessThan(1_000_000);
+            s.record(tenant, true, "free", "items", Outcome.ALLOWED, null);
+            sent++;
+        }
+        return sent;
+    }
+}
