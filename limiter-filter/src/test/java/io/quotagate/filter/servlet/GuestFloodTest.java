@@ -80,6 +80,9 @@ class GuestFloodTest {
             assertThat(guestsAdmitted).isGreaterThanOrEqualTo((long) Math.min(FRESH_IDS, 300 * seconds * 0.5));
             assertThat(filter.statistics().cells()).anySatisfy(c -> assertThat(c.reason()).isEqualTo("guest_rate"))
                     .noneSatisfy(c -> assertThat(c.reason()).isEqualTo("global_rate"));
+            // nor the dashboard: the flood's one-request ids never get a tag of their own, acme keeps its own
+            assertThat(filter.statistics().namedTenants()).containsExactly("acme");
+            assertThat(filter.statistics().cells()).allSatisfy(c -> assertThat(c.tenant()).isIn("acme", "other"));
         }
     }
 }
