@@ -61,7 +61,7 @@ public final class AttackCommand implements Callable<Integer> {
 
     @Option(names = "--duration", paramLabel = "TIME", converter = SecondsConverter.class,
             description = "length of each phase (default: ${DEFAULT-VALUE})")
-    Duration duration = Duration.ofSeconds(20);
+    Duration duration = Duration.ofSeconds(30);
 
     @Option(names = "--connections", description = "attacking connections (default: ${DEFAULT-VALUE})")
     int connections = 230;
@@ -69,7 +69,7 @@ public final class AttackCommand implements Callable<Integer> {
     @Option(names = "--pause", paramLabel = "TIME", converter = SecondsConverter.class,
             description = "how long an attacking connection waits after an answer before it tries again "
                     + "(default: ${DEFAULT-VALUE}); 0ms makes it a connection flood, which the container must limit")
-    Duration pause = Duration.ofMillis(200);
+    Duration pause = Duration.ofMillis(500);
 
     @Option(names = "--victim-rate", description = "victim requests per second (default: ${DEFAULT-VALUE}; "
             + "the pro plan refills 10/s)")
@@ -106,12 +106,13 @@ public final class AttackCommand implements Callable<Integer> {
             out.printf(Locale.ROOT, "example app on 127.0.0.1:%d; victim %s at %d requests/s; %d attacking "
                     + "connections, each pausing %d ms between attempts; %d s per phase%n", port, VICTIM, victimRate,
                     connections, pause.toMillis(), duration.toSeconds());
+            phase("warm-up", port, null, Duration.ofSeconds(5)); // JIT and connections, not recorded
             List<Phase> phases = new ArrayList<>();
-            phases.add(phase("baseline", port, null));
+            phases.add(phase("baseline", port, null, duration));
             for (String shape : shapes) {
                 // the last slow bodies of the previous shape time out (5 s) and the victim's bucket refills
                 if (phases.size() > 1) Thread.sleep(6_000);
-                phases.add(phase(shape, port, shape));
+                phases.add(phase(shape, port, shape, duration));
             }
             out.println();
             out.println("| Phase | Victim requests | 200 | p50 ms | p99 ms | max ms | p99 / baseline | Attacker answered |");
@@ -129,8 +130,8 @@ public final class AttackCommand implements Callable<Integer> {
         }
     }
 
-    private Phase phase(String name, int port, String shape) throws Exception {
-        long end = System.nanoTime() + duration.toNanos();
+    private Phase phase(String name, int port, String shape, Duration length) throws Exception {
+        long end = System.nanoTime() + length.toNanos();
         Map<String, LongAdder> answers = new ConcurrentHashMap<>();
         List<Thread> attackers = new ArrayList<>();
         if (shape != null) {
