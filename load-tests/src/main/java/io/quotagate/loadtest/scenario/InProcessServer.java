@@ -13,11 +13,13 @@ import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletContextRequest;
 
 import java.io.IOException;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The example app started in this JVM on a free port of 127.0.0.1, with plans sized for a scenario:
@@ -29,6 +31,12 @@ import java.util.UUID;
 final class InProcessServer implements AutoCloseable {
     private final ExampleApp.Running app;
     final Series admitted;
+    /**
+     * The longest a request took from its headers being read to being counted, scenario nanoseconds:
+     * a unit is counted at most this long after the quota admitted it, so a window of the counts
+     * may hold units admitted up to this long before it ({@link Measures#checkWindows}).
+     */
+    final AtomicLong countingDelay = new AtomicLong();
     private final ScenarioClock clock;
     /** whether the quota is published (one shared, published tenant plan instead of the hidden global quota) */
     boolean published;
@@ -75,7 +83,10 @@ final class InProcessServer implements AutoCloseable {
             context.addFilter(new FilterHolder(new Filter() {
                 @Override
                 public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
-                    admitted.accepted.incrementAndGet(admitted.bin(server.clock.now()));
+                    long now = server.clock.now();
+                    long read = server.clock.at(ServletContextRequest.getServletContextRequest(req).getHeadersNanoTime());
+                    server.countingDelay.accumulateAndGet(now - read, Math::max);
+                    admitted.accepted.incrementAndGet(admitted.bin(now));
                     chain.doFilter(req, res);
                 }
             }), "/items/*", EnumSet.of(DispatcherType.REQUEST));
@@ -101,6 +112,7 @@ final class InProcessServer implements AutoCloseable {
                       - { name: huge, capacity: 1000000000, refill: 1000000000, period: 1s }
                 routes:
                   - { name: admin, paths: ["/admin/**"], limited: false }
+                  - { name: ops, paths: ["/health"], limited: false }
                   - { name: items, methods: [GET], paths: ["/items/*"], cost: 1 }
                 tenants:
                   default-plan: unlimited
@@ -119,6 +131,7 @@ final class InProcessServer implements AutoCloseable {
                       - { name: quota, capacity: %d, refill: %d, period: 1m }
                 routes:
                   - { name: admin, paths: ["/admin/**"], limited: false }
+                  - { name: ops, paths: ["/health"], limited: false }
                   - { name: items, methods: [GET], paths: ["/items/*"], cost: 1 }
                 tenants:
                   default-plan: shared

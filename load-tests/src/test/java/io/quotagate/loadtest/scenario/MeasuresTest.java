@@ -41,16 +41,31 @@ class MeasuresTest {
         Arrays.fill(quota, 600);          // 10 units per second
         Arrays.fill(admitted, 10);
         admitted[30] += 100;              // the whole burst at once
-        Measures.WindowCheck ok = Measures.checkWindows(admitted, quota, 100, 60);
+        Measures.WindowCheck ok = Measures.checkWindows(admitted, quota, 100, 60, 0);
         assertThat(ok.passed()).isTrue();
         assertThat(ok.worstAccepted()).isEqualTo(700);
         assertThat(ok.worstAllowed()).isCloseTo(700, within(1e-9));
 
         admitted[89] += 1;                // the window [30, 90) now holds 701
-        Measures.WindowCheck bad = Measures.checkWindows(admitted, quota, 100, 60);
+        Measures.WindowCheck bad = Measures.checkWindows(admitted, quota, 100, 60, 0);
         assertThat(bad.passed()).isFalse();
         assertThat(bad.worstStart()).isEqualTo(30);
         assertThat(bad.worstAccepted()).isEqualTo(701);
+    }
+
+    @Test
+    void windowCheckAllowsWhatRefilledWhileTheServerWasCountingAUnit() {
+        long[] admitted = new long[120];
+        double[] quota = new double[120];
+        Arrays.fill(quota, 600);          // 10 units per second
+        Arrays.fill(admitted, 10);
+        admitted[30] += 102;              // two units admitted just before second 30 were counted in it
+        assertThat(Measures.checkWindows(admitted, quota, 100, 60, 0).passed()).isFalse();
+
+        Measures.WindowCheck check = Measures.checkWindows(admitted, quota, 100, 60, 0.2);  // counted up to 200 ms late
+        assertThat(check.passed()).isTrue();
+        assertThat(check.slackUnits()).isCloseTo(2, within(1e-9));
+        assertThat(Measures.checkWindows(admitted, quota, 100, 60, 0.1).passed()).isFalse();
     }
 
     @Test
@@ -61,8 +76,8 @@ class MeasuresTest {
         Arrays.fill(quota, 30, 60, 300);
         Arrays.fill(admitted, 0, 30, 10);
         Arrays.fill(admitted, 30, 60, 10);  // 150 too many in the second half, more than the 100 burst
-        assertThat(Measures.checkWindows(admitted, quota, 100, 60).passed()).isFalse();
-        assertThat(Measures.checkWindows(admitted, quota, 150, 60).passed()).isTrue();
+        assertThat(Measures.checkWindows(admitted, quota, 100, 60, 0).passed()).isFalse();
+        assertThat(Measures.checkWindows(admitted, quota, 150, 60, 0).passed()).isTrue();
     }
 
     @Test

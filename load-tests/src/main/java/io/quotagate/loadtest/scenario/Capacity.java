@@ -1,0 +1,60 @@
+package io.quotagate.loadtest.scenario;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * Whether this machine can be expected to keep a scenario's schedule at a speed-up, said before the
+ * run starts. Clients, servers and the generator all share the machine's processors, and compressing
+ * time multiplies the request rate by the speed; past what the processors carry, requests queue in
+ * the clients and the story is no longer the one of {@code --speed 1}. The run itself measures what
+ * really happened ({@link Pace}); this is the estimate that warns first.
+ */
+final class Capacity {
+    /**
+     * Requests per second per processor that the in-process example apps and their clients carry
+     * while keeping every mode's p99 lag within {@link Pace#LAG_LIMIT_MS}, measured on a 2-vCPU
+     * machine (BENCHMARKS.md, "Adaptive clients"), with room for another process's builds.
+     */
+    static final double REQUESTS_PER_SECOND_PER_CPU = 4_500;
+
+    private Capacity() {
+    }
+
+    /**
+     * About how many requests per second (real time) the modes send: the clients with a limiter
+     * settle near the quota (or their fixed rate), {@code none} sends its demand and retries the
+     * excess over the quota up to {@link ModeRun#MAX_RETRIES} times; the neighbour adds its rate.
+     */
+    static double offeredPerSecond(Scenario scenario, List<Mode> modes, double speed) {
+        double perMinute = 0;
+        double neighbour = scenario.neighbour().map(Scenario.Neighbour::unitsPerMinute).orElse(0.0);
+        double demand = scenario.workers().size() * scenario.demand();
+        for (Mode mode : modes) {
+            perMinute += neighbour + switch (mode) {
+                case NONE -> demand + ModeRun.MAX_RETRIES * Math.max(0, demand - scenario.quota());
+                case FIXED -> Math.min(demand, scenario.fixedRate());
+                case AIMD, CUBIC, HEADERS -> Math.min(demand, scenario.quota());
+            };
+        }
+        return perMinute / 60 * speed;
+    }
+
+    /** The warning to print before the run, if the speed asks more of this machine than it is known to carry. */
+    static Optional<String> warning(Scenario scenario, List<Mode> modes, double speed) {
+        return warning(scenario, modes, speed, Runtime.getRuntime().availableProcessors());
+    }
+
+    static Optional<String> warning(Scenario scenario, List<Mode> modes, double speed, int processors) {
+        double offered = offeredPerSecond(scenario, modes, speed);
+        double carried = REQUESTS_PER_SECOND_PER_CPU * processors;
+        if (offered <= carried) return Optional.empty();
+        double faithful = Math.floor(speed * carried / offered * 10) / 10;
+        return Optional.of(String.format(Locale.ROOT,
+                "WARNING: at speed %s the modes may send up to %,.0f requests/s, more than the %,.0f that %d processor(s) "
+                        + "carry on schedule (%,.0f each); requests will queue in the clients and the figures will drift "
+                        + "from --speed 1. Use --speed %s or less, or fewer --modes, or a smaller --scale.",
+                Reports.fmt(speed), offered, carried, processors, REQUESTS_PER_SECOND_PER_CPU, Reports.fmt(Math.max(faithful, 0.1))));
+    }
+}
