@@ -1,6 +1,7 @@
 package io.quotagate.loadtest;
 
 import io.quotagate.loadtest.bench.BenchCommand;
+import io.quotagate.loadtest.bench.HeapCommand;
 import io.quotagate.loadtest.scenario.ScenarioCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -15,6 +16,7 @@ import picocli.CommandLine.Spec;
         description = "quotagate load generator and benchmarks.",
         subcommands = {
                 BenchCommand.class,
+                HeapCommand.class,
                 JmhCommand.class,
                 ScenarioCommand.class,
                 CommandLine.HelpCommand.class,

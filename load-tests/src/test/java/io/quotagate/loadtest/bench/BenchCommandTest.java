@@ -181,6 +181,24 @@ class BenchCommandTest {
     }
 
     @Test
+    void heapPerTenantIsMeasuredForQuotaFilterAndEveryPeer() {
+        StringWriter output = new StringWriter();
+        CommandLine cli = new CommandLine(new LoadTests());
+        cli.setOut(new PrintWriter(output, true));
+
+        int exit = cli.execute("heap", "--tenants", "5000", "--runs", "1");
+
+        String text = output.toString();
+        assertThat(exit).as(text).isZero();
+        for (String filter : List.of("quotagate", "bucket4j-map", "resilience4j", "counter-map")) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^" + filter + " +(-?[0-9]+) bytes/tenant$").matcher(text);
+            assertThat(m.find()).as(text).isTrue();
+            // every filter keeps at least its map entry and key per tenant (a 12-character id alone is 56 bytes)
+            assertThat(Integer.parseInt(m.group(1))).as("%s\n%s", filter, text).isBetween(50, 4096);
+        }
+    }
+
+    @Test
     void medianOfAnEvenNumberOfRunsIsTheMeanOfTheMiddleTwo() {
         assertThat(BenchReport.median(new double[]{4, 1, 3, 2})).isEqualTo(2.5);
         assertThat(BenchReport.median(new double[]{5, 1, 3})).isEqualTo(3);
