@@ -19,7 +19,7 @@ import java.io.IOException;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * The example app started in this JVM on a free port of 127.0.0.1, with plans sized for a scenario:
@@ -32,11 +32,12 @@ final class InProcessServer implements AutoCloseable {
     private final ExampleApp.Running app;
     final Series admitted;
     /**
-     * The longest a request took from its headers being read to being counted, scenario nanoseconds:
-     * a unit is counted at most this long after the quota admitted it, so a window of the counts
-     * may hold units admitted up to this long before it ({@link Measures#checkWindows}).
+     * Per bin of {@link #admitted}, the longest a unit counted in it took from its request's headers
+     * being read to being counted, scenario nanoseconds: the unit was admitted at most this long
+     * before it was counted, so a window of the counts may hold units admitted before the window
+     * starts ({@link Measures#checkWindows}).
      */
-    final AtomicLong countingDelay = new AtomicLong();
+    final AtomicLongArray countingDelay;
     private final ScenarioClock clock;
     /** whether the quota is published (one shared, published tenant plan instead of the hidden global quota) */
     boolean published;
@@ -47,6 +48,7 @@ final class InProcessServer implements AutoCloseable {
         this.app = app;
         this.admitted = admitted;
         this.clock = clock;
+        this.countingDelay = new AtomicLongArray(admitted.bins());
     }
 
     /**
@@ -85,8 +87,9 @@ final class InProcessServer implements AutoCloseable {
                 public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
                     long now = server.clock.now();
                     long read = server.clock.at(ServletContextRequest.getServletContextRequest(req).getHeadersNanoTime());
-                    server.countingDelay.accumulateAndGet(now - read, Math::max);
-                    admitted.accepted.incrementAndGet(admitted.bin(now));
+                    int bin = admitted.bin(now);
+                    server.countingDelay.accumulateAndGet(bin, now - read, Math::max);
+                    admitted.accepted.incrementAndGet(bin);
                     chain.doFilter(req, res);
                 }
             }), "/items/*", EnumSet.of(DispatcherType.REQUEST));
@@ -138,6 +141,13 @@ final class InProcessServer implements AutoCloseable {
                   unresolved: reject
                   unknown: default
                 """, burst, refill);
+    }
+
+    /** {@link #countingDelay} in scenario seconds, per bin. */
+    double[] countingDelaySeconds() {
+        double[] seconds = new double[countingDelay.length()];
+        for (int i = 0; i < seconds.length; i++) seconds[i] = countingDelay.get(i) / 1e9;
+        return seconds;
     }
 
     String baseUri() {

@@ -37,15 +37,17 @@ final class Measures {
      * Checks that no {@code window}-second window of whole seconds admitted more than the quota
      * refilled in it plus the bucket's capacity (the most a token bucket can ever give in a window).
      * Windows of whole-second bins lie inside real windows, so a pass here is a true pass for them.
-     * Units are counted up to {@code slackSeconds} after they were admitted, so a window's counts may
-     * hold units admitted that long before it starts: its allowance covers that stretch too (under
-     * compressed time a few ms of real delay are a sizeable fraction of a scenario second).
+     * A unit counted in second {@code b} may have been admitted up to {@code delay[b]} earlier, so a
+     * window's counts may hold units admitted before it starts: its allowance covers that stretch
+     * too, as far back as the earliest admission its own bins allow (under compressed time a few ms
+     * of real delay are a sizeable fraction of a scenario second).
      *
-     * @param admitted     units admitted per second
-     * @param quotaPerMin  the quota during each second, units per minute
-     * @param slackSeconds the longest delay between admitting a unit and counting it, scenario seconds
+     * @param admitted    units admitted per second
+     * @param quotaPerMin the quota during each second, units per minute
+     * @param delay       per second, the longest a unit counted in it can have been admitted before, scenario seconds
+     *                    (missing entries: 0)
      */
-    static WindowCheck checkWindows(long[] admitted, double[] quotaPerMin, long burst, int window, double slackSeconds) {
+    static WindowCheck checkWindows(long[] admitted, double[] quotaPerMin, long burst, int window, double[] delay) {
         int worstStart = 0;
         long worstAccepted = 0;
         double worstAllowed = 0;
@@ -55,12 +57,15 @@ final class Measures {
         int w = Math.min(window, n);
         for (int start = 0; start + w <= n; start++) {
             long sum = 0;
-            double slack = quotaPerMin[Math.max(0, start - 1)] / 60 * Math.max(0, slackSeconds);
-            double allowed = burst + slack;
+            double before = 0;   // how far before the window its earliest unit can have been admitted
+            double allowed = burst;
             for (int i = start; i < start + w; i++) {
                 sum += admitted[i];
                 allowed += quotaPerMin[i] / 60;
+                if (i < delay.length) before = Math.max(before, delay[i] - (i - start));
             }
+            double slack = quotaPerMin[Math.max(0, start - 1)] / 60 * before;
+            allowed += slack;
             double margin = sum - allowed;
             if (margin > worstMargin) {
                 worstMargin = margin;

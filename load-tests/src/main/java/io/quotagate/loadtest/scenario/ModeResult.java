@@ -33,8 +33,8 @@ record ModeResult(Mode mode, Scenario scenario, ModeRun run, Series admitted, bo
     static final int CONVERGENCE_SMOOTHING = 10;
     static final int CONVERGENCE_HOLD = 20;
 
-    /** @param countingDelay the server's longest delay from admitting a unit to counting it, scenario ns (0 for clients' counts) */
-    static ModeResult of(Mode mode, Scenario scenario, ModeRun run, Series serverAdmitted, long countingDelay) {
+    /** @param countingDelay per second, the server's longest delay from admitting a unit to counting it, scenario s (empty for clients' counts) */
+    static ModeResult of(Mode mode, Scenario scenario, ModeRun run, Series serverAdmitted, double[] countingDelay) {
         int seconds = scenario.seconds();
         long accepted = 0, throttled = 0, rejected = 0, gaveUp = 0, errors = 0;
         double[] perInstance = new double[run.workers.size()];
@@ -71,7 +71,7 @@ record ModeResult(Mode mode, Scenario scenario, ModeRun run, Series admitted, bo
             admittedPerSecond[s] = admitted.accepted.get(s);
             quotaPerSecond[s] = scenario.quotaAt(Math.min(s, seconds - 1));
         }
-        Measures.WindowCheck window = Measures.checkWindows(admittedPerSecond, quotaPerSecond, scenario.burst(), 60, countingDelay / 1e9);
+        Measures.WindowCheck window = Measures.checkWindows(admittedPerSecond, quotaPerSecond, scenario.burst(), 60, countingDelay);
 
         List<Convergence> convergence = new ArrayList<>();
         scenario.neighbour().ifPresent(n -> {

@@ -137,7 +137,7 @@ public final class ScenarioCommand implements Callable<Integer> {
                 ModeRun run = runs.get(i);
                 futures.add(pool.submit(() -> {
                     run.run();
-                    return ModeResult.of(mode, scenario, run, server.admitted, server.countingDelay.get());
+                    return ModeResult.of(mode, scenario, run, server.admitted, server.countingDelaySeconds());
                 }));
             }
             List<ModeResult> results = new ArrayList<>();
@@ -156,7 +156,7 @@ public final class ScenarioCommand implements Callable<Integer> {
             ModeRun run = new ModeRun(scenario, mode, base, clock, quiet ? null : stdout, mode == Mode.HEADERS, adminToken);
             clock.restart();
             run.run();
-            results.add(ModeResult.of(mode, scenario, run, null, 0));
+            results.add(ModeResult.of(mode, scenario, run, null, new double[0]));
         }
         return results;
     }
