@@ -54,7 +54,7 @@ public final class ScenarioCommand implements Callable<Integer> {
 
     PrintStream stdout = System.out;
 
-    /** {@code GET /health} per client before the clock starts ({@link ModeRun#warmUp}). */
+    /** Requests per client before the clock starts ({@link ModeRun#warmUp}). */
     static final int WARM_UP_REQUESTS = 3_000;
 
     // the in-process servers log every rejection (rate-limited) at INFO: noise in a run that provokes 429s on purpose
@@ -128,6 +128,8 @@ public final class ScenarioCommand implements Callable<Integer> {
                         servers.get(i).published, servers.get(i).adminToken));
             }
             for (ModeRun run : runs) run.warmUp(WARM_UP_REQUESTS);
+            // the warm-up emptied every hidden quota: the story starts from full buckets, as without it
+            Thread.sleep(java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(InProcessServer.refillNanos(scenario, clock)) + 100);
             // one clock for every mode, started once all is ready: all modes live the same story at the same moments
             clock.restart();
             List<Future<ModeResult>> futures = new ArrayList<>();
