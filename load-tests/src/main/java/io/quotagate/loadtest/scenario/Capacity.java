@@ -52,6 +52,8 @@ final class Capacity {
         double carried = REQUESTS_PER_SECOND_PER_CPU * processors;
         if (offered <= carried) return Optional.empty();
         double faithful = Math.floor(speed * carried / offered * 10) / 10;
+        // the rate is linear in the speed, but a tenth rounded in floating point can land a hair above the budget
+        while (faithful > 0.1 && offeredPerSecond(scenario, modes, faithful) > carried) faithful = Math.round(faithful * 10 - 1) / 10.0;
         return Optional.of(String.format(Locale.ROOT,
                 "WARNING: at speed %s the modes may send up to %,.0f requests/s, more than the %,.0f that %d processor(s) "
                         + "carry on schedule (%,.0f each); requests will queue in the clients and the figures will drift "
