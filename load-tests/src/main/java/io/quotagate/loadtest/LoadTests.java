@@ -2,6 +2,7 @@ package io.quotagate.loadtest;
 
 import io.quotagate.loadtest.attack.AttackCommand;
 import io.quotagate.loadtest.bench.BenchCommand;
+import io.quotagate.loadtest.bench.HeapCommand;
 import io.quotagate.loadtest.scenario.ScenarioCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -17,6 +18,7 @@ import picocli.CommandLine.Spec;
         subcommands = {
                 AttackCommand.class,
                 BenchCommand.class,
+                HeapCommand.class,
                 JmhCommand.class,
                 ScenarioCommand.class,
                 CommandLine.HelpCommand.class,

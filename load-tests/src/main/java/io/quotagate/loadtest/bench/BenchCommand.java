@@ -24,7 +24,8 @@ import java.util.regex.Pattern;
  * The {@code bench} command: measures what {@code QuotaFilter} costs a real Jetty 12 server.
  *
  * <p>It starts one embedded server per {@link Mode} (bare, bare fed 10,000 tenant ids, QuotaFilter
- * with 1 and with 10,000 tenants, Jetty's DoSFilter, a bare per-tenant counter map), then drives them
+ * with 1 and with 10,000 tenants, Jetty's DoSFilter, a bare per-tenant counter map, and the peers a
+ * Java team would pick: a map of bucket4j buckets and resilience4j's registry), then drives them
  * in turn, interleaved (A B C D A B C D ...), with the same load generator for the same time, so slow
  * drifts of a shared machine hit every mode alike. Each mode's figures are the medians of its runs;
  * the ratios to bare are the medians of the ratios within each round, against the bare server fed the
@@ -32,8 +33,9 @@ import java.util.regex.Pattern;
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Throughput, latency and server CPU per request of Jetty bare, behind QuotaFilter "
-                + "(1 and 10,000 tenants), behind Jetty's DoSFilter and behind a one-map-lookup per-tenant counter "
-                + "(10,000 tenants), measured interleaved.",
+                + "(1 and 10,000 tenants), behind Jetty's DoSFilter, behind a one-map-lookup per-tenant counter, "
+                + "a ConcurrentHashMap of bucket4j buckets and resilience4j's RateLimiterRegistry (10,000 tenants), "
+                + "measured interleaved.",
                 "Exit status 1 if any request was not answered 200."})
 public final class BenchCommand implements Callable<Integer> {
 

@@ -34,13 +34,32 @@ final class BenchReport {
         }
     }
 
+    /**
+     * QuotaFilter against a peer measured in the same rounds: medians of the per-round ratios
+     * (QuotaFilter's figure over the peer's), so a slow drift of the machine cancels out.
+     *
+     * @param cpuRatio server CPU per request; at most 1: QuotaFilter costs no more than the peer
+     * @param rpsRatio requests per second
+     */
+    record Comparison(Mode mode, Mode peer, double cpuRatio, double rpsRatio) {
+    }
+
+    /** Which QuotaFilter mode is held against which peer: the same traffic on both sides. */
+    static final List<Mode[]> PEERS = List.of(
+            new Mode[]{Mode.QUOTAGATE_1_TENANT, Mode.JETTY_DOSFILTER},
+            new Mode[]{Mode.QUOTAGATE_10000_TENANTS, Mode.BUCKET4J_MAP_10000_TENANTS},
+            new Mode[]{Mode.QUOTAGATE_10000_TENANTS, Mode.RESILIENCE4J_10000_TENANTS},
+            new Mode[]{Mode.QUOTAGATE_10000_TENANTS, Mode.COUNTER_MAP_10000_TENANTS});
+
     /** Marks, in the table, a mode where some request was not answered 200. */
     static final String FLAG = "FLAGGED";
 
     private final List<ModeSummary> modes;
+    private final List<Comparison> comparisons;
 
-    private BenchReport(List<ModeSummary> modes) {
+    private BenchReport(List<ModeSummary> modes, List<Comparison> comparisons) {
         this.modes = List.copyOf(modes);
+        this.comparisons = List.copyOf(comparisons);
     }
 
     /** Summarises runs; every mode must have the same number of runs, in round order. */
@@ -66,11 +85,28 @@ final class BenchReport {
                     runs.stream().mapToLong(RunResult::non200).sum(),
                     runs.stream().mapToLong(RunResult::ioErrors).sum()));
         }
-        return new BenchReport(modes);
+        List<Comparison> comparisons = new ArrayList<>();
+        for (Mode[] pair : PEERS) {
+            List<RunResult> ours = results.get(pair[0]);
+            List<RunResult> theirs = results.get(pair[1]);
+            if (ours == null || theirs == null) continue;
+            double[] cpu = new double[ours.size()];
+            double[] rps = new double[ours.size()];
+            for (int i = 0; i < ours.size(); i++) {
+                cpu[i] = ours.get(i).cpuMicrosPerRequest() / theirs.get(i).cpuMicrosPerRequest();
+                rps[i] = ours.get(i).rps() / theirs.get(i).rps();
+            }
+            comparisons.add(new Comparison(pair[0], pair[1], median(cpu), median(rps)));
+        }
+        return new BenchReport(modes, comparisons);
     }
 
     List<ModeSummary> modes() {
         return modes;
+    }
+
+    List<Comparison> comparisons() {
+        return comparisons;
     }
 
     boolean anyErrors() {
@@ -87,6 +123,15 @@ final class BenchReport {
                     m.mode().label(), m.rps(), m.p50Ms(), m.p99Ms(), m.cpuMicrosPerRequest(),
                     m.ratioToBare(), m.cpuRatioToBare(), m.baseline().label(), m.requests(),
                     m.hasErrors() ? FLAG + ": " + m.non200() + " non-200, " + m.ioErrors() + " I/O errors" : "0");
+        }
+        if (!comparisons.isEmpty()) {
+            out.println();
+            out.println("QuotaFilter against its peers in the same rounds (medians of the per-round ratios; CPU/req <= 1: "
+                    + "QuotaFilter costs no more server CPU per request)");
+            out.printf(Locale.ROOT, "%-24s %-28s %9s %9s%n", "QuotaFilter", "peer", "CPU/req", "req/s");
+            for (Comparison c : comparisons) {
+                out.printf(Locale.ROOT, "%-24s %-28s %9.3f %9.3f%n", c.mode().label(), c.peer().label(), c.cpuRatio(), c.rpsRatio());
+            }
         }
         out.flush();
     }
@@ -105,6 +150,14 @@ final class BenchReport {
                     .put("ratioToBare", round(m.ratioToBare(), 4))
                     .put("cpuRatioToBare", round(m.cpuRatioToBare(), 4))
                     .put("baseline", m.baseline().label());
+        }
+        ArrayNode peers = root.putArray("comparisons");
+        for (Comparison c : comparisons) {
+            peers.addObject()
+                    .put("mode", c.mode().label())
+                    .put("peer", c.peer().label())
+                    .put("cpuRatio", round(c.cpuRatio(), 4))
+                    .put("rpsRatio", round(c.rpsRatio(), 4));
         }
         mapper.writeValue(file.toFile(), root);
     }

@@ -44,6 +44,13 @@ enum Mode {
      * address, so it cannot stand in at 10,000 tenants; this is the floor a per-tenant filter starts from.
      */
     COUNTER_MAP_10000_TENANTS("counter-map-10000-tenants", 10_000),
+    /**
+     * The tutorial's per-tenant limiter: a {@code ConcurrentHashMap<String, Bucket>} of bucket4j
+     * buckets, one per tenant, never expired ({@link PeerFilters.Bucket4jMap}).
+     */
+    BUCKET4J_MAP_10000_TENANTS("bucket4j-map-10000-tenants", 10_000),
+    /** resilience4j-ratelimiter: one {@code RateLimiter} per tenant from a {@code RateLimiterRegistry} ({@link PeerFilters.Resilience4jRegistry}). */
+    RESILIENCE4J_10000_TENANTS("resilience4j-10000-tenants", 10_000),
     /** The local store at the Redis modes' 1,000 tenants, for comparison. */
     QUOTAGATE_1000_TENANTS("quotagate-1000-tenants", 1_000),
     REDIS_1_TENANT("redis-1-tenant", 1),
@@ -56,7 +63,7 @@ enum Mode {
 
     /** The modes run without {@code --redis}. */
     static final Set<Mode> DEFAULT = EnumSet.of(BARE, QUOTAGATE_1_TENANT, BARE_10000_TENANTS, QUOTAGATE_10000_TENANTS,
-            JETTY_DOSFILTER, COUNTER_MAP_10000_TENANTS);
+            JETTY_DOSFILTER, COUNTER_MAP_10000_TENANTS, BUCKET4J_MAP_10000_TENANTS, RESILIENCE4J_10000_TENANTS);
     /** The modes run with {@code --redis}: local store vs Redis store, with and without batching. */
     static final Set<Mode> WITH_REDIS = EnumSet.of(BARE, QUOTAGATE_1_TENANT, QUOTAGATE_1000_TENANTS, REDIS_1_TENANT,
             REDIS_1_TENANT_NO_BATCHING, REDIS_1000_TENANTS, REDIS_1000_TENANTS_NO_BATCHING, REDIS_1_TENANT_ALLOWANCE,
@@ -127,6 +134,8 @@ enum Mode {
                 yield Optional.of(new FilterHolder(QuotaFilter.builder().plans(plans).build()));
             }
             case COUNTER_MAP_10000_TENANTS -> Optional.of(new FilterHolder(new CounterMapFilter()));
+            case BUCKET4J_MAP_10000_TENANTS -> Optional.of(new FilterHolder(new PeerFilters.Bucket4jMap()));
+            case RESILIENCE4J_10000_TENANTS -> Optional.of(new FilterHolder(new PeerFilters.Resilience4jRegistry()));
             case JETTY_DOSFILTER -> {
                 FilterHolder holder = new FilterHolder(new NamedSchedulerDoSFilter(threadPrefix + "dos-scheduler"));
                 holder.setInitParameter("maxRequestsPerSec", Integer.toString(DOS_MAX_REQUESTS_PER_SEC));

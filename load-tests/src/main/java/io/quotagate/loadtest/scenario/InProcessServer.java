@@ -11,13 +11,16 @@ import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletContextRequest;
 
 import java.io.IOException;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * The example app started in this JVM on a free port of 127.0.0.1, with plans sized for a scenario:
@@ -29,6 +32,13 @@ import java.util.UUID;
 final class InProcessServer implements AutoCloseable {
     private final ExampleApp.Running app;
     final Series admitted;
+    /**
+     * Per bin of {@link #admitted}, the longest a unit counted in it took from its request's headers
+     * being read to being counted, scenario nanoseconds: the unit was admitted at most this long
+     * before it was counted, so a window of the counts may hold units admitted before the window
+     * starts ({@link Measures#checkWindows}).
+     */
+    final AtomicLongArray countingDelay;
     private final ScenarioClock clock;
     /** whether the quota is published (one shared, published tenant plan instead of the hidden global quota) */
     boolean published;
@@ -39,6 +49,7 @@ final class InProcessServer implements AutoCloseable {
         this.app = app;
         this.admitted = admitted;
         this.clock = clock;
+        this.countingDelay = new AtomicLongArray(admitted.bins());
     }
 
     /**
@@ -75,7 +86,15 @@ final class InProcessServer implements AutoCloseable {
             context.addFilter(new FilterHolder(new Filter() {
                 @Override
                 public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
-                    admitted.accepted.incrementAndGet(admitted.bin(server.clock.now()));
+                    if (ModeRun.WARM_UP_TENANT.equals(((HttpServletRequest) req).getHeader("X-Tenant-Id"))) {
+                        chain.doFilter(req, res);   // before the story: not counted
+                        return;
+                    }
+                    long now = server.clock.now();
+                    long read = server.clock.at(ServletContextRequest.getServletContextRequest(req).getHeadersNanoTime());
+                    int bin = admitted.bin(now);
+                    server.countingDelay.accumulateAndGet(bin, now - read, Math::max);
+                    admitted.accepted.incrementAndGet(bin);
                     chain.doFilter(req, res);
                 }
             }), "/items/*", EnumSet.of(DispatcherType.REQUEST));
@@ -125,6 +144,21 @@ final class InProcessServer implements AutoCloseable {
                   unresolved: reject
                   unknown: default
                 """, burst, refill);
+    }
+
+    /** {@link #countingDelay} in scenario seconds, per bin. */
+    double[] countingDelaySeconds() {
+        double[] seconds = new double[countingDelay.length()];
+        for (int i = 0; i < seconds.length; i++) seconds[i] = countingDelay.get(i) / 1e9;
+        return seconds;
+    }
+
+    /**
+     * Real time for the hidden quota's bucket to refill completely, after the warm-up emptied it:
+     * the story then starts from a full bucket, as without a warm-up.
+     */
+    static long refillNanos(Scenario scenario, ScenarioClock clock) {
+        return (long) Math.ceil(scenario.burst() / (scenario.quota() * clock.speed() / 60) * 1e9);
     }
 
     String baseUri() {

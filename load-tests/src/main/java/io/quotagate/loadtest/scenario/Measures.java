@@ -29,41 +29,53 @@ final class Measures {
         return available <= 0 ? 0 : workersAccepted / available;
     }
 
-    /** The worst 60 s window of the server-side check. */
-    record WindowCheck(int worstStart, long worstAccepted, double worstAllowed, boolean passed) {
+    /** The worst 60 s window of the server-side check; {@code slackUnits}: what its allowance added for the counting delay. */
+    record WindowCheck(int worstStart, long worstAccepted, double worstAllowed, boolean passed, double slackUnits) {
     }
 
     /**
      * Checks that no {@code window}-second window of whole seconds admitted more than the quota
      * refilled in it plus the bucket's capacity (the most a token bucket can ever give in a window).
      * Windows of whole-second bins lie inside real windows, so a pass here is a true pass for them.
+     * A unit counted in second {@code b} may have been admitted up to {@code delay[b]} earlier, so a
+     * window's counts may hold units admitted before it starts: its allowance covers that stretch
+     * too, as far back as the earliest admission its own bins allow (under compressed time a few ms
+     * of real delay are a sizeable fraction of a scenario second).
      *
      * @param admitted    units admitted per second
      * @param quotaPerMin the quota during each second, units per minute
+     * @param delay       per second, the longest a unit counted in it can have been admitted before, scenario seconds
+     *                    (missing entries: 0)
      */
-    static WindowCheck checkWindows(long[] admitted, double[] quotaPerMin, long burst, int window) {
+    static WindowCheck checkWindows(long[] admitted, double[] quotaPerMin, long burst, int window, double[] delay) {
         int worstStart = 0;
         long worstAccepted = 0;
         double worstAllowed = 0;
+        double worstSlack = 0;
         double worstMargin = Double.NEGATIVE_INFINITY;
         int n = admitted.length;
         int w = Math.min(window, n);
         for (int start = 0; start + w <= n; start++) {
             long sum = 0;
+            double before = 0;   // how far before the window its earliest unit can have been admitted
             double allowed = burst;
             for (int i = start; i < start + w; i++) {
                 sum += admitted[i];
                 allowed += quotaPerMin[i] / 60;
+                if (i < delay.length) before = Math.max(before, delay[i] - (i - start));
             }
+            double slack = quotaPerMin[Math.max(0, start - 1)] / 60 * before;
+            allowed += slack;
             double margin = sum - allowed;
             if (margin > worstMargin) {
                 worstMargin = margin;
                 worstStart = start;
                 worstAccepted = sum;
                 worstAllowed = allowed;
+                worstSlack = slack;
             }
         }
-        return new WindowCheck(worstStart, worstAccepted, worstAllowed, worstMargin <= 1e-9);
+        return new WindowCheck(worstStart, worstAccepted, worstAllowed, worstMargin <= 1e-9, worstSlack);
     }
 
     /**

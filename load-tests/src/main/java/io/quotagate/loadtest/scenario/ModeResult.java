@@ -9,11 +9,13 @@ import java.util.List;
  * @param serverSide     whether {@code admitted} was counted by the server (in-process) or summed
  *                       from the clients' accepted responses (external target)
  * @param convergence    seconds the workers needed to settle after each event of the scenario
+ * @param pace           whether the generator kept the schedule, and how many requests failed
  */
 record ModeResult(Mode mode, Scenario scenario, ModeRun run, Series admitted, boolean serverSide,
                   long accepted, double unitsPerMinute, long throttled, long rejectedByLimiter, long gaveUp,
                   long errors, long neighbourAccepted, long neighbourThrottled, double utilization, double fairness,
-                  Measures.WindowCheck window, List<Convergence> convergence, boolean publishedFieldsSeen) {
+                  Measures.WindowCheck window, List<Convergence> convergence, boolean publishedFieldsSeen,
+                  Pace.Verdict pace) {
 
     /**
      * How long the workers' accepted rate took to reach its new share after an event, and to hold
@@ -31,7 +33,8 @@ record ModeResult(Mode mode, Scenario scenario, ModeRun run, Series admitted, bo
     static final int CONVERGENCE_SMOOTHING = 10;
     static final int CONVERGENCE_HOLD = 20;
 
-    static ModeResult of(Mode mode, Scenario scenario, ModeRun run, Series serverAdmitted) {
+    /** @param countingDelay per second, the server's longest delay from admitting a unit to counting it, scenario s (empty for clients' counts) */
+    static ModeResult of(Mode mode, Scenario scenario, ModeRun run, Series serverAdmitted, double[] countingDelay) {
         int seconds = scenario.seconds();
         long accepted = 0, throttled = 0, rejected = 0, gaveUp = 0, errors = 0;
         double[] perInstance = new double[run.workers.size()];
@@ -68,7 +71,7 @@ record ModeResult(Mode mode, Scenario scenario, ModeRun run, Series admitted, bo
             admittedPerSecond[s] = admitted.accepted.get(s);
             quotaPerSecond[s] = scenario.quotaAt(Math.min(s, seconds - 1));
         }
-        Measures.WindowCheck window = Measures.checkWindows(admittedPerSecond, quotaPerSecond, scenario.burst(), 60);
+        Measures.WindowCheck window = Measures.checkWindows(admittedPerSecond, quotaPerSecond, scenario.burst(), 60, countingDelay);
 
         List<Convergence> convergence = new ArrayList<>();
         scenario.neighbour().ifPresent(n -> {
@@ -90,6 +93,6 @@ record ModeResult(Mode mode, Scenario scenario, ModeRun run, Series admitted, bo
         return new ModeResult(mode, scenario, run, admitted, serverSide, accepted, accepted / minutes, throttled, rejected,
                 gaveUp, errors, neighbourAccepted, Series.total(run.neighbour.throttled),
                 Measures.utilization(accepted, scenario.quotaUnits(), neighbourAccepted),
-                Measures.jain(perInstance), window, convergence, run.sawPublishedFields());
+                Measures.jain(perInstance), window, convergence, run.sawPublishedFields(), run.pace.verdict());
     }
 }

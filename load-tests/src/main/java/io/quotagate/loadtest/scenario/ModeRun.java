@@ -8,19 +8,27 @@ import io.quotagate.loadtest.client.PublishedPacing;
 import io.quotagate.loadtest.client.RateController;
 import io.quotagate.loadtest.client.RateLimitFields;
 
+import org.eclipse.jetty.client.ContentResponse;
+import org.eclipse.jetty.client.Request;
+import org.eclipse.jetty.client.Response;
+import org.eclipse.jetty.client.Result;
+import org.eclipse.jetty.client.StringRequestContent;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
+
 import java.io.PrintStream;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.PriorityBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -34,6 +42,10 @@ import java.util.concurrent.locks.LockSupport;
  * evenly spaced), the limiters' queues and the timed retries; responses arrive on the HTTP
  * client's threads, update the limiters and wake the driver. Requests are {@code GET /items/N}
  * (cost 1) with {@code X-Tenant-Id: workers} or {@code neighbour}.
+ *
+ * <p>Each worker and the neighbour is a client of its own with its own {@link ClientConnections}
+ * (a fixed pool of keep-alive connections and a bounded queue), so a lagging server makes requests
+ * wait, never opens more sockets; {@link Pace} records how late requests went out.
  */
 final class ModeRun {
     static final int MAX_RETRIES = 3;
@@ -46,8 +58,10 @@ final class ModeRun {
     private final URI admin;
     private final ScenarioClock clock;
     private final PrintStream progress;
-    private final HttpClient http;
-    private final ExecutorService httpExecutor;
+    private final QueuedThreadPool httpThreads;
+    private final ScheduledExecutorScheduler httpScheduler;
+    private final ClientConnections neighbourConnections;
+    final Pace pace = new Pace();
     final List<Worker> workers = new ArrayList<>();
     final Series neighbour;
     private final AtomicInteger instanceCount = new AtomicInteger();
@@ -76,17 +90,26 @@ final class ModeRun {
         this.admin = admin;
         this.clock = clock;
         this.progress = progress;
-        this.httpExecutor = Executors.newFixedThreadPool(2, r -> {
-            Thread t = new Thread(r, "scenario-" + mode.id + "-http");
-            t.setDaemon(true);
-            return t;
-        });
-        this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(5)).executor(httpExecutor).build();
+        // one small pool of threads for all the mode's clients: each client's selector holds one of them
+        this.httpThreads = new QueuedThreadPool(scenario.workers().size() + 9, 4);
+        httpThreads.setName("scenario-" + mode.id + "-http");
+        httpThreads.setDaemon(true);
+        this.httpScheduler = new ScheduledExecutorScheduler("scenario-" + mode.id + "-timer", true);
+        try {
+            httpThreads.start();
+            httpScheduler.start();
+        } catch (Exception e) {
+            throw new IllegalStateException("starting the HTTP client threads of " + mode.id + " failed", e);
+        }
         for (int i = 0; i < scenario.workers().size(); i++) {
             workers.add(new Worker(mode.id + "-" + (i + 1), scenario.workers().get(i).toNanos()));
         }
         this.neighbour = new Series("neighbour", scenario.seconds());
+        this.neighbourConnections = connections("neighbour");
+    }
+
+    private ClientConnections connections(String client) {
+        return new ClientConnections("scenario-" + client, httpThreads, httpScheduler);
     }
 
     /** Whether any response carried {@code RateLimit} fields. */
@@ -98,7 +121,8 @@ final class ModeRun {
     final class Worker {
         final Series series;
         final long startNanos;
-        ClientLimiter<Request> limiter;
+        final ClientConnections connections;
+        ClientLimiter<Call> limiter;
         long nextArrival;
         boolean started;
 
@@ -106,6 +130,7 @@ final class ModeRun {
             this.series = new Series(name, scenario.seconds());
             this.startNanos = startNanos;
             this.nextArrival = startNanos;
+            this.connections = connections(name);
         }
 
         void start(long now) {
@@ -131,27 +156,65 @@ final class ModeRun {
     }
 
     /** One logical request and its attempts. */
-    final class Request {
+    final class Call {
         final Worker worker;   // null for the neighbour
         final long id = requestIds.incrementAndGet();
         int attempt;
         boolean waited;
-        long sentAt;
+        /** when the story wants this attempt sent (scenario time) */
+        long due;
+        /** when a connection began sending it (scenario time) */
+        volatile long sentAt;
 
-        Request(Worker worker) {
+        Call(Worker worker) {
             this.worker = worker;
         }
 
         Series series() {
             return worker == null ? neighbour : worker.series;
         }
+
+        ClientConnections connections() {
+            return worker == null ? neighbourConnections : worker.connections;
+        }
     }
 
-    private record Retry(long due, Request request) implements Comparable<Retry> {
+    private record Retry(long due, Call request) implements Comparable<Retry> {
         @Override
         public int compareTo(Retry o) {
             return Long.compare(due, o.due);
         }
+    }
+
+    /** The tenant of the warm-up's requests, which the server does not count. */
+    static final String WARM_UP_TENANT = "warm-up";
+
+    /**
+     * Sends {@code requests} {@code GET /items/0} as tenant {@link #WARM_UP_TENANT} through each
+     * client's connections, as fast as they go, before the story starts: the JIT compiles the
+     * client's and the server's paths (admitted and throttled) and the pools open their connections,
+     * so the first seconds of a compressed run are not spent on a cold JVM (at {@code --speed 15},
+     * 2 s of warm-up are 30 s of story). The quota's bucket is left empty: the caller waits for it
+     * to refill ({@link InProcessServer#refillNanos}).
+     */
+    void warmUp(int requests) throws InterruptedException {
+        List<ClientConnections> clients = new ArrayList<>();
+        for (Worker w : workers) clients.add(w.connections);
+        clients.add(neighbourConnections);
+        java.util.concurrent.Semaphore slots = new java.util.concurrent.Semaphore(ClientConnections.CONNECTIONS * clients.size());
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(requests * clients.size());
+        URI items = base.resolve("/items/0");
+        for (int i = 0; i < requests; i++) {
+            for (ClientConnections client : clients) {
+                slots.acquire();
+                client.newRequest(items).headers(h -> h.put("X-Tenant-Id", WARM_UP_TENANT)).timeout(10, TimeUnit.SECONDS)
+                        .send(result -> {
+                            slots.release();
+                            done.countDown();
+                        });
+            }
+        }
+        done.await(30, TimeUnit.SECONDS);
     }
 
     /** Runs the whole scenario for this mode; returns when it is over and the last responses are in. */
@@ -200,28 +263,34 @@ final class ModeRun {
                         continue;
                     }
                     while (w.nextArrival <= now) {
+                        Call c = new Call(w);
+                        c.due = w.nextArrival;
                         w.nextArrival += workerInterval;
-                        arrive(new Request(w), now);
+                        arrive(c, now);
                     }
                     next = Math.min(next, w.nextArrival);
                     if (w.limiter != null) {
-                        ClientLimiter.Released<Request> released = w.limiter.poll(now);
-                        for (Request r : released.expired()) w.series.rejected.incrementAndGet(w.series.bin(now));
-                        for (Request r : released.granted()) {
-                            r.waited = true;
-                            send(r);
+                        ClientLimiter.Released<Call> released = w.limiter.poll(now);
+                        for (Call c : released.expired()) w.series.rejected.incrementAndGet(w.series.bin(now));
+                        for (Call c : released.granted()) {
+                            c.waited = true;
+                            c.due = now;
+                            send(c);
                         }
                         next = Math.min(next, w.limiter.nextWake(now));
                     }
                 }
                 while (neighbourNext <= now && neighbourNext < neighbourEnd) {
+                    Call c = new Call(null);
+                    c.due = neighbourNext;
                     neighbourNext += neighbourInterval;
-                    send(new Request(null));
+                    send(c);
                 }
                 if (neighbourNext < neighbourEnd) next = Math.min(next, neighbourNext);
                 Retry due;
                 while ((due = retries.peek()) != null && due.due() <= now) {
                     retries.poll();
+                    due.request().due = due.due();
                     arrive(due.request(), now);
                 }
                 if (due != null) next = Math.min(next, due.due());
@@ -232,7 +301,14 @@ final class ModeRun {
             long deadline = System.nanoTime() + 10 * SECOND;
             while (inFlight.get() > 0 && System.nanoTime() < deadline) LockSupport.parkNanos(5_000_000L);
         } finally {
-            httpExecutor.shutdownNow();
+            for (Worker w : workers) w.connections.close();
+            neighbourConnections.close();
+            try {
+                httpScheduler.stop();
+                httpThreads.stop();
+            } catch (Exception e) {
+                System.err.println("scenario " + mode.id + ": stopping the HTTP client threads failed: " + e);
+            }
         }
     }
 
@@ -241,20 +317,21 @@ final class ModeRun {
         long capacity = Math.max(1, Math.round(scenario.burst() * factor));
         long refill = Math.max(1, Math.round(scenario.quota() * factor * clock.speed()));
         String body = String.format(Locale.ROOT, "{\"capacity\":%d,\"refill\":%d,\"period\":\"1m\"}", capacity, refill);
-        HttpRequest request = HttpRequest.newBuilder(admin.resolve("/admin/quota"))
-                .header("Authorization", "Bearer " + adminToken).header("Content-Type", "application/json")
-                .timeout(Duration.ofSeconds(10)).PUT(HttpRequest.BodyPublishers.ofString(body)).build();
+        // the operator's request: through the neighbour's client, whose connections are idle but for the neighbour's spell
+        Request request = neighbourConnections.newRequest(admin.resolve("/admin/quota")).method(HttpMethod.PUT)
+                .headers(h -> h.put("Authorization", "Bearer " + adminToken))
+                .body(new StringRequestContent("application/json", body)).timeout(10, TimeUnit.SECONDS);
         try {
-            HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
-            if (response.statusCode() != 200) {
+            ContentResponse response = request.send();
+            if (response.getStatus() != 200) {
                 quotaChangeFailures.incrementAndGet();
-                System.err.println("scenario " + mode.id + ": PUT /admin/quota " + body + " answered " + response.statusCode()
-                        + ": " + response.body());
+                System.err.println("scenario " + mode.id + ": PUT /admin/quota " + body + " answered " + response.getStatus()
+                        + ": " + response.getContentAsString());
             } else if (progress != null) {
                 progress.printf(Locale.ROOT, "[%-7s] %s  server quota now %,d units/min (burst %,d)%n", mode.id,
                         mmss(clock.now()), Math.round(scenario.quota() * factor), capacity);
             }
-        } catch (java.io.IOException e) {
+        } catch (ExecutionException | TimeoutException e) {
             quotaChangeFailures.incrementAndGet();
             System.err.println("scenario " + mode.id + ": PUT /admin/quota failed: " + e);
         } catch (InterruptedException e) {
@@ -273,8 +350,11 @@ final class ModeRun {
             rejected += Series.total(w.series.rejected);
             gaveUp += Series.total(w.series.gaveUp);
         }
-        progress.printf(Locale.ROOT, "[%-7s] %s/%s  accepted/min %6.0f  429s %6d  rejected %6d  gave up %5d%n",
-                mode.id, mmss(now), mmss(scenario.duration().toNanos()), accepted / minutes, throttled, rejected, gaveUp);
+        double worstLag = pace.takeWorstLagMs();
+        progress.printf(Locale.ROOT, "[%-7s] %s/%s  accepted/min %6.0f  429s %6d  rejected %6d  gave up %5d  worst lag %s%n",
+                mode.id, mmss(now), mmss(scenario.duration().toNanos()), accepted / minutes, throttled, rejected, gaveUp,
+                worstLag > Pace.LAG_LIMIT_MS ? String.format(Locale.ROOT, "%,.0f ms: late", worstLag)
+                        : String.format(Locale.ROOT, "%.0f ms", worstLag));
     }
 
     static String mmss(long nanos) {
@@ -283,93 +363,111 @@ final class ModeRun {
     }
 
     /** A new request, or a retry, wants to go: through the worker's limiter, if it has one. */
-    private void arrive(Request r, long now) {
-        ClientLimiter<Request> limiter = r.worker == null ? null : r.worker.limiter;
+    private void arrive(Call c, long now) {
+        ClientLimiter<Call> limiter = c.worker == null ? null : c.worker.limiter;
         if (limiter == null) {
-            send(r);
+            send(c);
             return;
         }
-        switch (limiter.offer(r, COST, now)) {
+        switch (limiter.offer(c, COST, now)) {
             case GRANTED -> {
-                r.waited = false;
-                send(r);
+                c.waited = false;
+                send(c);
             }
             case QUEUED -> { }
-            case REJECTED -> r.series().rejected.incrementAndGet(r.series().bin(now));
+            case REJECTED -> c.series().rejected.incrementAndGet(c.series().bin(now));
         }
     }
 
-    private void send(Request r) {
-        String tenant = r.worker == null ? neighbourTenant : "workers";
-        HttpRequest request = HttpRequest.newBuilder(base.resolve("/items/" + r.id))
-                .header("X-Tenant-Id", tenant).timeout(Duration.ofSeconds(10)).GET().build();
-        r.sentAt = clock.now();
+    private void send(Call c) {
+        String tenant = c.worker == null ? neighbourTenant : "workers";
         inFlight.incrementAndGet();
-        http.sendAsync(request, HttpResponse.BodyHandlers.discarding()).whenComplete((response, error) -> {
-            try {
-                onResponse(r, response, error);
-            } catch (RuntimeException e) {
-                logFailure(e);
-            } finally {
-                inFlight.decrementAndGet();
-                Thread d = driver;
-                if (d != null) LockSupport.unpark(d);
-            }
-        });
+        pace.sent();
+        c.connections().newRequest(base.resolve("/items/" + c.id)).method(HttpMethod.GET)
+                .headers(h -> h.put("X-Tenant-Id", tenant)).timeout(10, TimeUnit.SECONDS)
+                .onRequestBegin(request -> {
+                    long now = clock.now();
+                    c.sentAt = now;
+                    pace.lag(now - c.due);
+                })
+                .send(result -> {
+                    try {
+                        onResult(c, result);
+                    } catch (RuntimeException e) {
+                        logFailure(e);
+                    } finally {
+                        inFlight.decrementAndGet();
+                        Thread d = driver;
+                        if (d != null) LockSupport.unpark(d);
+                    }
+                });
     }
 
-    // a bug in the bookkeeping must not vanish inside the CompletableFuture
+    // a bug in the bookkeeping must not vanish inside the HTTP client's callback
     private static void logFailure(RuntimeException e) {
         System.err.println("scenario: response handling failed: " + e);
     }
 
-    private void onResponse(Request r, HttpResponse<Void> response, Throwable error) {
+    private void onResult(Call c, Result result) {
         long now = clock.now();
-        Series s = r.series();
+        Series s = c.series();
         int bin = s.bin(now);
-        if (error != null) {
+        if (result.isFailed()) {
+            Throwable error = result.getFailure();
+            if (ClientConnections.refusedByPool(error)) {
+                // never sent: the client's own bound refused it, as its limiter would
+                pace.refusedByPool();
+                s.rejected.incrementAndGet(bin);
+                return;
+            }
             if (firstError.compareAndSet(false, true)) {
                 System.err.println("scenario " + mode.id + ": first failed request (counted in errors): " + error);
             }
+            pace.failed();
             s.errors.incrementAndGet(bin);
             return;
         }
-        ClientLimiter<Request> limiter = r.worker == null ? null : r.worker.limiter;
-        if (limiter != null) readPublishedFields(limiter, response, now);
-        int status = response.statusCode();
-        Optional<Long> retryAfter = response.headers().firstValue("Retry-After").flatMap(ModeRun::seconds);
+        pace.response(now - c.sentAt);
+        Response response = result.getResponse();
+        HttpFields headers = response.getHeaders();
+        ClientLimiter<Call> limiter = c.worker == null ? null : c.worker.limiter;
+        if (limiter != null) readPublishedFields(limiter, headers, now);
+        int status = response.getStatus();
+        Optional<Long> retryAfter = Optional.ofNullable(headers.get("Retry-After")).flatMap(ModeRun::seconds);
         if (status == 200) {
             s.accepted.addAndGet(bin, COST);
-            if (limiter != null) limiter.accepted(now, r.waited);
+            if (limiter != null) limiter.accepted(now, c.waited);
             return;
         }
         if (status == 429 || (status == 503 && retryAfter.isPresent())) {
             s.throttled.incrementAndGet(bin);
             // Retry-After is a duration like any other: --speed N compresses it too
             long wait = retryAfter.orElse(1L) * SECOND;
-            if (limiter != null) limiter.throttled(now, r.sentAt, wait);
-            if (r.worker == null) return;  // the neighbour ignores 429s
-            if (r.attempt >= MAX_RETRIES) {
+            if (limiter != null) limiter.throttled(now, c.sentAt, wait);
+            if (c.worker == null) return;  // the neighbour ignores 429s
+            if (c.attempt >= MAX_RETRIES) {
                 s.gaveUp.incrementAndGet(bin);
                 return;
             }
-            r.attempt++;
+            c.attempt++;
             if (limiter != null) {
-                arrive(r, now);  // the paused limiter holds it until Retry-After has passed
+                c.due = now;
+                arrive(c, now);  // the paused limiter holds it until Retry-After has passed
             } else {
-                retries.add(new Retry(now + wait, r));
+                retries.add(new Retry(now + wait, c));
             }
             return;
         }
+        pace.failed();
         s.errors.incrementAndGet(bin);
     }
 
-    private void readPublishedFields(ClientLimiter<Request> limiter, HttpResponse<Void> response, long now) {
-        Optional<String> limit = response.headers().firstValue("RateLimit");
-        if (limit.isEmpty()) return;
+    private void readPublishedFields(ClientLimiter<Call> limiter, HttpFields headers, long now) {
+        List<String> limitValues = headers.getValuesList("RateLimit");
+        if (limitValues.isEmpty()) return;
         try {
-            List<RateLimitFields.Limit> limits = RateLimitFields.parseRateLimit(String.join(", ", response.headers().allValues("RateLimit")));
-            List<String> policyValues = response.headers().allValues("RateLimit-Policy");
+            List<RateLimitFields.Limit> limits = RateLimitFields.parseRateLimit(String.join(", ", limitValues));
+            List<String> policyValues = headers.getValuesList("RateLimit-Policy");
             List<RateLimitFields.Policy> policies = new ArrayList<>();
             if (!policyValues.isEmpty()) {
                 for (RateLimitFields.Policy p : RateLimitFields.parsePolicy(String.join(", ", policyValues))) {

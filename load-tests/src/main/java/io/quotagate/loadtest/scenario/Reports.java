@@ -38,10 +38,15 @@ final class Reports {
         out.append('\n');
         for (ModeResult r : results) {
             Measures.WindowCheck w = r.window();
-            out.append(String.format(Locale.ROOT, "%s: %s window check %s: worst 60 s window (from %s) admitted %,d of at most %,.0f (quota + burst)",
+            out.append(String.format(Locale.ROOT, "%s: %s window check %s: worst 60 s window (from %s) admitted %,d of at most %,.0f (quota + burst%s)",
                     r.mode().id, r.serverSide() ? "server-side" : "client-side", w.passed() ? "passed" : "FAILED",
-                    ModeRun.mmss(w.worstStart() * 1_000_000_000L), w.worstAccepted(), w.worstAllowed()));
+                    ModeRun.mmss(w.worstStart() * 1_000_000_000L), w.worstAccepted(), w.worstAllowed(),
+                    w.slackUnits() < 0.05 ? "" : String.format(Locale.ROOT, " + %.1f refilled while the server counted", w.slackUnits())));
             if (r.errors() > 0) out.append(String.format(Locale.ROOT, "; %,d errors", r.errors()));
+            Pace.Verdict p = r.pace();
+            out.append(String.format(Locale.ROOT, "; sent %,d, failed %,d (%.2f%%), lag p99 %.0f ms, response p99 %.0f ms",
+                    p.sent(), p.failed(), 100 * p.failedShare(), p.lagP99Ms(), p.responseP99Ms()));
+            if (p.saturated()) out.append(": SATURATED");
             if (r.neighbourAccepted() > 0 || r.neighbourThrottled() > 0) {
                 out.append(String.format(Locale.ROOT, "; neighbour accepted %,d, 429s %,d", r.neighbourAccepted(), r.neighbourThrottled()));
             }
@@ -66,6 +71,10 @@ final class Reports {
         root.put("durationSeconds", scenario.seconds());
         root.put("quotaPerMinute", scenario.quota());
         root.put("burst", scenario.burst());
+        // the generator's own health first: a saturated run does not tell the story of --speed 1
+        root.put("saturated", results.stream().anyMatch(r -> r.pace().saturated()));
+        root.put("lagP99Ms", round(results.stream().mapToDouble(r -> r.pace().lagP99Ms()).max().orElse(0), 1));
+        root.put("lagMaxMs", round(results.stream().mapToDouble(r -> r.pace().lagMaxMs()).max().orElse(0), 1));
         List<Map<String, Object>> modes = new ArrayList<>();
         for (ModeResult r : results) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -81,12 +90,24 @@ final class Reports {
             m.put("neighbourAccepted", r.neighbourAccepted());
             m.put("neighbourThrottled", r.neighbourThrottled());
             if (r.mode() == Mode.HEADERS) m.put("publishedFieldsSeen", r.publishedFieldsSeen());
+            Pace.Verdict p = r.pace();
+            Map<String, Object> pace = new LinkedHashMap<>();
+            pace.put("saturated", p.saturated());
+            pace.put("reasons", p.reasons());
+            pace.put("sent", p.sent());
+            pace.put("failed", p.failed());
+            pace.put("refusedByPool", p.refusedByPool());
+            pace.put("lagP99Ms", round(p.lagP99Ms(), 1));
+            pace.put("lagMaxMs", round(p.lagMaxMs(), 1));
+            pace.put("responseP99Ms", round(p.responseP99Ms(), 1));
+            m.put("pace", pace);
             Map<String, Object> w = new LinkedHashMap<>();
             w.put("countedBy", r.serverSide() ? "server" : "clients");
             w.put("passed", r.window().passed());
             w.put("worstStartSecond", r.window().worstStart());
             w.put("worstAccepted", r.window().worstAccepted());
             w.put("worstAllowed", round(r.window().worstAllowed(), 1));
+            w.put("countingDelayUnits", round(r.window().slackUnits(), 1));
             m.put("window", w);
             List<Map<String, Object>> conv = new ArrayList<>();
             for (ModeResult.Convergence c : r.convergence()) {

@@ -24,7 +24,12 @@ final class ScenarioClock {
 
     /** Scenario nanoseconds since the origin. */
     long now() {
-        return (long) ((System.nanoTime() - origin) * speed);
+        return at(System.nanoTime());
+    }
+
+    /** The scenario time of a {@link System#nanoTime()} reading. */
+    long at(long systemNanos) {
+        return (long) ((systemNanos - origin) * speed);
     }
 
     double speed() {

@@ -59,6 +59,9 @@ public final class ScenarioCommand implements Callable<Integer> {
 
     PrintStream stdout = System.out;
 
+    /** Requests per client before the clock starts ({@link ModeRun#warmUp}). */
+    static final int WARM_UP_REQUESTS = 3_000;
+
     // the in-process servers log every rejection (rate-limited) at INFO: noise in a run that provokes 429s on purpose
     private static final java.util.logging.Logger SERVER_LOGS = java.util.logging.Logger.getLogger("io.quotagate");
 
@@ -89,6 +92,7 @@ public final class ScenarioCommand implements Callable<Integer> {
                         + "speed %s (%s of real time), modes %s%n", scenario.name(), ModeRun.mmss(scenario.duration().toNanos()),
                 scenario.quota(), scenario.burst(), scenario.workers().size(), scenario.demand(), Reports.fmt(speed),
                 ModeRun.mmss((long) (scenario.duration().toNanos() / speed)), chosen.stream().map(m -> m.id).toList());
+        Capacity.warning(scenario, chosen, speed).ifPresent(stdout::println);
         List<ModeResult> results = target == null ? runInProcess(scenario, chosen) : runAgainst(scenario, chosen, target);
         stdout.println();
         stdout.print(Reports.table(results));
@@ -96,12 +100,28 @@ public final class ScenarioCommand implements Callable<Integer> {
             Reports.writeAll(out, scenario, speed, target == null ? "in-process" : target.toString(), results);
             stdout.println("wrote " + out.resolve("summary.json") + ", per-second.csv, report.html");
         }
+        for (ModeResult r : results) {
+            if (!r.pace().saturated()) continue;
+            stdout.printf(Locale.ROOT, "SATURATED: %s: the generator could not keep the schedule at speed %s (%s); "
+                            + "these figures are not those of --speed 1: run again with a lower --speed or --scale, on a quieter machine%n",
+                    r.mode().id, Reports.fmt(speed), String.join("; ", r.pace().reasons()));
+        }
+        int exit = 0;
         long quotaChangeFailures = results.stream().mapToLong(r -> r.run().quotaChangeFailures.get()).sum();
         if (quotaChangeFailures > 0) {
             System.err.println("scenario: " + quotaChangeFailures + " quota change(s) failed: the story did not happen as written");
-            return 1;
+            exit = 1;
         }
-        return results.stream().allMatch(r -> r.window().passed()) ? 0 : 1;
+        for (ModeResult r : results) {
+            Pace.Verdict p = r.pace();
+            if (p.tooManyFailed()) {
+                System.err.printf(Locale.ROOT, "scenario: %s: %,d of %,d requests failed (%.1f%%, more than %.0f%%): the figures are not trustworthy%n",
+                        r.mode().id, p.failed(), p.sent(), 100 * p.failedShare(), 100 * Pace.FAILED_LIMIT);
+                exit = 1;
+            }
+        }
+        if (!results.stream().allMatch(r -> r.window().passed())) exit = 1;
+        return exit;
     }
 
     private List<ModeResult> runInProcess(Scenario scenario, List<Mode> chosen) throws Exception {
@@ -117,6 +137,9 @@ public final class ScenarioCommand implements Callable<Integer> {
                         URI.create(servers.get(i).managementUri()), clock, quiet ? null : stdout,
                         servers.get(i).published, servers.get(i).adminToken));
             }
+            for (ModeRun run : runs) run.warmUp(WARM_UP_REQUESTS);
+            // the warm-up emptied every hidden quota: the story starts from full buckets, as without it
+            Thread.sleep(java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(InProcessServer.refillNanos(scenario, clock)) + 100);
             // one clock for every mode, started once all is ready: all modes live the same story at the same moments
             clock.restart();
             List<Future<ModeResult>> futures = new ArrayList<>();
@@ -126,7 +149,7 @@ public final class ScenarioCommand implements Callable<Integer> {
                 ModeRun run = runs.get(i);
                 futures.add(pool.submit(() -> {
                     run.run();
-                    return ModeResult.of(mode, scenario, run, server.admitted);
+                    return ModeResult.of(mode, scenario, run, server.admitted, server.countingDelaySeconds());
                 }));
             }
             List<ModeResult> results = new ArrayList<>();
@@ -146,7 +169,7 @@ public final class ScenarioCommand implements Callable<Integer> {
                     quiet ? null : stdout, mode == Mode.HEADERS, adminToken);
             clock.restart();
             run.run();
-            results.add(ModeResult.of(mode, scenario, run, null));
+            results.add(ModeResult.of(mode, scenario, run, null, new double[0]));
         }
         return results;
     }

@@ -37,9 +37,9 @@ class BenchCommandTest {
                 .isLessThan(text.indexOf("run 2/2 bare"));
 
         JsonNode root = new ObjectMapper().readTree(json.toFile());
-        assertThat(fieldNames(root)).containsExactly("modes");
+        assertThat(fieldNames(root)).containsExactly("modes", "comparisons");
         JsonNode modes = root.get("modes");
-        assertThat(modes.size()).isEqualTo(6);
+        assertThat(modes.size()).isEqualTo(8);
         List<String> labels = new ArrayList<>();
         for (JsonNode m : modes) {
             labels.add(m.get("mode").asText());
@@ -55,7 +55,18 @@ class BenchCommandTest {
             assertThat(m.get("p99Ms").asDouble()).isGreaterThanOrEqualTo(m.get("p50Ms").asDouble());
         }
         assertThat(labels).containsExactly("bare", "bare-10000-tenants", "quotagate-1-tenant", "quotagate-10000-tenants",
-                "jetty-dosfilter", "counter-map-10000-tenants");
+                "jetty-dosfilter", "counter-map-10000-tenants", "bucket4j-map-10000-tenants", "resilience4j-10000-tenants");
+        // QuotaFilter held against each peer fed the same traffic, in the same rounds
+        List<String> pairs = new ArrayList<>();
+        for (JsonNode c : root.get("comparisons")) {
+            pairs.add(c.get("mode").asText() + " / " + c.get("peer").asText());
+            assertThat(c.get("cpuRatio").asDouble()).as("%s", c).isPositive();
+            assertThat(c.get("rpsRatio").asDouble()).as("%s", c).isPositive();
+        }
+        assertThat(pairs).containsExactly("quotagate-1-tenant / jetty-dosfilter",
+                "quotagate-10000-tenants / bucket4j-map-10000-tenants", "quotagate-10000-tenants / resilience4j-10000-tenants",
+                "quotagate-10000-tenants / counter-map-10000-tenants");
+        assertThat(text).contains("QuotaFilter against its peers");
         for (int bare : new int[]{0, 1}) {
             assertThat(modes.get(bare).get("ratioToBare").asDouble()).isEqualTo(1.0);
             assertThat(modes.get(bare).get("cpuRatioToBare").asDouble()).isEqualTo(1.0);
@@ -148,6 +159,43 @@ class BenchCommandTest {
                 Mode.QUOTAGATE_10000_TENANTS, List.of(filter))));
         assertThat(alone.modes().get(1).baseline()).isEqualTo(Mode.BARE);
         assertThat(alone.modes().get(1).cpuRatioToBare()).isCloseTo(2.2, org.assertj.core.data.Offset.offset(1e-9));
+    }
+
+    @Test
+    void aPeerIsComparedWithQuotaFilterRoundByRound() {
+        // round 1: the machine is fast, round 2 twice as slow for everyone: per-round ratios cancel the drift
+        RunResult ours1 = new RunResult(Mode.QUOTAGATE_10000_TENANTS, 100, 0, 0, 1_000_000_000L, histogram(), 2_000_000L);
+        RunResult ours2 = new RunResult(Mode.QUOTAGATE_10000_TENANTS, 50, 0, 0, 1_000_000_000L, histogram(), 2_000_000L);
+        RunResult peer1 = new RunResult(Mode.BUCKET4J_MAP_10000_TENANTS, 100, 0, 0, 1_000_000_000L, histogram(), 2_500_000L);
+        RunResult peer2 = new RunResult(Mode.BUCKET4J_MAP_10000_TENANTS, 50, 0, 0, 1_000_000_000L, histogram(), 1_250_000L);
+        RunResult bare = new RunResult(Mode.BARE, 100, 0, 0, 1_000_000_000L, histogram(), 1_000_000L);
+        BenchReport report = BenchReport.of(new java.util.EnumMap<>(java.util.Map.of(Mode.BARE, List.of(bare, bare),
+                Mode.QUOTAGATE_10000_TENANTS, List.of(ours1, ours2), Mode.BUCKET4J_MAP_10000_TENANTS, List.of(peer1, peer2))));
+
+        assertThat(report.comparisons()).singleElement().satisfies(c -> {
+            assertThat(c.peer()).isEqualTo(Mode.BUCKET4J_MAP_10000_TENANTS);
+            // CPU per request: 20 vs 25 µs, then 40 vs 25 µs: ratios 0.8 and 1.6, median 1.2
+            assertThat(c.cpuRatio()).isCloseTo(1.2, org.assertj.core.data.Offset.offset(1e-9));
+            assertThat(c.rpsRatio()).isCloseTo(1.0, org.assertj.core.data.Offset.offset(1e-9));
+        });
+    }
+
+    @Test
+    void heapPerTenantIsMeasuredForQuotaFilterAndEveryPeer() {
+        StringWriter output = new StringWriter();
+        CommandLine cli = new CommandLine(new LoadTests());
+        cli.setOut(new PrintWriter(output, true));
+
+        int exit = cli.execute("heap", "--tenants", "5000", "--runs", "1");
+
+        String text = output.toString();
+        assertThat(exit).as(text).isZero();
+        for (String filter : List.of("quotagate", "bucket4j-map", "resilience4j", "counter-map")) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^" + filter + " +(-?[0-9]+) bytes/tenant$").matcher(text);
+            assertThat(m.find()).as(text).isTrue();
+            // every filter keeps at least its map entry and key per tenant (a 12-character id alone is 56 bytes)
+            assertThat(Integer.parseInt(m.group(1))).as("%s\n%s", filter, text).isBetween(50, 4096);
+        }
     }
 
     @Test

@@ -41,16 +41,40 @@ class MeasuresTest {
         Arrays.fill(quota, 600);          // 10 units per second
         Arrays.fill(admitted, 10);
         admitted[30] += 100;              // the whole burst at once
-        Measures.WindowCheck ok = Measures.checkWindows(admitted, quota, 100, 60);
+        Measures.WindowCheck ok = Measures.checkWindows(admitted, quota, 100, 60, new double[0]);
         assertThat(ok.passed()).isTrue();
         assertThat(ok.worstAccepted()).isEqualTo(700);
         assertThat(ok.worstAllowed()).isCloseTo(700, within(1e-9));
 
         admitted[89] += 1;                // the window [30, 90) now holds 701
-        Measures.WindowCheck bad = Measures.checkWindows(admitted, quota, 100, 60);
+        Measures.WindowCheck bad = Measures.checkWindows(admitted, quota, 100, 60, new double[0]);
         assertThat(bad.passed()).isFalse();
         assertThat(bad.worstStart()).isEqualTo(30);
         assertThat(bad.worstAccepted()).isEqualTo(701);
+    }
+
+    @Test
+    void windowCheckAllowsWhatRefilledWhileTheServerWasCountingAUnit() {
+        long[] admitted = new long[120];
+        double[] quota = new double[120];
+        Arrays.fill(quota, 600);          // 10 units per second
+        Arrays.fill(admitted, 10);
+        admitted[29] -= 2;                // two units admitted at the end of second 29 ...
+        admitted[30] += 102;              // ... were counted in second 30, with the whole burst
+        assertThat(Measures.checkWindows(admitted, quota, 100, 60, new double[0]).passed()).isFalse();
+
+        double[] delay = new double[120];
+        delay[30] = 0.2;                  // units counted in second 30 were admitted up to 200 ms earlier
+        Measures.WindowCheck check = Measures.checkWindows(admitted, quota, 100, 60, delay);
+        assertThat(check.passed()).isTrue();
+        delay[30] = 0.1;
+        assertThat(Measures.checkWindows(admitted, quota, 100, 60, delay).passed()).isFalse();
+        // a delay far inside the window reaches no further back than its own second
+        delay[30] = 0;
+        delay[50] = 20.1;
+        assertThat(Measures.checkWindows(admitted, quota, 100, 60, delay).passed()).isFalse();
+        delay[50] = 20.2;
+        assertThat(Measures.checkWindows(admitted, quota, 100, 60, delay).passed()).isTrue();
     }
 
     @Test
@@ -61,8 +85,8 @@ class MeasuresTest {
         Arrays.fill(quota, 30, 60, 300);
         Arrays.fill(admitted, 0, 30, 10);
         Arrays.fill(admitted, 30, 60, 10);  // 150 too many in the second half, more than the 100 burst
-        assertThat(Measures.checkWindows(admitted, quota, 100, 60).passed()).isFalse();
-        assertThat(Measures.checkWindows(admitted, quota, 150, 60).passed()).isTrue();
+        assertThat(Measures.checkWindows(admitted, quota, 100, 60, new double[0]).passed()).isFalse();
+        assertThat(Measures.checkWindows(admitted, quota, 150, 60, new double[0]).passed()).isTrue();
     }
 
     @Test

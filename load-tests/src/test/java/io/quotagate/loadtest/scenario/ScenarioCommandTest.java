@@ -6,16 +6,25 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
+import com.sun.net.httpserver.HttpServer;
+
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Each scenario, compressed (high {@code --speed}, small {@code --scale}), against in-process
@@ -77,6 +86,77 @@ class ScenarioCommandTest {
 
         String html = Files.readString(out.resolve("report.html"));
         assertThat(html).contains("uPlot").contains("const charts = [").contains("429s per second").doesNotContain("src=\"http");
+    }
+
+    @Test
+    void aSpeedTheMachineCannotKeepDegradesWithBoundedDescriptorsAndSaysSo() throws Exception {
+        Path fds = Path.of("/proc/self/fd");
+        assumeTrue(Files.isDirectory(fds), "open descriptors are read from /proc/self/fd (Linux)");
+        long before = count(fds);
+        AtomicLong most = new AtomicLong(before);
+        AtomicBoolean running = new AtomicBoolean(true);
+        Thread sampler = new Thread(() -> {
+            while (running.get()) {
+                most.accumulateAndGet(count(fds), Math::max);
+                try {
+                    Thread.sleep(10);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        });
+        sampler.start();
+        // 300 times real time: 15 minutes in 3 s, 20,000 requests/s asked of two modes; no machine here keeps that
+        Run run;
+        try {
+            run = run("race", "--speed", "300", "--modes", "none,aimd", "--quiet", "--out", out.toString());
+        } finally {
+            running.set(false);
+            sampler.join();
+        }
+
+        // each of 2 modes × 3 clients holds at most its pooled connections, both ends in this process,
+        // plus a selector; each server a listener and selectors
+        long bound = 2 * 3 * (2L * ClientConnections.CONNECTIONS + 4) + 40;
+        assertThat(most.get() - before).as("descriptors opened during the run\n%s", run.stdout()).isLessThanOrEqualTo(bound);
+        JsonNode summary = new ObjectMapper().readTree(out.resolve("summary.json").toFile());
+        assertThat(summary.get("saturated").asBoolean()).as(run.stdout()).isTrue();
+        assertThat(summary.get("lagP99Ms").asDouble()).isGreaterThan(Pace.LAG_LIMIT_MS);
+        assertThat(run.stdout()).contains("SATURATED: none: the generator could not keep the schedule at speed 300");
+        for (JsonNode mode : summary.get("modes")) {
+            assertThat(mode.get("pace").get("sent").asLong()).isPositive();
+            assertThat(mode.get("pace").get("saturated").asBoolean()).isTrue();
+        }
+        assertThat(count(fds)).as("descriptors left open after the run").isLessThanOrEqualTo(before + 10);
+    }
+
+    @Test
+    void exitsNonZeroWhenMoreThanOnePercentOfTheRequestsFail() throws Exception {
+        HttpServer broken = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        broken.createContext("/", exchange -> {
+            exchange.sendResponseHeaders(500, -1);
+            exchange.close();
+        });
+        broken.start();
+        try {
+            Run run = run("steady", "--target", "http://127.0.0.1:" + broken.getAddress().getPort(), "--speed", "60",
+                    "--scale", "0.1", "--modes", "aimd", "--quiet", "--out", out.toString());
+
+            assertThat(run.exit()).as(run.stdout()).isEqualTo(1);
+            JsonNode pace = new ObjectMapper().readTree(out.resolve("summary.json").toFile()).get("modes").get(0).get("pace");
+            assertThat(pace.get("sent").asLong()).isPositive();
+            assertThat(pace.get("failed").asLong()).isEqualTo(pace.get("sent").asLong());
+        } finally {
+            broken.stop(0);
+        }
+    }
+
+    private static long count(Path dir) {
+        try (Stream<Path> entries = Files.list(dir)) {
+            return entries.count();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Test
