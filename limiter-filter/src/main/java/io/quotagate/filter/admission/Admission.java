@@ -98,24 +98,11 @@ public final class Admission {
     }
 
     private Limits limits(Plans plans, Limits previous) {
-        BucketConfiguration globalConfig = plans.global().map(GlobalQuota::limits)
-                .map(g -> configuration(g, previous == null ? null : previous.globalConfig)).orElse(null);
-        Bucket global = null;
-        long globalMaxCost = Long.MAX_VALUE;
-        if (globalConfig != null) {
-            global = store.bucket(BucketKind.GLOBAL, GLOBAL_KEY, globalConfig);
-            if (previous != null) reconfigure(global, globalConfig);
-            globalMaxCost = smallestCapacity(globalConfig);
-        }
-        BucketConfiguration guestsConfig = plans.tenants().guests().limits().isEmpty() ? null
-                : configuration(plans.tenants().guests().limits(), previous == null ? null : previous.guestsConfig);
-        Bucket guests = null;
-        long guestsMaxCost = Long.MAX_VALUE;
-        if (guestsConfig != null) {
-            guests = store.bucket(BucketKind.GLOBAL, GUESTS_KEY, guestsConfig);
-            if (previous != null) reconfigure(guests, guestsConfig);
-            guestsMaxCost = smallestCapacity(guestsConfig);
-        }
+        SharedBucket global = shared(GLOBAL_KEY, plans.global().map(GlobalQuota::limits).orElse(List.of()),
+                previous == null ? null : previous.globalConfig, previous != null);
+        SharedBucket guests = shared(GUESTS_KEY, plans.tenants().guests().limits(),
+                previous == null ? null : previous.guestsConfig, previous != null);
+        long globalMaxCost = global.maxCost();
         Map<String, PlanLimits> byName = new HashMap<>();
         for (Plan plan : plans.plans().values()) {
             PlanLimits old = previous == null ? null : previous.plans.get(plan.name());
@@ -139,8 +126,21 @@ public final class Admission {
                 if (!byName.containsKey(name)) retired.put(name, old);
             });
         }
-        return new Limits(Map.copyOf(byName), Map.copyOf(overrides), global, globalConfig, globalMaxCost,
-                guests, guestsConfig, guestsMaxCost, previous != null, Map.copyOf(retired));
+        return new Limits(Map.copyOf(byName), Map.copyOf(overrides), global.bucket(), global.config(), globalMaxCost,
+                guests.bucket(), guests.config(), guests.maxCost(), previous != null, Map.copyOf(retired));
+    }
+
+    /** A bucket every tenant (global quota) or every guest (guest pool) shares; all null for no limits. */
+    private record SharedBucket(Bucket bucket, BucketConfiguration config, long maxCost) {
+    }
+
+    /** The shared bucket under {@code key}, moved to {@code limits} (keeping its tokens) on a reload. */
+    private SharedBucket shared(String key, List<Bandwidth> limits, BucketConfiguration previous, boolean reload) {
+        if (limits.isEmpty()) return new SharedBucket(null, null, Long.MAX_VALUE);
+        BucketConfiguration config = configuration(limits, previous);
+        Bucket bucket = store.bucket(BucketKind.GLOBAL, key, config);
+        if (reload) reconfigure(bucket, config);
+        return new SharedBucket(bucket, config, smallestCapacity(config));
     }
 
     /**
