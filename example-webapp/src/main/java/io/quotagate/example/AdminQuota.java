@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.quotagate.filter.admission.RetryAfter;
 import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.GlobalQuota;
@@ -143,7 +144,7 @@ final class AdminQuota extends HttpServlet {
         String client = ADDRESSES.of(req);
         long locked = backoff.lockedFor(client);
         if (locked > 0) { // refused before the token is even compared: guessing costs the guesser time
-            long seconds = Math.max(1, (locked + 999_999_999L) / 1_000_000_000L);
+            long seconds = RetryAfter.seconds(locked);
             resp.setHeader("Retry-After", Long.toString(seconds));
             problem(resp, 429, "Too many wrong admin tokens from this address; retry after " + seconds + " s.");
             return false;

@@ -104,15 +104,14 @@ public final class PlansFile {
             String resource = location.substring(CLASSPATH_PREFIX.length()).replaceFirst("^/", "");
             ClassLoader loader = Thread.currentThread().getContextClassLoader();
             if (loader == null) loader = PlansFile.class.getClassLoader();
-            byte[] bytes;
+            String text;
             try (InputStream in = loader.getResourceAsStream(resource)) {
                 if (in == null) throw new InvalidPlansException(location, 0, "", "no such class-path resource");
-                bytes = in.readNBytes((int) maxBytes + 1);
+                text = readAtMost(location, in, maxBytes);
             } catch (IOException e) {
                 throw new InvalidPlansException(location, 0, "", "cannot read: " + e.getMessage());
             }
-            if (bytes.length > maxBytes) throw tooLarge(location, -1, maxBytes);
-            return parse(location, decode(location, bytes));
+            return parse(location, text);
         }
         return load(Path.of(location), maxBytes);
     }
@@ -138,18 +137,24 @@ public final class PlansFile {
     public static Plans load(Path file, long maxBytes) {
         checkMaxBytes(maxBytes);
         String source = file.toString();
-        byte[] bytes;
+        String text;
         try {
             long size = Files.size(file);
             if (size > maxBytes) throw tooLarge(source, size, maxBytes);
             try (InputStream in = Files.newInputStream(file)) {
-                bytes = in.readNBytes((int) maxBytes + 1);
+                text = readAtMost(source, in, maxBytes);
             }
         } catch (IOException | UncheckedIOException e) {
             throw new InvalidPlansException(source, 0, "", "cannot read: " + e);
         }
+        return parse(source, text);
+    }
+
+    /** The text, read no further than one byte past {@code maxBytes} (a size not known before, or grown meanwhile). */
+    private static String readAtMost(String source, InputStream in, long maxBytes) throws IOException {
+        byte[] bytes = in.readNBytes((int) maxBytes + 1);
         if (bytes.length > maxBytes) throw tooLarge(source, -1, maxBytes);
-        return parse(source, decode(source, bytes));
+        return decode(source, bytes);
     }
 
     private static void checkMaxBytes(long maxBytes) {

@@ -1,11 +1,11 @@
 package io.quotagate.loadtest.attack;
 
 import io.quotagate.example.ExampleApp;
+import io.quotagate.loadtest.bench.BenchCommand.DurationConverter;
 import io.quotagate.plans.PlansFile;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -59,14 +59,14 @@ public final class AttackCommand implements Callable<Integer> {
     static final String PATH = "/v1/completions";
     private static final int CHUNK = 64 * 1024;
 
-    @Option(names = "--duration", paramLabel = "TIME", converter = SecondsConverter.class,
+    @Option(names = "--duration", paramLabel = "TIME", converter = DurationConverter.class,
             description = "length of each phase (default: ${DEFAULT-VALUE})")
     Duration duration = Duration.ofSeconds(30);
 
     @Option(names = "--connections", description = "attacking connections (default: ${DEFAULT-VALUE})")
     int connections = 230;
 
-    @Option(names = "--pause", paramLabel = "TIME", converter = SecondsConverter.class,
+    @Option(names = "--pause", paramLabel = "TIME", converter = DurationConverter.class,
             description = "how long an attacking connection waits after an answer before it tries again "
                     + "(default: ${DEFAULT-VALUE}); 0ms makes it a connection flood, which the container must limit")
     Duration pause = Duration.ofMillis(500);
@@ -136,9 +136,10 @@ public final class AttackCommand implements Callable<Integer> {
         List<Thread> attackers = new ArrayList<>();
         if (shape != null) {
             AtomicInteger ids = new AtomicInteger();
+            byte[] body = shape.equals("big-body") ? bigBody() : null; // one copy for every attacker
             int n = shape.equals("big-body") ? Math.max(1, connections / 10) : connections;
             for (int i = 0; i < n; i++) {
-                Thread t = new Thread(() -> attack(shape, port, end, pause, ids, answers), "attacker-" + i);
+                Thread t = new Thread(() -> attack(shape, body, port, end, pause, ids, answers), "attacker-" + i);
                 t.setDaemon(true);
                 t.start();
                 attackers.add(t);
@@ -184,9 +185,8 @@ public final class AttackCommand implements Callable<Integer> {
     }
 
     /** One attacking connection after another until {@code end}, counting what the server answered. */
-    private static void attack(String shape, int port, long end, Duration pause, AtomicInteger ids,
+    private static void attack(String shape, byte[] bigBody, int port, long end, Duration pause, AtomicInteger ids,
                                Map<String, LongAdder> answers) {
-        byte[] bigBody = shape.equals("big-body") ? bigBody() : null;
         while (System.nanoTime() < end) {
             String tenant = shape.equals("rotating-slow-body") ? "made-up-" + ids.incrementAndGet() : "mallory";
             String outcome;
@@ -236,13 +236,5 @@ public final class AttackCommand implements Callable<Integer> {
         Arrays.fill(padding, 'a');
         return ("{\"prompt\":\"a\",\"max_tokens\":1,\"padding\":\"" + new String(padding) + "\"}")
                 .getBytes(StandardCharsets.US_ASCII);
-    }
-
-    /** A period as in a plans file ({@code 200ms}, {@code 20s}, {@code 2m}), or {@code 0}/{@code 0ms} for none. */
-    static final class SecondsConverter implements ITypeConverter<Duration> {
-        @Override
-        public Duration convert(String value) {
-            return value.matches("0+(ms|s)?") ? Duration.ZERO : PlansFile.parsePeriod(value);
-        }
     }
 }

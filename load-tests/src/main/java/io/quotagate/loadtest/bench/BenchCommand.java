@@ -172,7 +172,8 @@ public final class BenchCommand implements Callable<Integer> {
     }
 
     /** {@code 500ms}, {@code 10s}, {@code 2m}, or ISO-8601 ({@code PT10S}). */
-    static final class DurationConverter implements ITypeConverter<Duration> {
+    /** {@code 500ms}, {@code 20s}, {@code 2m} (0 allowed), or ISO-8601 ({@code PT20S}); shared by the load-tests commands. */
+    public static final class DurationConverter implements ITypeConverter<Duration> {
         private static final Pattern SHORT = Pattern.compile("(\\d+)(ms|s|m)");
 
         @Override
