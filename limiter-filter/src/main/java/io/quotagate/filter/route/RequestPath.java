@@ -8,17 +8,21 @@ package io.quotagate.filter.route;
  * {@code /reports//1}, {@code /reports/./1} and {@code /reports/1/./} with the {@code /reports/*}
  * servlet but hands them to the filter as written. Matched as given, such a variant would fall to
  * the default route and leave its route's cost and concurrency group. So the filter matches this
- * form instead: empty and {@code .} segments dropped, {@code ..} applied, path parameters
- * ({@code ;jsessionid=...}) cut from each segment, and a segment that is a dot still percent-encoded
- * ({@code %2e}, from a container that did not decode it) read as that dot. A trailing slash is kept.
- * A path whose {@code ..} would climb above the root has no canonical form: the filter refuses it.
+ * form instead: empty and {@code .} segments dropped, path parameters ({@code ;jsessionid=...}) cut
+ * from each segment, and a segment that is a dot still percent-encoded ({@code %2e}, from a container
+ * that did not decode it) read as that dot. A trailing slash is kept.
+ *
+ * <p>A {@code ..} segment, in any spelling ({@code ..}, {@code ..;x}, {@code %2e%2e}), has no canonical
+ * form: containers disagree on it (Tomcat reads {@code ..;} as {@code ..}, others keep it as a name),
+ * so applying it could match {@code /reports/..;/admin} to an unlimited {@code /admin/**} route while
+ * the container runs the report. Containers that normalise never pass one on; the filter refuses it.
  */
 public final class RequestPath {
     private RequestPath() {
     }
 
     /**
-     * The canonical form of {@code path}, or null if it climbs above the root.
+     * The canonical form of {@code path}, or null if it has a {@code ..} segment (refuse the request).
      *
      * @param path the decoded path inside the application (servlet path + path info), without query
      */
@@ -31,11 +35,7 @@ public final class RequestPath {
         for (String part : parts) {
             String segment = dotted(withoutParameters(part));
             if (segment.isEmpty() || segment.equals(".")) continue;
-            if (segment.equals("..")) {
-                if (n == 0) return null;
-                n--;
-                continue;
-            }
+            if (segment.equals("..")) return null;
             kept[n++] = segment;
         }
         StringBuilder b = new StringBuilder(path.length());
@@ -55,10 +55,10 @@ public final class RequestPath {
         return true;
     }
 
-    /** True if the path ends in a slash, or in a dot segment that leaves one ({@code /a/.}, {@code /a/b/..}). */
+    /** True if the path ends in a slash, or in a dot segment that leaves one ({@code /a/.}). */
     private static boolean endsWithSlash(String[] parts) {
         String last = dotted(withoutParameters(parts[parts.length - 1]));
-        return parts.length > 1 && (last.isEmpty() || last.equals(".") || last.equals(".."));
+        return parts.length > 1 && (last.isEmpty() || last.equals("."));
     }
 
     private static String withoutParameters(String segment) {

@@ -114,7 +114,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
     private static final Problem INVALID_TENANT = new Problem(400, "invalid_tenant", "The tenant id must be 1-"
             + TenantId.MAX_LENGTH + " characters of A-Z a-z 0-9 . _ : -", null, 0);
     private static final Problem INVALID_PATH =
-            new Problem(400, "invalid_path", "The request path climbs above the application's root.", null, 0);
+            new Problem(400, "invalid_path", "The request path has a '..' segment, which servlet containers resolve differently.", null, 0);
     private static final Problem MISSING_TENANT =
             new Problem(401, "missing_tenant", "No tenant could be identified for this request.", null, 0);
 
@@ -189,7 +189,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
             return;
         }
         String path = RequestPath.normalize(pathOf(request));
-        if (path == null) { // a ".." above the root: no servlet of this application serves it
+        if (path == null) { // a ".." segment: which servlet runs it depends on the container
             refuse(e, response, Route.DEFAULT, null, false, null, INVALID_PATH);
             return;
         }

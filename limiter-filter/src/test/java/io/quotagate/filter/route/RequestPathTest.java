@@ -21,14 +21,14 @@ class RequestPathTest {
             "/reports/1/./, /reports/1/",
             "/reports/1/., /reports/1/",
             "/reports/1/, /reports/1/",
-            "/reports/x/../1, /reports/1",
-            "/reports/1/.., /reports/",
+            "/reports/x/../1, ",
+            "/reports/1/.., ",
             "/reports/%2e/1, /reports/1",
-            "/reports/%2E%2e/reports/1, /reports/1",
+            "/reports/%2E%2e/reports/1, ",
             "/reports;jsessionid=abc/1, /reports/1",
             "/reports/1;x=y, /reports/1",
             "/reports/.;x/1, /reports/1",
-            "/reports/..;/admin, /admin",
+            "/reports/..;/admin, ",
             "/items/a.b, /items/a.b",
             "/.well-known/x, /.well-known/x",
             "/items/100%, /items/100%",
@@ -36,13 +36,13 @@ class RequestPathTest {
             "/.., ",
             "/reports/../../x, ",
     })
-    void everyVariantHasOneCanonicalForm(String path, String canonical) {
+    void everyVariantHasOneCanonicalFormOrNoneWithADotDot(String path, String canonical) {
         assertThat(RequestPath.normalize(path)).isEqualTo(canonical);
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"/reports//1", "/reports/./1", "/reports/1/./", "/reports/%2e/1", "/reports;a=b/1",
-            "/x/../reports/1", "//reports/1"})
+            "//reports/1"})
     void variantsServedByTheSameServletMatchTheSamePattern(String variant) {
         PathPattern reports = PathPattern.parse("/reports/*");
         assertThat(reports.matches(variant)).isFalse(); // as the container hands it over

@@ -135,7 +135,7 @@ class RequestShapeTest {
 
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"/reports//1", "/reports/./1", "/reports/1/./", "/reports/%2e/1", "/reports/%2E/1",
-            "/reports;jsessionid=1/1", "/x/../reports/1", "//reports/1"})
+            "/reports;jsessionid=1/1", "//reports/1"})
     void aPathVariantTakesTheRoutesSlot(String variant) throws Exception {
         holdTheSlot();
         String response = Http.raw(server.port(), "GET", "/reports/2", "X-Tenant-Id: t1\r\n" + RAW_PATH + ": " + variant + "\r\n");
@@ -151,10 +151,13 @@ class RequestShapeTest {
         assertThat(Http.status(response)).isEqualTo(429);
     }
 
-    @Test
-    void aPathAboveTheRootIsRefusedWith400() throws Exception {
+    /** Containers disagree on these, so none may decide the route: {@code /reports/..;/x} is a report on some. */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"/reports/../../etc", "/x/../reports/1", "/reports/..;/health", "/reports/%2e%2e/health",
+            "/reports/.%2E/health"})
+    void aPathWithADotDotSegmentIsRefusedWith400(String variant) throws Exception {
         String response = Http.raw(server.port(), "GET", "/reports/2",
-                "X-Tenant-Id: t1\r\n" + RAW_PATH + ": /reports/../../etc\r\n");
+                "X-Tenant-Id: t1\r\n" + RAW_PATH + ": " + variant + "\r\n");
         assertThat(Http.status(response)).isEqualTo(400);
         assertThat(response).contains("\"reason\":\"invalid_path\"");
     }
