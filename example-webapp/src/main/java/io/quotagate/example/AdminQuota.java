@@ -57,7 +57,7 @@ final class AdminQuota extends HttpServlet {
     @Override
     protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
         if (!authorized(req, resp)) return;
-        ExampleServlets.json(resp, 200, describe(filter.plans().global().map(GlobalQuota::limits).orElse(List.of())),
+        ExampleServlets.json(resp, 200, describe(filter.control().plans().global().map(GlobalQuota::limits).orElse(List.of())),
                 "application/json");
     }
 
@@ -80,7 +80,7 @@ final class AdminQuota extends HttpServlet {
             return;
         }
         try {
-            filter.setGlobalQuota(List.of(quota));
+            filter.control().setGlobalQuota(List.of(quota));
         } catch (IllegalArgumentException e) { // e.g. below a route's cost
             problem(resp, 400, e.getMessage());
             return;
@@ -89,7 +89,7 @@ final class AdminQuota extends HttpServlet {
     }
 
     private String currentName() {
-        return filter.plans().global().map(g -> g.limits().get(0).name()).orElse("api");
+        return filter.control().plans().global().map(g -> g.limits().get(0).name()).orElse("api");
     }
 
     /**

@@ -1,6 +1,5 @@
 package io.quotagate.example;
 
-import io.quotagate.filter.admission.Admission;
 import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.metrics.QuotaSource;
 import io.quotagate.filter.metrics.RequestStatistics;
@@ -38,7 +37,7 @@ final class DashboardHistory implements AutoCloseable {
     }
 
     private final RequestStatistics statistics;
-    private final Admission admission;
+    private final QuotaSource source;
     private final ConcurrencyView concurrency;
     private final Deque<Sample> samples = new ArrayDeque<>();
     /** Each cell's count at the previous sample (cells compare by identity). */
@@ -53,7 +52,7 @@ final class DashboardHistory implements AutoCloseable {
 
     DashboardHistory(QuotaSource source) {
         this.statistics = source.statistics();
-        this.admission = source.admission();
+        this.source = source;
         this.concurrency = source.concurrency();
         statistics.onCell(cell -> { }, removed::add);
         sampler.scheduleAtFixedRate(this::sample, 1, 1, TimeUnit.SECONDS);
@@ -75,7 +74,7 @@ final class DashboardHistory implements AutoCloseable {
         });
         Map<String, Integer> inflight = new TreeMap<>();
         for (String group : concurrency.groups()) inflight.put(group, concurrency.inflight(group));
-        samples.addLast(new Sample(System.currentTimeMillis() / 1000, deltas, admission.globalAvailableTokens(), inflight));
+        samples.addLast(new Sample(System.currentTimeMillis() / 1000, deltas, source.globalQuotaAvailable(), inflight));
         while (samples.size() > WINDOW_SECONDS) samples.removeFirst();
     }
 
@@ -91,7 +90,7 @@ final class DashboardHistory implements AutoCloseable {
     synchronized String json() {
         TreeSet<String> tenants = new TreeSet<>();
         samples.forEach(s -> tenants.addAll(s.perTenant().keySet()));
-        StringBuilder b = new StringBuilder(4096).append("{\"capacity\":").append(admission.globalCapacity())
+        StringBuilder b = new StringBuilder(4096).append("{\"capacity\":").append(source.globalQuotaCapacity())
                 .append(",\"topTenants\":").append(statistics.topTenants()).append(",\"t\":[");
         join(b, samples.stream().mapToLong(Sample::epochSecond).toArray());
         b.append("],\"global\":[");

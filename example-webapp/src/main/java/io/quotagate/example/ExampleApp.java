@@ -185,8 +185,8 @@ public final class ExampleApp implements Callable<Integer> {
     static Running start(String host, int port, String managementHost, int managementPort, QuotaFilter filter,
                          String adminToken, LongSupplier adminNanos) throws Exception {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        new QuotaMeterBinder(filter).bindTo(registry);
-        DashboardHistory history = new DashboardHistory(filter);
+        new QuotaMeterBinder(filter.control()).bindTo(registry);
+        DashboardHistory history = new DashboardHistory(filter.control());
 
         Server server = new Server();
         ServerConnector api = connector(server, "api", host, port);

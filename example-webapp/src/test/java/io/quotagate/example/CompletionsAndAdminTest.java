@@ -243,11 +243,11 @@ class CompletionsAndAdminTest {
         assertThat(locked.headers().firstValue("Retry-After")).contains("1");
         assertThat(locked.body()).contains("\"status\":429", "Too many wrong admin tokens from this address; retry after 1 s.");
         assertThat(send("GET", "/admin/quota", null, "Bearer s3cret", "").statusCode()).isEqualTo(429);
-        assertThat(app.filter().plans().global().orElseThrow().limits().get(0).capacity()).as("nothing changed").isEqualTo(3000);
+        assertThat(app.filter().control().plans().global().orElseThrow().limits().get(0).capacity()).as("nothing changed").isEqualTo(3000);
 
         assertThat(Http.status(fromAddress("127.0.0.2", "PUT", "Bearer s3cret", body)))
                 .as("the right token from another address is unaffected").isEqualTo(200);
-        assertThat(app.filter().plans().global().orElseThrow().limits().get(0).capacity()).isEqualTo(10);
+        assertThat(app.filter().control().plans().global().orElseThrow().limits().get(0).capacity()).isEqualTo(10);
 
         clock.advance(Duration.ofSeconds(1));
         assertThat(send("PUT", "/admin/quota", null, "Bearer guess-4", body).statusCode()).isEqualTo(401);

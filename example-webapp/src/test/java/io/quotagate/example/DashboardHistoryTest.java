@@ -19,9 +19,9 @@ class DashboardHistoryTest {
                 plans: { free: { limits: [ { capacity: 10, refill: 10, period: 1s } ] } }
                 tenants: { assignments: { first: free } }
                 """)).topTenants(1).build();
-        RequestStatistics s = filter.statistics();
+        RequestStatistics s = filter.control().statistics();
         long recorded = 0;
-        try (DashboardHistory history = new DashboardHistory(filter)) {
+        try (DashboardHistory history = new DashboardHistory(filter.control())) {
             for (int i = 0; i < 5_000; i++, recorded++) s.record("first", true, "free", "items", Outcome.ALLOWED, null);
             history.sample();
 

@@ -14,6 +14,7 @@ import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.Plan;
 import io.quotagate.plans.Plans;
+import io.quotagate.tenant.TenantDirectory;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -31,9 +32,10 @@ import java.util.concurrent.atomic.LongAdder;
  * of the buckets that would refuse it, so a client that waits that long and retries is admitted
  * (unless someone else used the units meanwhile).
  *
- * <p>The limits can change while running ({@link #apply}) without losing bucket state: the global
- * bucket is reconfigured at once, each tenant bucket lazily on its next use, both with
- * {@link #INHERITANCE}. A plan (or the whole plans file) in shadow mode refuses nothing: the refusal
+ * <p>It holds no configuration of its own: every call names the {@link Policy} that decides it, so
+ * one request is decided and settled by one policy however the limits change meanwhile. A new policy
+ * ({@link #policy}) keeps every bucket's state: the shared buckets are reconfigured at once, each
+ * tenant bucket lazily on its next use, both with {@link #INHERITANCE}. A plan (or the whole plans file) in shadow mode refuses nothing: the refusal
  * is counted ({@link #shadowRejections}) and reported in {@link Decision.Admitted#shadowRejection}.
  *
  * <p>Thread-safe; one instance serves every request.
@@ -62,39 +64,38 @@ public final class Admission {
      */
     private final Cache<String, BucketConfiguration> appliedToRemote =
             Caffeine.newBuilder().maximumSize(100_000).executor(Runnable::run).build();
-    private volatile Limits limits;
 
     /** One plan's buckets: their configuration and what else admission needs to know per request. */
     private record PlanLimits(BucketConfiguration config, long maxCost, boolean shadow, boolean publish) {
     }
 
-    /** Everything that can change at runtime, swapped as one immutable snapshot. */
-    private record Limits(Map<String, PlanLimits> plans, Map<String, PlanLimits> overrides, Bucket global,
-                          BucketConfiguration globalConfig, long globalMaxCost, Bucket guests,
-                          BucketConfiguration guestsConfig, long guestsMaxCost, boolean changedSinceStart,
-                          Map<String, PlanLimits> retired) {
+    /** The bucket limits of a {@link Policy}: what it sizes and which shared buckets it charges. */
+    record Limits(Map<String, PlanLimits> plans, Map<String, PlanLimits> overrides, Bucket global,
+                  BucketConfiguration globalConfig, long globalMaxCost, Bucket guests,
+                  BucketConfiguration guestsConfig, long guestsMaxCost, boolean changedSinceStart) {
     }
 
-    /**
-     * @param plans the plans whose limits size the buckets
-     * @param store where the buckets live
-     */
-    public Admission(Plans plans, BucketStore store) {
+    /** @param store where the buckets live */
+    public Admission(BucketStore store) {
         this.store = Objects.requireNonNull(store, "store");
         for (int i = 0; i < shadowed.length; i++) shadowed[i] = new LongAdder();
-        this.limits = limits(Objects.requireNonNull(plans, "plans"), null);
+    }
+
+    /** The policy of these plans, tenants placed by their {@code tenants.assignments}, as at start. */
+    public Policy policy(Plans plans) {
+        return policy(plans, TenantDirectory.of(plans.tenants().assignments()), null);
     }
 
     /**
-     * Puts new limits in force without losing any bucket's state (see {@link #INHERITANCE}): the
-     * global bucket is reconfigured now, each tenant's bucket on its next request. A plan whose limits
-     * did not change keeps its buckets untouched.
+     * The policy of these plans, placing tenants with {@code directory}. With a {@code previous}
+     * policy, every bucket keeps its state (see {@link #INHERITANCE}): the shared buckets move to the
+     * new limits now, each tenant's bucket on its next request; a plan whose limits did not change
+     * keeps its buckets untouched. Callers that put policies in force one after another must build
+     * them one at a time (a shared bucket is moved here).
      */
-    public void apply(Plans plans) {
+    public Policy policy(Plans plans, TenantDirectory directory, Policy previous) {
         Objects.requireNonNull(plans, "plans");
-        synchronized (this) {
-            limits = limits(plans, limits);
-        }
+        return new Policy(plans, directory, limits(plans, previous == null ? null : previous.limits));
     }
 
     private Limits limits(Plans plans, Limits previous) {
@@ -118,16 +119,8 @@ public final class Admission {
             overrides.put(tenant, planLimits(o.getValue(), old, globalMaxCost,
                     plan != null && plan.shadow, plan != null && plan.publish));
         }
-        // plans the new file dropped: a request already placed on one by the filter's previous engine
-        // (a reload races with requests in flight) is still decided by the limits it had
-        Map<String, PlanLimits> retired = new HashMap<>();
-        if (previous != null) {
-            previous.plans.forEach((name, old) -> {
-                if (!byName.containsKey(name)) retired.put(name, old);
-            });
-        }
         return new Limits(Map.copyOf(byName), Map.copyOf(overrides), global.bucket(), global.config(), globalMaxCost,
-                guests.bucket(), guests.config(), guests.maxCost(), previous != null, Map.copyOf(retired));
+                guests.bucket(), guests.config(), guests.maxCost(), previous != null);
     }
 
     /** A bucket every tenant (global quota) or every guest (guest pool) shares; all null for no limits. */
@@ -147,27 +140,28 @@ public final class Admission {
      * Decides whether a request of {@code cost} units from {@code tenant} on {@code plan} may run,
      * and if so takes the units.
      *
+     * @param policy the policy that decides
      * @param tenant a valid tenant id (see {@link io.quotagate.plans.TenantId})
-     * @param plan   the name of a plan of the plans in force
+     * @param plan   the name of a plan of the policy
      * @param cost   units, &gt; 0; at most {@link #maxCost} (a larger cost is refused, as it would
      *               never fit)
      */
-    public Decision admit(String tenant, String plan, long cost) {
-        return admit(BucketKind.TENANT, tenant, plan, cost);
+    public Decision admit(Policy policy, String tenant, String plan, long cost) {
+        return admit(policy, BucketKind.TENANT, tenant, plan, cost);
     }
 
     /**
-     * As {@link #admit(String, String, long)}, with the bucket table chosen by {@code kind}:
+     * As {@link #admit(Policy, String, String, long)}, with the bucket table chosen by {@code kind}:
      * {@link BucketKind#TENANT} for an assigned tenant (its {@code tenants.overrides} limits, if any,
      * replace the plan's), {@link BucketKind#GUEST} for an unknown tenant or anonymous client.
      *
      * @param kind {@link BucketKind#TENANT} or {@link BucketKind#GUEST}
      * @param key  the tenant id, or an anonymous client's key
      */
-    public Decision admit(BucketKind kind, String key, String plan, long cost) {
+    public Decision admit(Policy policy, BucketKind kind, String key, String plan, long cost) {
         if (cost <= 0) throw new IllegalArgumentException("cost must be > 0, was " + cost);
         if (kind == BucketKind.GLOBAL) throw new IllegalArgumentException("kind must be TENANT or GUEST");
-        Limits l = limits;
+        Limits l = policy.limits;
         PlanLimits pl = limitsOf(l, kind, key, plan);
         long maxCost = kind == BucketKind.GUEST ? Math.min(pl.maxCost, l.guestsMaxCost) : pl.maxCost;
         if (cost > maxCost) {
@@ -220,33 +214,31 @@ public final class Admission {
      * tenant waits longer next time). The excess charged is capped at {@link #maxCost} of the plan, so
      * one wild report cannot lock a tenant out for longer than about two full refills.
      *
+     * @param policy     the policy that admitted the request
      * @param admitted   the decision that admitted the request
      * @param actualCost the units the request really used, &gt;= 0
      * @return the units settled: negative for a refund, positive for an extra charge, 0 for none
      * @throws IllegalArgumentException if {@code actualCost} is negative
      */
-    public long reconcile(Decision.Admitted admitted, long actualCost) {
+    public long reconcile(Policy policy, Decision.Admitted admitted, long actualCost) {
         if (actualCost < 0) throw new IllegalArgumentException("actual cost must be >= 0, was " + actualCost);
         if (admitted.charged() == 0 || actualCost == admitted.charged()) return 0;
-        Limits l = limits;
-        PlanLimits pl = l.plans.containsKey(admitted.plan())
-                ? limitsOf(l, admitted.kind(), admitted.tenant(), admitted.plan()) : null;
+        Limits l = policy.limits;
+        PlanLimits pl = limitsOf(l, admitted.kind(), admitted.tenant(), admitted.plan());
         Bucket global = admitted.globalCharged() ? l.global : null;
         Bucket guests = admitted.guestsCharged() ? l.guests : null;
         if (actualCost < admitted.charged()) {
             long refund = admitted.charged() - actualCost;
             // addTokens caps at capacity: a refund can never push a bucket above full
-            if (pl != null) tenantBucket(l, admitted.kind(), admitted.tenant(), pl).addTokens(refund);
+            tenantBucket(l, admitted.kind(), admitted.tenant(), pl).addTokens(refund);
             if (guests != null) guests.addTokens(refund);
             if (global != null) global.addTokens(refund);
             return -refund;
         }
-        long excess = Math.min(actualCost - admitted.charged(), pl != null ? pl.maxCost : l.globalMaxCost);
-        if (pl != null) {
-            tenantBucket(l, admitted.kind(), admitted.tenant(), pl).consumeIgnoringRateLimits(excess);
-            // read it once more so the store sees the debt (a bucket in debt needs longer to be full)
-            store.changed(admitted.kind(), admitted.tenant());
-        }
+        long excess = Math.min(actualCost - admitted.charged(), pl.maxCost);
+        tenantBucket(l, admitted.kind(), admitted.tenant(), pl).consumeIgnoringRateLimits(excess);
+        // read it once more so the store sees the debt (a bucket in debt needs longer to be full)
+        store.changed(admitted.kind(), admitted.tenant());
         if (guests != null) guests.consumeIgnoringRateLimits(excess);
         if (global != null) global.consumeIgnoringRateLimits(excess);
         return excess;
@@ -258,23 +250,23 @@ public final class Admission {
      *
      * @throws IllegalArgumentException for an unknown plan
      */
-    public long maxCost(String plan) {
-        return planOf(limits, plan).maxCost;
+    public long maxCost(Policy policy, String plan) {
+        return planOf(policy.limits, plan).maxCost;
     }
 
     /**
-     * As {@link #maxCost(String)}, for one tenant's bucket: its {@code tenants.overrides} limits, if
+     * As {@link #maxCost(Policy, String)}, for one tenant's bucket: its {@code tenants.overrides} limits, if
      * it has them, bound the cost instead of its plan's.
      */
-    public long maxCost(BucketKind kind, String key, String plan) {
-        Limits l = limits;
+    public long maxCost(Policy policy, BucketKind kind, String key, String plan) {
+        Limits l = policy.limits;
         long max = limitsOf(l, kind, key, plan).maxCost;
         return kind == BucketKind.GUEST ? Math.min(max, l.guestsMaxCost) : max;
     }
 
     /** True if this plan publishes its limits (per-plan {@code publish: true}). */
-    public boolean publishes(String plan) {
-        PlanLimits pl = limits.plans.get(plan);
+    public boolean publishes(Policy policy, String plan) {
+        PlanLimits pl = policy.limits.plans.get(plan);
         return pl != null && pl.publish;
     }
 
@@ -282,13 +274,13 @@ public final class Admission {
      * The state of each bandwidth of a tenant's bucket, in plan order, for publishing. The global
      * quota is never included: it stays hidden.
      */
-    public List<LimitStatus> status(String tenant, String plan) {
-        return status(BucketKind.TENANT, tenant, plan);
+    public List<LimitStatus> status(Policy policy, String tenant, String plan) {
+        return status(policy, BucketKind.TENANT, tenant, plan);
     }
 
-    /** As {@link #status(String, String)}, for the bucket in the {@code kind} table. */
-    public List<LimitStatus> status(BucketKind kind, String tenant, String plan) {
-        Limits l = limits;
+    /** As {@link #status(Policy, String, String)}, for the bucket in the {@code kind} table. */
+    public List<LimitStatus> status(Policy policy, BucketKind kind, String tenant, String plan) {
+        Limits l = policy.limits;
         VerboseResult<Long> verbose = tenantBucket(l, kind, tenant, limitsOf(l, kind, tenant, plan))
                 .asVerbose().getAvailableTokens();
         io.github.bucket4j.Bandwidth[] bandwidths = verbose.getConfiguration().getBandwidths();
@@ -332,19 +324,19 @@ public final class Admission {
     }
 
     /** True if a global quota is in force. */
-    public boolean hasGlobalQuota() {
-        return limits.global != null;
+    public boolean hasGlobalQuota(Policy policy) {
+        return policy.limits.global != null;
     }
 
     /** Units available now in the global quota (the smallest over its bandwidths), or 0 if there is none. */
-    public long globalAvailableTokens() {
-        Bucket global = limits.global;
+    public long globalAvailableTokens(Policy policy) {
+        Bucket global = policy.limits.global;
         return global == null ? 0 : global.getAvailableTokens();
     }
 
     /** The global quota's capacity (its smallest bandwidth), or 0 if there is none. */
-    public long globalCapacity() {
-        Limits l = limits;
+    public long globalCapacity(Policy policy) {
+        Limits l = policy.limits;
         return l.global == null ? 0 : l.globalMaxCost;
     }
 
@@ -362,10 +354,9 @@ public final class Admission {
         return planOf(l, plan);
     }
 
-    /** The limits of a plan in force, or of one the last reload dropped. */
+    /** The limits of a plan of the policy. */
     private static PlanLimits planOf(Limits l, String plan) {
         PlanLimits pl = l.plans.get(plan);
-        if (pl == null) pl = l.retired.get(plan);
         if (pl == null) throw new IllegalArgumentException("unknown plan " + plan);
         return pl;
     }

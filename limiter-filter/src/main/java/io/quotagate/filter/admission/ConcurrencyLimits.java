@@ -5,6 +5,7 @@ import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.GroupSettings;
 import io.quotagate.plans.Plan;
 import io.quotagate.plans.Plans;
+import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.plans.RouteRule;
 
 import java.util.HashMap;
@@ -42,17 +43,16 @@ public final class ConcurrencyLimits implements ConcurrencyView {
      */
     private static final GroupLimiter ABSENT = new FailFastGroup("", Integer.MAX_VALUE, QuotaClock.system());
     private final Map<String, GroupLimiter> groups;
-    /** plan → group → cap; a missing entry means the plan does not cap the group. */
-    private final Map<String, Map<String, Integer>> caps;
     private final IntSupplier instanceCount;
     /** group → the limiter in which all guests together hold at most their cap, under one key. */
     private final Map<String, GroupLimiter> guestGroups;
-    private final Map<String, Integer> guestCaps;
+    /** The policy of the plans this was built with, for {@link #acquire(String, String, String)}. */
+    private final Policy startPolicy;
     /** The one key that stands for every guest in {@link #guestGroups}; no tenant id contains '@'. */
     static final String GUESTS = "@guests";
 
     /**
-     * @param plans    the plans: route groups, per-plan caps and {@code groups:} settings
+     * @param plans    the plans: route groups and their {@code groups:} settings (fixed from now on)
      * @param clock    measures request durations for the {@code Retry-After} estimate
      * @param listener told how long queued requests waited
      */
@@ -84,17 +84,16 @@ public final class ConcurrencyLimits implements ConcurrencyView {
                     .orElseGet(() -> new FailFastGroup(name, max, clock)));
         }
         this.groups = Map.copyOf(g);
-        Map<String, Map<String, Integer>> c = new HashMap<>();
-        for (Plan p : plans.plans().values()) c.put(p.name(), Map.copyOf(p.concurrency()));
-        this.caps = Map.copyOf(c);
-        this.guestCaps = plans.tenants().guests().concurrency();
+        // one per group, whether the guests are capped on it now or only after a reload
         Map<String, GroupLimiter> shared = new HashMap<>();
-        guestCaps.forEach((group, cap) -> shared.put(group, new FailFastGroup(group, Integer.MAX_VALUE, clock)));
+        for (String name : names) shared.put(name, new FailFastGroup(name, Integer.MAX_VALUE, clock));
         this.guestGroups = Map.copyOf(shared);
+        this.startPolicy = new Policy(plans, TenantDirectory.of(Map.of()), null);
     }
 
     /**
-     * Takes a slot of {@code group} for a request of {@code tenant} on {@code plan}, waiting in the
+     * Takes a slot of {@code group} for a request of {@code tenant} on {@code plan}, capped as the
+     * plans this was built with say (the filter passes its policy in force instead), waiting in the
      * group's queue if it has one. The caller must give a granted permit back exactly once when the
      * request ends ({@link Permit#release()}), or at once if it does not run ({@link Permit#cancel()}).
      *
@@ -104,25 +103,27 @@ public final class ConcurrencyLimits implements ConcurrencyView {
      * @throws IllegalArgumentException if no route of the plans has this group
      */
     public Acquisition acquire(String tenant, String plan, String group) {
+        return acquire(startPolicy, BucketKind.TENANT, tenant, plan, group);
+    }
+
+    private Acquisition acquireOwn(Policy policy, String tenant, String plan, String group) {
         GroupLimiter limiter = limiter(group);
-        Map<String, Integer> planCaps = caps.get(plan);
-        Integer cap = planCaps == null ? null : planCaps.get(group);
-        return limiter.acquire(Objects.requireNonNull(tenant, "tenant"), share(cap));
+        return limiter.acquire(Objects.requireNonNull(tenant, "tenant"), share(policy.cap(plan, group)));
     }
 
     /**
-     * As {@link #acquire(String, String, String)}; a {@link BucketKind#GUEST} also takes a slot of the
-     * guests' shared cap of the group, if {@code tenants.guests.concurrency} sets one, and the permit
-     * then gives back both.
+     * As {@link #acquire(String, String, String)}, capped by {@code policy}; a {@link BucketKind#GUEST}
+     * also takes a slot of the guests' shared cap of the group, if {@code tenants.guests.concurrency}
+     * sets one, and the permit then gives back both.
      */
-    public Acquisition acquire(BucketKind kind, String tenant, String plan, String group) {
-        GroupLimiter shared = kind == BucketKind.GUEST ? guestGroups.get(group) : null;
-        if (shared == null) return acquire(tenant, plan, group);
-        Acquisition pool = shared.acquire(GUESTS, share(guestCaps.get(group)));
+    public Acquisition acquire(Policy policy, BucketKind kind, String tenant, String plan, String group) {
+        Integer guestCap = kind == BucketKind.GUEST ? policy.guestCap(group) : null;
+        if (guestCap == null) return acquireOwn(policy, tenant, plan, group);
+        Acquisition pool = guestGroups.get(group).acquire(GUESTS, share(guestCap));
         if (!(pool instanceof Acquisition.Granted guests)) return pool;
         Acquisition own;
         try {
-            own = acquire(tenant, plan, group);
+            own = acquireOwn(policy, tenant, plan, group);
         } catch (RuntimeException e) {
             guests.permit().cancel();
             throw e;

@@ -7,7 +7,6 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.quotagate.filter.admission.Admission;
 import io.quotagate.filter.redis.RedisStore;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.admission.ConcurrencyView;
@@ -81,15 +80,15 @@ public final class QuotaMeterBinder implements MeterBinder {
     public static final String STORE_INSTANCES = "quotagate.store.instances";
 
     private final RequestStatistics statistics;
-    private final Admission admission;
+    private final QuotaSource source;
     private final ConcurrencyView concurrency;
     private final BucketStore store;
 
-    /** Binds everything a filter exposes ({@code new QuotaMeterBinder(quotaFilter)}). */
+    /** Binds everything a filter exposes ({@code new QuotaMeterBinder(quotaFilter.control())}). */
     public QuotaMeterBinder(QuotaSource source) {
         Objects.requireNonNull(source, "source");
         this.statistics = Objects.requireNonNull(source.statistics(), "statistics");
-        this.admission = Objects.requireNonNull(source.admission(), "admission");
+        this.source = source;
         this.concurrency = Objects.requireNonNull(source.concurrency(), "concurrency");
         this.store = source.store();
     }
@@ -162,7 +161,7 @@ public final class QuotaMeterBinder implements MeterBinder {
         });
 
         for (Reason reason : Reason.values()) {
-            FunctionCounter.builder(SHADOW_REJECTIONS, admission, a -> a.shadowRejections(reason))
+            FunctionCounter.builder(SHADOW_REJECTIONS, source, s -> s.shadowRejections(reason))
                     .description("Requests shadow mode let through although the limits would have refused them, by reason")
                     .baseUnit("requests")
                     .tag("reason", reason.code())
@@ -178,12 +177,12 @@ public final class QuotaMeterBinder implements MeterBinder {
             pair[1].record(actual);
         });
 
-        if (admission.hasGlobalQuota()) {
-            Gauge.builder(GLOBAL_CAPACITY, admission, Admission::globalCapacity)
+        if (source.globalQuotaCapacity() > 0) {
+            Gauge.builder(GLOBAL_CAPACITY, source, QuotaSource::globalQuotaCapacity)
                     .description("Capacity of the global quota shared by all tenants (smallest bandwidth)")
                     .baseUnit("units")
                     .register(registry);
-            Gauge.builder(GLOBAL_AVAILABLE, admission, Admission::globalAvailableTokens)
+            Gauge.builder(GLOBAL_AVAILABLE, source, QuotaSource::globalQuotaAvailable)
                     .description("Units available now in the global quota")
                     .baseUnit("units")
                     .register(registry);

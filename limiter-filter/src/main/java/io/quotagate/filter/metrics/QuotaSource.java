@@ -1,6 +1,6 @@
 package io.quotagate.filter.metrics;
 
-import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.admission.Reason;
 import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.store.BucketStore;
 
@@ -12,11 +12,17 @@ public interface QuotaSource {
     /** Request counters by tenant (bounded), plan, route, outcome and reason; queue waits. */
     RequestStatistics statistics();
 
-    /** The admission core: global quota capacity and available tokens. */
-    Admission admission();
-
     /** In-flight and queued counts per concurrency group and tenant. */
     ConcurrencyView concurrency();
+
+    /** The capacity of the global quota in force (its smallest bandwidth), or 0 if there is none. */
+    long globalQuotaCapacity();
+
+    /** Units available now in the global quota (the smallest over its bandwidths), or 0 if there is none. */
+    long globalQuotaAvailable();
+
+    /** Requests that shadow mode let through although the limits would have refused them for {@code reason}. */
+    long shadowRejections(Reason reason);
 
     /** Where the buckets live; a Redis store adds the {@code quotagate.store.*} meters. Null: none to report. */
     default BucketStore store() {

@@ -1,7 +1,6 @@
 package io.quotagate.filter.servlet;
 
-import io.quotagate.filter.admission.Admission;
-import io.quotagate.filter.admission.Decision;
+import io.quotagate.filter.admission.Ticket;
 import io.quotagate.filter.metrics.RequestStatistics;
 import jakarta.servlet.http.HttpServletRequest;
 
@@ -19,30 +18,26 @@ final class CostReconciliation extends RequestEndListener {
     private static final System.Logger LOG = System.getLogger(CostReconciliation.class.getName());
 
     private final HttpServletRequest request;
-    private final Admission admission;
-    private final Decision.Admitted admitted;
+    private final Ticket ticket;
     private final RequestStatistics statistics;
     private final String route;
     private final AtomicBoolean settled = new AtomicBoolean();
 
-    private CostReconciliation(HttpServletRequest request, Admission admission, Decision.Admitted admitted,
-                               RequestStatistics statistics, String route) {
+    private CostReconciliation(HttpServletRequest request, Ticket ticket, RequestStatistics statistics, String route) {
         this.request = request;
-        this.admission = admission;
-        this.admitted = admitted;
+        this.ticket = ticket;
         this.statistics = statistics;
         this.route = route;
     }
 
     /** Called when the filter chain has returned. */
-    static void whenDone(HttpServletRequest request, Admission admission, Decision.Admitted admitted,
-                         RequestStatistics statistics, String route) {
-        if (admitted.charged() == 0) return; // nothing reserved (shadow mode): nothing to settle
+    static void whenDone(HttpServletRequest request, Ticket ticket, RequestStatistics statistics, String route) {
+        if (ticket.decision().charged() == 0) return; // nothing reserved (shadow mode): nothing to settle
         if (request.isAsyncStarted()) {
-            request.getAsyncContext().addListener(new CostReconciliation(request, admission, admitted, statistics, route));
+            request.getAsyncContext().addListener(new CostReconciliation(request, ticket, statistics, route));
         } else if (request.getAttribute(QuotaGate.ACTUAL_COST_ATTRIBUTE) != null) {
             // most requests report nothing: only those that do pay for a settlement object
-            new CostReconciliation(request, admission, admitted, statistics, route).settle();
+            new CostReconciliation(request, ticket, statistics, route).settle();
         }
     }
 
@@ -57,19 +52,19 @@ final class CostReconciliation extends RequestEndListener {
         if (reported == null) return;
         long actual = parse(reported);
         if (actual < 0) {
-            LOG.log(System.Logger.Level.WARNING, "ignored actual cost for tenant " + admitted.tenant()
+            LOG.log(System.Logger.Level.WARNING, "ignored actual cost for tenant " + ticket.caller().key()
                     + ": not a whole number >= 0 (" + reported.getClass().getSimpleName() + ")");
             return;
         }
         try {
-            admission.reconcile(admitted, actual);
+            ticket.settle(actual);
         } catch (io.quotagate.filter.store.StoreUnavailableException unavailable) {
             // on-failure: closed and Redis went away during the request: the response is out already
-            LOG.log(System.Logger.Level.WARNING, "actual cost of tenant " + admitted.tenant()
+            LOG.log(System.Logger.Level.WARNING, "actual cost of tenant " + ticket.caller().key()
                     + " not reconciled: " + unavailable.getMessage());
             return;
         }
-        statistics.costSettled(route, admitted.charged(), actual);
+        statistics.costSettled(route, ticket.decision().charged(), actual);
     }
 
     /** The reported value as a whole number of units, or -1 if it is not one. */

@@ -11,11 +11,11 @@ final class MeterRegistration {
     private MeterRegistration() {
     }
 
-    static void bind(Object registry, QuotaFilter filter) {
+    static void bind(Object registry, QuotaControl control) {
         if (!(registry instanceof MeterRegistry r)) {
             throw new IllegalArgumentException("servlet-context attribute " + QuotaFilter.METER_REGISTRY_ATTRIBUTE
                     + " must be a io.micrometer.core.instrument.MeterRegistry, was " + registry.getClass().getName());
         }
-        new QuotaMeterBinder(filter).bindTo(r);
+        new QuotaMeterBinder(control).bindTo(r);
     }
 }

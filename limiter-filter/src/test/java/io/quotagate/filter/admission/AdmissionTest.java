@@ -1,5 +1,6 @@
 package io.quotagate.filter.admission;
 
+import io.quotagate.filter.testing.Decisions;
 import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.testing.ManualClock;
@@ -17,9 +18,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class AdmissionTest {
     private final ManualClock clock = new ManualClock();
 
-    private Admission admission(String yaml) {
+    private Decisions admission(String yaml) {
         Plans plans = PlansFile.parse("test.yml", yaml);
-        return new Admission(plans, BucketStore.local(1000, clock));
+        return new Decisions(plans, BucketStore.local(1000, clock));
     }
 
     private static final String FREE_10_PER_10S = """
@@ -30,7 +31,7 @@ class AdmissionTest {
 
     @Test
     void admitsUntilTheBucketIsEmptyThenRejectsWithTheTenantReason() {
-        Admission a = admission(FREE_10_PER_10S);
+        Decisions a = admission(FREE_10_PER_10S);
         for (int i = 0; i < 10; i++) assertThat(a.admit("acme", "free", 1)).isInstanceOf(Decision.Admitted.class);
         Decision d = a.admit("acme", "free", 1);
         assertThat(d).isInstanceOfSatisfying(Decision.Rejected.class, r -> {
@@ -42,7 +43,7 @@ class AdmissionTest {
 
     @Test
     void eachTenantHasItsOwnBucket() {
-        Admission a = admission(FREE_10_PER_10S);
+        Decisions a = admission(FREE_10_PER_10S);
         for (int i = 0; i < 10; i++) a.admit("acme", "free", 1);
         assertThat(a.admit("acme", "free", 1)).isInstanceOf(Decision.Rejected.class);
         assertThat(a.admit("globex", "free", 1)).isInstanceOf(Decision.Admitted.class);
@@ -50,7 +51,7 @@ class AdmissionTest {
 
     @Test
     void costIsTakenInUnits() {
-        Admission a = admission(FREE_10_PER_10S);
+        Decisions a = admission(FREE_10_PER_10S);
         assertThat(a.admit("acme", "free", 7)).isInstanceOf(Decision.Admitted.class);
         Decision d = a.admit("acme", "free", 5);
         // 3 units left, 2 missing at 1 unit/s
@@ -62,7 +63,7 @@ class AdmissionTest {
     @Test
     void retryAfterIsRoundedUpAndWaitingExactlyThatLongSucceeds() {
         // 3 units per 10 s: one unit every 3.333... s
-        Admission a = admission("plans: { free: { limits: [ { capacity: 3, refill: 3, period: 10s } ] } }");
+        Decisions a = admission("plans: { free: { limits: [ { capacity: 3, refill: 3, period: 10s } ] } }");
         for (int i = 0; i < 3; i++) a.admit("acme", "free", 1);
         Decision.Rejected r = (Decision.Rejected) a.admit("acme", "free", 1);
         assertThat(r.nanosToWait()).isBetween(3_333_333_000L, 3_333_334_000L);
@@ -76,7 +77,7 @@ class AdmissionTest {
 
     @Test
     void everyBandwidthOfThePlanApplies() {
-        Admission a = admission("""
+        Decisions a = admission("""
                 plans:
                   pro:
                     limits:
@@ -95,7 +96,7 @@ class AdmissionTest {
 
     @Test
     void globalRefusalGivesTheTenantItsUnitsBack() {
-        Admission a = admission("""
+        Decisions a = admission("""
                 global: { limits: [ { capacity: 4, refill: 4, period: 1m } ] }
                 plans:  { free: { limits: [ { capacity: 10, refill: 10, period: 1m } ] } }
                 """);
@@ -114,7 +115,7 @@ class AdmissionTest {
 
     @Test
     void whenSeveralBucketsWouldRefuseTheLongestWaitIsReported() {
-        Admission a = admission("""
+        Decisions a = admission("""
                 global: { limits: [ { capacity: 2, refill: 2, period: 1m } ] }
                 plans:  { free: { limits: [ { capacity: 2, refill: 2, period: 10s } ] } }
                 """);
@@ -129,7 +130,7 @@ class AdmissionTest {
 
     @Test
     void tenantReasonWhenItsOwnWaitIsLonger() {
-        Admission a = admission("""
+        Decisions a = admission("""
                 global: { limits: [ { capacity: 100, refill: 100, period: 1s } ] }
                 plans:  { free: { limits: [ { capacity: 1, refill: 1, period: 1m } ] } }
                 """);
@@ -141,7 +142,7 @@ class AdmissionTest {
 
     @Test
     void refusesNonsense() {
-        Admission a = admission(FREE_10_PER_10S);
+        Decisions a = admission(FREE_10_PER_10S);
         assertThatThrownBy(() -> a.admit("acme", "gold", 1)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> a.admit("acme", "free", 0)).isInstanceOf(IllegalArgumentException.class);
     }
@@ -154,7 +155,7 @@ class AdmissionTest {
 
     @Test
     void publishedWindowAndResetAreExactWhenTheRefillDoesNotDivideThePeriod() {
-        Admission a = admission("""
+        Decisions a = admission("""
                 plans:
                   odd:
                     publish: true
@@ -177,7 +178,7 @@ class AdmissionTest {
 
     @Test
     void guestsShareOnePoolThatRefusesWithTheGuestReasonAndChargesNobody() {
-        Admission a = admission(GUEST_POOL_OF_5);
+        Decisions a = admission(GUEST_POOL_OF_5);
         for (int i = 0; i < 5; i++) {
             assertThat(a.admit(BucketKind.GUEST, "made-up-" + i, "free", 1)).isInstanceOf(Decision.Admitted.class);
         }
@@ -194,7 +195,7 @@ class AdmissionTest {
 
     @Test
     void aGuestsRefundGoesBackToThePoolToo() {
-        Admission a = admission(GUEST_POOL_OF_5);
+        Decisions a = admission(GUEST_POOL_OF_5);
         Decision.Admitted d = (Decision.Admitted) a.admit(BucketKind.GUEST, "g", "free", 5);
         assertThat(d.guestsCharged()).isTrue();
         assertThat(a.admit(BucketKind.GUEST, "h", "free", 1)).isInstanceOf(Decision.Rejected.class);

@@ -1,6 +1,8 @@
 package io.quotagate.filter.admission;
 
+import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
@@ -302,27 +304,48 @@ class ConcurrencyLimitsTest {
 
     @Test
     void guestsTogetherHoldAtMostTheirSharedCapAndGiveBothSlotsBack() {
-        ConcurrencyLimits l = limits(PLANS.replace("  default-plan: free", """
+        String yaml = PLANS.replace("  default-plan: free", """
                   default-plan: free
                   guests: { concurrency: { reports: 2 } }
-                """));
-        Permit a = granted(l.acquire(BucketKind.GUEST, "made-up-1", "free", "reports"));
-        Permit b = granted(l.acquire(BucketKind.GUEST, "made-up-2", "free", "reports"));
+                """);
+        ConcurrencyLimits l = limits(yaml);
+        Policy p = new Admission(BucketStore.local(10, clock)).policy(PlansFile.parse("test.yml", yaml));
+        Permit a = granted(l.acquire(p, BucketKind.GUEST, "made-up-1", "free", "reports"));
+        Permit b = granted(l.acquire(p, BucketKind.GUEST, "made-up-2", "free", "reports"));
         // a third made-up id has a slot of its own, but the guests' two are taken
-        assertThat(l.acquire(BucketKind.GUEST, "made-up-3", "free", "reports")).isInstanceOf(Acquisition.Refused.class);
+        assertThat(l.acquire(p, BucketKind.GUEST, "made-up-3", "free", "reports")).isInstanceOf(Acquisition.Refused.class);
         // assigned tenants never count against the guests' cap
-        granted(l.acquire(BucketKind.TENANT, "acme", "pro", "reports")).release();
+        granted(l.acquire(p, BucketKind.TENANT, "acme", "pro", "reports")).release();
         assertThat(l.guestsInflight("reports")).isEqualTo(2);
         // a guest refused by its own cap gives the shared slot it took back at once
         a.release();
-        assertThat(l.acquire(BucketKind.GUEST, "made-up-2", "free", "reports")).isInstanceOf(Acquisition.Refused.class);
+        assertThat(l.acquire(p, BucketKind.GUEST, "made-up-2", "free", "reports")).isInstanceOf(Acquisition.Refused.class);
         assertThat(l.guestsInflight("reports")).isEqualTo(1);
         b.cancel();
         b.release(); // idempotent: a second end frees nothing more
         assertThat(l.guestsInflight("reports")).isZero();
         assertThat(l.inflight("reports")).isZero();
         // groups without a guests' cap: each guest only has its own
-        granted(l.acquire(BucketKind.GUEST, "made-up-1", "free", "exports"));
-        granted(l.acquire(BucketKind.GUEST, "made-up-2", "free", "exports"));
+        granted(l.acquire(p, BucketKind.GUEST, "made-up-1", "free", "exports"));
+        granted(l.acquire(p, BucketKind.GUEST, "made-up-2", "free", "exports"));
+    }
+
+    @Test
+    void capsComeFromThePolicyEachRequestReadSoAReloadChangesThemAndANewPlanIsCapped() {
+        Admission admission = new Admission(BucketStore.local(10, clock));
+        Policy before = admission.policy(PlansFile.parse("v1.yml", PLANS));
+        Policy after = admission.policy(PlansFile.parse("v2.yml", PLANS
+                .replace("concurrency: { reports: 1, exports: 1, slow: 1 }", "concurrency: { reports: 2, exports: 1, slow: 1 }")
+                .replace("routes:", "  team:\n    limits: [ { capacity: 100, refill: 100, period: 1s } ]\n"
+                        + "    concurrency: { reports: 1 }\nroutes:")), TenantDirectory.of(Map.of()), before);
+        granted(limits.acquire(before, BucketKind.TENANT, "acme", "free", "reports"));
+        assertThat(limits.acquire(before, BucketKind.TENANT, "acme", "free", "reports"))
+                .as("free allows 1 under the old file").isInstanceOf(Acquisition.Refused.class);
+        granted(limits.acquire(after, BucketKind.TENANT, "acme", "free", "reports"));
+        assertThat(limits.acquire(after, BucketKind.TENANT, "acme", "free", "reports"))
+                .as("free allows 2 under the new one").isInstanceOf(Acquisition.Refused.class);
+        granted(limits.acquire(after, BucketKind.TENANT, "globex", "team", "reports"));
+        assertThat(limits.acquire(after, BucketKind.TENANT, "globex", "team", "reports"))
+                .as("a plan the reload added has its cap").isInstanceOf(Acquisition.Refused.class);
     }
 }

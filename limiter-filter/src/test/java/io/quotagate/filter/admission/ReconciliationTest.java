@@ -1,5 +1,6 @@
 package io.quotagate.filter.admission;
 
+import io.quotagate.filter.testing.Decisions;
 import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.testing.ManualClock;
@@ -16,7 +17,7 @@ class ReconciliationTest {
     private final ManualClock clock = new ManualClock();
     private final BucketStore store = BucketStore.local(1000, clock);
     // tenant: 100 units, 10 per second; global: 1000 units, 10 per second
-    private final Admission admission = new Admission(PlansFile.parse("t.yml", """
+    private final Decisions admission = new Decisions(PlansFile.parse("t.yml", """
             global: { limits: [ { capacity: 1000, refill: 600, period: 1m } ] }
             plans:  { llm: { limits: [ { capacity: 100, refill: 10, period: 1s } ] } }
             """), store);
@@ -106,7 +107,7 @@ class ReconciliationTest {
 
     @Test
     void withoutAGlobalQuotaOnlyTheTenantIsSettled() {
-        Admission alone = new Admission(PlansFile.parse("t.yml", """
+        Decisions alone = new Decisions(PlansFile.parse("t.yml", """
                 plans: { llm: { limits: [ { capacity: 100, refill: 10, period: 1s } ] } }
                 """), store);
         Decision.Admitted a = (Decision.Admitted) alone.admit("solo", "llm", 50);

@@ -1,5 +1,6 @@
 package io.quotagate.filter.admission;
 
+import io.quotagate.filter.testing.Decisions;
 import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.testing.ManualClock;
@@ -29,7 +30,7 @@ class RuntimeLimitsTest {
               - { name: big, paths: ["/big"], cost: 50 }
             tenants: { default-plan: free }
             """);
-    private final Admission admission = new Admission(plans, store);
+    private final Decisions admission = new Decisions(plans, store);
 
     private long tokens(String tenant) {
         return store.bucket(BucketKind.TENANT, tenant, null).getAvailableTokens();
@@ -129,7 +130,7 @@ class RuntimeLimitsTest {
 
     @Test
     void shadowModeRefusesNothingButCountsWhatItWouldHaveRefused() {
-        Admission shadow = new Admission(PlansFile.parse("s.yml", """
+        Decisions shadow = new Decisions(PlansFile.parse("s.yml", """
                 global: { limits: [ { capacity: 3, refill: 3, period: 1m } ] }
                 plans:
                   free: { limits: [ { capacity: 2, refill: 2, period: 1m } ], shadow: true }
@@ -155,7 +156,7 @@ class RuntimeLimitsTest {
 
     @Test
     void aTopLevelShadowSwitchCoversEveryPlan() {
-        Admission shadow = new Admission(PlansFile.parse("s.yml", """
+        Decisions shadow = new Decisions(PlansFile.parse("s.yml", """
                 shadow: true
                 plans: { free: { limits: [ { capacity: 1, refill: 1, period: 1m } ] } }
                 """), BucketStore.local(100, clock));
@@ -166,7 +167,7 @@ class RuntimeLimitsTest {
 
     @Test
     void statusReportsEachBandwidthOfTheTenantsBucketButNeverTheGlobalQuota() {
-        Admission a = new Admission(PlansFile.parse("p.yml", """
+        Decisions a = new Decisions(PlansFile.parse("p.yml", """
                 global: { limits: [ { capacity: 1000, refill: 1000, period: 1m } ] }
                 plans:
                   open:

@@ -1,5 +1,6 @@
 package io.quotagate.filter.admission;
 
+import io.quotagate.filter.testing.Decisions;
 import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.testing.ManualClock;
@@ -62,7 +63,7 @@ class TenantPlansTest {
     @Test
     void anOverrideReplacesThePlansLimitsForThatTenantOnly() {
         Plans p = plans("default");
-        Admission a = new Admission(p, BucketStore.local(100, new ManualClock()));
+        Decisions a = new Decisions(p, BucketStore.local(100, new ManualClock()));
         assertThat(admitted(a, BucketKind.TENANT, "bigcorp", "pro")).isEqualTo(8);
         assertThat(admitted(a, BucketKind.TENANT, "acme", "pro")).isEqualTo(5);
         assertThat(admitted(a, BucketKind.GUEST, "bigcorp-lookalike", "free")).isEqualTo(2);
@@ -71,12 +72,12 @@ class TenantPlansTest {
     @Test
     void aGuestKeyNeverSharesAnAssignedTenantsBucket() {
         Plans p = plans("default");
-        Admission a = new Admission(p, BucketStore.local(100, new ManualClock()));
+        Decisions a = new Decisions(p, BucketStore.local(100, new ManualClock()));
         assertThat(admitted(a, BucketKind.TENANT, "acme", "pro")).isEqualTo(5);
         assertThat(admitted(a, BucketKind.GUEST, "acme", "free")).as("a separate table").isEqualTo(2);
     }
 
-    private static int admitted(Admission a, BucketKind kind, String key, String plan) {
+    private static int admitted(Decisions a, BucketKind kind, String key, String plan) {
         int n = 0;
         while (n < 100 && a.admit(kind, key, plan, 1) instanceof Decision.Admitted) n++;
         return n;

@@ -2,6 +2,7 @@ package io.quotagate.filter.metrics;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.testing.Decisions;
 import io.quotagate.filter.admission.ConcurrencyLimits;
 import io.quotagate.filter.admission.ConcurrencyListener;
 import io.quotagate.filter.metrics.RequestStatistics.Cell;
@@ -52,7 +53,7 @@ class RequestStatisticsNamingTest {
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
             ConcurrencyLimits limits = new ConcurrencyLimits(PLANS, new ManualClock(), ConcurrencyListener.NONE);
             new QuotaMeterBinder(RequestStatisticsTest.source(statistics,
-                    new Admission(PLANS, BucketStore.local(10, new ManualClock())), limits)).bindTo(registry);
+                    new Decisions(PLANS, BucketStore.local(10, new ManualClock())), limits)).bindTo(registry);
             List<Cell> removed = new CopyOnWriteArrayList<>();
             statistics.onCell(cell -> { }, removed::add);
             return new Bound(statistics, registry, removed);

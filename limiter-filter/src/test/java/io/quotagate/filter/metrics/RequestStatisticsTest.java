@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.quotagate.filter.admission.Acquisition;
 import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.testing.Decisions;
 import io.quotagate.filter.admission.ConcurrencyLimits;
 import io.quotagate.filter.admission.ConcurrencyListener;
 import io.quotagate.filter.admission.ConcurrencyView;
@@ -23,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RequestStatisticsTest {
 
     /** A QuotaSource over these parts (concurrency limits from {@code plans}, or none). */
-    static QuotaSource source(RequestStatistics statistics, Admission admission, ConcurrencyLimits limits) {
+    static QuotaSource source(RequestStatistics statistics, Decisions admission, ConcurrencyLimits limits) {
         ConcurrencyLimits l = limits != null ? limits
                 : new ConcurrencyLimits(PlansFile.parse("none.yml", "plans: { p: { limits: [ { capacity: 1, refill: 1, period: 1s } ] } }"),
                 new ManualClock(), ConcurrencyListener.NONE);
@@ -32,8 +33,16 @@ class RequestStatisticsTest {
                 return statistics;
             }
 
-            public Admission admission() {
-                return admission;
+            public long globalQuotaCapacity() {
+                return admission.globalCapacity();
+            }
+
+            public long globalQuotaAvailable() {
+                return admission.globalAvailableTokens();
+            }
+
+            public long shadowRejections(io.quotagate.filter.admission.Reason reason) {
+                return admission.shadowRejections(reason);
             }
 
             public ConcurrencyView concurrency() {
@@ -52,7 +61,7 @@ class RequestStatisticsTest {
         RequestStatistics s = new RequestStatistics(1, List.of("acme"));
         ConcurrencyLimits limits = new ConcurrencyLimits(plans, new ManualClock(), s::queueWait);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        new QuotaMeterBinder(source(s, new Admission(plans, BucketStore.local(10, new ManualClock())), limits)).bindTo(registry);
+        new QuotaMeterBinder(source(s, new Decisions(plans, BucketStore.local(10, new ManualClock())), limits)).bindTo(registry);
         s.record("acme", "free", "reports", Outcome.ALLOWED, null);
 
         var acme1 = (Acquisition.Granted) limits.acquire("acme", "free", "reports");
@@ -159,7 +168,7 @@ class RequestStatisticsTest {
     @Test
     void oneHundredThousandTenantsGiveABoundedNumberOfMeterSeries() {
         RequestStatistics s = new RequestStatistics(20, List.of());
-        Admission admission = new Admission(PlansFile.parse("p.yml", """
+        Decisions admission = new Decisions(PlansFile.parse("p.yml", """
                 global: { limits: [ { capacity: 10, refill: 10, period: 1s } ] }
                 plans: { free: { limits: [ { capacity: 10, refill: 10, period: 1s } ] } }
                 """), BucketStore.local(10, new ManualClock()));
@@ -187,7 +196,7 @@ class RequestStatisticsTest {
     void globalQuotaGaugesReadTheBucket() {
         RequestStatistics s = new RequestStatistics(1, List.of());
         ManualClock clock = new ManualClock();
-        Admission admission = new Admission(PlansFile.parse("p.yml", """
+        Decisions admission = new Decisions(PlansFile.parse("p.yml", """
                 global: { limits: [ { capacity: 100, refill: 100, period: 1m }, { capacity: 500, refill: 500, period: 1h } ] }
                 plans: { free: { limits: [ { capacity: 10, refill: 10, period: 1s } ] } }
                 """), BucketStore.local(10, clock));

@@ -86,7 +86,7 @@ class RedisConcurrencyShareTest {
                 });
                 try {
                     assertThat(entered.await(30, TimeUnit.SECONDS)).as("the first request runs").isTrue();
-                    assertThat(filter.concurrency().inflight("heavy", "acme")).isEqualTo(1);
+                    assertThat(filter.control().concurrency().inflight("heavy", "acme")).isEqualTo(1);
 
                     HttpResponse<String> refused = Http.get(server.uri("/heavy/ok"), "acme");
                     assertThat(refused.statusCode()).as("cap 2 / 2 instances = 1 in flight here").isEqualTo(429);

@@ -67,7 +67,7 @@ class RedisOutageTest {
                 .withTimeout(Duration.ofMillis(200)).withHeartbeat(Duration.ofMillis(200), Duration.ofSeconds(2))
                 .withLocalAllowance(allowance), 1_000);
         QuotaFilter filter = QuotaFilter.builder().plans(PLANS).store(store).build();
-        new QuotaMeterBinder(filter).bindTo(registry);
+        new QuotaMeterBinder(filter.control()).bindTo(registry);
         server = JettyServer.start(filter);
     }
 

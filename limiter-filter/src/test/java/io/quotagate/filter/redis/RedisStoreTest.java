@@ -4,6 +4,7 @@ import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
 import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.testing.Decisions;
 import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.StoreUnavailableException;
@@ -133,7 +134,7 @@ class RedisStoreTest {
                 """);
         try (RedisStore store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
                 .withTimeout(Duration.ofMillis(500)), 100, clock.wallClock(), clock)) {
-            Admission admission = new Admission(plans, store);
+            Decisions admission = new Decisions(plans, store);
             for (int i = 0; i < 5; i++) assertThat(admission.admit("t" + i, "free", 1)).isInstanceOf(io.quotagate.filter.admission.Decision.Admitted.class);
             admission.apply(plans.withGlobal(java.util.Optional.of(new io.quotagate.plans.GlobalQuota(List.of(
                     new io.quotagate.plans.Bandwidth("b0", 10, 1, Duration.ofHours(1)))))));

@@ -153,8 +153,8 @@ class BodyAdmissionTest {
             assertThat(Http.status(answer)).isEqualTo(408);
             assertThat(answer).contains("\"reason\":\"body_timeout\"");
         }
-        assertThat(filter.admission().status(BucketKind.TENANT, "attacker", "llm").get(0).remaining()).isEqualTo(50);
-        assertThat(filter.concurrency().inflight("gen", "attacker")).isZero();
+        assertThat(filter.control().tenantLimits("attacker").get(0).remaining()).isEqualTo(50);
+        assertThat(filter.control().concurrency().inflight("gen", "attacker")).isZero();
         // the threads that waited serve the next requests, uninterrupted (checked in stop())
         for (int i = 0; i < 20; i++) assertThat(Http.status(post("victim", "1"))).isEqualTo(200);
     }
@@ -193,11 +193,11 @@ class BodyAdmissionTest {
         for (Thread t : attackers) t.join();
         assertThat(ok).isEqualTo(100);
         assertThat(refusedAtOnce.get()).isPositive();
-        assertThat(filter.concurrency().inflight("gen", "attacker")).isZero();
+        assertThat(filter.control().concurrency().inflight("gen", "attacker")).isZero();
     }
 
     private void awaitInflight(String tenant, int count) throws InterruptedException {
-        for (int i = 0; i < 500 && filter.concurrency().inflight("gen", tenant) < count; i++) Thread.sleep(10);
-        assertThat(filter.concurrency().inflight("gen", tenant)).isEqualTo(count);
+        for (int i = 0; i < 500 && filter.control().concurrency().inflight("gen", tenant) < count; i++) Thread.sleep(10);
+        assertThat(filter.control().concurrency().inflight("gen", tenant)).isEqualTo(count);
     }
 }

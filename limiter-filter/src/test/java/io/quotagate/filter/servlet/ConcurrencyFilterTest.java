@@ -75,7 +75,7 @@ class ConcurrencyFilterTest {
                     }
                 })
                 .build();
-        view = filter.concurrency();
+        view = filter.control().concurrency();
         ServletContextHandler context = new ServletContextHandler();
         FilterHolder holder = new FilterHolder(filter);
         holder.setAsyncSupported(true);

@@ -1,7 +1,17 @@
 package io.quotagate.filter.servlet;
 
+import java.util.Optional;
+import io.quotagate.tenant.TenantDirectory;
+import io.quotagate.filter.route.Route;
+import io.quotagate.filter.admission.ConcurrencyListener;
+import io.quotagate.filter.admission.FailureLog;
+import io.quotagate.filter.admission.Outcome;
+import io.quotagate.filter.admission.Ticket;
+import io.quotagate.filter.admission.Policy;
+import io.quotagate.filter.admission.Gate;
 import io.quotagate.filter.admission.Acquisition;
 import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.testing.Decisions;
 import io.quotagate.filter.admission.ConcurrencyLimits;
 import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketStore;
@@ -63,7 +73,7 @@ class FailureContainmentTest {
              JettyServer server = JettyServer.start(filter)) {
             for (int i = 0; i < 200; i++) assertThat(Http.get(server.uri("/items/1"), "stranger").statusCode()).isEqualTo(500);
             assertThat(log.messages()).containsExactly("tenant directory failed for tenant stranger");
-            clock.advance(java.time.Duration.ofSeconds(FailureLog.INTERVAL_SECONDS));
+            clock.advance(java.time.Duration.ofSeconds(io.quotagate.filter.admission.FailureLog.INTERVAL_SECONDS));
             assertThat(Http.get(server.uri("/items/1"), "stranger").statusCode()).isEqualTo(500);
             assertThat(log.messages()).hasSize(2).last().asString()
                     .isEqualTo("tenant directory failed for tenant stranger (and 199 times more in the last 10 s or longer, not logged)");
@@ -96,16 +106,16 @@ class FailureContainmentTest {
         Plans withExports = PlansFile.parse("p2.yml", PLANS.replace(
                 "  - { name: reports, paths: [\"/reports/*\"], group: reports }",
                 "  - { name: reports, paths: [\"/reports/*\"], group: reports }\n  - { name: exports, paths: [\"/exports/*\"], group: exports }"));
-        assertThatThrownBy(() -> filter.apply(withExports))
+        assertThatThrownBy(() -> filter.control().apply(withExports))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("p2.yml").hasMessageContaining("exports").hasMessageContaining("restart");
-        assertThat(filter.plans()).isSameAs(plans);
+        assertThat(filter.control().plans()).isSameAs(plans);
     }
 
     @Test
     void aTenantOverrideBoundsTheLargestCost() {
         Plans plans = PlansFile.parse("p.yml", PLANS);
-        Admission admission = new Admission(plans, BucketStore.local(100, clock));
+        Decisions admission = new Decisions(plans, BucketStore.local(100, clock));
         assertThat(admission.maxCost("free")).isEqualTo(100);
         assertThat(admission.maxCost(BucketKind.TENANT, "small", "free")).isEqualTo(10);
         assertThat(admission.maxCost(BucketKind.TENANT, "acme", "free")).isEqualTo(100);
@@ -114,23 +124,53 @@ class FailureContainmentTest {
     }
 
     @Test
-    void aPlanDroppedByAReloadStillDecidesRequestsPlacedBeforeIt() {
-        Plans plans = PlansFile.parse("p.yml", PLANS.replace("plans:\n", "plans:\n  old: { limits: [ { capacity: 5, refill: 5, period: 1m } ] }\n")
-                .replace("tenants:\n", "tenants:\n  default-plan: free\n"));
-        Admission admission = new Admission(plans, BucketStore.local(100, clock));
-        admission.apply(PlansFile.parse("p2.yml", PLANS));
-        assertThat(admission.admit(BucketKind.TENANT, "acme", "old", 1)).isNotNull();
-        // the dropped plan's own limits (capacity 5, not free's 100) still decide: 4 more fit, the 6th is refused
-        assertThat(admission.maxCost(BucketKind.TENANT, "acme", "old")).isEqualTo(5);
-        for (int i = 2; i <= 5; i++) {
-            assertThat(admission.admit(BucketKind.TENANT, "acme", "old", 1)).as("request %d", i)
-                    .isInstanceOf(io.quotagate.filter.admission.Decision.Admitted.class);
+    void aRequestAdmittedBeforeAReloadIsSettledByThePolicyThatAdmittedIt() {
+        Plans v1 = PlansFile.parse("p.yml", PLANS.replace("plans:\n", "plans:\n  old: { limits: [ { capacity: 5, refill: 5, period: 1m } ] }\n")
+                .replace("tenants:\n", "tenants:\n  default-plan: free\n  assignments: { acme: old }\n"));
+        Gate gate = new Gate(BucketStore.local(100, clock), new ConcurrencyLimits(v1, clock, ConcurrencyListener.NONE),
+                new FailureLog(System.getLogger("test"), clock, "directory"));
+        Policy before = gate.policy(v1, TenantDirectory.of(v1.tenants().assignments()), null);
+        Route items = new Route("items", 3, Optional.empty(), true);
+        Ticket ticket = (Ticket) gate.decide(before, items, "acme", null);
+        ticket.run();
+        // the reload drops plan "old": acme is now an unknown tenant (guest, default plan)
+        Plans v2 = PlansFile.parse("p2.yml", PLANS.replace("tenants:\n", "tenants:\n  default-plan: free\n"));
+        Policy after = gate.policy(v2, TenantDirectory.of(v2.tenants().assignments()), before);
+        assertThat(gate.tenantLimits(after, "acme").get(0).capacity()).isEqualTo(100);
+        // the request that ran on "old" settles against old's bucket: 5 - 3 + 2 refunded = 4
+        assertThat(ticket.settle(1)).isEqualTo(-2);
+        assertThat(gate.tenantLimits(before, "acme").get(0).remaining()).isEqualTo(4);
+        // and the old policy still decides by old's limits (capacity 5): 4 fit, the 5th is refused
+        Route one = new Route("items", 1, Optional.empty(), true);
+        for (int i = 0; i < 4; i++) {
+            try (Ticket t = (Ticket) gate.decide(before, one, "acme", null)) {
+                t.run();
+            }
         }
-        io.quotagate.filter.admission.Decision sixth = admission.admit(BucketKind.TENANT, "acme", "old", 1);
-        assertThat(sixth).isInstanceOf(io.quotagate.filter.admission.Decision.Rejected.class);
-        assertThat(((io.quotagate.filter.admission.Decision.Rejected) sixth).reason())
-                .isEqualTo(io.quotagate.filter.admission.Reason.TENANT_RATE);
-        assertThatThrownBy(() -> admission.admit(BucketKind.TENANT, "acme", "never-existed", 1))
-                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(gate.decide(before, one, "acme", null)).isInstanceOfSatisfying(Outcome.Refused.class,
+                r -> assertThat(r.reason()).isEqualTo("tenant_rate"));
+    }
+
+    @Test
+    void aTicketClosedWithoutRunningGivesBackItsSlotAndUnits() {
+        Plans plans = PlansFile.parse("p.yml", PLANS.replace("tenants:\n", "tenants:\n  default-plan: free\n"));
+        ConcurrencyLimits limits = new ConcurrencyLimits(plans, clock, ConcurrencyListener.NONE);
+        Gate gate = new Gate(BucketStore.local(100, clock), limits, new FailureLog(System.getLogger("test"), clock, "directory"));
+        Policy policy = gate.policy(plans, TenantDirectory.of(plans.tenants().assignments()), null);
+        Route reports = new Route("reports", 7, Optional.of("reports"), true);
+        try (Ticket ticket = (Ticket) gate.decide(policy, reports, "acme", null)) {
+            assertThat(limits.inflight("reports", "acme")).isEqualTo(1);
+            assertThat(gate.tenantLimits(policy, "acme").get(0).remaining()).isEqualTo(93);
+            assertThat(ticket.reprice(20)).isNull();
+            assertThat(gate.tenantLimits(policy, "acme").get(0).remaining()).isEqualTo(80);
+        }
+        assertThat(limits.inflight("reports", "acme")).isZero();
+        assertThat(gate.tenantLimits(policy, "acme").get(0).remaining()).isEqualTo(100);
+        // kept: a body read and refused as bad input is paid for
+        try (Ticket ticket = (Ticket) gate.decide(policy, reports, "acme", null)) {
+            ticket.keepCharge();
+        }
+        assertThat(limits.inflight("reports", "acme")).isZero();
+        assertThat(gate.tenantLimits(policy, "acme").get(0).remaining()).isEqualTo(93);
     }
 }

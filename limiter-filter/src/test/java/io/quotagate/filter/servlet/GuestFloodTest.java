@@ -78,11 +78,11 @@ class GuestFloodTest {
             // guests get their pool and no more: its burst + 300/s (+ 1 s of slack for timing)
             assertThat(guestsAdmitted).isLessThanOrEqualTo((long) (100 + 300 * (seconds + 1)));
             assertThat(guestsAdmitted).isGreaterThanOrEqualTo((long) Math.min(FRESH_IDS, 300 * seconds * 0.5));
-            assertThat(filter.statistics().cells()).anySatisfy(c -> assertThat(c.reason()).isEqualTo("guest_rate"))
+            assertThat(filter.control().statistics().cells()).anySatisfy(c -> assertThat(c.reason()).isEqualTo("guest_rate"))
                     .noneSatisfy(c -> assertThat(c.reason()).isEqualTo("global_rate"));
             // nor the dashboard: the flood's one-request ids never get a tag of their own, acme keeps its own
-            assertThat(filter.statistics().namedTenants()).containsExactly("acme");
-            assertThat(filter.statistics().cells()).allSatisfy(c -> assertThat(c.tenant()).isIn("acme", "other"));
+            assertThat(filter.control().statistics().namedTenants()).containsExactly("acme");
+            assertThat(filter.control().statistics().cells()).allSatisfy(c -> assertThat(c.tenant()).isIn("acme", "other"));
         }
     }
 }

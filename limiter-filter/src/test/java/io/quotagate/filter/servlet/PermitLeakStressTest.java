@@ -225,7 +225,7 @@ class PermitLeakStressTest {
     void noPermitLeaksAndNoCapIsExceededUnderMixedLoad() throws Exception {
         int requests = Integer.getInteger("quotagate.stress.requests", DEFAULT_REQUESTS);
         QuotaFilter filter = QuotaFilter.builder().plans(PlansFile.parse("stress.yml", PLANS)).build();
-        ConcurrencyView view = filter.concurrency();
+        ConcurrencyView view = filter.control().concurrency();
         ServletContextHandler context = new ServletContextHandler();
         FilterHolder holder = new FilterHolder(filter);
         holder.setAsyncSupported(true);

@@ -82,7 +82,7 @@ class PlansReloadTest {
         assertThat(status("/health", null)).as("no such route yet").isEqualTo(401);
 
         Files.writeString(f, V2);
-        filter.reload();
+        filter.control().reload();
         // 2 tokens kept (not a fresh 10), now refilling towards 10
         assertThat(status("/x", "acme")).isEqualTo(200);
         assertThat(status("/x", "acme")).isEqualTo(200);
@@ -90,7 +90,7 @@ class PlansReloadTest {
         clock.advance(Duration.ofSeconds(48)); // 10 per minute: 8 units
         for (int i = 0; i < 8; i++) assertThat(status("/x", "acme")).isEqualTo(200);
         assertThat(status("/health", null)).as("routes come with the new file").isEqualTo(200);
-        assertThat(filter.plans().plan("free").orElseThrow().limits().get(0).capacity()).isEqualTo(10);
+        assertThat(filter.control().plans().plan("free").orElseThrow().limits().get(0).capacity()).isEqualTo(10);
     }
 
     @Test
@@ -101,7 +101,7 @@ class PlansReloadTest {
         assertThat(status("/x", "acme")).isEqualTo(200);
 
         Files.writeString(f, V1.replace("capacity: 5,", "capacity: -5,"));
-        assertThatThrownBy(filter::reload).isInstanceOfSatisfying(InvalidPlansException.class, e -> {
+        assertThatThrownBy(filter.control()::reload).isInstanceOfSatisfying(InvalidPlansException.class, e -> {
             assertThat(e.getMessage()).startsWith(f + ":3: plans.free.limits[0].capacity");
         });
         for (int i = 0; i < 4; i++) assertThat(status("/x", "acme")).isEqualTo(200);
@@ -117,14 +117,14 @@ class PlansReloadTest {
             assertThat(status("/x", "acme")).isEqualTo(200);
 
             replace(f, V2);
-            await(() -> filter.plans().plan("free").orElseThrow().limits().get(0).capacity() == 10);
+            await(() -> filter.control().plans().plan("free").orElseThrow().limits().get(0).capacity() == 10);
             for (int i = 0; i < 4; i++) assertThat(status("/x", "acme")).isEqualTo(200);
             assertThat(status("/x", "acme")).as("4 kept of the old 5, capped at the new 10").isEqualTo(429);
 
             replace(f, V2.replace("period: 1m } ] }", "period: 1 } ] }"));
             await(() -> log.messages().stream().anyMatch(w -> w.contains("keeping the previous plans")));
             assertThat(log.messages()).anySatisfy(w -> assertThat(w).contains(f + ":3:", "plans.free.limits[0].period"));
-            assertThat(filter.plans().plan("free").orElseThrow().limits().get(0).capacity()).isEqualTo(10);
+            assertThat(filter.control().plans().plan("free").orElseThrow().limits().get(0).capacity()).isEqualTo(10);
 
             server.close();
             server = null;
@@ -173,7 +173,7 @@ class PlansReloadTest {
         assertThatThrownBy(() -> QuotaFilter.builder().plansFile(big).build())
                 .isInstanceOf(InvalidPlansException.class)
                 .hasMessageStartingWith(big + ": the file is " + size + " bytes, over the limit of 1048576 bytes");
-        assertThat(QuotaFilter.builder().plansFile(big).maxPlansFileBytes(20_000_000).build().plans().plan("free"))
+        assertThat(QuotaFilter.builder().plansFile(big).maxPlansFileBytes(20_000_000).build().control().plans().plan("free"))
                 .as("the limit is configurable, in either order with plansFile").isPresent();
         assertThatThrownBy(() -> QuotaFilter.builder().maxPlansFileBytes(0)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("maxPlansFileBytes");
@@ -191,7 +191,7 @@ class PlansReloadTest {
                 .hasMessageContaining("init-param 'max-plans-file-bytes' must be a whole number of bytes").hasMessageContaining("'lots'");
         QuotaFilter filter = new QuotaFilter();
         filter.init(initParams(f, String.valueOf(size)));
-        assertThat(filter.plans().plan("free")).as("exactly at the limit").isPresent();
+        assertThat(filter.control().plans().plan("free")).as("exactly at the limit").isPresent();
     }
 
     private static jakarta.servlet.FilterConfig initParams(Path plans, String maxBytes) {
@@ -229,9 +229,9 @@ class PlansReloadTest {
         // V2 is valid: had it reached the parser, it would have been put in force
         replace(f, Files.readString(padded("big.yml", V2, 10_000_000)));
         long size = Files.size(f);
-        assertThatThrownBy(filter::reload).isInstanceOf(InvalidPlansException.class)
+        assertThatThrownBy(filter.control()::reload).isInstanceOf(InvalidPlansException.class)
                 .hasMessageStartingWith(f + ": the file is " + size + " bytes, over the limit of 1048576 bytes");
-        assertThat(filter.plans().plan("free").orElseThrow().limits().get(0).capacity()).isEqualTo(5);
+        assertThat(filter.control().plans().plan("free").orElseThrow().limits().get(0).capacity()).isEqualTo(5);
         for (int i = 0; i < 4; i++) assertThat(status("/x", "acme")).isEqualTo(200);
         assertThat(status("/x", "acme")).as("still the old 5").isEqualTo(429);
         assertThat(status("/health", null)).as("still the old routes").isEqualTo(401);
@@ -250,18 +250,18 @@ class PlansReloadTest {
             await(() -> log.messages().stream().anyMatch(w -> w.contains("over the limit")));
             assertThat(log.messages()).anySatisfy(w -> assertThat(w).contains("keeping the previous plans",
                     f + ": the file is " + size + " bytes, over the limit of 1000 bytes"));
-            assertThatThrownBy(filter::reload).isInstanceOf(InvalidPlansException.class).hasMessageContaining("limit of 1000 bytes");
-            assertThat(filter.plans().plan("free").orElseThrow().limits().get(0).capacity()).isEqualTo(5);
+            assertThatThrownBy(filter.control()::reload).isInstanceOf(InvalidPlansException.class).hasMessageContaining("limit of 1000 bytes");
+            assertThat(filter.control().plans().plan("free").orElseThrow().limits().get(0).capacity()).isEqualTo(5);
 
             replace(f, V2);
-            await(() -> filter.plans().plan("free").orElseThrow().limits().get(0).capacity() == 10);
+            await(() -> filter.control().plans().plan("free").orElseThrow().limits().get(0).capacity() == 10);
         }
     }
 
     @Test
     void reloadNeedsAFile() {
         QuotaFilter filter = QuotaFilter.builder().plans(io.quotagate.plans.PlansFile.parse("t.yml", V1)).build();
-        assertThatThrownBy(filter::reload).isInstanceOf(IllegalStateException.class).hasMessageContaining("plans file");
+        assertThatThrownBy(filter.control()::reload).isInstanceOf(IllegalStateException.class).hasMessageContaining("plans file");
     }
 
     @Test
@@ -270,17 +270,17 @@ class PlansReloadTest {
         server = JettyServer.start(filter);
         for (int i = 0; i < 3; i++) assertThat(status("/x", "t" + i)).isEqualTo(200);
 
-        filter.setGlobalQuota(List.of(new Bandwidth("api", 5, 5, Duration.ofMinutes(1))));
+        filter.control().setGlobalQuota(List.of(new Bandwidth("api", 5, 5, Duration.ofMinutes(1))));
         // 97 kept, capped at 5
         for (int i = 0; i < 5; i++) assertThat(status("/x", "u" + i)).isEqualTo(200);
         assertThat(Http.get(server.uri("/x"), "u9").body()).contains("\"reason\":\"global_rate\"");
 
-        assertThatThrownBy(() -> filter.setGlobalQuota(List.of(new Bandwidth("api", 1, 1, Duration.ofMinutes(1)))))
+        assertThatThrownBy(() -> filter.control().setGlobalQuota(List.of(new Bandwidth("api", 1, 1, Duration.ofMinutes(1)))))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("route 'reports'");
-        assertThat(filter.plans().global().orElseThrow().limits().get(0).capacity()).as("refused: unchanged").isEqualTo(5);
+        assertThat(filter.control().plans().global().orElseThrow().limits().get(0).capacity()).as("refused: unchanged").isEqualTo(5);
 
-        filter.setGlobalQuota(List.of());
-        filter.setPlanLimits("free", List.of(new Bandwidth("burst", 2, 2, Duration.ofMinutes(1))));
+        filter.control().setGlobalQuota(List.of());
+        filter.control().setPlanLimits("free", List.of(new Bandwidth("burst", 2, 2, Duration.ofMinutes(1))));
         assertThat(status("/x", "t0")).as("4 kept, capped at the new 2").isEqualTo(200);
         assertThat(status("/x", "t0")).isEqualTo(200);
         assertThat(status("/x", "t0")).isEqualTo(429);

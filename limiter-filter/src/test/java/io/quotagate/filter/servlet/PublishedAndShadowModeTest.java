@@ -110,13 +110,13 @@ class PublishedAndShadowModeTest {
         try (LogCapture log = LogCapture.of(QuotaFilter.class, java.util.logging.Level.ALL)) {
             QuotaFilter filter = start(false);
             for (int i = 0; i < 6; i++) assertThat(Http.get(server.uri("/x"), "newbie").statusCode()).isEqualTo(200);
-            assertThat(filter.shadowRejections(Reason.TENANT_RATE)).isEqualTo(4);
-            assertThat(filter.shadowRejections(Reason.GLOBAL_RATE)).isZero();
+            assertThat(filter.control().shadowRejections(Reason.TENANT_RATE)).isEqualTo(4);
+            assertThat(filter.control().shadowRejections(Reason.GLOBAL_RATE)).isZero();
             clock.advance(Duration.ofSeconds(1));
             Http.get(server.uri("/x"), "newbie");
-            assertThat(filter.shadowRejections(Reason.TENANT_RATE)).isEqualTo(5);
+            assertThat(filter.control().shadowRejections(Reason.TENANT_RATE)).isEqualTo(5);
             var registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
-            new io.quotagate.filter.metrics.QuotaMeterBinder(filter).bindTo(registry);
+            new io.quotagate.filter.metrics.QuotaMeterBinder(filter.control()).bindTo(registry);
             assertThat(registry.get("quotagate.shadow.rejections").tag("reason", "tenant_rate").functionCounter().count())
                     .isEqualTo(5.0);
             assertThat(Http.get(server.uri("/heavy"), "acme").statusCode()).as("other plans still enforce").isEqualTo(200);

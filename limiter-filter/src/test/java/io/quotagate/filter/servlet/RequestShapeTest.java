@@ -120,7 +120,7 @@ class RequestShapeTest {
         String head = Http.raw(server.port(), "HEAD", "/reports/1", "X-Tenant-Id: t1\r\n");
         assertThat(Http.status(head)).isEqualTo(429);
         assertThat(head).contains("Retry-After");
-        assertThat(filter.statistics().cells()).anySatisfy(c -> {
+        assertThat(filter.control().statistics().cells()).anySatisfy(c -> {
             assertThat(c.route()).isEqualTo("reports");
             assertThat(c.reason()).isEqualTo("concurrency");
         });
@@ -130,7 +130,7 @@ class RequestShapeTest {
     void headIsChargedTheGetsCost() throws Exception {
         release.countDown(); // reports answer at once
         assertThat(Http.status(Http.raw(server.port(), "HEAD", "/reports/1", "X-Tenant-Id: t3\r\n"))).isEqualTo(200);
-        assertThat(filter.admission().status(BucketKind.GUEST, "t3", "free").get(0).remaining()).isEqualTo(95);
+        assertThat(filter.control().tenantLimits("t3").get(0).remaining()).isEqualTo(95);
     }
 
     @ParameterizedTest(name = "{0}")

@@ -1,6 +1,7 @@
 package io.quotagate.filter.store;
 
 import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.testing.Decisions;
 import io.quotagate.filter.admission.Decision;
 import io.quotagate.filter.admission.TenantPlans;
 import io.quotagate.filter.servlet.QuotaFilter;
@@ -41,7 +42,7 @@ class SpoofedTenantFloodTest {
     void twoHundredThousandSpoofedIdsNeitherResetAnAssignedTenantNorGrowTheHeap() {
         Plans plans = PlansFile.parse("flood.yml", PLANS.formatted("default", MAX_TRACKED));
         LocalBucketStore store = new LocalBucketStore(MAX_TRACKED, clock);
-        Admission admission = new Admission(plans, store);
+        Decisions admission = new Decisions(plans, store);
         TenantPlans tenants = new TenantPlans(plans, TenantDirectory.of(plans.tenants().assignments()));
 
         int admitted = 0;
@@ -71,7 +72,7 @@ class SpoofedTenantFloodTest {
     void underUnknownRejectSpoofedIdsNeverCreateABucket() {
         Plans plans = PlansFile.parse("flood.yml", PLANS.formatted("reject", MAX_TRACKED));
         LocalBucketStore store = new LocalBucketStore(MAX_TRACKED, clock);
-        Admission admission = new Admission(plans, store);
+        Decisions admission = new Decisions(plans, store);
         TenantPlans tenants = new TenantPlans(plans, TenantDirectory.of(plans.tenants().assignments()));
         for (int i = 0; i < SPOOFED; i++) assertThat(tenants.place("spoof-" + i)).isEmpty();
         assertThat(admit(tenants, admission, "acme")).isInstanceOf(Decision.Admitted.class);
@@ -113,7 +114,7 @@ class SpoofedTenantFloodTest {
         }
     }
 
-    private static Decision admit(TenantPlans tenants, Admission admission, String tenant) {
+    private static Decision admit(TenantPlans tenants, Decisions admission, String tenant) {
         Optional<TenantPlans.Placement> p = tenants.place(tenant);
         TenantPlans.Placement placement = p.orElseThrow();
         return admission.admit(placement.kind(), tenant, placement.plan(), 1);

@@ -83,7 +83,7 @@ final class BenchServer implements AutoCloseable {
 
     /** Decisions this server's Redis store took locally so far (fallback or contention); 0 without one. */
     long localDecisions() {
-        if (filter == null || !(filter.getFilter() instanceof QuotaFilter q) || !(q.store() instanceof RedisStore r)) return 0;
+        if (filter == null || !(filter.getFilter() instanceof QuotaFilter q) || !(q.control().store() instanceof RedisStore r)) return 0;
         return r.fallbackDecisions();
     }
 

@@ -1,10 +1,17 @@
 package io.quotagate.loadtest.jmh;
 
 import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.admission.ConcurrencyLimits;
+import io.quotagate.filter.admission.ConcurrencyListener;
+import io.quotagate.filter.admission.FailureLog;
+import io.quotagate.filter.admission.Gate;
+import io.quotagate.filter.admission.Outcome;
+import io.quotagate.filter.admission.Policy;
+import io.quotagate.filter.admission.Ticket;
+import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.filter.admission.Decision;
 import io.quotagate.filter.admission.QuotaClock;
 import io.quotagate.filter.route.Route;
-import io.quotagate.filter.route.RouteTable;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
@@ -28,7 +35,9 @@ import java.util.concurrent.TimeUnit;
  * One admission decision ({@link Admission#admit}) with limits no benchmark can exhaust, for 1 tenant
  * and for 100,000 tenants picked at random (every bucket created in setup, so the measurement is the
  * steady state: a cache hit and a token take). {@link #pickTenant} is the cost of the random pick
- * alone, to subtract; {@link #routeAndAdmit} adds the route table lookup the filter does first.
+ * alone, to subtract; {@link #routeAndAdmit} adds the route table lookup the filter does first, and
+ * {@link #routeAndDecide} is the whole servlet-free decision the filter asks for (tenant id check,
+ * placement, buckets, ticket).
  *
  * <p>Run: {@code java -jar load-tests/target/load-tests.jar jmh AdmissionBenchmark}.
  */
@@ -47,18 +56,22 @@ public class AdmissionBenchmark {
     int tenants;
 
     private Admission admission;
-    private RouteTable routes;
+    private Policy policy;
+    private Gate gate;
     private String[] ids;
 
     @Setup(Level.Trial)
     public void setUp() {
         Plans plans = PlansFile.parse("bench-plans.yml", PLANS_YAML);
-        admission = new Admission(plans, BucketStore.local(plans.tenants().maxTracked(), QuotaClock.system()));
-        routes = new RouteTable(plans.routes());
+        BucketStore store = BucketStore.local(plans.tenants().maxTracked(), QuotaClock.system());
+        gate = new Gate(store, new ConcurrencyLimits(plans, QuotaClock.system(), ConcurrencyListener.NONE),
+                new FailureLog(System.getLogger("bench"), QuotaClock.system(), "tenant directory"));
+        admission = gate.admission();
+        policy = gate.policy(plans, TenantDirectory.of(plans.tenants().assignments()), null);
         ids = new String[tenants];
         for (int i = 0; i < tenants; i++) {
             ids[i] = String.format("tenant-%06d", i);
-            if (!(admission.admit(ids[i], "bench", 1) instanceof Decision.Admitted)) {
+            if (!(admission.admit(policy, ids[i], "bench", 1) instanceof Decision.Admitted)) {
                 throw new IllegalStateException("setup: tenant " + ids[i] + " was refused");
             }
         }
@@ -71,12 +84,22 @@ public class AdmissionBenchmark {
 
     @Benchmark
     public Decision admit() {
-        return admission.admit(ids[ThreadLocalRandom.current().nextInt(ids.length)], "bench", 1);
+        return admission.admit(policy, ids[ThreadLocalRandom.current().nextInt(ids.length)], "bench", 1);
     }
 
     @Benchmark
     public Decision routeAndAdmit() {
-        Route route = routes.match("GET", "/items/42");
-        return admission.admit(ids[ThreadLocalRandom.current().nextInt(ids.length)], "bench", route.cost());
+        Route route = policy.route("GET", "/items/42");
+        return admission.admit(policy, ids[ThreadLocalRandom.current().nextInt(ids.length)], "bench",
+                route.cost());
+    }
+
+    /** What the filter asks of the core per request: route, placement, buckets, and the ticket handed over to run. */
+    @Benchmark
+    public Object routeAndDecide() {
+        Route route = policy.route("GET", "/items/42");
+        Outcome outcome = gate.decide(policy, route, ids[ThreadLocalRandom.current().nextInt(ids.length)], null);
+        if (outcome instanceof Ticket ticket) ticket.run();
+        return outcome;
     }
 }

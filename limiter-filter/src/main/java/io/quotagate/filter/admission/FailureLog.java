@@ -1,6 +1,4 @@
-package io.quotagate.filter.servlet;
-
-import io.quotagate.filter.admission.QuotaClock;
+package io.quotagate.filter.admission;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -12,8 +10,9 @@ import java.util.concurrent.atomic.LongAdder;
  * held back since the last line: a broken database under load writes a line every few seconds, not a
  * stack trace per request. The client gets its 500 problem either way.
  */
-final class FailureLog {
-    static final long INTERVAL_SECONDS = 10;
+public final class FailureLog {
+    /** At most one line per this many seconds. */
+    public static final long INTERVAL_SECONDS = 10;
     private static final long INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(INTERVAL_SECONDS);
 
     private final System.Logger log;
@@ -23,14 +22,20 @@ final class FailureLog {
     private final AtomicLong next;
     private final LongAdder held = new LongAdder();
 
-    FailureLog(System.Logger log, QuotaClock clock, String what) {
+    /**
+     * @param log   where the lines go
+     * @param clock times the interval
+     * @param what  names the failing code in each line, e.g. {@code "tenant directory"}
+     */
+    public FailureLog(System.Logger log, QuotaClock clock, String what) {
         this.log = log;
         this.clock = clock;
         this.what = what;
         this.next = new AtomicLong(clock.nanoTime());
     }
 
-    void failed(String context, Throwable failure) {
+    /** One failure; {@code context} is appended to the line, e.g. {@code " for tenant acme"}. */
+    public void failed(String context, Throwable failure) {
         long now = clock.nanoTime();
         long due = next.get();
         if (now - due < 0 || !next.compareAndSet(due, now + INTERVAL_NANOS)) {

@@ -1,0 +1,179 @@
+package io.quotagate.filter.admission;
+
+import io.quotagate.filter.route.Route;
+import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.StoreUnavailableException;
+import io.quotagate.plans.Plans;
+import io.quotagate.plans.TenantId;
+import io.quotagate.plans.TenantSettings;
+import io.quotagate.tenant.TenantDirectory;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The servlet-free decision: given a request's route and who sent it, under one {@link Policy},
+ * {@link #decide} places the caller on its plan, takes a concurrency slot if the route is capped, then
+ * the route's cost from the caller's buckets (and the guest pool and global quota it shares), and
+ * answers a {@link Ticket} that holds them, or a {@link Outcome.Refused} with nothing held. The
+ * order is the contract of DESIGN.md §2: concurrency first, so a request never holds tokens while it
+ * waits for a slot; a tenant is never charged for a request that does not run.
+ *
+ * <p>Thread-safe; one instance serves every request, under whichever policy each request read.
+ */
+public final class Gate {
+    static final Outcome.Refused INVALID_TENANT = new Outcome.Refused(400, "invalid_tenant",
+            "The tenant id must be 1-" + TenantId.MAX_LENGTH + " characters of A-Z a-z 0-9 . _ : -", null, 0);
+    static final Outcome.Refused MISSING_TENANT = new Outcome.Refused(401, "missing_tenant",
+            "No tenant could be identified for this request.", null, 0);
+
+    private final Admission admission;
+    private final ConcurrencyLimits concurrency;
+    private final FailureLog directoryFailures;
+
+    /**
+     * @param store             where the buckets live
+     * @param concurrency       the concurrency groups' slots (sized by the plans at start)
+     * @param directoryFailures where failures of the tenant directory are logged, rate-limited
+     */
+    public Gate(BucketStore store, ConcurrencyLimits concurrency, FailureLog directoryFailures) {
+        this.admission = new Admission(store);
+        this.concurrency = Objects.requireNonNull(concurrency, "concurrency");
+        this.directoryFailures = Objects.requireNonNull(directoryFailures, "directoryFailures");
+    }
+
+    /**
+     * The policy of {@code plans}, placing tenants with {@code directory}; with the {@code previous}
+     * policy, every bucket keeps its tokens across the change (see {@link Admission#INHERITANCE}).
+     */
+    public Policy policy(Plans plans, TenantDirectory directory, Policy previous) {
+        return admission.policy(plans, directory, previous);
+    }
+
+    /** The bucket arithmetic (for status reads and tests). */
+    public Admission admission() {
+        return admission;
+    }
+
+    /**
+     * Decides one request.
+     *
+     * @param policy        the policy the request read
+     * @param route         its route, limited
+     * @param tenant        the tenant id the resolvers found (not yet validated), or null for none
+     * @param clientAddress the client's address, keying an anonymous client; read only if
+     *                      {@code tenant} is null
+     * @return a {@link Ticket} to close (try-with-resources) or hand over to run, or the refusal
+     * @throws RuntimeException a store failure other than the fail-closed {@link StoreUnavailableException}
+     *                          (nothing is held then)
+     */
+    public Outcome decide(Policy policy, Route route, String tenant, String clientAddress) {
+        Caller caller;
+        if (tenant != null) {
+            if (!TenantId.isValid(tenant)) return INVALID_TENANT;
+            Optional<TenantPlans.Placement> placed;
+            try {
+                placed = policy.placement().place(tenant); // may ask the application's directory (a database...)
+            } catch (RuntimeException directoryFailure) {
+                directoryFailures.failed(" for tenant " + tenant, directoryFailure);
+                return new Outcome.Refused(500, "internal_error",
+                        "The plan of tenant " + tenant + " could not be determined.", unplaced(tenant), 0);
+            }
+            if (placed.isEmpty()) {
+                return new Outcome.Refused(403, "unknown_tenant", "Tenant " + tenant + " is not known.",
+                        unplaced(tenant), 0);
+            }
+            caller = new Caller(tenant, tenant, placed.get().kind(), placed.get().plan());
+        } else if (policy.plans().tenants().unresolved() == TenantSettings.Unresolved.ANONYMOUS) {
+            caller = new Caller(null, anonymousKey(clientAddress), BucketKind.GUEST, policy.placement().anonymous().plan());
+        } else {
+            return MISSING_TENANT;
+        }
+
+        // concurrency before tokens: a request never holds tokens while it waits for a slot
+        Permit permit = null;
+        if (route.group().isPresent()) {
+            Acquisition acquired = concurrency.acquire(policy, caller.kind(), caller.key(), caller.plan(),
+                    route.group().get());
+            if (acquired instanceof Acquisition.Refused refused) return tooMany(refused.asDecision(), caller);
+            permit = ((Acquisition.Granted) acquired).permit();
+        }
+        Decision decision;
+        try {
+            decision = admission.admit(policy, caller.kind(), caller.key(), caller.plan(), route.cost());
+        } catch (StoreUnavailableException unavailable) {
+            if (permit != null) permit.cancel();
+            return unavailable(unavailable, caller);
+        } catch (RuntimeException | Error failure) {
+            if (permit != null) permit.cancel();
+            throw failure;
+        }
+        if (decision instanceof Decision.Rejected rejected) {
+            if (permit != null) permit.cancel(); // the request does not run: free its slot at once
+            return tooMany(rejected, caller);
+        }
+        return new Ticket(this, policy, caller, route, permit, (Decision.Admitted) decision);
+    }
+
+    /**
+     * The state of each bandwidth of the caller's bucket, for publishing, or null if the caller's plan
+     * keeps its limits hidden (or the caller was refused before it was placed).
+     */
+    public List<LimitStatus> published(Policy policy, Caller caller) {
+        if (caller == null || caller.plan() == null || !admission.publishes(policy, caller.plan())) return null;
+        return admission.status(policy, caller.kind(), caller.key(), caller.plan());
+    }
+
+    /**
+     * The state of each bandwidth of a tenant's bucket as its next request would find it, in plan
+     * order; empty if it is unknown and unknown tenants are refused.
+     *
+     * @throws IllegalArgumentException if {@code tenant} is not a valid tenant id
+     */
+    public List<LimitStatus> tenantLimits(Policy policy, String tenant) {
+        if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: " + tenant);
+        Optional<TenantPlans.Placement> placed = policy.placement().place(tenant);
+        if (placed.isEmpty()) return List.of();
+        return admission.status(policy, placed.get().kind(), tenant, placed.get().plan());
+    }
+
+    /** A valid tenant id refused before it was placed on a plan. */
+    private static Caller unplaced(String tenant) {
+        return new Caller(tenant, tenant, null, null);
+    }
+
+    /** The 429 of a refused request. */
+    static Outcome.Refused tooMany(Decision.Rejected rejected, Caller caller) {
+        long seconds = rejected.retryAfterSeconds();
+        String detail = switch (rejected.reason()) {
+            case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";
+            case GUEST_RATE -> "The quota shared by tenants without a plan of their own is exhausted; retry after "
+                    + seconds + " s.";
+            case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
+            case CONCURRENCY -> "Too many requests of this kind are running at once; retry after " + seconds + " s.";
+        };
+        return new Outcome.Refused(429, rejected.reason().code(), detail, caller, seconds);
+    }
+
+    /** The 503 of {@code store.on-failure: closed}: refuse rather than admit unchecked. */
+    static Outcome.Refused unavailable(StoreUnavailableException unavailable, Caller caller) {
+        return new Outcome.Refused(503, "store_unavailable", "The quota store is unavailable; retry after "
+                + unavailable.retryAfterSeconds() + " s.", caller, unavailable.retryAfterSeconds());
+    }
+
+    /**
+     * Anonymous clients are keyed by address with a leading {@code @}: a character no tenant id may
+     * contain, so a client cannot name another's bucket through the tenant header.
+     */
+    static String anonymousKey(String remoteAddr) {
+        StringBuilder b = new StringBuilder(remoteAddr.length() + 1).append('@');
+        for (int i = 0; i < remoteAddr.length() && b.length() <= TenantId.MAX_LENGTH; i++) {
+            char c = remoteAddr.charAt(i);
+            if (c == '%') break; // IPv6 scope id
+            if (c != '[' && c != ']') b.append(c);
+        }
+        return b.toString();
+    }
+}

@@ -1,0 +1,140 @@
+package io.quotagate.filter.admission;
+
+import io.quotagate.filter.route.Route;
+import io.quotagate.filter.store.StoreUnavailableException;
+
+import java.util.List;
+
+/**
+ * An admitted request's hold on its units and its concurrency slot, from the decision until the
+ * request runs. Release is structural: {@link #close()} gives back the slot (cancelled, not counted
+ * as a completed request) and every unit reserved, unless the request was handed over to run
+ * ({@link #run()}), after which the slot is released when the request really ends and the units are
+ * settled with {@link #settle}. Use it in try-with-resources, so every exit between the decision and
+ * the chain frees what the decision took.
+ *
+ * <p>Confined to the thread that decides; {@link #settle} may be called later from any thread.
+ */
+public final class Ticket implements Outcome, AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(Ticket.class.getName());
+
+    private final Gate gate;
+    private final Policy policy;
+    private final Caller caller;
+    private final Route route;
+    private final Permit permit;
+    private Decision.Admitted decision;
+    private boolean running;
+    private boolean keepCharge;
+
+    Ticket(Gate gate, Policy policy, Caller caller, Route route, Permit permit, Decision.Admitted decision) {
+        this.gate = gate;
+        this.policy = policy;
+        this.caller = caller;
+        this.route = route;
+        this.permit = permit;
+        this.decision = decision;
+    }
+
+    /** Who the request is charged to. */
+    public Caller caller() {
+        return caller;
+    }
+
+    /** The request's route. */
+    public Route route() {
+        return route;
+    }
+
+    /** What was charged for the request (the units, and whether shadow mode let it through). */
+    public Decision.Admitted decision() {
+        return decision;
+    }
+
+    /** The largest cost this caller's buckets can ever admit at once. */
+    public long maxCost() {
+        return gate.admission().maxCost(policy, caller.kind(), caller.key(), caller.plan());
+    }
+
+    /**
+     * Charges {@code cost} units in place of what was reserved (the route's minimum, held while the
+     * body arrived): the reservation goes back, then {@code cost} is taken as a new admission.
+     *
+     * @return null if the request may run at that cost; otherwise the refusal (nothing is charged
+     *         then, and {@link #close()} frees the slot)
+     */
+    public Outcome.Refused reprice(long cost) {
+        Decision.Admitted reserved = decision;
+        decision = null; // from here on nothing is reserved, whatever the store does
+        gate.admission().reconcile(policy, reserved, 0);
+        Decision next;
+        try {
+            next = gate.admission().admit(policy, caller.kind(), caller.key(), caller.plan(), cost);
+        } catch (StoreUnavailableException unavailable) {
+            return Gate.unavailable(unavailable, caller);
+        }
+        if (next instanceof Decision.Rejected rejected) return Gate.tooMany(rejected, caller);
+        decision = (Decision.Admitted) next;
+        return null;
+    }
+
+    /**
+     * Keeps what was charged when the ticket closes without running: the request made the server
+     * read and parse its body before it was refused as bad input, and that work is paid for.
+     */
+    public void keepCharge() {
+        keepCharge = true;
+    }
+
+    /**
+     * The state of each bandwidth of the caller's bucket, for publishing, or null if its plan keeps
+     * its limits hidden.
+     */
+    public List<LimitStatus> published() {
+        return gate.published(policy, caller);
+    }
+
+    /**
+     * Hands the request over to run: from now on {@link #close()} frees nothing; the caller owns the
+     * returned slot and releases it when the request really ends, and settles the units with
+     * {@link #settle}.
+     *
+     * @return the concurrency slot to release at the request's end, or null if the route has none
+     */
+    public Permit run() {
+        running = true;
+        return permit;
+    }
+
+    /**
+     * Settles the request's actual cost against what was charged (see
+     * {@link Admission#reconcile}), by the policy that admitted it.
+     *
+     * @return the units settled: negative for a refund, positive for an extra charge
+     */
+    public long settle(long actualCost) {
+        Decision.Admitted charged = decision;
+        return charged == null ? 0 : gate.admission().reconcile(policy, charged, actualCost);
+    }
+
+    /** Frees the slot and gives back the units, unless the request runs (see the class comment). */
+    @Override
+    public void close() {
+        if (running) return;
+        running = true; // closed: a second close frees nothing
+        try {
+            if (permit != null) permit.cancel();
+        } finally {
+            Decision.Admitted charged = decision;
+            if (charged != null && !keepCharge) {
+                try {
+                    gate.admission().reconcile(policy, charged, 0);
+                } catch (RuntimeException storeFailure) {
+                    // the request is refused either way; the units come back as the bucket refills
+                    LOG.log(System.Logger.Level.WARNING, "units reserved for tenant " + charged.tenant()
+                            + " not given back: " + storeFailure);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,219 @@
+package io.quotagate.filter.servlet;
+
+import io.quotagate.filter.admission.ConcurrencyLimits;
+import io.quotagate.filter.admission.ConcurrencyListener;
+import io.quotagate.filter.admission.ConcurrencyView;
+import io.quotagate.filter.admission.FailureLog;
+import io.quotagate.filter.admission.Gate;
+import io.quotagate.filter.admission.LimitStatus;
+import io.quotagate.filter.admission.Policy;
+import io.quotagate.filter.admission.Reason;
+import io.quotagate.filter.metrics.RequestStatistics;
+import io.quotagate.filter.redis.RedisStore;
+import io.quotagate.filter.store.BucketStore;
+import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.GlobalQuota;
+import io.quotagate.plans.Plans;
+import io.quotagate.plans.PlansFile;
+import io.quotagate.plans.RouteRule;
+import io.quotagate.plans.StoreSettings;
+import io.quotagate.plans.TenantSettings;
+import io.quotagate.tenant.ClientAddress;
+import io.quotagate.tenant.TenantDirectory;
+import io.quotagate.tenant.TenantResolver;
+import io.quotagate.tenant.TenantResolvers;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A configured filter: the composition root ({@link #compose}, from the builder's settings), what is
+ * fixed for the filter's lifetime, and the one reference to what a reload changes ({@link Engine}),
+ * behind the {@link QuotaControl} view.
+ */
+final class FilterRuntime implements QuotaControl {
+    private static final System.Logger LOG = System.getLogger(QuotaFilter.class.getName());
+
+    /**
+     * What the requests read, swapped as one: the policy, and the servlet-side pieces built from the
+     * same plans (the resolver chain, the trusted proxies).
+     */
+    record Engine(Policy policy, TenantResolver resolver, ClientAddress clientAddress) {
+    }
+
+    /**
+     * What the builder fixed for the filter's lifetime, whatever the plans in force.
+     *
+     * @param directory the application's own directory, already cached; asked after the file's assignments
+     * @param store     where the buckets live (a reloaded plans file's {@code store:} does not change it)
+     * @param ownsStore whether the filter created the store (from {@code store:}) and closes it
+     */
+    record Setup(TenantResolver resolver, TenantDirectory directory, Map<String, CostEstimator> estimators,
+                 BodyLimits body, boolean legacyHeaders, Path plansFile, Duration reloadInterval,
+                 long maxPlansFileBytes, ShadowLog shadowLog, BucketStore store, boolean ownsStore,
+                 FailureLog resolverFailures) {
+    }
+
+    final Setup setup;
+    final Gate gate;
+    final ConcurrencyLimits concurrency;
+    final RequestStatistics statistics;
+    final RejectionLog rejections;
+    private volatile Engine engine;
+
+    private FilterRuntime(Setup setup, Gate gate, ConcurrencyLimits concurrency, RequestStatistics statistics,
+                          RejectionLog rejections, Plans plans) {
+        this.setup = setup;
+        this.gate = gate;
+        this.concurrency = concurrency;
+        this.statistics = statistics;
+        this.rejections = rejections;
+        this.engine = engine(plans, null);
+    }
+
+    /** The composition root: the filter's parts from the builder's settings. */
+    static FilterRuntime compose(QuotaFilter.Builder b) {
+        Plans plans = b.plans;
+        if (plans != null && b.plansFile != null) {
+            throw new IllegalStateException("QuotaFilter.builder(): plans(...) and plansFile(...) both given; "
+                    + "choose one (a reload() would replace the given plans with the file)");
+        }
+        if (b.store != null && b.storeSettings != null) {
+            throw new IllegalStateException("QuotaFilter.builder(): store(...) and storeSettings(...) both given; "
+                    + "choose one");
+        }
+        if (b.reloadInterval != null && b.plansFile == null) {
+            throw new IllegalStateException("QuotaFilter.builder(): watchPlansFile(...) needs plansFile(...)");
+        }
+        if (plans == null && b.plansFile != null) plans = PlansFile.load(b.plansFile, b.maxPlansFileBytes);
+        if (plans == null) throw new IllegalStateException("QuotaFilter.builder(): plans(...) or plansFile(...) is required");
+        for (String route : b.estimators.keySet()) {
+            Plans p = plans;
+            if (p.routes().stream().noneMatch(r -> r.name().equals(route) && r.limited())) {
+                throw new IllegalStateException("QuotaFilter.builder(): costEstimator for route '" + route
+                        + "', but " + p.source() + " has no limited route of that name");
+            }
+        }
+        TenantSettings settings = plans.tenants();
+        RedisStore owned = null;
+        BucketStore store = b.store;
+        StoreSettings where = b.storeSettings != null ? b.storeSettings : plans.store();
+        if (store == null && where.type() == StoreSettings.Type.REDIS) {
+            store = owned = RedisStore.connect(where, settings.maxTracked());
+        }
+        if (store == null) store = BucketStore.local(settings.maxTracked(), b.clock);
+        TenantDirectory userDirectory = b.directory == null ? null
+                : TenantDirectory.cached(b.directory, settings.maxTracked(),
+                Duration.ofMinutes(QuotaFilter.Builder.DIRECTORY_TTL_MINUTES),
+                Duration.ofSeconds(QuotaFilter.Builder.DIRECTORY_NEGATIVE_TTL_SECONDS), b.clock::nanoTime);
+        RequestStatistics statistics = new RequestStatistics(b.topTenants, settings.assignments().keySet());
+        ConcurrencyListener user = b.concurrencyListener;
+        ConcurrencyListener waits = (group, tenant, nanos, admitted) -> {
+            statistics.queueWait(group, tenant, nanos, admitted);
+            user.queueWait(group, tenant, nanos, admitted);
+        };
+        Setup setup = new Setup(b.resolver, userDirectory, Map.copyOf(b.estimators),
+                new BodyLimits(b.maxBodyBytes, b.bodyReadTimeout), b.legacyHeaders, b.plansFile, b.reloadInterval,
+                b.maxPlansFileBytes, new ShadowLog(b.clock), store, owned != null,
+                new FailureLog(LOG, b.clock, "tenant resolver"));
+        ConcurrencyLimits concurrency = new ConcurrencyLimits(plans, b.clock, waits, store::instanceCount);
+        Gate gate = new Gate(store, concurrency, new FailureLog(LOG, b.clock, "tenant directory"));
+        return new FilterRuntime(setup, gate, concurrency, statistics, new RejectionLog(LOG, b.clock), plans);
+    }
+
+    /** The engine of these plans; the builder's own resolver and directory are kept. */
+    private Engine engine(Plans plans, Engine previous) {
+        TenantSettings s = plans.tenants();
+        TenantDirectory directory = TenantDirectory.of(s.assignments());
+        if (setup.directory() != null) directory = directory.orElse(setup.directory());
+        // the resolvers first: a plans file whose resolver cannot be built is refused before any bucket moves
+        TenantResolver resolver = setup.resolver() != null ? setup.resolver() : TenantResolvers.fromSettings(s);
+        Policy policy = gate.policy(plans, directory, previous == null ? null : previous.policy());
+        return new Engine(policy, resolver, ClientAddress.behind(s.trustedProxies()));
+    }
+
+    /** What requests read now. */
+    Engine engine() {
+        return engine;
+    }
+
+    @Override
+    public Plans plans() {
+        return engine.policy().plans();
+    }
+
+    @Override
+    public void reload() {
+        if (setup.plansFile() == null) {
+            throw new IllegalStateException("QuotaFilter was built from plans, not from a plans file: nothing to reload");
+        }
+        apply(PlansFile.load(setup.plansFile(), setup.maxPlansFileBytes()));
+    }
+
+    @Override
+    public synchronized void apply(Plans plans) {
+        Objects.requireNonNull(plans, "plans");
+        for (RouteRule r : plans.routes()) {
+            // slots are sized at start: a group the running filter does not know has no limiter
+            if (r.group().isPresent() && !concurrency.groups().contains(r.group().get())) {
+                throw new IllegalArgumentException(plans.source() + ": routes." + r.name() + ".group: concurrency group '"
+                        + r.group().get() + "' is new; concurrency groups take effect at restart");
+            }
+        }
+        engine = engine(plans, engine);
+    }
+
+    @Override
+    public synchronized void setGlobalQuota(List<Bandwidth> limits) {
+        apply(plans().withGlobal(limits.isEmpty() ? Optional.empty() : Optional.of(new GlobalQuota(limits))));
+    }
+
+    @Override
+    public synchronized void setPlanLimits(String plan, List<Bandwidth> limits) {
+        apply(plans().withPlanLimits(plan, limits));
+    }
+
+    @Override
+    public List<LimitStatus> tenantLimits(String tenant) {
+        return gate.tenantLimits(engine.policy(), tenant);
+    }
+
+    @Override
+    public RequestStatistics statistics() {
+        return statistics;
+    }
+
+    @Override
+    public ConcurrencyView concurrency() {
+        return concurrency;
+    }
+
+    @Override
+    public long globalQuotaCapacity() {
+        return gate.admission().globalCapacity(engine.policy());
+    }
+
+    @Override
+    public long globalQuotaAvailable() {
+        return gate.admission().globalAvailableTokens(engine.policy());
+    }
+
+    @Override
+    public long shadowRejections(Reason reason) {
+        return gate.admission().shadowRejections(reason);
+    }
+
+    @Override
+    public BucketStore store() {
+        return setup.store();
+    }
+
+    /** Closes what the filter created: a Redis store made from {@code store:}. */
+    void close() {
+        if (setup.ownsStore() && setup.store() instanceof RedisStore redis) redis.close();
+    }
+}

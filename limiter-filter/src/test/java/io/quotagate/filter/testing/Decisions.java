@@ -1,0 +1,87 @@
+package io.quotagate.filter.testing;
+
+import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.admission.Decision;
+import io.quotagate.filter.admission.LimitStatus;
+import io.quotagate.filter.admission.Policy;
+import io.quotagate.filter.admission.Reason;
+import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.store.BucketStore;
+import io.quotagate.plans.Plans;
+
+import java.util.List;
+
+/**
+ * The admission core driven as the filter drives it, one policy in force at a time: each call is
+ * decided by the policy in force, {@link #apply} builds the next one from the last. For tests of the
+ * bucket arithmetic that need no routes or requests.
+ */
+public final class Decisions {
+    private final Admission admission;
+    private Policy policy;
+
+    public Decisions(Plans plans, BucketStore store) {
+        this.admission = new Admission(store);
+        this.policy = admission.policy(plans);
+    }
+
+    public Admission admission() {
+        return admission;
+    }
+
+    public Policy policy() {
+        return policy;
+    }
+
+    public void apply(Plans plans) {
+        policy = admission.policy(plans, io.quotagate.tenant.TenantDirectory.of(plans.tenants().assignments()), policy);
+    }
+
+    public Decision admit(String tenant, String plan, long cost) {
+        return admission.admit(policy, tenant, plan, cost);
+    }
+
+    public Decision admit(BucketKind kind, String key, String plan, long cost) {
+        return admission.admit(policy, kind, key, plan, cost);
+    }
+
+    public long reconcile(Decision.Admitted admitted, long actualCost) {
+        return admission.reconcile(policy, admitted, actualCost);
+    }
+
+    public long maxCost(String plan) {
+        return admission.maxCost(policy, plan);
+    }
+
+    public long maxCost(BucketKind kind, String key, String plan) {
+        return admission.maxCost(policy, kind, key, plan);
+    }
+
+    public boolean publishes(String plan) {
+        return admission.publishes(policy, plan);
+    }
+
+    public List<LimitStatus> status(String tenant, String plan) {
+        return admission.status(policy, tenant, plan);
+    }
+
+    public List<LimitStatus> status(BucketKind kind, String tenant, String plan) {
+        return admission.status(policy, kind, tenant, plan);
+    }
+
+    public boolean hasGlobalQuota() {
+        return admission.hasGlobalQuota(policy);
+    }
+
+    public long globalAvailableTokens() {
+        return admission.globalAvailableTokens(policy);
+    }
+
+    public long globalCapacity() {
+        return admission.globalCapacity(policy);
+    }
+
+    public long shadowRejections(Reason reason) {
+        return admission.shadowRejections(reason);
+    }
+}
