@@ -525,6 +525,8 @@ public final class QuotaFilter implements Filter, QuotaSource {
         /** The same filter on other plans: the builder's own resolver and directory are kept. */
         Engine withPlans(Plans p) {
             TenantSettings s = p.tenants();
+            // the file's resolvers are checked even when the builder's resolver replaces them, as the file was before
+            if (setup.resolver != null) TenantResolvers.check(s);
             TenantDirectory d = TenantDirectory.of(s.assignments());
             if (setup.directory != null) d = d.orElse(setup.directory);
             return new Engine(new RouteTable(p.routes()),
