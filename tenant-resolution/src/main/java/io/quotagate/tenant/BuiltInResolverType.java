@@ -6,22 +6,19 @@ import io.quotagate.plans.TenantSettings.ResolverSpec;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /** The resolver types with one option or none; {@link JwtClaimType} is the one with many. */
 abstract class BuiltInResolverType implements ResolverType {
-    /** {@code { type: header, name: X-Tenant-Id }}. */
-    static final ResolverType HEADER = new BuiltInResolverType("header", "name") {
-        @Override
-        public void check(ResolverSpec spec, TenantSettings settings) {
-            matching(spec, "name", HEADER_NAME);
-        }
+    /** An HTTP header name (RFC 9110 token), short enough for a configuration value. */
+    static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}");
+    private static final Pattern HOST_SUFFIX = Pattern.compile("(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+");
+    private static final Pattern PATH_PREFIX = Pattern.compile("/([A-Za-z0-9._~-]+/)*");
 
-        @Override
-        public TenantResolver create(ResolverSpec spec, Context context) {
-            return TenantResolver.header(spec.string("name").orElse(TenantResolver.DEFAULT_HEADER));
-        }
-    };
+    /** {@code { type: header, name: X-Tenant-Id }}. */
+    static final ResolverType HEADER = oneOptional("header", "name", HEADER_NAME, TenantResolver.DEFAULT_HEADER,
+            TenantResolver::header);
 
     /** {@code { type: host, suffix: .api.example.com }}; the suffix is compared in lower case. */
     static final ResolverType HOST = new BuiltInResolverType("host", "suffix") {
@@ -36,26 +33,15 @@ abstract class BuiltInResolverType implements ResolverType {
         }
 
         private String suffix(ResolverSpec spec) {
-            String suffix = spec.string("suffix")
-                    .orElseThrow(() -> spec.invalid("suffix", "required (e.g. .api.example.com)"))
-                    .toLowerCase(Locale.ROOT);
+            String suffix = required(spec, "suffix", "required (e.g. .api.example.com)").toLowerCase(Locale.ROOT);
             if (!HOST_SUFFIX.matcher(suffix).matches()) throw mismatch(spec, "suffix", HOST_SUFFIX, suffix);
             return suffix;
         }
     };
 
     /** {@code { type: path, prefix: /t/ }}. */
-    static final ResolverType PATH = new BuiltInResolverType("path", "prefix") {
-        @Override
-        public void check(ResolverSpec spec, TenantSettings settings) {
-            matching(spec, "prefix", PATH_PREFIX);
-        }
-
-        @Override
-        public TenantResolver create(ResolverSpec spec, Context context) {
-            return TenantResolver.path(spec.string("prefix").orElse(TenantResolver.DEFAULT_PATH_PREFIX));
-        }
-    };
+    static final ResolverType PATH = oneOptional("path", "prefix", PATH_PREFIX, TenantResolver.DEFAULT_PATH_PREFIX,
+            TenantResolver::path);
 
     /** {@code { type: principal }}. */
     static final ResolverType PRINCIPAL = new BuiltInResolverType("principal") {
@@ -74,16 +60,12 @@ abstract class BuiltInResolverType implements ResolverType {
     static final ResolverType ATTRIBUTE = new BuiltInResolverType("attribute", "name") {
         @Override
         public void check(ResolverSpec spec, TenantSettings settings) {
-            name(spec);
+            required(spec, "name", "required");
         }
 
         @Override
         public TenantResolver create(ResolverSpec spec, Context context) {
-            return TenantResolver.attribute(name(spec));
-        }
-
-        private String name(ResolverSpec spec) {
-            return spec.string("name").orElseThrow(() -> spec.invalid("name", "required"));
+            return TenantResolver.attribute(required(spec, "name", "required"));
         }
     };
 
@@ -106,11 +88,6 @@ abstract class BuiltInResolverType implements ResolverType {
                     .build();
         }
     };
-
-    /** An HTTP header name (RFC 9110 token), short enough for a configuration value. */
-    static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}");
-    private static final Pattern HOST_SUFFIX = Pattern.compile("(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+");
-    private static final Pattern PATH_PREFIX = Pattern.compile("/([A-Za-z0-9._~-]+/)*");
 
     private final String name;
     private final Set<String> options;
@@ -135,6 +112,22 @@ abstract class BuiltInResolverType implements ResolverType {
         return name;
     }
 
+    /** A type whose one option may be left out for {@code absent}, and must match {@code pattern} if written. */
+    private static ResolverType oneOptional(String name, String option, Pattern pattern, String absent,
+                                            Function<String, TenantResolver> factory) {
+        return new BuiltInResolverType(name, option) {
+            @Override
+            public void check(ResolverSpec spec, TenantSettings settings) {
+                matching(spec, option, pattern);
+            }
+
+            @Override
+            public TenantResolver create(ResolverSpec spec, Context context) {
+                return factory.apply(spec.string(option).orElse(absent));
+            }
+        };
+    }
+
     /** The option, if written, refused unless it matches {@code pattern}. */
     static Optional<String> matching(ResolverSpec spec, String option, Pattern pattern) {
         Optional<String> value = spec.string(option);
@@ -142,6 +135,11 @@ abstract class BuiltInResolverType implements ResolverType {
             throw mismatch(spec, option, pattern, value.get());
         }
         return value;
+    }
+
+    /** The option, refused with {@code reason} if it is not written. */
+    static String required(ResolverSpec spec, String option, String reason) {
+        return spec.string(option).orElseThrow(() -> spec.invalid(option, reason));
     }
 
     private static RuntimeException mismatch(ResolverSpec spec, String option, Pattern pattern, String value) {
