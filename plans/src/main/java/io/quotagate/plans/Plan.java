@@ -1,35 +1,144 @@
 package io.quotagate.plans;
 
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
 /**
- * A named set of limits a tenant is sized by (free, pro, enterprise...).
- *
- * @param name        the plan's name, as used in assignments
- * @param limits      the bandwidths of each tenant's bucket under this plan, at least one
- * @param concurrency the most requests of a route group in flight per tenant (group → cap)
- * @param publish     true to publish the limits to clients ({@code RateLimit-Policy} / {@code RateLimit}
- *                    fields on every response); false (default) keeps them hidden
- * @param shadow      true to refuse nothing: requests that would be refused are counted and logged
+ * A named set of limits a tenant is sized by (free, pro, enterprise...). Immutable; built with
+ * {@link #builder(String)} or copied with changes through {@link #from(Plan)}, so a new setting
+ * never breaks a caller.
  */
-public record Plan(String name, List<Bandwidth> limits, Map<String, Integer> concurrency,
-                   boolean publish, boolean shadow) {
-    /** A hidden, enforcing plan. */
-    public Plan(String name, List<Bandwidth> limits, Map<String, Integer> concurrency) {
-        this(name, limits, concurrency, false, false);
+public final class Plan {
+    private final String name;
+    private final List<Bandwidth> limits;
+    private final Map<String, Integer> concurrency;
+    private final boolean publish;
+    private final boolean shadow;
+
+    private Plan(Builder b) {
+        this.name = b.name;
+        this.limits = List.copyOf(b.limits);
+        this.concurrency = Map.copyOf(b.concurrency);
+        this.publish = b.publish;
+        this.shadow = b.shadow;
+        if (limits.isEmpty()) throw new IllegalArgumentException("plan " + name + " needs at least one limit");
     }
 
-    public Plan {
-        Objects.requireNonNull(name, "name");
-        limits = List.copyOf(limits);
-        concurrency = Map.copyOf(concurrency);
-        if (limits.isEmpty()) throw new IllegalArgumentException("plan " + name + " needs at least one limit");
+    /** A builder of a plan of this name: hidden, enforcing, no concurrency caps, limits still to give. */
+    public static Builder builder(String name) {
+        return new Builder(name);
+    }
+
+    /** A builder starting from every setting of {@code prototype}. */
+    public static Builder from(Plan prototype) {
+        return new Builder(prototype.name).limits(prototype.limits).concurrency(prototype.concurrency)
+                .publish(prototype.publish).shadow(prototype.shadow);
+    }
+
+    /** The plan's name, as used in assignments. */
+    public String name() {
+        return name;
+    }
+
+    /** The bandwidths of each tenant's bucket under this plan, at least one. */
+    public List<Bandwidth> limits() {
+        return limits;
+    }
+
+    /** The most requests of a route group in flight per tenant (group → cap). */
+    public Map<String, Integer> concurrency() {
+        return concurrency;
+    }
+
+    /**
+     * True to publish the limits to clients ({@code RateLimit-Policy} / {@code RateLimit} fields on
+     * every response); false (default) keeps them hidden.
+     */
+    public boolean publish() {
+        return publish;
+    }
+
+    /** True to refuse nothing: requests that would be refused are counted and logged. */
+    public boolean shadow() {
+        return shadow;
     }
 
     /** The smallest capacity among the plan's bandwidths: no request may cost more. */
     public long smallestCapacity() {
         return limits.stream().mapToLong(Bandwidth::capacity).min().orElseThrow();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Plan p && name.equals(p.name) && limits.equals(p.limits)
+                && concurrency.equals(p.concurrency) && publish == p.publish && shadow == p.shadow;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, limits, concurrency, publish, shadow);
+    }
+
+    @Override
+    public String toString() {
+        return "Plan[name=" + name + ", limits=" + limits + ", concurrency=" + concurrency + ", publish=" + publish
+                + ", shadow=" + shadow + "]";
+    }
+
+    /** Builds a {@link Plan}; {@link #build()} refuses a plan without limits. */
+    public static final class Builder {
+        private final String name;
+        private List<Bandwidth> limits = List.of();
+        private final Map<String, Integer> concurrency = new LinkedHashMap<>();
+        private boolean publish;
+        private boolean shadow;
+
+        private Builder(String name) {
+            this.name = Objects.requireNonNull(name, "name");
+        }
+
+        /** The bandwidths of each tenant's bucket, at least one (replaces any given before). */
+        public Builder limits(List<Bandwidth> limits) {
+            this.limits = List.copyOf(limits);
+            return this;
+        }
+
+        /** The per-tenant in-flight caps, group → cap (replaces any given before). */
+        public Builder concurrency(Map<String, Integer> caps) {
+            concurrency.clear();
+            caps.forEach(this::concurrency);
+            return this;
+        }
+
+        /** At most {@code cap} requests of {@code group} in flight per tenant. */
+        public Builder concurrency(String group, int cap) {
+            Objects.requireNonNull(group, "group");
+            if (cap <= 0) throw new IllegalArgumentException("the cap of group " + group + " must be > 0, was " + cap);
+            concurrency.put(group, cap);
+            return this;
+        }
+
+        /** Whether the limits are published to clients (default false: hidden). */
+        public Builder publish(boolean publish) {
+            this.publish = publish;
+            return this;
+        }
+
+        /** Whether the plan is in shadow mode (default false: enforcing). */
+        public Builder shadow(boolean shadow) {
+            this.shadow = shadow;
+            return this;
+        }
+
+        /**
+         * The plan.
+         *
+         * @throws IllegalArgumentException if no limit was given
+         */
+        public Plan build() {
+            return new Plan(this);
+        }
     }
 }

@@ -1,5 +1,8 @@
 package io.quotagate.plans;
 
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -7,56 +10,113 @@ import java.util.Optional;
 
 /**
  * A loaded, validated plans file: the global quota, the plans, the routes and the tenant settings.
- * Immutable; build one with {@link PlansFile}.
- *
- * @param source   where it was loaded from (file name, for messages)
- * @param global   the quota shared by all tenants, if any
- * @param plans    plans by name
- * @param routes   route rules in match order
- * @param tenants  tenant resolution and assignment settings
- * @param groups   settings of the concurrency groups shared by all tenants ({@code groups:}), by name
- * @param shadow   true to put every plan (and the global quota) in shadow mode: nothing is refused,
- *                 requests that would be are counted and logged
- * @param store    where the buckets live (local by default, or Redis)
+ * Immutable; read one with {@link PlansFile}, build one in code with {@link #builder(String)}, or
+ * derive one with {@link #from(Plans)} or the {@code withX} methods. Built, not constructed, so that
+ * a new setting never breaks a caller.
  */
-public record Plans(String source, Optional<GlobalQuota> global, Map<String, Plan> plans,
-                    List<RouteRule> routes, TenantSettings tenants, Map<String, GroupSettings> groups,
-                    boolean shadow, StoreSettings store) {
+public final class Plans {
+    private final String source;
+    private final Optional<GlobalQuota> global;
+    private final Map<String, Plan> plans;
+    private final List<RouteRule> routes;
+    private final TenantSettings tenants;
+    private final Map<String, GroupSettings> groups;
+    private final boolean shadow;
+    private final StoreSettings store;
 
-    /** Plans without {@code groups:} settings (every group fails fast on the plans' caps), enforcing, local store. */
-    public Plans(String source, Optional<GlobalQuota> global, Map<String, Plan> plans,
-                 List<RouteRule> routes, TenantSettings tenants) {
-        this(source, global, plans, routes, tenants, Map.of(), false, StoreSettings.local());
-    }
-
-    /** Plans that enforce their limits (no top-level shadow mode), local store. */
-    public Plans(String source, Optional<GlobalQuota> global, Map<String, Plan> plans,
-                 List<RouteRule> routes, TenantSettings tenants, Map<String, GroupSettings> groups) {
-        this(source, global, plans, routes, tenants, groups, false, StoreSettings.local());
-    }
-
-    /** Plans with a local store. */
-    public Plans(String source, Optional<GlobalQuota> global, Map<String, Plan> plans,
-                 List<RouteRule> routes, TenantSettings tenants, Map<String, GroupSettings> groups, boolean shadow) {
-        this(source, global, plans, routes, tenants, groups, shadow, StoreSettings.local());
-    }
-
-    public Plans {
-        Objects.requireNonNull(store, "store");
-        Objects.requireNonNull(source, "source");
-        Objects.requireNonNull(global, "global");
-        plans = Map.copyOf(plans);
-        routes = List.copyOf(routes);
-        Objects.requireNonNull(tenants, "tenants");
-        groups = Map.copyOf(groups);
+    private Plans(Builder b) {
+        this.source = b.source;
+        this.global = b.global;
+        this.plans = Collections.unmodifiableMap(new LinkedHashMap<>(b.plans));
+        this.routes = List.copyOf(b.routes);
+        this.groups = Collections.unmodifiableMap(new LinkedHashMap<>(b.groups));
+        this.shadow = b.shadow;
+        this.store = b.store;
+        if (plans.isEmpty()) throw new IllegalArgumentException("at least one plan is required");
+        TenantSettings t = b.tenants;
+        if (t == null) {
+            if (plans.size() > 1) {
+                throw new IllegalArgumentException("tenants(...) with a default plan is required when there are "
+                        + "several plans: " + plans.keySet());
+            }
+            t = TenantSettings.builder().defaultPlan(plans.keySet().iterator().next()).build();
+        }
+        this.tenants = t;
         if (!plans.containsKey(tenants.defaultPlan())) {
             throw new IllegalArgumentException("default plan " + tenants.defaultPlan() + " is not defined");
         }
     }
 
+    /**
+     * A builder of plans: no global quota, no routes, no group settings, enforcing, local store. At
+     * least one plan is required; tenant settings too when there are several plans (with one, its
+     * defaults name that plan as the default plan).
+     *
+     * @param source where the plans come from, for messages (a file name, {@code <code>})
+     */
+    public static Builder builder(String source) {
+        return new Builder(source);
+    }
+
+    /** A builder starting from every setting of {@code prototype}. */
+    public static Builder from(Plans prototype) {
+        Builder b = new Builder(prototype.source);
+        b.global = prototype.global;
+        b.plans.putAll(prototype.plans);
+        b.routes.addAll(prototype.routes);
+        b.tenants = prototype.tenants;
+        b.groups.putAll(prototype.groups);
+        b.shadow = prototype.shadow;
+        b.store = prototype.store;
+        return b;
+    }
+
+    /** Where the plans were loaded from (file name, for messages). */
+    public String source() {
+        return source;
+    }
+
+    /** The quota shared by all tenants, if any. */
+    public Optional<GlobalQuota> global() {
+        return global;
+    }
+
+    /** Plans by name, in the order given. */
+    public Map<String, Plan> plans() {
+        return plans;
+    }
+
+    /** Route rules in match order. */
+    public List<RouteRule> routes() {
+        return routes;
+    }
+
+    /** Tenant resolution and assignment settings. */
+    public TenantSettings tenants() {
+        return tenants;
+    }
+
+    /** Settings of the concurrency groups shared by all tenants ({@code groups:}), by name. */
+    public Map<String, GroupSettings> groups() {
+        return groups;
+    }
+
+    /**
+     * True to put every plan (and the global quota) in shadow mode: nothing is refused, requests that
+     * would be are counted and logged.
+     */
+    public boolean shadow() {
+        return shadow;
+    }
+
+    /** Where the buckets live (local by default, or Redis). */
+    public StoreSettings store() {
+        return store;
+    }
+
     /** A copy using another store (e.g. a Redis URI given on the command line). */
     public Plans withStore(StoreSettings store) {
-        return new Plans(source, global, plans, routes, tenants, groups, shadow, store);
+        return from(this).store(store).build();
     }
 
     /** The plan of this name. */
@@ -73,7 +133,7 @@ public record Plans(String source, Optional<GlobalQuota> global, Map<String, Pla
     public Plans withGlobal(Optional<GlobalQuota> newGlobal) {
         Objects.requireNonNull(newGlobal, "global");
         newGlobal.ifPresent(g -> checkRouteCostsFit("global", g.limits()));
-        return new Plans(source, newGlobal, plans, routes, tenants, groups, shadow, store);
+        return from(this).global(newGlobal).build();
     }
 
     /**
@@ -85,11 +145,9 @@ public record Plans(String source, Optional<GlobalQuota> global, Map<String, Pla
     public Plans withPlanLimits(String planName, List<Bandwidth> limits) {
         Plan old = plans.get(planName);
         if (old == null) throw new IllegalArgumentException("unknown plan '" + planName + "', defined: " + plans.keySet());
-        Plan changed = new Plan(planName, limits, old.concurrency(), old.publish(), old.shadow());
+        Plan changed = Plan.from(old).limits(limits).build();
         checkRouteCostsFit("plans." + planName, changed.limits());
-        Map<String, Plan> copy = new java.util.LinkedHashMap<>(plans);
-        copy.put(planName, changed);
-        return new Plans(source, global, copy, routes, tenants, groups, shadow, store);
+        return from(this).plan(changed).build();
     }
 
     private void checkRouteCostsFit(String owner, List<Bandwidth> limits) {
@@ -121,5 +179,117 @@ public record Plans(String source, Optional<GlobalQuota> global, Map<String, Pla
     public GroupSettings group(String name) {
         GroupSettings g = groups.get(name);
         return g != null ? g : GroupSettings.failFast(name);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Plans p && source.equals(p.source) && global.equals(p.global) && plans.equals(p.plans)
+                && routes.equals(p.routes) && tenants.equals(p.tenants) && groups.equals(p.groups)
+                && shadow == p.shadow && store.equals(p.store);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(source, global, plans, routes, tenants, groups, shadow, store);
+    }
+
+    @Override
+    public String toString() {
+        return "Plans[source=" + source + ", global=" + global + ", plans=" + plans + ", routes=" + routes
+                + ", tenants=" + tenants + ", groups=" + groups + ", shadow=" + shadow + ", store=" + store + "]";
+    }
+
+    /** Builds {@link Plans}; {@link #build()} checks what spans several settings (the default plan exists). */
+    public static final class Builder {
+        private final String source;
+        private Optional<GlobalQuota> global = Optional.empty();
+        private final Map<String, Plan> plans = new LinkedHashMap<>();
+        private final List<RouteRule> routes = new java.util.ArrayList<>();
+        private TenantSettings tenants;
+        private final Map<String, GroupSettings> groups = new LinkedHashMap<>();
+        private boolean shadow;
+        private StoreSettings store = StoreSettings.local();
+
+        private Builder(String source) {
+            this.source = Objects.requireNonNull(source, "source");
+        }
+
+        /** The quota shared by all tenants (empty: none, the default). */
+        public Builder global(Optional<GlobalQuota> global) {
+            this.global = Objects.requireNonNull(global, "global");
+            return this;
+        }
+
+        /** One quota shared by all tenants. */
+        public Builder global(GlobalQuota global) {
+            return global(Optional.of(global));
+        }
+
+        /** A plan; one given before under the same name is replaced. */
+        public Builder plan(Plan plan) {
+            plans.put(plan.name(), plan);
+            return this;
+        }
+
+        /** These plans instead of any given before, in this order. */
+        public Builder plans(Collection<Plan> plans) {
+            this.plans.clear();
+            plans.forEach(this::plan);
+            return this;
+        }
+
+        /** A route rule, tried after those given before. */
+        public Builder route(RouteRule route) {
+            routes.add(Objects.requireNonNull(route, "route"));
+            return this;
+        }
+
+        /** These route rules instead of any given before, in match order. */
+        public Builder routes(List<RouteRule> routes) {
+            this.routes.clear();
+            routes.forEach(this::route);
+            return this;
+        }
+
+        /** How tenants are found and which plan each gets (required with several plans). */
+        public Builder tenants(TenantSettings tenants) {
+            this.tenants = Objects.requireNonNull(tenants, "tenants");
+            return this;
+        }
+
+        /** The settings of one concurrency group; one given before for the same group is replaced. */
+        public Builder group(GroupSettings group) {
+            groups.put(group.name(), group);
+            return this;
+        }
+
+        /** These group settings instead of any given before. */
+        public Builder groups(Collection<GroupSettings> groups) {
+            this.groups.clear();
+            groups.forEach(this::group);
+            return this;
+        }
+
+        /** Whether every plan and the global quota are in shadow mode (default false). */
+        public Builder shadow(boolean shadow) {
+            this.shadow = shadow;
+            return this;
+        }
+
+        /** Where the buckets live (default {@link StoreSettings#local()}). */
+        public Builder store(StoreSettings store) {
+            this.store = Objects.requireNonNull(store, "store");
+            return this;
+        }
+
+        /**
+         * The plans.
+         *
+         * @throws IllegalArgumentException if there is no plan, or the default plan is not one of them, or
+         *                                  several plans were given without tenant settings
+         */
+        public Plans build() {
+            return new Plans(this);
+        }
     }
 }

@@ -7,24 +7,10 @@ import java.util.regex.Pattern;
 /**
  * Where the buckets live ({@code store:} in the plans file): in this JVM, or in Redis so that several
  * instances enforce one quota. Plain values only: the Redis client is chosen by the filter module.
- *
- * @param type              {@link Type#LOCAL} (default) or {@link Type#REDIS}
- * @param uri               Redis URI ({@code redis://host:port}, {@code rediss://...},
- *                          {@code redis-sentinel://...}); null for a local store
- * @param prefix            first part of every Redis key ({@code <prefix>:<kind>:<id>})
- * @param timeout           how long one Redis command may take before the instance falls back
- * @param maxRetries        compare-and-swap retries of one bucket update before giving up
- * @param batching          whether concurrent requests on one bucket are combined into one Redis update
- *                          (must be true with a local allowance, which always batches)
- * @param onFailure         what to do while Redis is unreachable
- * @param heartbeat         how often this instance announces itself (and probes Redis while it is down)
- * @param instanceTtl       an instance not heard of for this long is no longer counted
- * @param localAllowance    when not null, each instance decides from its last view of a bucket and
- *                          synchronises with Redis only every so many units or so long (far fewer round
- *                          trips, a bounded overshoot); null: every decision is taken on Redis (exact)
+ * Immutable; start from {@link #local()} or {@link #redis(String)}, change settings through
+ * {@link #from(StoreSettings)} or the {@code withX} methods, so a new setting never breaks a caller.
  */
-public record StoreSettings(Type type, String uri, String prefix, Duration timeout, int maxRetries, boolean batching,
-                            OnFailure onFailure, Duration heartbeat, Duration instanceTtl, LocalAllowance localAllowance) {
+public final class StoreSettings {
 
     /** Default key prefix. */
     public static final String DEFAULT_PREFIX = "quotagate";
@@ -74,38 +60,116 @@ public record StoreSettings(Type type, String uri, String prefix, Duration timeo
         }
     }
 
-    public StoreSettings {
-        Objects.requireNonNull(type, "type");
-        Objects.requireNonNull(prefix, "prefix");
-        Objects.requireNonNull(timeout, "timeout");
-        Objects.requireNonNull(onFailure, "onFailure");
-        Objects.requireNonNull(heartbeat, "heartbeat");
-        Objects.requireNonNull(instanceTtl, "instanceTtl");
-        if (type == Type.REDIS && (uri == null || uri.isBlank())) throw new IllegalArgumentException("a Redis store needs a uri");
-        if (!PREFIX.matcher(prefix).matches()) {
-            throw new IllegalArgumentException("prefix must match " + PREFIX.pattern() + ", was '" + prefix + "'");
+    private final Type type;
+    private final String uri;
+    private final String prefix;
+    private final Duration timeout;
+    private final int maxRetries;
+    private final boolean batching;
+    private final OnFailure onFailure;
+    private final Duration heartbeat;
+    private final Duration instanceTtl;
+    private final LocalAllowance localAllowance;
+
+    private StoreSettings(Builder b) {
+        this.type = b.type;
+        this.uri = b.uri;
+        this.prefix = b.prefix;
+        this.timeout = b.timeout;
+        this.maxRetries = b.maxRetries;
+        this.batching = b.batching;
+        this.onFailure = b.onFailure;
+        this.heartbeat = b.heartbeat;
+        this.instanceTtl = b.instanceTtl;
+        this.localAllowance = b.localAllowance;
+        if (type == Type.REDIS && (uri == null || uri.isBlank())) {
+            throw new IllegalArgumentException("a Redis store needs a uri");
         }
-        if (timeout.isZero() || timeout.isNegative()) throw new IllegalArgumentException("timeout must be > 0");
-        if (maxRetries < 0) throw new IllegalArgumentException("maxRetries must be >= 0, was " + maxRetries);
-        if (heartbeat.isZero() || heartbeat.isNegative()) throw new IllegalArgumentException("heartbeat must be > 0");
         if (localAllowance != null && !batching) {
             throw new IllegalArgumentException("a local allowance always batches: batching cannot be false with it");
         }
         if (instanceTtl.compareTo(heartbeat) <= 0) {
-            throw new IllegalArgumentException("instanceTtl (" + instanceTtl + ") must be longer than heartbeat (" + heartbeat + ")");
+            throw new IllegalArgumentException("instanceTtl (" + instanceTtl + ") must be longer than heartbeat ("
+                    + heartbeat + ")");
         }
     }
 
     /** The default: buckets in this JVM. */
     public static StoreSettings local() {
-        return new StoreSettings(Type.LOCAL, null, DEFAULT_PREFIX, DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES, true,
-                OnFailure.OPEN, DEFAULT_HEARTBEAT, DEFAULT_INSTANCE_TTL, null);
+        return new Builder().build();
     }
 
     /** A Redis store at {@code uri} with every other setting at its default. */
     public static StoreSettings redis(String uri) {
-        return new StoreSettings(Type.REDIS, uri, DEFAULT_PREFIX, DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES, true,
-                OnFailure.OPEN, DEFAULT_HEARTBEAT, DEFAULT_INSTANCE_TTL, null);
+        return new Builder().type(Type.REDIS).uri(uri).build();
+    }
+
+    /** A builder starting from every setting of {@code prototype}. */
+    public static Builder from(StoreSettings prototype) {
+        return new Builder().type(prototype.type).uri(prototype.uri).prefix(prototype.prefix).timeout(prototype.timeout)
+                .maxRetries(prototype.maxRetries).batching(prototype.batching).onFailure(prototype.onFailure)
+                .heartbeat(prototype.heartbeat).instanceTtl(prototype.instanceTtl)
+                .localAllowance(prototype.localAllowance);
+    }
+
+    /** {@link Type#LOCAL} (default) or {@link Type#REDIS}. */
+    public Type type() {
+        return type;
+    }
+
+    /**
+     * The Redis URI ({@code redis://host:port}, {@code rediss://...}, {@code redis-sentinel://...}); null
+     * for a local store.
+     */
+    public String uri() {
+        return uri;
+    }
+
+    /** The first part of every Redis key ({@code <prefix>:<kind>:<id>}). */
+    public String prefix() {
+        return prefix;
+    }
+
+    /** How long one Redis command may take before the instance falls back. */
+    public Duration timeout() {
+        return timeout;
+    }
+
+    /** Compare-and-swap retries of one bucket update before giving up. */
+    public int maxRetries() {
+        return maxRetries;
+    }
+
+    /**
+     * Whether concurrent requests on one bucket are combined into one Redis update (true with a local
+     * allowance, which always batches).
+     */
+    public boolean batching() {
+        return batching;
+    }
+
+    /** What to do while Redis is unreachable. */
+    public OnFailure onFailure() {
+        return onFailure;
+    }
+
+    /** How often this instance announces itself (and probes Redis while it is down). */
+    public Duration heartbeat() {
+        return heartbeat;
+    }
+
+    /** An instance not heard of for this long is no longer counted. */
+    public Duration instanceTtl() {
+        return instanceTtl;
+    }
+
+    /**
+     * When not null, each instance decides from its last view of a bucket and synchronises with Redis
+     * only every so many units or so long (far fewer round trips, a bounded overshoot); null: every
+     * decision is taken on Redis (exact).
+     */
+    public LocalAllowance localAllowance() {
+        return localAllowance;
     }
 
     /** What a URI's user information ({@code user:password@}) becomes in logs and messages. */
@@ -135,36 +199,162 @@ public record StoreSettings(Type type, String uri, String prefix, Duration timeo
 
     /** A copy with another Redis URI. */
     public StoreSettings withUri(String uri) {
-        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl, localAllowance);
+        return from(this).uri(uri).build();
     }
 
     /** A copy with a local allowance ({@code null}: every decision on Redis). */
     public StoreSettings withLocalAllowance(LocalAllowance localAllowance) {
-        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl, localAllowance);
+        return from(this).localAllowance(localAllowance).build();
     }
 
     /** A copy with another key prefix. */
     public StoreSettings withPrefix(String prefix) {
-        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl, localAllowance);
+        return from(this).prefix(prefix).build();
     }
 
     /** A copy with another command timeout. */
     public StoreSettings withTimeout(Duration timeout) {
-        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl, localAllowance);
+        return from(this).timeout(timeout).build();
     }
 
     /** A copy with batching on or off. */
     public StoreSettings withBatching(boolean batching) {
-        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl, localAllowance);
+        return from(this).batching(batching).build();
     }
 
     /** A copy with another failure behaviour. */
     public StoreSettings withOnFailure(OnFailure onFailure) {
-        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl, localAllowance);
+        return from(this).onFailure(onFailure).build();
     }
 
     /** A copy with another heartbeat interval and instance TTL. */
     public StoreSettings withHeartbeat(Duration heartbeat, Duration instanceTtl) {
-        return new StoreSettings(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl, localAllowance);
+        return from(this).heartbeat(heartbeat).instanceTtl(instanceTtl).build();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof StoreSettings s && type == s.type && Objects.equals(uri, s.uri) && prefix.equals(s.prefix)
+                && timeout.equals(s.timeout) && maxRetries == s.maxRetries && batching == s.batching
+                && onFailure == s.onFailure && heartbeat.equals(s.heartbeat) && instanceTtl.equals(s.instanceTtl)
+                && Objects.equals(localAllowance, s.localAllowance);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl,
+                localAllowance);
+    }
+
+    @Override
+    public String toString() {
+        return "StoreSettings[type=" + type + ", uri=" + (uri == null ? null : redact(uri)) + ", prefix=" + prefix
+                + ", timeout=" + timeout + ", maxRetries=" + maxRetries + ", batching=" + batching + ", onFailure="
+                + onFailure + ", heartbeat=" + heartbeat + ", instanceTtl=" + instanceTtl + ", localAllowance="
+                + localAllowance + "]";
+    }
+
+    /**
+     * Builds {@link StoreSettings}; each setting is checked as it is given, and {@link #build()} checks
+     * those that span several (a Redis store has a URI, the instance TTL outlasts the heartbeat, a local
+     * allowance batches).
+     */
+    public static final class Builder {
+        private Type type = Type.LOCAL;
+        private String uri;
+        private String prefix = DEFAULT_PREFIX;
+        private Duration timeout = DEFAULT_TIMEOUT;
+        private int maxRetries = DEFAULT_MAX_RETRIES;
+        private boolean batching = true;
+        private OnFailure onFailure = OnFailure.OPEN;
+        private Duration heartbeat = DEFAULT_HEARTBEAT;
+        private Duration instanceTtl = DEFAULT_INSTANCE_TTL;
+        private LocalAllowance localAllowance;
+
+        private Builder() {
+        }
+
+        /** Where buckets live (default {@link Type#LOCAL}). */
+        public Builder type(Type type) {
+            this.type = Objects.requireNonNull(type, "type");
+            return this;
+        }
+
+        /** The Redis URI (required for {@link Type#REDIS}). */
+        public Builder uri(String uri) {
+            this.uri = uri;
+            return this;
+        }
+
+        /** The first part of every Redis key, matching {@link #PREFIX} (default {@value #DEFAULT_PREFIX}). */
+        public Builder prefix(String prefix) {
+            Objects.requireNonNull(prefix, "prefix");
+            if (!PREFIX.matcher(prefix).matches()) {
+                throw new IllegalArgumentException("prefix must match " + PREFIX.pattern() + ", was '" + prefix + "'");
+            }
+            this.prefix = prefix;
+            return this;
+        }
+
+        /** How long one Redis command may take, &gt; 0 (default {@link #DEFAULT_TIMEOUT}). */
+        public Builder timeout(Duration timeout) {
+            this.timeout = positive(timeout, "timeout");
+            return this;
+        }
+
+        /** Compare-and-swap retries of one bucket update, &gt;= 0 (default {@value #DEFAULT_MAX_RETRIES}). */
+        public Builder maxRetries(int maxRetries) {
+            if (maxRetries < 0) throw new IllegalArgumentException("maxRetries must be >= 0, was " + maxRetries);
+            this.maxRetries = maxRetries;
+            return this;
+        }
+
+        /** Whether concurrent requests on one bucket share one Redis update (default true). */
+        public Builder batching(boolean batching) {
+            this.batching = batching;
+            return this;
+        }
+
+        /** What to do while Redis is unreachable (default {@link OnFailure#OPEN}). */
+        public Builder onFailure(OnFailure onFailure) {
+            this.onFailure = Objects.requireNonNull(onFailure, "onFailure");
+            return this;
+        }
+
+        /** How often this instance announces itself, &gt; 0 (default {@link #DEFAULT_HEARTBEAT}). */
+        public Builder heartbeat(Duration heartbeat) {
+            this.heartbeat = positive(heartbeat, "heartbeat");
+            return this;
+        }
+
+        /**
+         * How long a silent instance is still counted, longer than the heartbeat (default
+         * {@link #DEFAULT_INSTANCE_TTL}).
+         */
+        public Builder instanceTtl(Duration instanceTtl) {
+            this.instanceTtl = Objects.requireNonNull(instanceTtl, "instanceTtl");
+            return this;
+        }
+
+        /** A bounded local allowance, or null (the default) for every decision on Redis. */
+        public Builder localAllowance(LocalAllowance localAllowance) {
+            this.localAllowance = localAllowance;
+            return this;
+        }
+
+        /**
+         * The settings.
+         *
+         * @throws IllegalArgumentException if settings contradict each other (see the class comment)
+         */
+        public StoreSettings build() {
+            return new StoreSettings(this);
+        }
+
+        private static Duration positive(Duration d, String what) {
+            Objects.requireNonNull(d, what);
+            if (d.isZero() || d.isNegative()) throw new IllegalArgumentException(what + " must be > 0");
+            return d;
+        }
     }
 }

@@ -1,63 +1,235 @@
 package io.quotagate.plans;
 
+import io.quotagate.plans.YamlNode.Mapping;
+import io.quotagate.plans.YamlNode.Scalar;
+
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
 
 /**
- * How tenants are found and which plan each one gets ({@code tenants:} in the plans file).
- *
- * @param resolvers      resolver specs in order, first match wins; empty means one header resolver
- *                       on {@code X-Tenant-Id}
- * @param defaultPlan    plan of a tenant without an assignment
- * @param unresolved     what to do with a request whose tenant cannot be found
- * @param unknown        what to do with a tenant id that no assignment knows
- * @param maxTracked     the most buckets kept in memory per table: assigned tenants have one table,
- *                       unknown tenants and anonymous clients another, each bounded by this
- * @param assignments    tenant id → plan name (including every tenant of {@code overrides})
- * @param trustedProxies proxies whose {@code X-Forwarded-For} is believed when keying anonymous clients
- * @param apiKeys        lower-case SHA-256 hex of an API key → tenant id
- * @param overrides      tenant id → limits that replace its plan's limits for that tenant only
- * @param guests         the pool every guest (unknown tenant, anonymous client) is charged in as well as
- *                       in its own bucket and slots
+ * How tenants are found and which plan each one gets ({@code tenants:} in the plans file). Immutable;
+ * built with {@link #builder()} or {@link #from(TenantSettings)}, so a new setting never breaks a caller.
  */
-public record TenantSettings(List<ResolverSpec> resolvers, String defaultPlan, Unresolved unresolved,
-                             Unknown unknown, int maxTracked, Map<String, String> assignments,
-                             List<AddressRange> trustedProxies, Map<String, String> apiKeys,
-                             Map<String, List<Bandwidth>> overrides, GuestPool guests) {
+public final class TenantSettings {
 
     /** Default for {@link #maxTracked()}. */
     public static final int DEFAULT_MAX_TRACKED = 100_000;
 
-    public TenantSettings {
-        resolvers = List.copyOf(resolvers);
-        Objects.requireNonNull(defaultPlan, "defaultPlan");
-        Objects.requireNonNull(unresolved, "unresolved");
-        Objects.requireNonNull(unknown, "unknown");
-        assignments = Map.copyOf(assignments);
-        trustedProxies = List.copyOf(trustedProxies);
-        apiKeys = Map.copyOf(apiKeys);
-        overrides = Map.copyOf(overrides);
-        Objects.requireNonNull(guests, "guests");
-        overrides.values().forEach(l -> {
-            if (l.isEmpty()) throw new IllegalArgumentException("an override needs at least one limit");
+    private final List<ResolverSpec> resolvers;
+    private final String defaultPlan;
+    private final Unresolved unresolved;
+    private final Unknown unknown;
+    private final int maxTracked;
+    private final Map<String, String> assignments;
+    private final List<AddressRange> trustedProxies;
+    private final Map<String, String> apiKeys;
+    private final Map<String, List<Bandwidth>> overrides;
+    private final GuestPool guests;
+
+    private TenantSettings(Builder b) {
+        if (b.defaultPlan == null) throw new IllegalArgumentException("a default plan is required");
+        this.resolvers = List.copyOf(b.resolvers);
+        this.defaultPlan = b.defaultPlan;
+        this.unresolved = b.unresolved;
+        this.unknown = b.unknown;
+        this.maxTracked = b.maxTracked;
+        this.assignments = Map.copyOf(b.assignments);
+        this.trustedProxies = List.copyOf(b.trustedProxies);
+        this.apiKeys = Map.copyOf(b.apiKeys);
+        Map<String, List<Bandwidth>> o = new LinkedHashMap<>();
+        b.overrides.forEach((tenant, limits) -> {
+            if (limits.isEmpty()) throw new IllegalArgumentException("an override needs at least one limit");
+            o.put(tenant, List.copyOf(limits));
         });
-        if (maxTracked <= 0) throw new IllegalArgumentException("maxTracked must be > 0, was " + maxTracked);
+        this.overrides = Map.copyOf(o);
+        this.guests = b.guests;
     }
 
-    /** Settings without a guest pool. */
-    public TenantSettings(List<ResolverSpec> resolvers, String defaultPlan, Unresolved unresolved,
-                          Unknown unknown, int maxTracked, Map<String, String> assignments,
-                          List<AddressRange> trustedProxies, Map<String, String> apiKeys,
-                          Map<String, List<Bandwidth>> overrides) {
-        this(resolvers, defaultPlan, unresolved, unknown, maxTracked, assignments, trustedProxies, apiKeys, overrides,
-                GuestPool.NONE);
+    /**
+     * A builder with the file's defaults: the {@code X-Tenant-Id} header, {@link Unresolved#REJECT},
+     * {@link Unknown#DEFAULT}, {@link #DEFAULT_MAX_TRACKED}, no guest pool. The default plan is required.
+     */
+    public static Builder builder() {
+        return new Builder();
     }
 
-    /** Settings without trusted proxies, API keys, overrides or a guest pool. */
-    public TenantSettings(List<ResolverSpec> resolvers, String defaultPlan, Unresolved unresolved,
-                          Unknown unknown, int maxTracked, Map<String, String> assignments) {
-        this(resolvers, defaultPlan, unresolved, unknown, maxTracked, assignments, List.of(), Map.of(), Map.of());
+    /** A builder starting from every setting of {@code prototype}. */
+    public static Builder from(TenantSettings prototype) {
+        return new Builder().resolvers(prototype.resolvers).defaultPlan(prototype.defaultPlan)
+                .unresolved(prototype.unresolved).unknown(prototype.unknown).maxTracked(prototype.maxTracked)
+                .assignments(prototype.assignments).trustedProxies(prototype.trustedProxies)
+                .apiKeys(prototype.apiKeys).overrides(prototype.overrides).guests(prototype.guests);
+    }
+
+    /** Resolver specs in order, first match wins; empty means one header resolver on {@code X-Tenant-Id}. */
+    public List<ResolverSpec> resolvers() {
+        return resolvers;
+    }
+
+    /** The plan of a tenant without an assignment. */
+    public String defaultPlan() {
+        return defaultPlan;
+    }
+
+    /** What to do with a request whose tenant cannot be found. */
+    public Unresolved unresolved() {
+        return unresolved;
+    }
+
+    /** What to do with a tenant id that no assignment knows. */
+    public Unknown unknown() {
+        return unknown;
+    }
+
+    /**
+     * The most buckets kept in memory per table: assigned tenants have one table, unknown tenants and
+     * anonymous clients another, each bounded by this.
+     */
+    public int maxTracked() {
+        return maxTracked;
+    }
+
+    /** Tenant id → plan name (including every tenant of {@link #overrides()}). */
+    public Map<String, String> assignments() {
+        return assignments;
+    }
+
+    /** Proxies whose {@code X-Forwarded-For} is believed when keying anonymous clients. */
+    public List<AddressRange> trustedProxies() {
+        return trustedProxies;
+    }
+
+    /** Lower-case SHA-256 hex of an API key → tenant id. */
+    public Map<String, String> apiKeys() {
+        return apiKeys;
+    }
+
+    /** Tenant id → limits that replace its plan's limits for that tenant only. */
+    public Map<String, List<Bandwidth>> overrides() {
+        return overrides;
+    }
+
+    /**
+     * The pool every guest (unknown tenant, anonymous client) is charged in as well as in its own
+     * bucket and slots.
+     */
+    public GuestPool guests() {
+        return guests;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof TenantSettings t && resolvers.equals(t.resolvers) && defaultPlan.equals(t.defaultPlan)
+                && unresolved == t.unresolved && unknown == t.unknown && maxTracked == t.maxTracked
+                && assignments.equals(t.assignments) && trustedProxies.equals(t.trustedProxies)
+                && apiKeys.equals(t.apiKeys) && overrides.equals(t.overrides) && guests.equals(t.guests);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(resolvers, defaultPlan, unresolved, unknown, maxTracked, assignments, trustedProxies,
+                apiKeys, overrides, guests);
+    }
+
+    @Override
+    public String toString() {
+        // the API key hashes stay out of logs: a hash of a short key can be reversed
+        return "TenantSettings[resolvers=" + resolvers + ", defaultPlan=" + defaultPlan + ", unresolved=" + unresolved
+                + ", unknown=" + unknown + ", maxTracked=" + maxTracked + ", assignments=" + assignments
+                + ", trustedProxies=" + trustedProxies + ", apiKeys=" + apiKeys.size() + " hashes, overrides="
+                + overrides + ", guests=" + guests + "]";
+    }
+
+    /** Builds {@link TenantSettings}; each setting is checked as it is given. */
+    public static final class Builder {
+        private List<ResolverSpec> resolvers = List.of();
+        private String defaultPlan;
+        private Unresolved unresolved = Unresolved.REJECT;
+        private Unknown unknown = Unknown.DEFAULT;
+        private int maxTracked = DEFAULT_MAX_TRACKED;
+        private Map<String, String> assignments = Map.of();
+        private List<AddressRange> trustedProxies = List.of();
+        private Map<String, String> apiKeys = Map.of();
+        private Map<String, List<Bandwidth>> overrides = Map.of();
+        private GuestPool guests = GuestPool.NONE;
+
+        private Builder() {
+        }
+
+        /** The resolver entries in order, first match wins (default: none, meaning the {@code X-Tenant-Id} header). */
+        public Builder resolvers(List<ResolverSpec> resolvers) {
+            this.resolvers = List.copyOf(resolvers);
+            return this;
+        }
+
+        /** The plan of a tenant without an assignment; required. */
+        public Builder defaultPlan(String defaultPlan) {
+            this.defaultPlan = Objects.requireNonNull(defaultPlan, "defaultPlan");
+            return this;
+        }
+
+        /** What to do with a request whose tenant cannot be found (default {@link Unresolved#REJECT}). */
+        public Builder unresolved(Unresolved unresolved) {
+            this.unresolved = Objects.requireNonNull(unresolved, "unresolved");
+            return this;
+        }
+
+        /** What to do with a tenant id no assignment knows (default {@link Unknown#DEFAULT}). */
+        public Builder unknown(Unknown unknown) {
+            this.unknown = Objects.requireNonNull(unknown, "unknown");
+            return this;
+        }
+
+        /** The most buckets kept in memory per table, &gt; 0 (default {@link #DEFAULT_MAX_TRACKED}). */
+        public Builder maxTracked(int maxTracked) {
+            if (maxTracked <= 0) throw new IllegalArgumentException("maxTracked must be > 0, was " + maxTracked);
+            this.maxTracked = maxTracked;
+            return this;
+        }
+
+        /** Tenant id → plan name. */
+        public Builder assignments(Map<String, String> assignments) {
+            this.assignments = Map.copyOf(assignments);
+            return this;
+        }
+
+        /** Proxies whose {@code X-Forwarded-For} is believed when keying anonymous clients. */
+        public Builder trustedProxies(List<AddressRange> trustedProxies) {
+            this.trustedProxies = List.copyOf(trustedProxies);
+            return this;
+        }
+
+        /** Lower-case SHA-256 hex of an API key → tenant id. */
+        public Builder apiKeys(Map<String, String> apiKeys) {
+            this.apiKeys = Map.copyOf(apiKeys);
+            return this;
+        }
+
+        /** Tenant id → limits that replace its plan's limits for that tenant only, at least one each. */
+        public Builder overrides(Map<String, List<Bandwidth>> overrides) {
+            this.overrides = Map.copyOf(overrides);
+            return this;
+        }
+
+        /** The pool every guest is charged in as well (default {@link GuestPool#NONE}). */
+        public Builder guests(GuestPool guests) {
+            this.guests = Objects.requireNonNull(guests, "guests");
+            return this;
+        }
+
+        /**
+         * The settings.
+         *
+         * @throws IllegalArgumentException if no default plan was given or an override has no limit
+         */
+        public TenantSettings build() {
+            return new TenantSettings(this);
+        }
     }
 
     /** Policy for a request whose tenant cannot be resolved. */
@@ -77,30 +249,109 @@ public record TenantSettings(List<ResolverSpec> resolvers, String defaultPlan, U
     }
 
     /**
-     * One entry of {@code tenants.resolvers}.
-     *
-     * @param type    resolver type ({@code header}, {@code api-key}, {@code jwt-claim}...)
-     * @param options the other keys of the entry, as text
-     * @param origin  where the entry is written, so that a resolver refusing an option (a missing
-     *                environment variable, an unreadable key file) can name file, line and field
+     * One entry of {@code tenants.resolvers}, kept as written: its type and its options with their
+     * lines. Which options a type takes, and what they must hold, is the resolver type's knowledge
+     * (tenant-resolution's registry), not the plans file's; this only reads an option as the type asks
+     * for it, with the same file:line:field errors as every other field.
      */
-    public record ResolverSpec(String type, Map<String, String> options, Origin origin) {
-        public ResolverSpec {
+    public static final class ResolverSpec {
+        private final String type;
+        private final Map<String, YamlNode> options;
+        private final Origin origin;
+        private final FieldCursor in;
+
+        /** An entry of a plans file; {@code entry} holds {@code type} and the options. */
+        ResolverSpec(String type, Mapping entry, String file, String field) {
+            this.type = type;
+            Map<String, YamlNode> o = new LinkedHashMap<>(entry.entries());
+            o.remove("type");
+            this.options = o;
+            Map<String, Integer> lines = new LinkedHashMap<>();
+            entry.entries().forEach((k, v) -> lines.put(k, v.line()));
+            this.origin = new Origin(file, entry.line(), field, lines);
+            this.in = new FieldCursor(file);
+        }
+
+        private ResolverSpec(String type, Map<String, YamlNode> options, Origin origin) {
+            this.type = type;
+            this.options = options;
+            this.origin = origin;
+            this.in = new FieldCursor(origin.file());
+        }
+
+        /**
+         * A spec written in code, with no file position. Option values are strings, or booleans where
+         * the type takes one ({@code verify}).
+         */
+        public static ResolverSpec of(String type, Map<String, ?> options) {
             Objects.requireNonNull(type, "type");
-            options = Map.copyOf(options);
-            Objects.requireNonNull(origin, "origin");
+            Map<String, YamlNode> o = new LinkedHashMap<>();
+            options.forEach((k, v) -> o.put(k, new Scalar(String.valueOf(v),
+                    v instanceof Boolean ? Scalar.Type.BOOLEAN : v instanceof Number ? Scalar.Type.INT
+                            : Scalar.Type.STRING, 0)));
+            return new ResolverSpec(type, o, new Origin("<code>", 0, "resolver", Map.of()));
         }
 
-        /** A spec written in code, with no file position. */
-        public ResolverSpec(String type, Map<String, String> options) {
-            this(type, options, new Origin("<code>", 0, "resolver", Map.of()));
+        /** The resolver type ({@code header}, {@code api-key}, {@code jwt-claim}...). */
+        public String type() {
+            return type;
         }
 
-        /** The error for a bad value of {@code option}, naming the file, its line and the field. */
+        /** The names of the options written, in file order ({@code type} is not one). */
+        public Set<String> optionNames() {
+            return new LinkedHashSet<>(options.keySet());
+        }
+
+        /** Where the entry is written. */
+        public Origin origin() {
+            return origin;
+        }
+
+        /**
+         * The option as a non-empty string, if written.
+         *
+         * @throws InvalidPlansException naming file, line and field, if it is written but not a string
+         */
+        public Optional<String> string(String option) {
+            YamlNode n = options.get(option);
+            return n == null ? Optional.empty() : Optional.of(in.string(n, origin.field() + "." + option));
+        }
+
+        /**
+         * The option as {@code true} or {@code false}, if written.
+         *
+         * @throws InvalidPlansException naming file, line and field, if it is written but not a boolean
+         */
+        public Optional<Boolean> bool(String option) {
+            YamlNode n = options.get(option);
+            return n == null ? Optional.empty() : Optional.of(in.bool(n, origin.field() + "." + option));
+        }
+
+        /**
+         * The error for a bad value of {@code option} (empty: the entry as a whole), naming the file,
+         * the line and the field.
+         */
         public InvalidPlansException invalid(String option, String reason) {
             int line = origin.optionLines().getOrDefault(option, origin.line());
             return new InvalidPlansException(origin.file(), line, option.isEmpty() ? origin.field()
                     : origin.field() + "." + option, reason);
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof ResolverSpec r && type.equals(r.type) && options.equals(r.options)
+                    && origin.equals(r.origin);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(type, options, origin);
+        }
+
+        @Override
+        public String toString() {
+            return "ResolverSpec[type=" + type + ", options=" + options.keySet() + ", at " + origin.file() + ":"
+                    + origin.line() + "]";
         }
     }
 
@@ -110,9 +361,10 @@ public record TenantSettings(List<ResolverSpec> resolvers, String defaultPlan, U
      * @param file        the plans file
      * @param line        the entry's line
      * @param field       the entry's path ({@code tenants.resolvers[1]})
-     * @param optionLines the line of each option
+     * @param optionLines the line of each option (and of {@code type})
      */
     public record Origin(String file, int line, String field, Map<String, Integer> optionLines) {
+        /** Checks and copies the components. */
         public Origin {
             Objects.requireNonNull(file, "file");
             Objects.requireNonNull(field, "field");

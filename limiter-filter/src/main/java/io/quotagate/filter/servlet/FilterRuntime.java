@@ -130,7 +130,9 @@ final class FilterRuntime implements QuotaControl {
         TenantSettings s = plans.tenants();
         TenantDirectory directory = TenantDirectory.of(s.assignments());
         if (setup.directory() != null) directory = directory.orElse(setup.directory());
-        // the resolvers first: a plans file whose resolver cannot be built is refused before any bucket moves
+        // the resolvers first: a plans file whose resolver cannot be built is refused before any bucket moves;
+        // the file's resolvers are checked even when the builder's resolver replaces them
+        if (setup.resolver() != null) TenantResolvers.check(s);
         TenantResolver resolver = setup.resolver() != null ? setup.resolver() : TenantResolvers.fromSettings(s);
         Policy policy = gate.policy(plans, directory, previous == null ? null : previous.policy());
         return new Engine(policy, resolver, ClientAddress.behind(s.trustedProxies()));

@@ -1,0 +1,110 @@
+package io.quotagate.plans;
+
+import io.quotagate.plans.YamlNode.Mapping;
+import io.quotagate.plans.YamlNode.Sequence;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import static io.quotagate.plans.FieldCursor.NAME;
+
+/** {@code plans:} and {@code global:}, and the {@code limits:} and {@code concurrency:} lists other sections share. */
+final class PlanBinder {
+    private final FieldCursor in;
+
+    PlanBinder(FieldCursor in) {
+        this.in = in;
+    }
+
+    /** {@code plans:}, required, at least one plan. */
+    Map<String, Plan> plans(Mapping top) {
+        Mapping plansNode = in.mapping(in.required(top, "plans", ""), "plans", null);
+        if (plansNode.entries().isEmpty()) throw in.error(plansNode.line(), "plans", "at least one plan is required");
+        Map<String, Plan> plans = new LinkedHashMap<>();
+        plansNode.entries().forEach((name, node) -> {
+            String field = "plans." + name;
+            if (!NAME.matcher(name).matches()) {
+                throw in.error(plansNode.keyLines().get(name), field, "a plan name must match " + NAME.pattern());
+            }
+            plans.put(name, plan(name, node, field));
+        });
+        return plans;
+    }
+
+    private Plan plan(String name, YamlNode node, String field) {
+        Mapping m = in.mapping(node, field, Set.of("limits", "concurrency", "publish", "shadow"));
+        return Plan.builder(name)
+                .limits(limits(in.required(m, "limits", field), field + ".limits"))
+                .concurrency(concurrency(m.entries().get("concurrency"), field + ".concurrency"))
+                .publish(in.bool(m, "publish", field + ".publish", false))
+                .shadow(in.bool(m, "shadow", field + ".shadow", false))
+                .build();
+    }
+
+    /** {@code global:}, if written. */
+    Optional<GlobalQuota> global(YamlNode node) {
+        if (node == null) return Optional.empty();
+        Mapping m = in.mapping(node, "global", Set.of("limits"));
+        return Optional.of(new GlobalQuota(limits(in.required(m, "limits", "global"), "global.limits")));
+    }
+
+    /** A {@code limits:} list, at least one bandwidth, each name unique ({@code b0}, {@code b1}... if not written). */
+    List<Bandwidth> limits(YamlNode node, String field) {
+        Sequence seq = in.sequence(node, field);
+        if (seq.items().isEmpty()) throw in.error(seq.line(), field, "at least one limit is required");
+        List<Bandwidth> out = new ArrayList<>();
+        Set<String> names = new HashSet<>();
+        for (int i = 0; i < seq.items().size(); i++) {
+            String f = field + "[" + i + "]";
+            Mapping m = in.mapping(seq.items().get(i), f, Set.of("name", "capacity", "refill", "period"));
+            YamlNode nameNode = m.entries().get("name");
+            String name = nameNode == null ? "b" + i : in.matching(nameNode, f + ".name", NAME);
+            if (!names.add(name)) throw in.error(m.line(), f + ".name", "duplicate limit name '" + name + "'");
+            long capacity = in.positive(in.required(m, "capacity", f), f + ".capacity", Long.MAX_VALUE);
+            long refill = in.positive(in.required(m, "refill", f), f + ".refill", Long.MAX_VALUE);
+            Duration period = in.period(in.required(m, "period", f), f + ".period");
+            out.add(new Bandwidth(name, capacity, refill, period));
+        }
+        return out;
+    }
+
+    /**
+     * The {@code limits} under {@code field}; refused if a limited route's cost exceeds a capacity (it
+     * could never run).
+     */
+    List<Bandwidth> limitsFittingRoutes(YamlNode limitsNode, String field, List<RouteRule> routes) {
+        List<Bandwidth> limits = limits(limitsNode, field + ".limits");
+        for (RouteRule r : routes) {
+            if (!r.limited()) continue;
+            int i = Plans.firstLimitBelow(r.cost(), limits);
+            if (i >= 0) {
+                int line = in.sequence(limitsNode, field).items().get(i).line();
+                throw in.error(line, field + ".limits[" + i + "].capacity",
+                        "capacity " + limits.get(i).capacity() + " is below the cost " + r.cost() + " of route "
+                                + r.name() + ": such a request could never be admitted");
+            }
+        }
+        return limits;
+    }
+
+    /** A {@code concurrency:} mapping, group → cap; empty if {@code node} is null. */
+    Map<String, Integer> concurrency(YamlNode node, String field) {
+        Map<String, Integer> concurrency = new LinkedHashMap<>();
+        if (node == null) return concurrency;
+        Mapping cm = in.mapping(node, field, null);
+        cm.entries().forEach((group, v) -> {
+            String f = field + "." + group;
+            if (!NAME.matcher(group).matches()) {
+                throw in.error(cm.keyLines().get(group), f, "a group name must match " + NAME.pattern());
+            }
+            concurrency.put(group, in.positiveInt(v, f, Integer.MAX_VALUE));
+        });
+        return concurrency;
+    }
+}

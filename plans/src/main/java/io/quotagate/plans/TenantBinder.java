@@ -1,0 +1,187 @@
+package io.quotagate.plans;
+
+import io.quotagate.plans.YamlNode.Mapping;
+import io.quotagate.plans.YamlNode.Sequence;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * {@code tenants:}: resolvers, default plan, policies, assignments, API keys, overrides, trusted
+ * proxies and the guest pool. A resolver entry is kept as written (its type and raw options with
+ * their lines): the resolver type, in tenant-resolution, knows which options it takes and checks them.
+ */
+final class TenantBinder {
+    private final FieldCursor in;
+    private final PlanBinder limits;
+
+    TenantBinder(FieldCursor in, PlanBinder limits) {
+        this.in = in;
+        this.limits = limits;
+    }
+
+    TenantSettings tenants(YamlNode node, Map<String, Plan> plans, List<RouteRule> routes) {
+        Mapping m = node == null ? new Mapping()
+                : in.mapping(node, "tenants", Set.of("resolvers", "default-plan", "unresolved", "unknown",
+                "max-tracked", "assignments", "trusted-proxies", "api-keys", "overrides", "guests"));
+        TenantSettings.Builder b = TenantSettings.builder();
+        b.apiKeys(apiKeys(m.entries().get("api-keys")));
+        b.resolvers(resolvers(m.entries().get("resolvers")));
+        String defaultPlan = defaultPlan(m, plans);
+        b.defaultPlan(defaultPlan);
+        b.unresolved(in.choice(m, "unresolved", "tenants.unresolved",
+                TenantSettings.Unresolved.REJECT, TenantSettings.Unresolved.class));
+        b.unknown(in.choice(m, "unknown", "tenants.unknown", TenantSettings.Unknown.DEFAULT,
+                TenantSettings.Unknown.class));
+        YamlNode maxTracked = m.entries().get("max-tracked");
+        if (maxTracked != null) b.maxTracked(in.positiveInt(maxTracked, "tenants.max-tracked", Integer.MAX_VALUE));
+
+        Map<String, String> assignments = assignments(m.entries().get("assignments"), plans);
+        b.overrides(overrides(m.entries().get("overrides"), plans, routes, assignments, defaultPlan));
+        b.assignments(assignments);
+        b.trustedProxies(trustedProxies(m.entries().get("trusted-proxies")));
+        b.guests(guests(m.entries().get("guests"), routes));
+        return b.build();
+    }
+
+    private List<TenantSettings.ResolverSpec> resolvers(YamlNode node) {
+        List<TenantSettings.ResolverSpec> resolvers = new ArrayList<>();
+        if (node == null) return resolvers;
+        Sequence seq = in.sequence(node, "tenants.resolvers");
+        for (int i = 0; i < seq.items().size(); i++) {
+            String f = "tenants.resolvers[" + i + "]";
+            Mapping r = in.mapping(seq.items().get(i), f, null);
+            String type = in.string(in.required(r, "type", f), f + ".type");
+            resolvers.add(new TenantSettings.ResolverSpec(type, r, in.source(), f));
+        }
+        return resolvers;
+    }
+
+    private String defaultPlan(Mapping m, Map<String, Plan> plans) {
+        YamlNode dp = m.entries().get("default-plan");
+        if (dp != null) {
+            String defaultPlan = in.string(dp, "tenants.default-plan");
+            if (!plans.containsKey(defaultPlan)) {
+                throw in.error(dp.line(), "tenants.default-plan", "unknown plan '" + defaultPlan + "', defined: "
+                        + plans.keySet());
+            }
+            return defaultPlan;
+        }
+        if (plans.size() == 1) return plans.keySet().iterator().next();
+        throw in.error(m.line(), "tenants.default-plan", "required when more than one plan is defined");
+    }
+
+    private Map<String, String> assignments(YamlNode node, Map<String, Plan> plans) {
+        Map<String, String> assignments = new LinkedHashMap<>();
+        if (node == null) return assignments;
+        Mapping am = in.mapping(node, "tenants.assignments", null);
+        am.entries().forEach((tenant, v) -> {
+            String f = "tenants.assignments." + tenant;
+            checkTenantId(tenant, am.keyLines().get(tenant), f);
+            String plan = in.string(v, f);
+            if (!plans.containsKey(plan)) {
+                throw in.error(v.line(), f, "unknown plan '" + plan + "', defined: " + plans.keySet());
+            }
+            assignments.put(tenant, plan);
+        });
+        return assignments;
+    }
+
+    /** {@code tenants.overrides}; each overridden tenant is added to {@code assignments}. */
+    private Map<String, List<Bandwidth>> overrides(YamlNode node, Map<String, Plan> plans, List<RouteRule> routes,
+                                                   Map<String, String> assignments, String defaultPlan) {
+        Map<String, List<Bandwidth>> overrides = new LinkedHashMap<>();
+        if (node == null) return overrides;
+        Mapping om = in.mapping(node, "tenants.overrides", null);
+        om.entries().forEach((tenant, v) -> {
+            String f = "tenants.overrides." + tenant;
+            checkTenantId(tenant, om.keyLines().get(tenant), f);
+            Mapping o = in.mapping(v, f, Set.of("plan", "limits"));
+            YamlNode planNode = o.entries().get("plan");
+            if (planNode != null) {
+                String plan = in.string(planNode, f + ".plan");
+                if (!plans.containsKey(plan)) {
+                    throw in.error(planNode.line(), f + ".plan", "unknown plan '" + plan + "', defined: "
+                            + plans.keySet());
+                }
+                String assigned = assignments.get(tenant);
+                if (assigned != null && !assigned.equals(plan)) {
+                    throw in.error(planNode.line(), f + ".plan", "contradicts tenants.assignments." + tenant + ": "
+                            + assigned);
+                }
+                assignments.put(tenant, plan);
+            }
+            // an override makes its tenant known, on the default plan unless assigned another
+            assignments.putIfAbsent(tenant, defaultPlan);
+            overrides.put(tenant, limits.limitsFittingRoutes(in.required(o, "limits", f), f, routes));
+        });
+        return overrides;
+    }
+
+    private List<AddressRange> trustedProxies(YamlNode node) {
+        List<AddressRange> trustedProxies = new ArrayList<>();
+        if (node == null) return trustedProxies;
+        Sequence seq = in.sequence(node, "tenants.trusted-proxies");
+        for (int i = 0; i < seq.items().size(); i++) {
+            String f = "tenants.trusted-proxies[" + i + "]";
+            YamlNode item = seq.items().get(i);
+            try {
+                trustedProxies.add(AddressRange.parse(in.string(item, f)));
+            } catch (IllegalArgumentException e) {
+                throw in.error(item.line(), f, e.getMessage()
+                        + " (expected an IPv4/IPv6 address or CIDR block such as 10.0.0.0/8)");
+            }
+        }
+        return trustedProxies;
+    }
+
+    private void checkTenantId(String tenant, int line, String field) {
+        if (!TenantId.isValid(tenant)) {
+            throw in.error(line, field, "not a valid tenant id (1-" + TenantId.MAX_LENGTH
+                    + " characters of A-Z a-z 0-9 . _ : -, not only dots)");
+        }
+    }
+
+    /** {@code tenants.guests}: a shared bucket, shared concurrency caps, or both. */
+    private GuestPool guests(YamlNode node, List<RouteRule> routes) {
+        if (node == null) return GuestPool.NONE;
+        String field = "tenants.guests";
+        Mapping gm = in.mapping(node, field, Set.of("limits", "concurrency"));
+        YamlNode limitsNode = gm.entries().get("limits");
+        YamlNode concurrencyNode = gm.entries().get("concurrency");
+        if (limitsNode == null && concurrencyNode == null) {
+            throw in.error(gm.line(), field, "give limits, concurrency or both (omit tenants.guests for no pool)");
+        }
+        List<Bandwidth> pool = limitsNode == null ? List.of() : limits.limitsFittingRoutes(limitsNode, field, routes);
+        Map<String, Integer> concurrency = limits.concurrency(concurrencyNode, field + ".concurrency");
+        if (concurrencyNode instanceof Mapping cm) {
+            Set<String> used = RouteBinder.usedGroups(routes);
+            cm.keyLines().forEach((group, line) ->
+                    RouteBinder.requireUsedGroup(in, used, group, line, field + ".concurrency." + group));
+        }
+        return new GuestPool(pool, concurrency);
+    }
+
+    /** {@code tenants.api-keys}: SHA-256 hex of a key → tenant. The keys themselves never appear in the file. */
+    private Map<String, String> apiKeys(YamlNode node) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (node == null) return out;
+        Mapping km = in.mapping(node, "tenants.api-keys", null);
+        km.entries().forEach((hash, v) -> {
+            String f = "tenants.api-keys." + (hash.length() > 16 ? hash.substring(0, 16) + "..." : hash);
+            if (!ApiKeyHash.isSha256Hex(hash)) {
+                throw in.error(km.keyLines().get(hash), f, "expected the SHA-256 of the key as 64 hex digits "
+                        + "(e.g. printf %s \"$KEY\" | sha256sum), never the key itself");
+            }
+            String tenant = in.string(v, f);
+            checkTenantId(tenant, v.line(), f);
+            if (out.put(ApiKeyHash.normalize(hash), tenant) != null) {
+                throw in.error(km.keyLines().get(hash), f, "duplicate key hash (differs only in letter case)");
+            }
+        });
+        return out;
+    }
+}
