@@ -24,7 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Servlet-free and thread-safe.
  */
-public final class TenantPlans {
+final class TenantPlans {
     private static final System.Logger LOG = System.getLogger(TenantPlans.class.getName());
     private static final int MAX_LOGGED = 100;
 
@@ -51,7 +51,7 @@ public final class TenantPlans {
      * @param plans     the defined plans and the {@code unknown} policy
      * @param directory tenant → plan (the plans file's assignments, a cached user directory, or both)
      */
-    public TenantPlans(Plans plans, TenantDirectory directory) {
+    TenantPlans(Plans plans, TenantDirectory directory) {
         Objects.requireNonNull(plans, "plans");
         this.directory = Objects.requireNonNull(directory, "directory");
         TenantSettings t = plans.tenants();

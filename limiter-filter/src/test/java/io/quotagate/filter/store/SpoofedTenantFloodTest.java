@@ -1,9 +1,13 @@
 package io.quotagate.filter.store;
 
-import io.quotagate.filter.admission.Admission;
-import io.quotagate.filter.testing.Decisions;
-import io.quotagate.filter.admission.Decision;
-import io.quotagate.filter.admission.TenantPlans;
+import io.quotagate.filter.route.Route;
+import io.quotagate.filter.admission.Ticket;
+import io.quotagate.filter.admission.Policy;
+import io.quotagate.filter.admission.Outcome;
+import io.quotagate.filter.admission.Gate;
+import io.quotagate.filter.admission.FailureLog;
+import io.quotagate.filter.admission.ConcurrencyListener;
+import io.quotagate.filter.admission.ConcurrencyLimits;
 import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
@@ -14,7 +18,6 @@ import io.quotagate.tenant.TenantDirectory;
 import org.junit.jupiter.api.Test;
 
 import java.lang.management.ManagementFactory;
-import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -42,19 +45,20 @@ class SpoofedTenantFloodTest {
     void twoHundredThousandSpoofedIdsNeitherResetAnAssignedTenantNorGrowTheHeap() {
         Plans plans = PlansFile.parse("flood.yml", PLANS.formatted("default", MAX_TRACKED));
         LocalBucketStore store = new LocalBucketStore(MAX_TRACKED, clock);
-        Decisions admission = new Decisions(plans, store);
-        TenantPlans tenants = new TenantPlans(plans, TenantDirectory.of(plans.tenants().assignments()));
+        Gate gate = gate(plans, store);
+        Policy policy = gate.policy(plans, TenantDirectory.of(plans.tenants().assignments()), null);
 
         int admitted = 0;
-        while (admit(tenants, admission, "acme") instanceof Decision.Admitted) admitted++;
+        while (admit(gate, policy, "acme") instanceof Ticket) admitted++;
         assertThat(admitted).isEqualTo(20);
 
         long heapBefore = usedHeapAfterGc();
         int acmeRejections = 0;
         for (int i = 0; i < SPOOFED; i++) {
-            assertThat(admit(tenants, admission, "spoof-" + i)).isInstanceOf(Decision.Admitted.class);
+            assertThat(admit(gate, policy, "spoof-" + i)).isInstanceOf(Ticket.class);
             if (i % 1000 == 999) {
-                assertThat(admit(tenants, admission, "acme")).as("after %d spoofed ids", i + 1).isInstanceOf(Decision.Rejected.class);
+                assertThat(admit(gate, policy, "acme")).as("after %d spoofed ids", i + 1).isInstanceOfSatisfying(
+                        Outcome.Refused.class, r -> assertThat(r.reason()).isEqualTo("tenant_rate"));
                 acmeRejections++;
             }
         }
@@ -72,10 +76,13 @@ class SpoofedTenantFloodTest {
     void underUnknownRejectSpoofedIdsNeverCreateABucket() {
         Plans plans = PlansFile.parse("flood.yml", PLANS.formatted("reject", MAX_TRACKED));
         LocalBucketStore store = new LocalBucketStore(MAX_TRACKED, clock);
-        Decisions admission = new Decisions(plans, store);
-        TenantPlans tenants = new TenantPlans(plans, TenantDirectory.of(plans.tenants().assignments()));
-        for (int i = 0; i < SPOOFED; i++) assertThat(tenants.place("spoof-" + i)).isEmpty();
-        assertThat(admit(tenants, admission, "acme")).isInstanceOf(Decision.Admitted.class);
+        Gate gate = gate(plans, store);
+        Policy policy = gate.policy(plans, TenantDirectory.of(plans.tenants().assignments()), null);
+        for (int i = 0; i < SPOOFED; i++) {
+            assertThat(admit(gate, policy, "spoof-" + i)).isInstanceOfSatisfying(Outcome.Refused.class,
+                    r -> assertThat(r.status()).isEqualTo(403));
+        }
+        assertThat(admit(gate, policy, "acme")).isInstanceOf(Ticket.class);
         assertThat(store.guestCount()).isZero();
         assertThat(store.tenantCount()).isEqualTo(1);
     }
@@ -114,10 +121,16 @@ class SpoofedTenantFloodTest {
         }
     }
 
-    private static Decision admit(TenantPlans tenants, Decisions admission, String tenant) {
-        Optional<TenantPlans.Placement> p = tenants.place(tenant);
-        TenantPlans.Placement placement = p.orElseThrow();
-        return admission.admit(placement.kind(), tenant, placement.plan(), 1);
+    private Gate gate(Plans plans, BucketStore store) {
+        return new Gate(store, new ConcurrencyLimits(plans, clock, ConcurrencyListener.NONE),
+                new FailureLog(System.getLogger("test"), clock, "tenant directory"));
+    }
+
+    /** One request of cost 1 as the filter decides it; an admitted one runs (its units stay taken). */
+    private static Outcome admit(Gate gate, Policy policy, String tenant) {
+        Outcome outcome = gate.decide(policy, Route.DEFAULT, tenant, null);
+        if (outcome instanceof Ticket ticket) ticket.run();
+        return outcome;
     }
 
     private static long usedHeapAfterGc() {
