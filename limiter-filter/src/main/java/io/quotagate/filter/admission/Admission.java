@@ -8,7 +8,7 @@ import io.github.bucket4j.EstimationProbe;
 import io.github.bucket4j.TokensInheritanceStrategy;
 import io.github.bucket4j.VerboseResult;
 import io.github.bucket4j.local.LocalBucket;
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.GlobalQuota;

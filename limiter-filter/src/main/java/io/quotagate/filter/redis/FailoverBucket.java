@@ -12,7 +12,7 @@ import io.github.bucket4j.VerboseBucket;
 import io.github.bucket4j.VerboseResult;
 import io.github.bucket4j.Nothing;
 import io.github.bucket4j.distributed.BucketProxy;
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
 
 /**
  * The bucket handed to the admission core by a {@link LettuceBucketStore}: every operation goes to the

@@ -1,6 +1,6 @@
 package io.quotagate.filter.redis;
 
-import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.StoreSettings;
 
@@ -73,7 +73,7 @@ public interface RedisStore extends BucketStore, AutoCloseable {
     String instanceId();
 
     /** The Redis key of a bucket: {@code <prefix>:<kind>:<id>}. */
-    String key(io.quotagate.filter.store.BucketKind kind, String id);
+    String key(io.quotagate.filter.core.BucketKind kind, String id);
 
     /** Stops the heartbeat, removes this instance from the heartbeat set (best effort) and disconnects. */
     @Override

@@ -1,6 +1,6 @@
 package io.quotagate.filter.servlet;
 
-import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.core.QuotaClock;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;

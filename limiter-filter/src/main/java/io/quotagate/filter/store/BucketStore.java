@@ -2,7 +2,8 @@ package io.quotagate.filter.store;
 
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
-import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.core.BucketKind;
+import io.quotagate.filter.core.QuotaClock;
 
 /**
  * Where buckets live: in this JVM ({@link #local}) or shared by several instances. The admission core

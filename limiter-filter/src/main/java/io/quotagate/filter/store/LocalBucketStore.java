@@ -7,7 +7,8 @@ import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.TimeMeter;
 import io.github.bucket4j.local.LocalBucket;
-import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.core.BucketKind;
+import io.quotagate.filter.core.QuotaClock;
 
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;

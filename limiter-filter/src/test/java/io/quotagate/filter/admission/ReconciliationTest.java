@@ -1,6 +1,6 @@
 package io.quotagate.filter.admission;
 
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.PlansFile;
@@ -90,7 +90,7 @@ class ReconciliationTest {
         Decision.Admitted a = reserve(40);
         assertThat(admission.reconcile(a, 40)).isZero();
         assertThat(tenantTokens()).isEqualTo(60);
-        Decision.Admitted shadow = new Decision.Admitted(io.quotagate.filter.store.BucketKind.TENANT, "acme", "llm",
+        Decision.Admitted shadow = new Decision.Admitted(io.quotagate.filter.core.BucketKind.TENANT, "acme", "llm",
                 0, false, false, new Decision.Rejected(Reason.TENANT_RATE, 1));
         assertThat(admission.reconcile(shadow, 5)).isZero();
         assertThat(tenantTokens()).isEqualTo(60);

@@ -3,7 +3,7 @@ package io.quotagate.filter.redis;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
 import io.quotagate.filter.admission.Admission;
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.testing.LogCapture;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.filter.testing.RedisServer;

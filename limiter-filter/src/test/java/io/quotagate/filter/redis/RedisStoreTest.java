@@ -4,7 +4,7 @@ import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
 import io.quotagate.filter.admission.Admission;
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.StoreUnavailableException;
 import io.quotagate.filter.testing.ManualClock;

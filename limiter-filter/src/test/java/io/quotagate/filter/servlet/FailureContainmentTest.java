@@ -3,7 +3,7 @@ package io.quotagate.filter.servlet;
 import io.quotagate.filter.admission.Acquisition;
 import io.quotagate.filter.admission.Admission;
 import io.quotagate.filter.admission.ConcurrencyLimits;
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;

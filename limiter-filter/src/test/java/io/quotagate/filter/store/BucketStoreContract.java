@@ -4,6 +4,7 @@ import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.ConsumptionProbe;
 import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.plans.Bandwidth;
 import org.junit.jupiter.api.Test;
 

@@ -3,6 +3,7 @@ package io.quotagate.filter.store;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
 import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.Bandwidth;
 import org.junit.jupiter.api.Test;

@@ -2,7 +2,7 @@ package io.quotagate.loadtest.jmh;
 
 import io.quotagate.filter.admission.Admission;
 import io.quotagate.filter.admission.Decision;
-import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.filter.route.Route;
 import io.quotagate.filter.route.RouteTable;
 import io.quotagate.filter.store.BucketStore;
