@@ -16,7 +16,6 @@ import io.quotagate.filter.metrics.RequestStatistics.Outcome;
 import io.quotagate.filter.route.RequestPath;
 import io.quotagate.filter.route.Route;
 import io.quotagate.filter.route.RouteTable;
-import io.quotagate.filter.redis.RedisStore;
 import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.StoreUnavailableException;
@@ -401,14 +400,20 @@ public final class QuotaFilter implements Filter, QuotaSource {
 
     @Override
     public void destroy() {
-        // buckets are heap objects or in Redis; the plans file watcher and a Redis store the filter
+        // buckets are heap objects or in Redis; the plans file watcher and a shared store the filter
         // created (store: redis in the plans file) have threads and connections to stop
         if (watcher != null) {
             watcher.close();
             watcher = null;
         }
         Engine e = engine;
-        if (e != null && e.setup.ownsStore && e.setup.store instanceof RedisStore redis) redis.close();
+        if (e != null && e.setup.ownsStore && e.setup.store instanceof AutoCloseable owned) {
+            try {
+                owned.close();
+            } catch (Exception failure) {
+                LOG.log(System.Logger.Level.WARNING, "quotagate: closing the bucket store failed: " + failure);
+            }
+        }
     }
 
     // ---- limits changed at runtime ------------------------------------------------------------
@@ -613,7 +618,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
             return this;
         }
 
-        /** Where buckets live (the caller closes a {@code RedisStore} it passes here). */
+        /** Where buckets live (the caller closes a store it passes here, such as a {@code RedisStore}). */
         public Builder store(BucketStore store) {
             this.store = Objects.requireNonNull(store, "store");
             return this;
@@ -758,13 +763,10 @@ public final class QuotaFilter implements Filter, QuotaSource {
                 }
             }
             TenantSettings settings = plans.tenants();
-            RedisStore owned = null;
-            BucketStore s = store;
             StoreSettings where = storeSettings != null ? storeSettings : plans.store();
-            if (s == null && where.type() == StoreSettings.Type.REDIS) {
-                s = owned = RedisStore.connect(where, settings.maxTracked());
-            }
-            if (s == null) s = BucketStore.local(settings.maxTracked(), clock);
+            // a shared store comes from its module (store.type: redis needs io.quotagate:limiter-redis)
+            BucketStore s = store != null ? store : BucketStore.open(where, settings.maxTracked(), clock);
+            boolean owned = store == null && s instanceof AutoCloseable;
             TenantDirectory userDirectory = directory == null ? null
                     : TenantDirectory.cached(directory, settings.maxTracked(), Duration.ofMinutes(DIRECTORY_TTL_MINUTES),
                     Duration.ofSeconds(DIRECTORY_NEGATIVE_TTL_SECONDS), clock::nanoTime);
@@ -776,7 +778,7 @@ public final class QuotaFilter implements Filter, QuotaSource {
             };
             Setup setup = new Setup(resolver, userDirectory, Map.copyOf(estimators),
                     new BodyLimits(maxBodyBytes, bodyReadTimeout), legacyHeaders, plansFile, reloadInterval,
-                    maxPlansFileBytes, new ShadowLog(clock), s, owned != null,
+                    maxPlansFileBytes, new ShadowLog(clock), s, owned,
                     new FailureLog(LOG, clock, "tenant resolver"), new FailureLog(LOG, clock, "tenant directory"));
             return new Engine(null, null, null, null, new Admission(plans, s), statistics,
                     new RejectionLog(LOG, clock), new ConcurrencyLimits(plans, clock, waits, s::instanceCount), null, setup)

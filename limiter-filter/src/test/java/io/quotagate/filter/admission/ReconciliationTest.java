@@ -2,6 +2,7 @@ package io.quotagate.filter.admission;
 
 import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.HeldBuckets;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.PlansFile;
 import org.junit.jupiter.api.Test;
@@ -22,11 +23,11 @@ class ReconciliationTest {
             """), store);
 
     private long tenantTokens() {
-        return store.bucket(BucketKind.TENANT, "acme", null).getAvailableTokens();
+        return HeldBuckets.available(store, BucketKind.TENANT, "acme");
     }
 
     private long globalTokens() {
-        return store.bucket(BucketKind.GLOBAL, Admission.GLOBAL_KEY, null).getAvailableTokens();
+        return HeldBuckets.available(store, BucketKind.GLOBAL, Admission.GLOBAL_KEY);
     }
 
     private Decision.Admitted reserve(long cost) {
@@ -112,6 +113,6 @@ class ReconciliationTest {
         Decision.Admitted a = (Decision.Admitted) alone.admit("solo", "llm", 50);
         assertThat(a.globalCharged()).isFalse();
         alone.reconcile(a, 20);
-        assertThat(store.bucket(BucketKind.TENANT, "solo", null).getAvailableTokens()).isEqualTo(80);
+        assertThat(HeldBuckets.available(store, BucketKind.TENANT, "solo")).isEqualTo(80);
     }
 }
