@@ -28,7 +28,8 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>The limits can change while running ({@link #apply}) without losing bucket state: the global
  * bucket is reconfigured at once, each tenant bucket lazily on its next use, both with
- * {@link #INHERITANCE} (the store moves a bucket when handed other {@link BucketLimits}). A plan (or the whole plans file) in shadow mode refuses nothing: the refusal
+ * {@link #INHERITANCE} (the store moves a bucket when handed other {@link BucketLimits}). A plan (or
+ * the whole plans file) in shadow mode refuses nothing: the refusal
  * is counted ({@link #shadowRejections}) and reported in {@link Decision.Admitted#shadowRejection}.
  *
  * <p>Thread-safe; one instance serves every request.
@@ -339,7 +340,7 @@ public final class Admission {
         return pl;
     }
 
-    /** The tenant's bucket, first moved by the store to the plan's current limits if they changed since its last use. */
+    /** The tenant's bucket, moved by the store to the plan's current limits if they changed since its last use. */
     private QuotaBucket tenantBucket(BucketKind kind, String tenant, PlanLimits pl) {
         return store.bucket(kind, tenant, pl.limits);
     }

@@ -18,7 +18,10 @@ public interface QuotaSource {
     /** In-flight and queued counts per concurrency group and tenant. */
     ConcurrencyView concurrency();
 
-    /** Where the buckets live; a Redis store adds the {@code quotagate.store.*} meters. Null: none to report. */
+    /**
+     * Where the buckets live; a shared store (one with a {@link BucketStore#health()}) adds the
+     * {@code quotagate.store.*} meters. Null: none to report.
+     */
     default BucketStore store() {
         return null;
     }

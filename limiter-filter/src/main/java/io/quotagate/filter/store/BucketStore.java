@@ -82,10 +82,12 @@ public interface BucketStore {
     static BucketStore open(StoreSettings settings, int maxTracked, QuotaClock clock) {
         if (settings.type() == StoreSettings.Type.LOCAL) return local(maxTracked, clock);
         // limiter-filter's own loader: the backend module sits beside it (WEB-INF/lib, the class path)
-        for (BucketStoreProvider p : ServiceLoader.load(BucketStoreProvider.class, BucketStore.class.getClassLoader())) {
+        ClassLoader loader = BucketStore.class.getClassLoader();
+        for (BucketStoreProvider p : ServiceLoader.load(BucketStoreProvider.class, loader)) {
             if (p.type() == settings.type()) return p.open(settings, maxTracked, clock);
         }
         String type = settings.type().name().toLowerCase(Locale.ROOT);
-        throw new IllegalStateException("store.type: " + type + " needs io.quotagate:limiter-" + type + " on the class path");
+        throw new IllegalStateException("store.type: " + type + " needs io.quotagate:limiter-" + type
+                + " on the class path");
     }
 }

@@ -1,6 +1,7 @@
 package io.quotagate.filter.store;
 
 import io.quotagate.filter.core.BucketKind;
+import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.Bandwidth;
 import org.junit.jupiter.api.Test;
 
@@ -13,18 +14,22 @@ import static org.assertj.core.api.Assertions.assertThat;
  * What every {@link BucketStore} must do, whatever holds the buckets: run by a subclass per store
  * (local; in limiter-redis: Redis, Redis with a local allowance, and the failover path while Redis is
  * unreachable), as bucket4j runs one abstract test against every backend. Subclasses give a fresh,
- * empty store per test and a way to move its time.
+ * empty store per test, on {@link #clock} (its local and, for Redis, its wall time).
  */
 public abstract class BucketStoreContract {
     /** 10 units of burst, 1 unit per second. */
     protected static final BucketLimits TEN_PER_TEN_SECONDS = BucketLimits.of(List.of(
             new Bandwidth("burst", 10, 1, Duration.ofSeconds(1))));
 
-    /** A store that no other test shares. */
+    /** The time of the store under test; the contract moves it. */
+    protected final ManualClock clock = new ManualClock();
+
+    /** A store on {@link #clock} that no other test shares. */
     protected abstract BucketStore store();
 
-    /** Moves the store's time forward. */
-    protected abstract void advance(Duration d);
+    private void advance(Duration d) {
+        clock.advance(d);
+    }
 
     @Test
     void aNewBucketIsFull() {
@@ -110,13 +115,15 @@ public abstract class BucketStoreContract {
     void otherLimitsMoveTheBucketKeepingItsTokens() {
         BucketStore store = store();
         assertThat(store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS).tryTake(7)).isTrue();
-        BucketLimits larger = BucketLimits.next(TEN_PER_TEN_SECONDS, List.of(new Bandwidth("burst", 20, 2, Duration.ofSeconds(1))));
+        BucketLimits larger = BucketLimits.next(TEN_PER_TEN_SECONDS,
+                List.of(new Bandwidth("burst", 20, 2, Duration.ofSeconds(1))));
         QuotaBucket moved = store.bucket(BucketKind.TENANT, "acme", larger);
         assertThat(moved.available()).as("AS_IS: no extra burst from raised limits").isEqualTo(3);
         advance(Duration.ofSeconds(1));
         assertThat(moved.available()).as("refilled at the new rate").isEqualTo(5);
         BucketLimits smaller = BucketLimits.next(larger, List.of(new Bandwidth("burst", 2, 1, Duration.ofSeconds(1))));
-        assertThat(store.bucket(BucketKind.TENANT, "acme", smaller).available()).as("capped at the new capacity").isEqualTo(2);
+        assertThat(store.bucket(BucketKind.TENANT, "acme", smaller).available()).as("capped at the new capacity")
+                .isEqualTo(2);
     }
 
     @Test

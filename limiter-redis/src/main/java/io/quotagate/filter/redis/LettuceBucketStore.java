@@ -43,13 +43,15 @@ final class LettuceBucketStore implements RedisStore {
 
     LettuceBucketStore(StoreSettings settings, int maxTracked, Clock wallClock, QuotaClock localClock) {
         this.settings = Objects.requireNonNull(settings, "settings");
-        if (settings.type() != StoreSettings.Type.REDIS) throw new IllegalArgumentException("settings are not of type redis");
+        if (settings.type() != StoreSettings.Type.REDIS) {
+            throw new IllegalArgumentException("settings are not of type redis");
+        }
         if (maxTracked <= 0) throw new IllegalArgumentException("maxTracked must be > 0, was " + maxTracked);
         this.redis = new RedisConnection(settings, Objects.requireNonNull(wallClock, "wallClock"));
         this.registry = new InstanceRegistry(redis, settings);
         this.health = new RedisHealth(settings, registry::count);
-        this.failover = new Failover(redis, health, new LocalShares(BucketStore.local(maxTracked, localClock), registry::count),
-                settings);
+        LocalShares shares = new LocalShares(BucketStore.local(maxTracked, localClock), registry::count);
+        this.failover = new Failover(redis, health, shares, settings);
         this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "quotagate-redis-heartbeat");
             t.setDaemon(true);

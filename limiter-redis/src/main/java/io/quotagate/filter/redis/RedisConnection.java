@@ -103,7 +103,7 @@ final class RedisConnection implements AutoCloseable {
                 .clientClock(wallClock)
                 .requestTimeout(settings.timeout())
                 .maxRetries(settings.maxRetries())
-                .expirationAfterWrite(ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(KEEP_AFTER_REFILL))
+                .expirationAfterWrite(expiringAfterRefillPlus(KEEP_AFTER_REFILL))
                 .build();
         Link l = new Link(connection, proxies);
         link = l;
@@ -127,7 +127,7 @@ final class RedisConnection implements AutoCloseable {
         ProxyManager<String> patient = Bucket4jLettuce.casBasedBuilder(link().connection())
                 .clientClock(wallClock)
                 .requestTimeout(Duration.ofSeconds(2))
-                .expirationAfterWrite(ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(1)))
+                .expirationAfterWrite(expiringAfterRefillPlus(Duration.ofSeconds(1)))
                 .build();
         BucketConfiguration one = BucketConfiguration.builder()
                 .addLimit(l -> l.capacity(1).refillGreedy(1, Duration.ofSeconds(1))).build();
@@ -142,10 +142,16 @@ final class RedisConnection implements AutoCloseable {
         StoreSettings.LocalAllowance allowance = settings.localAllowance();
         if (allowance != null) {
             // on the store's clock (not bucket4j's default system clock), as the Redis state is
-            return builder.withOptimization(new DelayOptimization(new DelayParameters(allowance.units(), allowance.maxDelay()),
-                    OptimizationListener.createDefault(), wallClock));
+            DelayParameters delay = new DelayParameters(allowance.units(), allowance.maxDelay());
+            return builder.withOptimization(
+                    new DelayOptimization(delay, OptimizationListener.createDefault(), wallClock));
         }
         return settings.batching() ? builder.withOptimization(Optimizations.batching()) : builder;
+    }
+
+    /** Keys expire {@code extra} after their bucket would be full again (a full bucket equals a missing one). */
+    private static ExpirationAfterWriteStrategy expiringAfterRefillPlus(Duration extra) {
+        return ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(extra);
     }
 
     /** Disconnects and stops Lettuce's threads. */

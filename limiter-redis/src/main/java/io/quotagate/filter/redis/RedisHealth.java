@@ -135,8 +135,8 @@ final class RedisHealth implements StoreHealth {
         }
         if (outages.sum() > 0) {
             LOG.log(System.Logger.Level.INFO, "quotagate: Redis at " + redactedUri + " answers again after "
-                    + Duration.ofNanos(System.nanoTime() - since).toMillis() + " ms; buckets are shared again (instances: "
-                    + instanceCount.getAsInt() + ")");
+                    + Duration.ofNanos(System.nanoTime() - since).toMillis()
+                    + " ms; buckets are shared again (instances: " + instanceCount.getAsInt() + ")");
         }
     }
 

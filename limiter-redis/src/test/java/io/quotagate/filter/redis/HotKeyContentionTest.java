@@ -76,6 +76,7 @@ class HotKeyContentionTest {
         assertThat(RedisHealth.classify(BucketExceptions.from(new RedisCommandTimeoutException("slow"))))
                 .isEqualTo(RedisHealth.Failure.SLOW);
         assertThat(RedisHealth.classify(BucketExceptions.timeoutReached(1, 2))).isEqualTo(RedisHealth.Failure.SLOW);
-        assertThat(RedisHealth.classify(new IllegalStateException("something else"))).isEqualTo(RedisHealth.Failure.OUTAGE);
+        assertThat(RedisHealth.classify(new IllegalStateException("something else")))
+                .isEqualTo(RedisHealth.Failure.OUTAGE);
     }
 }

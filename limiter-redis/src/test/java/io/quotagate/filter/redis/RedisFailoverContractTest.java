@@ -2,7 +2,6 @@ package io.quotagate.filter.redis;
 
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.BucketStoreContract;
-import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.StoreSettings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -19,7 +18,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * behave as any store does.
  */
 class RedisFailoverContractTest extends BucketStoreContract {
-    private final ManualClock clock = new ManualClock();
     private RedisStore store;
 
     @BeforeEach
@@ -45,10 +43,5 @@ class RedisFailoverContractTest extends BucketStoreContract {
     @Override
     protected BucketStore store() {
         return store;
-    }
-
-    @Override
-    protected void advance(Duration d) {
-        clock.advance(d);
     }
 }

@@ -131,22 +131,26 @@ class RedisStoreTest {
                      100, clock.wallClock(), clock)) {
             Admission admission = new Admission(plans(1000), store);
             own.command("CONFIG", "RESETSTAT");
-            for (int i = 0; i < 5; i++) assertThat(admission.admit("acme", "free", 1)).isInstanceOf(Decision.Admitted.class);
+            for (int i = 0; i < 5; i++) assertAdmitted(admission);
             assertThat(own.calls("eval")).as("limits the filter started with: one swap per decision").isEqualTo(5);
 
             admission.apply(plans(5));
             own.command("CONFIG", "RESETSTAT");
-            for (int i = 0; i < 3; i++) assertThat(admission.admit("acme", "free", 1)).isInstanceOf(Decision.Admitted.class);
+            for (int i = 0; i < 3; i++) assertAdmitted(admission);
             assertThat(own.calls("eval")).as("the bucket moved once, then one swap per decision").isEqualTo(1 + 3);
 
             admission.apply(plans(5)); // the same limits again: nothing to move
             own.command("CONFIG", "RESETSTAT");
-            for (int i = 0; i < 2; i++) assertThat(admission.admit("acme", "free", 1)).isInstanceOf(Decision.Admitted.class);
+            for (int i = 0; i < 2; i++) assertAdmitted(admission);
             assertThat(own.calls("eval")).as("no move").isEqualTo(2);
             assertThat(admission.admit("acme", "free", 1)).as("AS_IS: 995 left, capped at 5, 5 taken")
                     .isInstanceOf(Decision.Rejected.class);
             assertThat(store.fallbackDecisions()).isZero();
         }
+    }
+
+    private static void assertAdmitted(Admission admission) {
+        assertThat(admission.admit("acme", "free", 1)).isInstanceOf(Decision.Admitted.class);
     }
 
     private static io.quotagate.plans.Plans plans(long capacity) {
