@@ -1,15 +1,10 @@
 package io.quotagate.filter.admission;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
-import io.github.bucket4j.Bucket;
-import io.github.bucket4j.BucketConfiguration;
-import io.github.bucket4j.EstimationProbe;
 import io.github.bucket4j.TokensInheritanceStrategy;
-import io.github.bucket4j.VerboseResult;
-import io.github.bucket4j.local.LocalBucket;
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
+import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.Plan;
@@ -34,8 +29,9 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>It holds no configuration of its own: every call names the {@link Policy} that decides it, so
  * one request is decided and settled by one policy however the limits change meanwhile. A new policy
- * ({@link #policy}) keeps every bucket's state: the shared buckets are reconfigured at once, each
- * tenant bucket lazily on its next use, both with {@link #INHERITANCE}. A plan (or the whole plans file) in shadow mode refuses nothing: the refusal
+ * ({@link #policy}) keeps every bucket's state: the shared buckets are moved at once, each tenant
+ * bucket lazily on its next use, both with {@link #INHERITANCE} (the store moves a bucket when handed
+ * other {@link BucketLimits}). A plan (or the whole plans file) in shadow mode refuses nothing: the refusal
  * is counted ({@link #shadowRejections}) and reported in {@link Decision.Admitted#shadowRejection}.
  *
  * <p>Thread-safe; one instance serves every request.
@@ -46,33 +42,20 @@ public final class Admission {
     /** Key of the guest pool, in the same table as the global bucket. */
     static final String GUESTS_KEY = "guests";
 
-    /**
-     * How a bucket keeps its tokens when its limits change: {@code AS_IS}. Each bandwidth keeps the
-     * tokens it has (matched by name), capped at its new capacity; a debt stays a debt; a bandwidth
-     * that did not exist before starts full. So raising a quota gives nobody an instant extra burst
-     * (the bucket refills up to the new capacity at the new rate), lowering it takes effect at once,
-     * and a tenant that just emptied its bucket cannot escape the wait through a configuration
-     * change. {@code PROPORTIONALLY} would scale a debt too, {@code RESET} would refill everybody.
-     */
-    public static final TokensInheritanceStrategy INHERITANCE = TokensInheritanceStrategy.AS_IS;
+    /** How a bucket keeps its tokens when its limits change: {@link BucketLimits#INHERITANCE} ({@code AS_IS}). */
+    public static final TokensInheritanceStrategy INHERITANCE = BucketLimits.INHERITANCE;
 
     private final BucketStore store;
     private final LongAdder[] shadowed = new LongAdder[Reason.values().length];
-    /**
-     * For buckets that are not local (a shared store hands out proxies whose configuration cannot be
-     * read cheaply): the configuration this instance last gave each tenant's bucket.
-     */
-    private final Cache<String, BucketConfiguration> appliedToRemote =
-            Caffeine.newBuilder().maximumSize(100_000).executor(Runnable::run).build();
 
     /** One plan's buckets: their configuration and what else admission needs to know per request. */
-    private record PlanLimits(BucketConfiguration config, long maxCost, boolean shadow, boolean publish) {
+    private record PlanLimits(BucketLimits limits, long maxCost, boolean shadow, boolean publish) {
     }
 
     /** The bucket limits of a {@link Policy}: what it sizes and which shared buckets it charges. */
-    record Limits(Map<String, PlanLimits> plans, Map<String, PlanLimits> overrides, Bucket global,
-                  BucketConfiguration globalConfig, long globalMaxCost, Bucket guests,
-                  BucketConfiguration guestsConfig, long guestsMaxCost, boolean changedSinceStart) {
+    record Limits(Map<String, PlanLimits> plans, Map<String, PlanLimits> overrides, QuotaBucket global,
+                  BucketLimits globalLimits, long globalMaxCost, QuotaBucket guests,
+                  BucketLimits guestsLimits, long guestsMaxCost) {
     }
 
     /** @param store where the buckets live */
@@ -100,14 +83,14 @@ public final class Admission {
 
     private Limits limits(Plans plans, Limits previous) {
         SharedBucket global = shared(GLOBAL_KEY, plans.global().map(GlobalQuota::limits).orElse(List.of()),
-                previous == null ? null : previous.globalConfig, previous != null);
+                previous == null ? null : previous.globalLimits, previous != null);
         SharedBucket guests = shared(GUESTS_KEY, plans.tenants().guests().limits(),
-                previous == null ? null : previous.guestsConfig, previous != null);
+                previous == null ? null : previous.guestsLimits, previous != null);
         long globalMaxCost = global.maxCost();
         Map<String, PlanLimits> byName = new HashMap<>();
         for (Plan plan : plans.plans().values()) {
             PlanLimits old = previous == null ? null : previous.plans.get(plan.name());
-            byName.put(plan.name(), planLimits(plan.limits(), old, globalMaxCost,
+            byName.put(plan.name(), planLimits(plan.limits(), old, previous != null, globalMaxCost,
                     plan.shadow() || plans.shadow(), plan.publish()));
         }
         // tenants.overrides: a tenant's own limits, with its plan's shadow/publish flags
@@ -116,24 +99,23 @@ public final class Admission {
             String tenant = o.getKey();
             PlanLimits old = previous == null ? null : previous.overrides.get(tenant);
             PlanLimits plan = byName.get(plans.tenants().assignments().get(tenant));
-            overrides.put(tenant, planLimits(o.getValue(), old, globalMaxCost,
+            overrides.put(tenant, planLimits(o.getValue(), old, previous != null, globalMaxCost,
                     plan != null && plan.shadow, plan != null && plan.publish));
         }
-        return new Limits(Map.copyOf(byName), Map.copyOf(overrides), global.bucket(), global.config(), globalMaxCost,
-                guests.bucket(), guests.config(), guests.maxCost(), previous != null);
+        return new Limits(Map.copyOf(byName), Map.copyOf(overrides), global.bucket(), global.limits(), globalMaxCost,
+                guests.bucket(), guests.limits(), guests.maxCost());
     }
 
     /** A bucket every tenant (global quota) or every guest (guest pool) shares; all null for no limits. */
-    private record SharedBucket(Bucket bucket, BucketConfiguration config, long maxCost) {
+    private record SharedBucket(QuotaBucket bucket, BucketLimits limits, long maxCost) {
     }
 
-    /** The shared bucket under {@code key}, moved to {@code limits} (keeping its tokens) on a reload. */
-    private SharedBucket shared(String key, List<Bandwidth> limits, BucketConfiguration previous, boolean reload) {
+    /** The shared bucket under {@code key}, moved by the store to {@code limits} (keeping its tokens) on a reload. */
+    private SharedBucket shared(String key, List<Bandwidth> limits, BucketLimits previous, boolean reload) {
         if (limits.isEmpty()) return new SharedBucket(null, null, Long.MAX_VALUE);
-        BucketConfiguration config = configuration(limits, previous);
-        Bucket bucket = store.bucket(BucketKind.GLOBAL, key, config);
-        if (reload) reconfigure(bucket, config);
-        return new SharedBucket(bucket, config, smallestCapacity(config));
+        BucketLimits bucketLimits = bucketLimits(limits, previous, reload);
+        return new SharedBucket(store.bucket(BucketKind.GLOBAL, key, bucketLimits), bucketLimits,
+                bucketLimits.smallestCapacity());
     }
 
     /**
@@ -168,24 +150,24 @@ public final class Admission {
             throw new IllegalArgumentException("cost " + cost + " exceeds " + maxCost
                     + ", the most this tenant's buckets hold: it could never be admitted (check maxCost first)");
         }
-        Bucket tenantBucket = tenantBucket(l, kind, key, pl);
-        Bucket guests = kind == BucketKind.GUEST ? l.guests : null;
-        Bucket global = l.global;
+        QuotaBucket tenantBucket = tenantBucket(kind, key, pl);
+        QuotaBucket guests = kind == BucketKind.GUEST ? l.guests : null;
+        QuotaBucket global = l.global;
         Decision.Rejected refusal = null;
         // tryConsume allocates nothing; the wait is computed only for the rare refusal
-        if (!tenantBucket.tryConsume(cost)) {
+        if (!tenantBucket.tryTake(cost)) {
             // the client must also find the shared buckets able to take it when it comes back
-            refusal = longest(new Decision.Rejected(Reason.TENANT_RATE, waitFor(tenantBucket, cost)),
+            refusal = longest(new Decision.Rejected(Reason.TENANT_RATE, tenantBucket.nanosToWait(cost)),
                     guests, Reason.GUEST_RATE, global, cost);
         } else if (guests != null && !takeShared(guests, tenantBucket, null, cost)) {
             // the tenant is never charged for a request that does not run
-            tenantBucket.addTokens(cost);
-            refusal = longest(new Decision.Rejected(Reason.GUEST_RATE, waitFor(guests, cost)),
+            tenantBucket.refund(cost);
+            refusal = longest(new Decision.Rejected(Reason.GUEST_RATE, guests.nanosToWait(cost)),
                     null, null, global, cost);
         } else if (global != null && !takeShared(global, tenantBucket, guests, cost)) {
-            tenantBucket.addTokens(cost);
-            if (guests != null) guests.addTokens(cost);
-            refusal = new Decision.Rejected(Reason.GLOBAL_RATE, waitFor(global, cost));
+            tenantBucket.refund(cost);
+            if (guests != null) guests.refund(cost);
+            refusal = new Decision.Rejected(Reason.GLOBAL_RATE, global.nanosToWait(cost));
         }
         if (refusal == null) return new Decision.Admitted(kind, key, plan, cost, global != null, guests != null, null);
         if (!pl.shadow) return refusal;
@@ -195,14 +177,14 @@ public final class Admission {
     }
 
     /** {@code refusal}, or the refusal of a shared bucket that would make the client wait longer. */
-    private static Decision.Rejected longest(Decision.Rejected refusal, Bucket guests, Reason guestsReason,
-                                             Bucket global, long cost) {
+    private static Decision.Rejected longest(Decision.Rejected refusal, QuotaBucket guests, Reason guestsReason,
+                                             QuotaBucket global, long cost) {
         if (guests != null) {
-            long wait = waitFor(guests, cost);
+            long wait = guests.nanosToWait(cost);
             if (wait > refusal.nanosToWait()) refusal = new Decision.Rejected(guestsReason, wait);
         }
         if (global != null) {
-            long wait = waitFor(global, cost);
+            long wait = global.nanosToWait(cost);
             if (wait > refusal.nanosToWait()) refusal = new Decision.Rejected(Reason.GLOBAL_RATE, wait);
         }
         return refusal;
@@ -225,22 +207,22 @@ public final class Admission {
         if (admitted.charged() == 0 || actualCost == admitted.charged()) return 0;
         Limits l = policy.limits;
         PlanLimits pl = limitsOf(l, admitted.kind(), admitted.tenant(), admitted.plan());
-        Bucket global = admitted.globalCharged() ? l.global : null;
-        Bucket guests = admitted.guestsCharged() ? l.guests : null;
+        QuotaBucket global = admitted.globalCharged() ? l.global : null;
+        QuotaBucket guests = admitted.guestsCharged() ? l.guests : null;
         if (actualCost < admitted.charged()) {
             long refund = admitted.charged() - actualCost;
-            // addTokens caps at capacity: a refund can never push a bucket above full
-            tenantBucket(l, admitted.kind(), admitted.tenant(), pl).addTokens(refund);
-            if (guests != null) guests.addTokens(refund);
-            if (global != null) global.addTokens(refund);
+            // a refund caps at capacity: it can never push a bucket above full
+            tenantBucket(admitted.kind(), admitted.tenant(), pl).refund(refund);
+            if (guests != null) guests.refund(refund);
+            if (global != null) global.refund(refund);
             return -refund;
         }
         long excess = Math.min(actualCost - admitted.charged(), pl.maxCost);
-        tenantBucket(l, admitted.kind(), admitted.tenant(), pl).consumeIgnoringRateLimits(excess);
+        tenantBucket(admitted.kind(), admitted.tenant(), pl).forceTake(excess);
         // read it once more so the store sees the debt (a bucket in debt needs longer to be full)
         store.changed(admitted.kind(), admitted.tenant());
-        if (guests != null) guests.consumeIgnoringRateLimits(excess);
-        if (global != null) global.consumeIgnoringRateLimits(excess);
+        if (guests != null) guests.forceTake(excess);
+        if (global != null) global.forceTake(excess);
         return excess;
     }
 
@@ -280,17 +262,15 @@ public final class Admission {
 
     /** As {@link #status(Policy, String, String)}, for the bucket in the {@code kind} table. */
     public List<LimitStatus> status(Policy policy, BucketKind kind, String tenant, String plan) {
-        Limits l = policy.limits;
-        VerboseResult<Long> verbose = tenantBucket(l, kind, tenant, limitsOf(l, kind, tenant, plan))
-                .asVerbose().getAvailableTokens();
-        io.github.bucket4j.Bandwidth[] bandwidths = verbose.getConfiguration().getBandwidths();
-        long[] tokens = verbose.getDiagnostics().getAvailableTokensPerEachBandwidth();
-        List<LimitStatus> out = new ArrayList<>(bandwidths.length);
-        for (int i = 0; i < bandwidths.length; i++) {
-            io.github.bucket4j.Bandwidth b = bandwidths[i];
-            long window = RetryAfter.seconds(nanosToRefill(b, b.getCapacity()));
-            long missing = b.getCapacity() - tokens[i];
-            out.add(new LimitStatus(b.getId(), b.getCapacity(), window, Math.max(0, tokens[i]),
+        PlanLimits pl = limitsOf(policy.limits, kind, tenant, plan);
+        long[] tokens = tenantBucket(kind, tenant, pl).availablePerBandwidth();
+        List<Bandwidth> bandwidths = pl.limits.bandwidths();
+        List<LimitStatus> out = new ArrayList<>(bandwidths.size());
+        for (int i = 0; i < bandwidths.size(); i++) {
+            Bandwidth b = bandwidths.get(i);
+            long window = RetryAfter.seconds(nanosToRefill(b, b.capacity()));
+            long missing = b.capacity() - tokens[i];
+            out.add(new LimitStatus(b.name(), b.capacity(), window, Math.max(0, tokens[i]),
                     missing <= 0 ? 0 : nanosToRefill(b, missing)));
         }
         return out;
@@ -300,27 +280,18 @@ public final class Admission {
      * Takes {@code cost} from a shared bucket (the guest pool or the global quota); if that throws (a
      * store gone), the units already taken from the tenant's bucket and the guest pool go back first.
      */
-    private static boolean takeShared(Bucket shared, Bucket tenantBucket, Bucket guests, long cost) {
+    private static boolean takeShared(QuotaBucket shared, QuotaBucket tenantBucket, QuotaBucket guests, long cost) {
         try {
-            return shared.tryConsume(cost);
+            return shared.tryTake(cost);
         } catch (RuntimeException storeFailure) {
             try {
-                tenantBucket.addTokens(cost);
-                if (guests != null) guests.addTokens(cost);
+                tenantBucket.refund(cost);
+                if (guests != null) guests.refund(cost);
             } catch (RuntimeException alsoFailed) {
                 storeFailure.addSuppressed(alsoFailed);
             }
             throw storeFailure;
         }
-    }
-
-    /**
-     * Nanoseconds until {@code bucket} can take {@code cost}. Read after a refused take, so it is
-     * normally &gt; 0; if tokens arrived in between, 0 (the Retry-After floor of 1 s still applies).
-     */
-    private static long waitFor(Bucket bucket, long cost) {
-        EstimationProbe probe = bucket.estimateAbilityToConsume(cost);
-        return probe.canBeConsumed() ? 0 : probe.getNanosToWaitForRefill();
     }
 
     /** True if a global quota is in force. */
@@ -330,8 +301,8 @@ public final class Admission {
 
     /** Units available now in the global quota (the smallest over its bandwidths), or 0 if there is none. */
     public long globalAvailableTokens(Policy policy) {
-        Bucket global = policy.limits.global;
-        return global == null ? 0 : global.getAvailableTokens();
+        QuotaBucket global = policy.limits.global;
+        return global == null ? 0 : global.available();
     }
 
     /** The global quota's capacity (its smallest bandwidth), or 0 if there is none. */
@@ -361,69 +332,35 @@ public final class Admission {
         return pl;
     }
 
-    /** The tenant's bucket, first moved to the plan's current limits if they changed since its last use. */
-    private Bucket tenantBucket(Limits l, BucketKind kind, String tenant, PlanLimits pl) {
-        Bucket bucket = store.bucket(kind, tenant, pl.config);
-        if (bucket instanceof LocalBucket local) {
-            // identity check: a bucket carries the very configuration instance it was built or last moved with
-            if (local.getConfiguration() != pl.config) {
-                local.replaceConfiguration(pl.config, INHERITANCE);
-                store.changed(kind, tenant); // let the store re-time its expiry
-            }
-        } else if (l.changedSinceStart) {
-            String remoteKey = kind.keyPart() + ":" + tenant;
-            if (appliedToRemote.getIfPresent(remoteKey) != pl.config) {
-                // AS_IS with the configuration the bucket already has changes nothing, so repeating it is harmless
-                bucket.replaceConfiguration(pl.config, INHERITANCE);
-                appliedToRemote.put(remoteKey, pl.config);
-            }
-        }
-        return bucket;
-    }
-
-    private static void reconfigure(Bucket bucket, BucketConfiguration config) {
-        if (!(bucket instanceof LocalBucket local) || local.getConfiguration() != config) {
-            bucket.replaceConfiguration(config, INHERITANCE);
-        }
+    /** The tenant's bucket, moved by the store to the plan's current limits if they changed since its last use. */
+    private QuotaBucket tenantBucket(BucketKind kind, String tenant, PlanLimits pl) {
+        return store.bucket(kind, tenant, pl.limits);
     }
 
     /**
-     * A plan's limits from its bandwidths: the configuration ({@code old}'s own instance if equal, so
-     * the buckets that carry it stay untouched) and the cost bound (never above the global quota's).
+     * A plan's limits from its bandwidths (see {@link #bucketLimits}) and the cost bound (never above
+     * the global quota's).
      */
-    private static PlanLimits planLimits(List<Bandwidth> bandwidths, PlanLimits old, long globalMaxCost,
+    private static PlanLimits planLimits(List<Bandwidth> bandwidths, PlanLimits old, boolean reload, long globalMaxCost,
                                          boolean shadow, boolean publish) {
-        BucketConfiguration config = configuration(bandwidths, old == null ? null : old.config);
-        return new PlanLimits(config, Math.min(smallestCapacity(config), globalMaxCost), shadow, publish);
+        BucketLimits limits = bucketLimits(bandwidths, old == null ? null : old.limits, reload);
+        return new PlanLimits(limits, Math.min(limits.smallestCapacity(), globalMaxCost), shadow, publish);
     }
 
-    /** The configuration for {@code bandwidths}; {@code previous} itself if equal (the instance the buckets carry). */
-    private static BucketConfiguration configuration(List<Bandwidth> bandwidths, BucketConfiguration previous) {
-        BucketConfiguration config = configuration(bandwidths);
-        return previous != null && previous.equals(config) ? previous : config;
-    }
-
-    private static long smallestCapacity(BucketConfiguration config) {
-        long min = Long.MAX_VALUE;
-        for (io.github.bucket4j.Bandwidth b : config.getBandwidths()) min = Math.min(min, b.getCapacity());
-        return min;
+    /**
+     * The limits for {@code bandwidths}: at start, the initial ones; on a reload, {@code previous}'s
+     * configuration if equal, so the buckets that carry it stay untouched (see {@link BucketLimits#next}).
+     */
+    private static BucketLimits bucketLimits(List<Bandwidth> bandwidths, BucketLimits previous, boolean reload) {
+        return reload ? BucketLimits.next(previous, bandwidths) : BucketLimits.of(bandwidths);
     }
 
     /**
      * Nanoseconds for the bandwidth to refill {@code units}: multiplied before divided, so a refill that
      * does not divide the period (45 per second) gives the exact figure, not one nanosecond more.
      */
-    private static long nanosToRefill(io.github.bucket4j.Bandwidth b, long units) {
-        double nanos = (double) units * b.getRefillPeriodNanos() / b.getRefillTokens();
+    private static long nanosToRefill(Bandwidth b, long units) {
+        double nanos = (double) units * b.period().toNanos() / b.refill();
         return nanos >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) Math.ceil(nanos);
-    }
-
-    /** The bucket4j configuration for a list of bandwidths (greedy refill: tokens arrive smoothly). */
-    public static BucketConfiguration configuration(List<Bandwidth> limits) {
-        var builder = BucketConfiguration.builder();
-        for (Bandwidth b : limits) {
-            builder.addLimit(l -> l.capacity(b.capacity()).refillGreedy(b.refill(), b.period()).id(b.name()));
-        }
-        return builder.build();
     }
 }

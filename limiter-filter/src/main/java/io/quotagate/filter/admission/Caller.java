@@ -1,6 +1,6 @@
 package io.quotagate.filter.admission;
 
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
 
 /**
  * Who a request is charged to, as the gate placed it.

@@ -1,6 +1,7 @@
 package io.quotagate.filter.admission;
 
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
+import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.GroupSettings;
 import io.quotagate.plans.Plan;

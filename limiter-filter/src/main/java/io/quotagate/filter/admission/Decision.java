@@ -1,6 +1,6 @@
 package io.quotagate.filter.admission;
 
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
 
 import java.util.Objects;
 

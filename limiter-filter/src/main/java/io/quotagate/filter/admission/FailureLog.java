@@ -1,5 +1,7 @@
 package io.quotagate.filter.admission;
 
+import io.quotagate.filter.core.QuotaClock;
+
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;

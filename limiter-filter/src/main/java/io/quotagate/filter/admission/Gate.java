@@ -1,7 +1,7 @@
 package io.quotagate.filter.admission;
 
 import io.quotagate.filter.route.Route;
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.StoreUnavailableException;
 import io.quotagate.plans.Plans;

@@ -1,6 +1,6 @@
 package io.quotagate.filter.admission;
 
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.TenantSettings;
 import io.quotagate.tenant.TenantDirectory;

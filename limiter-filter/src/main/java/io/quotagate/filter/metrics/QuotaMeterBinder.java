@@ -7,11 +7,11 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.quotagate.filter.redis.RedisStore;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.admission.Reason;
 
+import io.quotagate.filter.store.StoreHealth;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -187,18 +187,19 @@ public final class QuotaMeterBinder implements MeterBinder {
                     .baseUnit("units")
                     .register(registry);
         }
-        if (store instanceof RedisStore redis) {
-            FunctionCounter.builder(STORE_FALLBACK, redis, RedisStore::fallbackDecisions)
+        StoreHealth health = store == null ? null : store.health().orElse(null);
+        if (health != null) {
+            FunctionCounter.builder(STORE_FALLBACK, health, StoreHealth::fallbackDecisions)
                     .description("Bucket operations answered from local buckets (quota / instances) instead of Redis")
                     .baseUnit("operations")
                     .register(registry);
-            FunctionCounter.builder(STORE_OUTAGES, redis, RedisStore::outages)
+            FunctionCounter.builder(STORE_OUTAGES, health, StoreHealth::outages)
                     .description("Times this instance lost Redis and switched to local buckets")
                     .register(registry);
-            Gauge.builder(STORE_AVAILABLE, redis, r -> r.redisAvailable() ? 1 : 0)
+            Gauge.builder(STORE_AVAILABLE, health, h -> h.available() ? 1 : 0)
                     .description("1 while the buckets are in Redis, 0 while answering from local buckets")
                     .register(registry);
-            Gauge.builder(STORE_INSTANCES, redis, RedisStore::instanceCount)
+            Gauge.builder(STORE_INSTANCES, health, StoreHealth::instanceCount)
                     .description("Instances sharing the Redis store (heartbeat; last known value during an outage)")
                     .register(registry);
         }

@@ -24,7 +24,10 @@ public interface QuotaSource {
     /** Requests that shadow mode let through although the limits would have refused them for {@code reason}. */
     long shadowRejections(Reason reason);
 
-    /** Where the buckets live; a Redis store adds the {@code quotagate.store.*} meters. Null: none to report. */
+    /**
+     * Where the buckets live; a shared store (one with a {@link BucketStore#health()}) adds the
+     * {@code quotagate.store.*} meters. Null: none to report.
+     */
     default BucketStore store() {
         return null;
     }

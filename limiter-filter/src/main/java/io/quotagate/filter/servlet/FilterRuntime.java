@@ -9,7 +9,6 @@ import io.quotagate.filter.admission.LimitStatus;
 import io.quotagate.filter.admission.Policy;
 import io.quotagate.filter.admission.Reason;
 import io.quotagate.filter.metrics.RequestStatistics;
-import io.quotagate.filter.redis.RedisStore;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.GlobalQuota;
@@ -99,13 +98,10 @@ final class FilterRuntime implements QuotaControl {
             }
         }
         TenantSettings settings = plans.tenants();
-        RedisStore owned = null;
-        BucketStore store = b.store;
         StoreSettings where = b.storeSettings != null ? b.storeSettings : plans.store();
-        if (store == null && where.type() == StoreSettings.Type.REDIS) {
-            store = owned = RedisStore.connect(where, settings.maxTracked());
-        }
-        if (store == null) store = BucketStore.local(settings.maxTracked(), b.clock);
+        // a shared store comes from its module (store.type: redis needs io.quotagate:limiter-redis)
+        BucketStore store = b.store != null ? b.store : BucketStore.open(where, settings.maxTracked(), b.clock);
+        boolean owned = b.store == null && store instanceof AutoCloseable;
         TenantDirectory userDirectory = b.directory == null ? null
                 : TenantDirectory.cached(b.directory, settings.maxTracked(),
                 Duration.ofMinutes(QuotaFilter.Builder.DIRECTORY_TTL_MINUTES),
@@ -118,7 +114,7 @@ final class FilterRuntime implements QuotaControl {
         };
         Setup setup = new Setup(b.resolver, userDirectory, Map.copyOf(b.estimators),
                 new BodyLimits(b.maxBodyBytes, b.bodyReadTimeout), b.legacyHeaders, b.plansFile, b.reloadInterval,
-                b.maxPlansFileBytes, new ShadowLog(b.clock), store, owned != null,
+                b.maxPlansFileBytes, new ShadowLog(b.clock), store, owned,
                 new FailureLog(LOG, b.clock, "tenant resolver"));
         ConcurrencyLimits concurrency = new ConcurrencyLimits(plans, b.clock, waits, store::instanceCount);
         Gate gate = new Gate(store, concurrency, new FailureLog(LOG, b.clock, "tenant directory"));
@@ -214,8 +210,14 @@ final class FilterRuntime implements QuotaControl {
         return setup.store();
     }
 
-    /** Closes what the filter created: a Redis store made from {@code store:}. */
+    /** Closes what the filter created: a shared store made from {@code store:}. */
     void close() {
-        if (setup.ownsStore() && setup.store() instanceof RedisStore redis) redis.close();
+        if (setup.ownsStore() && setup.store() instanceof AutoCloseable owned) {
+            try {
+                owned.close();
+            } catch (Exception failure) {
+                LOG.log(System.Logger.Level.WARNING, "quotagate: closing the bucket store failed: " + failure);
+            }
+        }
     }
 }

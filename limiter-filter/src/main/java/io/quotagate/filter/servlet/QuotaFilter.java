@@ -8,7 +8,7 @@ import io.quotagate.filter.admission.LimitStatus;
 import io.quotagate.filter.admission.Outcome;
 import io.quotagate.filter.admission.Permit;
 import io.quotagate.filter.admission.Reason;
-import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.filter.admission.Ticket;
 import io.quotagate.filter.metrics.RequestStatistics;
 import io.quotagate.filter.route.RequestPath;
@@ -290,7 +290,7 @@ public final class QuotaFilter implements Filter {
 
     @Override
     public void destroy() {
-        // buckets are heap objects or in Redis; the plans file watcher and a Redis store the filter
+        // buckets are heap objects or in Redis; the plans file watcher and a shared store the filter
         // created (store: redis in the plans file) have threads and connections to stop
         if (watcher != null) {
             watcher.close();

@@ -3,7 +3,7 @@ package io.quotagate.filter.servlet;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
-import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.core.QuotaClock;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;

@@ -1,7 +1,7 @@
 package io.quotagate.filter.servlet;
 
 import io.quotagate.filter.admission.Decision;
-import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.core.QuotaClock;
 
 import java.util.concurrent.atomic.AtomicLong;
 

@@ -1,8 +1,12 @@
 package io.quotagate.filter.store;
 
-import io.github.bucket4j.Bucket;
-import io.github.bucket4j.BucketConfiguration;
-import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.core.BucketKind;
+import io.quotagate.filter.core.QuotaClock;
+import io.quotagate.plans.StoreSettings;
+
+import java.util.Locale;
+import java.util.Optional;
+import java.util.ServiceLoader;
 
 /**
  * Where buckets live: in this JVM ({@link #local}) or shared by several instances. The admission core
@@ -11,17 +15,20 @@ import io.quotagate.filter.admission.QuotaClock;
 public interface BucketStore {
 
     /**
-     * The bucket of this kind and id, created full with {@code configuration} on first use.
+     * The bucket of this kind and id at {@code limits}: created full on first use; if it exists at
+     * other limits, first moved to these keeping its tokens ({@link BucketLimits#INHERITANCE}).
+     * Implementations tell "already at these limits" by the identity of {@code limits} (see
+     * {@link BucketLimits}), so a lookup with unchanged limits costs no more than the lookup.
      * Implementations must not hand out a fresh bucket for a {@link BucketKind#TENANT} or
      * {@link BucketKind#GLOBAL} id whose old one still had less than its full capacity (that would
      * reset a tenant's limit). {@link BucketKind#GUEST} buckets are bounded separately and may be
      * evicted under a flood of made-up ids; that never touches the other kinds.
      */
-    Bucket bucket(BucketKind kind, String id, BucketConfiguration configuration);
+    QuotaBucket bucket(BucketKind kind, String id, BucketLimits limits);
 
     /**
-     * Tells the store that a bucket's state changed in a way a take cannot cause (it went into debt,
-     * or its configuration was replaced), so a store that drops idle buckets re-times this one.
+     * Tells the store that a bucket's state changed in a way a take cannot cause (it went into debt),
+     * so a store that drops idle buckets re-times this one.
      */
     default void changed(BucketKind kind, String id) {
         // a shared store keeps no idle-time bookkeeping of its own
@@ -33,6 +40,11 @@ public interface BucketStore {
      */
     default int instanceCount() {
         return 1;
+    }
+
+    /** The health of a store shared by several instances (for metrics); empty for a local store. */
+    default Optional<StoreHealth> health() {
+        return Optional.empty();
     }
 
     /**
@@ -58,5 +70,24 @@ public interface BucketStore {
      */
     static BucketStore local(int maxTracked, QuotaClock clock) {
         return new LocalBucketStore(maxTracked, clock);
+    }
+
+    /**
+     * The store for {@code settings}: a {@link #local} one, or the one opened by the
+     * {@link BucketStoreProvider} of their type found on limiter-filter's class path.
+     *
+     * @param clock time of the store's local buckets
+     * @throws IllegalStateException naming the missing artifact if no provider of that type is there
+     */
+    static BucketStore open(StoreSettings settings, int maxTracked, QuotaClock clock) {
+        if (settings.type() == StoreSettings.Type.LOCAL) return local(maxTracked, clock);
+        // limiter-filter's own loader: the backend module sits beside it (WEB-INF/lib, the class path)
+        ClassLoader loader = BucketStore.class.getClassLoader();
+        for (BucketStoreProvider p : ServiceLoader.load(BucketStoreProvider.class, loader)) {
+            if (p.type() == settings.type()) return p.open(settings, maxTracked, clock);
+        }
+        String type = settings.type().name().toLowerCase(Locale.ROOT);
+        throw new IllegalStateException("store.type: " + type + " needs io.quotagate:limiter-" + type
+                + " on the class path");
     }
 }

@@ -2,12 +2,10 @@ package io.quotagate.filter.store;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import io.github.bucket4j.Bandwidth;
-import io.github.bucket4j.Bucket;
-import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.TimeMeter;
-import io.github.bucket4j.local.LocalBucket;
-import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.core.BucketKind;
+import io.quotagate.filter.core.QuotaClock;
+import io.quotagate.plans.Bandwidth;
 
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -42,15 +40,15 @@ final class LocalBucketStore implements BucketStore {
     private static final class KeptBucket extends MonitorBucket {
         volatile long writtenNanos;
 
-        KeptBucket(BucketConfiguration configuration, TimeMeter timeMeter, long writtenNanos) {
-            super(configuration, timeMeter);
+        KeptBucket(BucketLimits limits, TimeMeter timeMeter, long writtenNanos) {
+            super(limits, timeMeter);
             this.writtenNanos = writtenNanos;
         }
     }
 
     private final Cache<String, KeptBucket> tenants;
     private final Cache<String, KeptBucket> guests;
-    private final ConcurrentMap<String, Bucket> globals = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, MonitorBucket> globals = new ConcurrentHashMap<>();
     private final QuotaClock clock;
     private final TimeMeter timeMeter;
     /** An idle entry is kept at least this long after its last use (entries expire 2 × this after a write). */
@@ -87,18 +85,25 @@ final class LocalBucketStore implements BucketStore {
     }
 
     @Override
-    public Bucket bucket(BucketKind kind, String id, BucketConfiguration configuration) {
-        if (kind == BucketKind.GLOBAL) return globals.computeIfAbsent(id, k -> newBucket(configuration));
+    public QuotaBucket bucket(BucketKind kind, String id, BucketLimits limits) {
+        if (kind == BucketKind.GLOBAL) {
+            MonitorBucket g = globals.computeIfAbsent(id, k -> new MonitorBucket(limits, timeMeter));
+            if (g.limits() != limits) g.moveTo(limits);
+            return g;
+        }
         Cache<String, KeptBucket> table = kind == BucketKind.GUEST ? guests : tenants;
         KeptBucket b = table.getIfPresent(id);
         if (b == null) {
             // before the entry exists, so it never expires early; and outside the table's compute, as
             // changing the expiry runs Caffeine's maintenance, which must not run under an entry's lock
-            keepAtLeast(nanosToFill(configuration));
-            return table.get(id, k -> new KeptBucket(configuration, timeMeter, clock.nanoTime()));
+            keepAtLeast(nanosToFill(limits));
+            b = table.get(id, k -> new KeptBucket(limits, timeMeter, clock.nanoTime()));
+        } else {
+            long now = clock.nanoTime();
+            if (now - b.writtenNanos >= keepNanos) rewrite(table, id, b, now);
         }
-        long now = clock.nanoTime();
-        if (now - b.writtenNanos >= keepNanos) rewrite(table, id, b, now);
+        // identity: a bucket carries the very limits instance it was built with or last moved to
+        if (b.limits() != limits && b.moveTo(limits)) changed(kind, id); // slower limits: re-time its expiry
         return b;
     }
 
@@ -136,6 +141,12 @@ final class LocalBucketStore implements BucketStore {
         }
     }
 
+    /** The bucket held for this id, at whatever limits it has, or null (for tests: no lookup side effects). */
+    MonitorBucket held(BucketKind kind, String id) {
+        if (kind == BucketKind.GLOBAL) return globals.get(id);
+        return (kind == BucketKind.GUEST ? guests : tenants).getIfPresent(id);
+    }
+
     /** Estimated number of assigned tenants' buckets held (for tests and metrics). */
     long tenantCount() {
         tenants.cleanUp();
@@ -149,42 +160,29 @@ final class LocalBucketStore implements BucketStore {
     }
 
     /**
-     * A bucket carrying this very configuration instance (admission compares by identity to spot a
-     * change of limits). Locking: a take mutates the state in place; the default lock-free bucket
-     * copies it on every take (64 bytes of garbage per request) to win races that a tenant's own
-     * bucket rarely has.
-     */
-    private LocalBucket newBucket(BucketConfiguration configuration) {
-        return new MonitorBucket(configuration, timeMeter);
-    }
-
-    /**
      * How long the bucket may stay idle before dropping it loses nothing: the time an empty bucket of
      * its current configuration needs to be full, plus the time to pay back a debt (a reconciled
      * request that cost more than it reserved). Measured from an access, when consumption can only
      * have taken it down to empty, never below: only reconciliation creates debt, and it reads the
      * bucket through the store again afterwards.
      */
-    static long idleNanos(LocalBucket bucket) {
-        BucketConfiguration configuration = bucket.getConfiguration();
-        long nanos = nanosToFill(configuration);
-        long available = bucket.getAvailableTokens();
+    static long idleNanos(MonitorBucket bucket) {
+        BucketLimits limits = bucket.limits();
+        long nanos = nanosToFill(limits);
+        long available = bucket.available();
         if (available >= 0) return nanos;
         double slowest = 0;
-        for (Bandwidth b : configuration.getBandwidths()) {
-            slowest = Math.max(slowest, (double) b.getRefillPeriodNanos() / b.getRefillTokens());
+        for (Bandwidth b : limits.bandwidths()) {
+            slowest = Math.max(slowest, (double) b.period().toNanos() / b.refill());
         }
         double debt = -(double) available * slowest;
         return debt + nanos >= Long.MAX_VALUE ? Long.MAX_VALUE : nanos + (long) Math.ceil(debt);
     }
 
     /** The longest time any bandwidth of an empty bucket needs to be full again. */
-    static long nanosToFill(BucketConfiguration configuration) {
+    static long nanosToFill(BucketLimits limits) {
         long max = 0;
-        for (Bandwidth b : configuration.getBandwidths()) {
-            double nanos = (double) b.getCapacity() * b.getRefillPeriodNanos() / b.getRefillTokens();
-            max = Math.max(max, nanos >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) Math.ceil(nanos));
-        }
+        for (Bandwidth b : limits.bandwidths()) max = Math.max(max, b.nanosToFill());
         return max;
     }
 }

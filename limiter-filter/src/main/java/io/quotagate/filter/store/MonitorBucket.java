@@ -1,153 +1,82 @@
 package io.quotagate.filter.store;
 
-import io.github.bucket4j.Bucket;
-import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.BucketListener;
-import io.github.bucket4j.ConsumptionProbe;
 import io.github.bucket4j.EstimationProbe;
 import io.github.bucket4j.MathType;
-import io.github.bucket4j.Nothing;
 import io.github.bucket4j.TimeMeter;
-import io.github.bucket4j.TokensInheritanceStrategy;
-import io.github.bucket4j.VerboseResult;
-import io.github.bucket4j.local.SynchronizationStrategy;
 import io.github.bucket4j.local.ThreadUnsafeBucket;
 
 /**
- * bucket4j's own bucket arithmetic ({@link ThreadUnsafeBucket}), every operation under the bucket's
- * own monitor. It behaves as bucket4j's {@code SynchronizedBucket}, which locks a separate
- * {@code ReentrantLock}: with thousands of tenants in rotation, that lock and its inner state are two
- * more objects per decision that are cold in the CPU caches, and they showed in the bench's profile.
- * The clock is read under the monitor, so the times one bucket sees never go backwards.
+ * A local {@link QuotaBucket}: bucket4j's own bucket arithmetic ({@link ThreadUnsafeBucket}), every
+ * operation of ours under the bucket's own monitor. It behaves as bucket4j's {@code SynchronizedBucket},
+ * which locks a separate {@code ReentrantLock}: with thousands of tenants in rotation, that lock and its
+ * inner state are two more objects per decision that are cold in the CPU caches, and they showed in the
+ * bench's profile ({@code BucketSynchronizationBenchmark}). The clock is read under the monitor, so the
+ * times one bucket sees never go backwards.
+ *
+ * <p>It extends bucket4j's class (rather than holding one) for the same reason: one object less per
+ * decision. Its bucket4j methods are unlocked, but nobody outside this package can reach them: the
+ * store hands out {@link QuotaBucket}, whose every method here takes the monitor. So a bucket4j
+ * release that adds a method adds no unlocked path.
  */
-class MonitorBucket extends ThreadUnsafeBucket {
+class MonitorBucket extends ThreadUnsafeBucket implements QuotaBucket {
+    /** The limits this bucket is at; read without the monitor by the store's lookup (identity check). */
+    private volatile BucketLimits limits;
 
-    MonitorBucket(BucketConfiguration configuration, TimeMeter timeMeter) {
-        super(configuration, MathType.INTEGER_64_BITS, timeMeter, BucketListener.NOPE);
+    MonitorBucket(BucketLimits limits, TimeMeter timeMeter) {
+        super(limits.configuration(), MathType.INTEGER_64_BITS, timeMeter, BucketListener.NOPE);
+        this.limits = limits;
     }
 
-    /** Listeners are not used by the stores; a listenable view would share the state without the monitor. */
-    @Override
-    public Bucket toListenable(BucketListener listener) {
-        throw new UnsupportedOperationException("quotagate's local buckets take no listener");
+    /** The limits this bucket was built with or last moved to. */
+    BucketLimits limits() {
+        return limits;
     }
 
-    @Override
-    public SynchronizationStrategy getSynchronizationStrategy() {
-        return SynchronizationStrategy.SYNCHRONIZED;
-    }
-
-    @Override
-    protected synchronized long consumeAsMuchAsPossibleImpl(long limit) {
-        return super.consumeAsMuchAsPossibleImpl(limit);
-    }
-
-    @Override
-    protected synchronized boolean tryConsumeImpl(long tokensToConsume) {
-        return super.tryConsumeImpl(tokensToConsume);
-    }
-
-    @Override
-    protected synchronized ConsumptionProbe tryConsumeAndReturnRemainingTokensImpl(long tokensToConsume) {
-        return super.tryConsumeAndReturnRemainingTokensImpl(tokensToConsume);
+    /**
+     * Moves the bucket to {@code next}, keeping its tokens ({@link BucketLimits#INHERITANCE}).
+     *
+     * @return true if the configuration changed (so an idle bucket may need longer to be full)
+     */
+    synchronized boolean moveTo(BucketLimits next) {
+        BucketLimits current = limits;
+        if (current == next) return false;
+        // limits equal to the current ones may come as another instance sharing the configuration
+        boolean replace = current.configuration() != next.configuration();
+        if (replace) replaceConfiguration(next.configuration(), BucketLimits.INHERITANCE);
+        limits = next;
+        return replace;
     }
 
     @Override
-    protected synchronized EstimationProbe estimateAbilityToConsumeImpl(long tokensToEstimate) {
-        return super.estimateAbilityToConsumeImpl(tokensToEstimate);
+    public synchronized boolean tryTake(long units) {
+        return tryConsume(units);
     }
 
     @Override
-    protected synchronized long reserveAndCalculateTimeToSleepImpl(long tokensToConsume, long waitIfBusyNanosLimit) {
-        return super.reserveAndCalculateTimeToSleepImpl(tokensToConsume, waitIfBusyNanosLimit);
+    public synchronized long nanosToWait(long units) {
+        EstimationProbe probe = estimateAbilityToConsume(units);
+        return probe.canBeConsumed() ? 0 : probe.getNanosToWaitForRefill();
     }
 
     @Override
-    protected synchronized VerboseResult<Long> reserveAndCalculateTimeToSleepVerboseImpl(long tokensToConsume,
-                                                                                        long maxWaitTimeNanos) {
-        return super.reserveAndCalculateTimeToSleepVerboseImpl(tokensToConsume, maxWaitTimeNanos);
+    public synchronized void refund(long units) {
+        addTokens(units);
     }
 
     @Override
-    protected synchronized long consumeIgnoringRateLimitsImpl(long tokensToConsume) {
-        return super.consumeIgnoringRateLimitsImpl(tokensToConsume);
+    public synchronized void forceTake(long units) {
+        consumeIgnoringRateLimits(units);
     }
 
     @Override
-    protected synchronized VerboseResult<Long> consumeAsMuchAsPossibleVerboseImpl(long limit) {
-        return super.consumeAsMuchAsPossibleVerboseImpl(limit);
+    public synchronized long available() {
+        return getAvailableTokens();
     }
 
     @Override
-    protected synchronized VerboseResult<Boolean> tryConsumeVerboseImpl(long tokensToConsume) {
-        return super.tryConsumeVerboseImpl(tokensToConsume);
-    }
-
-    @Override
-    protected synchronized VerboseResult<ConsumptionProbe> tryConsumeAndReturnRemainingTokensVerboseImpl(long tokensToConsume) {
-        return super.tryConsumeAndReturnRemainingTokensVerboseImpl(tokensToConsume);
-    }
-
-    @Override
-    protected synchronized VerboseResult<EstimationProbe> estimateAbilityToConsumeVerboseImpl(long tokensToEstimate) {
-        return super.estimateAbilityToConsumeVerboseImpl(tokensToEstimate);
-    }
-
-    @Override
-    protected synchronized VerboseResult<Long> getAvailableTokensVerboseImpl() {
-        return super.getAvailableTokensVerboseImpl();
-    }
-
-    @Override
-    protected synchronized VerboseResult<Nothing> addTokensVerboseImpl(long tokensToAdd) {
-        return super.addTokensVerboseImpl(tokensToAdd);
-    }
-
-    @Override
-    protected synchronized VerboseResult<Nothing> forceAddTokensVerboseImpl(long tokensToAdd) {
-        return super.forceAddTokensVerboseImpl(tokensToAdd);
-    }
-
-    @Override
-    protected synchronized VerboseResult<Nothing> resetVerboseImpl() {
-        return super.resetVerboseImpl();
-    }
-
-    @Override
-    protected synchronized VerboseResult<Nothing> replaceConfigurationVerboseImpl(BucketConfiguration configuration,
-                                                                                TokensInheritanceStrategy inheritance) {
-        return super.replaceConfigurationVerboseImpl(configuration, inheritance);
-    }
-
-    @Override
-    protected synchronized VerboseResult<Long> consumeIgnoringRateLimitsVerboseImpl(long tokensToConsume) {
-        return super.consumeIgnoringRateLimitsVerboseImpl(tokensToConsume);
-    }
-
-    @Override
-    protected synchronized void addTokensImpl(long tokensToAdd) {
-        super.addTokensImpl(tokensToAdd);
-    }
-
-    @Override
-    protected synchronized void forceAddTokensImpl(long tokensToAdd) {
-        super.forceAddTokensImpl(tokensToAdd);
-    }
-
-    @Override
-    public synchronized void reset() {
-        super.reset();
-    }
-
-    @Override
-    public synchronized long getAvailableTokens() {
-        return super.getAvailableTokens();
-    }
-
-    @Override
-    protected synchronized void replaceConfigurationImpl(BucketConfiguration newConfiguration,
-                                                         TokensInheritanceStrategy tokensInheritanceStrategy) {
-        super.replaceConfigurationImpl(newConfiguration, tokensInheritanceStrategy);
+    public synchronized long[] availablePerBandwidth() {
+        return asVerbose().getAvailableTokens().getDiagnostics().getAvailableTokensPerEachBandwidth();
     }
 
     @Override

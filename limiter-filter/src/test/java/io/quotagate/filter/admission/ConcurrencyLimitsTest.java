@@ -1,7 +1,7 @@
 package io.quotagate.filter.admission;
 
 import io.quotagate.tenant.TenantDirectory;
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.Plans;

@@ -1,8 +1,9 @@
 package io.quotagate.filter.admission;
 
 import io.quotagate.filter.testing.Decisions;
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.HeldBuckets;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.PlansFile;
 import org.junit.jupiter.api.Test;
@@ -23,11 +24,11 @@ class ReconciliationTest {
             """), store);
 
     private long tenantTokens() {
-        return store.bucket(BucketKind.TENANT, "acme", null).getAvailableTokens();
+        return HeldBuckets.available(store, BucketKind.TENANT, "acme");
     }
 
     private long globalTokens() {
-        return store.bucket(BucketKind.GLOBAL, Admission.GLOBAL_KEY, null).getAvailableTokens();
+        return HeldBuckets.available(store, BucketKind.GLOBAL, Admission.GLOBAL_KEY);
     }
 
     private Decision.Admitted reserve(long cost) {
@@ -91,7 +92,7 @@ class ReconciliationTest {
         Decision.Admitted a = reserve(40);
         assertThat(admission.reconcile(a, 40)).isZero();
         assertThat(tenantTokens()).isEqualTo(60);
-        Decision.Admitted shadow = new Decision.Admitted(io.quotagate.filter.store.BucketKind.TENANT, "acme", "llm",
+        Decision.Admitted shadow = new Decision.Admitted(io.quotagate.filter.core.BucketKind.TENANT, "acme", "llm",
                 0, false, false, new Decision.Rejected(Reason.TENANT_RATE, 1));
         assertThat(admission.reconcile(shadow, 5)).isZero();
         assertThat(tenantTokens()).isEqualTo(60);
@@ -113,6 +114,6 @@ class ReconciliationTest {
         Decision.Admitted a = (Decision.Admitted) alone.admit("solo", "llm", 50);
         assertThat(a.globalCharged()).isFalse();
         alone.reconcile(a, 20);
-        assertThat(store.bucket(BucketKind.TENANT, "solo", null).getAvailableTokens()).isEqualTo(80);
+        assertThat(HeldBuckets.available(store, BucketKind.TENANT, "solo")).isEqualTo(80);
     }
 }

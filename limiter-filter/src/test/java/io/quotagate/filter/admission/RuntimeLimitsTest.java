@@ -1,8 +1,9 @@
 package io.quotagate.filter.admission;
 
 import io.quotagate.filter.testing.Decisions;
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.HeldBuckets;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.GlobalQuota;
@@ -33,11 +34,11 @@ class RuntimeLimitsTest {
     private final Decisions admission = new Decisions(plans, store);
 
     private long tokens(String tenant) {
-        return store.bucket(BucketKind.TENANT, tenant, null).getAvailableTokens();
+        return HeldBuckets.available(store, BucketKind.TENANT, tenant);
     }
 
     private long globalTokens() {
-        return store.bucket(BucketKind.GLOBAL, Admission.GLOBAL_KEY, null).getAvailableTokens();
+        return HeldBuckets.available(store, BucketKind.GLOBAL, Admission.GLOBAL_KEY);
     }
 
     private static List<Bandwidth> limit(String name, long capacity) {

@@ -1,6 +1,6 @@
 package io.quotagate.filter.servlet;
 
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.plans.PlansFile;

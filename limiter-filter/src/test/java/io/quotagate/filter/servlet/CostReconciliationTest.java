@@ -1,7 +1,8 @@
 package io.quotagate.filter.servlet;
 
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.HeldBuckets;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.PlansFile;
@@ -124,11 +125,11 @@ class CostReconciliationTest {
     }
 
     private long tenantTokens(String tenant) {
-        return store.bucket(BucketKind.GUEST, tenant, null).getAvailableTokens(); // no assignments: tenants are guests
+        return HeldBuckets.available(store, BucketKind.GUEST, tenant); // no assignments: tenants are guests
     }
 
     private long globalTokens() {
-        return store.bucket(BucketKind.GLOBAL, "global", null).getAvailableTokens();
+        return HeldBuckets.available(store, BucketKind.GLOBAL, "global");
     }
 
     /** Waits (bounded) for a value the async listener sets after the response was sent. */

@@ -13,7 +13,7 @@ import io.quotagate.filter.admission.Acquisition;
 import io.quotagate.filter.admission.Admission;
 import io.quotagate.filter.testing.Decisions;
 import io.quotagate.filter.admission.ConcurrencyLimits;
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;

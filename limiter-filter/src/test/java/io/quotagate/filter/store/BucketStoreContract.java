@@ -1,9 +1,7 @@
 package io.quotagate.filter.store;
 
-import io.github.bucket4j.Bucket;
-import io.github.bucket4j.BucketConfiguration;
-import io.github.bucket4j.ConsumptionProbe;
-import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.core.BucketKind;
+import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.Bandwidth;
 import org.junit.jupiter.api.Test;
 
@@ -14,76 +12,118 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * What every {@link BucketStore} must do, whatever holds the buckets: run by a subclass per store
- * (local, Redis), as bucket4j runs one abstract test against every backend. Subclasses give a fresh,
- * empty store per test and a way to move its time.
+ * (local; in limiter-redis: Redis, Redis with a local allowance, and the failover path while Redis is
+ * unreachable), as bucket4j runs one abstract test against every backend. Subclasses give a fresh,
+ * empty store per test, on {@link #clock} (its local and, for Redis, its wall time).
  */
 public abstract class BucketStoreContract {
     /** 10 units of burst, 1 unit per second. */
-    protected static final BucketConfiguration TEN_PER_TEN_SECONDS = Admission.configuration(List.of(
+    protected static final BucketLimits TEN_PER_TEN_SECONDS = BucketLimits.of(List.of(
             new Bandwidth("burst", 10, 1, Duration.ofSeconds(1))));
 
-    /** A store that no other test shares. */
+    /** The time of the store under test; the contract moves it. */
+    protected final ManualClock clock = new ManualClock();
+
+    /** A store on {@link #clock} that no other test shares. */
     protected abstract BucketStore store();
 
-    /** Moves the store's time forward. */
-    protected abstract void advance(Duration d);
+    private void advance(Duration d) {
+        clock.advance(d);
+    }
 
     @Test
     void aNewBucketIsFull() {
-        Bucket b = store().bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS);
-        assertThat(b.tryConsumeAndReturnRemaining(1).getRemainingTokens()).isEqualTo(9);
+        QuotaBucket b = store().bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS);
+        assertThat(b.available()).isEqualTo(10);
+        assertThat(b.tryTake(1)).isTrue();
+        assertThat(b.available()).isEqualTo(9);
     }
 
     @Test
     void consumptionIsKeptAcrossLookups() {
         BucketStore store = store();
-        assertThat(store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS).tryConsume(10)).isTrue();
-        ConsumptionProbe refused = store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS).tryConsumeAndReturnRemaining(1);
-        assertThat(refused.isConsumed()).isFalse();
-        assertThat(refused.getNanosToWaitForRefill()).isEqualTo(Duration.ofSeconds(1).toNanos());
+        assertThat(store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS).tryTake(10)).isTrue();
+        QuotaBucket again = store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS);
+        assertThat(again.tryTake(1)).isFalse();
+        assertThat(again.nanosToWait(1)).isEqualTo(Duration.ofSeconds(1).toNanos());
     }
 
     @Test
     void refillsAsTimePasses() {
         BucketStore store = store();
-        Bucket b = store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS);
-        assertThat(b.tryConsume(10)).isTrue();
+        QuotaBucket b = store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS);
+        assertThat(b.tryTake(10)).isTrue();
         advance(Duration.ofMillis(2_500));
-        assertThat(store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS).tryConsumeAndReturnRemaining(2).isConsumed()).isTrue();
-        ConsumptionProbe refused = b.tryConsumeAndReturnRemaining(1);
-        assertThat(refused.isConsumed()).isFalse();
-        assertThat(refused.getNanosToWaitForRefill()).isEqualTo(Duration.ofMillis(500).toNanos());
+        assertThat(store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS).tryTake(2)).isTrue();
+        assertThat(b.tryTake(1)).isFalse();
+        assertThat(b.nanosToWait(1)).isEqualTo(Duration.ofMillis(500).toNanos());
     }
 
     @Test
     void tenantsAndKindsDoNotShareBuckets() {
         BucketStore store = store();
-        assertThat(store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS).tryConsume(10)).isTrue();
-        assertThat(store.bucket(BucketKind.TENANT, "globex", TEN_PER_TEN_SECONDS).tryConsume(10)).isTrue();
-        assertThat(store.bucket(BucketKind.GLOBAL, "acme", TEN_PER_TEN_SECONDS).tryConsume(10)).isTrue();
-        assertThat(store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS).tryConsume(1)).isFalse();
+        assertThat(store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS).tryTake(10)).isTrue();
+        assertThat(store.bucket(BucketKind.TENANT, "globex", TEN_PER_TEN_SECONDS).tryTake(10)).isTrue();
+        assertThat(store.bucket(BucketKind.GLOBAL, "acme", TEN_PER_TEN_SECONDS).tryTake(10)).isTrue();
+        assertThat(store.bucket(BucketKind.GUEST, "acme", TEN_PER_TEN_SECONDS).tryTake(10)).isTrue();
+        assertThat(store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS).tryTake(1)).isFalse();
     }
 
     @Test
-    void addedTokensAreGivenBackUpToCapacity() {
+    void refundsAreGivenBackUpToCapacity() {
         BucketStore store = store();
-        Bucket b = store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS);
-        assertThat(b.tryConsume(10)).isTrue();
-        b.addTokens(3);
-        assertThat(b.tryConsume(3)).isTrue();
-        assertThat(b.tryConsume(1)).isFalse();
-        b.addTokens(100);
-        assertThat(store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS).tryConsumeAndReturnRemaining(1).getRemainingTokens())
-                .as("never above capacity").isEqualTo(9);
+        QuotaBucket b = store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS);
+        assertThat(b.tryTake(10)).isTrue();
+        b.refund(3);
+        assertThat(b.tryTake(3)).isTrue();
+        assertThat(b.tryTake(1)).isFalse();
+        b.refund(100);
+        assertThat(store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS).available())
+                .as("never above capacity").isEqualTo(10);
     }
 
     @Test
-    void estimatesWithoutConsuming() {
-        Bucket b = store().bucket(BucketKind.GLOBAL, "global", TEN_PER_TEN_SECONDS);
-        assertThat(b.tryConsume(8)).isTrue();
-        assertThat(b.estimateAbilityToConsume(2).canBeConsumed()).isTrue();
-        assertThat(b.estimateAbilityToConsume(4).getNanosToWaitForRefill()).isEqualTo(Duration.ofSeconds(2).toNanos());
-        assertThat(b.tryConsume(2)).isTrue();
+    void aForcedTakeGoesIntoDebtThatRefillPaysBack() {
+        QuotaBucket b = store().bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS);
+        b.forceTake(13);
+        assertThat(b.available()).isEqualTo(-3);
+        assertThat(b.nanosToWait(1)).isEqualTo(Duration.ofSeconds(4).toNanos());
+        advance(Duration.ofSeconds(4));
+        assertThat(b.tryTake(1)).isTrue();
+    }
+
+    @Test
+    void estimatesWithoutTaking() {
+        QuotaBucket b = store().bucket(BucketKind.GLOBAL, "global", TEN_PER_TEN_SECONDS);
+        assertThat(b.tryTake(8)).isTrue();
+        assertThat(b.nanosToWait(2)).isZero();
+        assertThat(b.nanosToWait(4)).isEqualTo(Duration.ofSeconds(2).toNanos());
+        assertThat(b.tryTake(2)).isTrue();
+    }
+
+    @Test
+    void reportsEveryBandwidthInTheLimitsOrder() {
+        BucketLimits two = BucketLimits.of(List.of(new Bandwidth("burst", 10, 1, Duration.ofSeconds(1)),
+                new Bandwidth("daily", 100, 100, Duration.ofDays(1))));
+        QuotaBucket b = store().bucket(BucketKind.TENANT, "acme", two);
+        assertThat(b.tryTake(4)).isTrue();
+        assertThat(b.availablePerBandwidth()).containsExactly(6, 96);
+        assertThat(b.available()).isEqualTo(6);
+    }
+
+    @Test
+    void otherLimitsMoveTheBucketKeepingItsTokens() {
+        BucketStore store = store();
+        assertThat(store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS).tryTake(7)).isTrue();
+        BucketLimits larger = BucketLimits.next(TEN_PER_TEN_SECONDS,
+                List.of(new Bandwidth("burst", 20, 2, Duration.ofSeconds(1))));
+        QuotaBucket moved = store.bucket(BucketKind.TENANT, "acme", larger);
+        assertThat(moved.available()).as("AS_IS: no extra burst from raised limits").isEqualTo(3);
+        advance(Duration.ofSeconds(1));
+        assertThat(moved.available()).as("refilled at the new rate").isEqualTo(5);
+        BucketLimits smaller = BucketLimits.next(larger, List.of(new Bandwidth("burst", 2, 1, Duration.ofSeconds(1))));
+        assertThat(store.bucket(BucketKind.TENANT, "acme", smaller).available()).as("capped at the new capacity")
+                .isEqualTo(2);
     }
 
     @Test

@@ -1,8 +1,6 @@
 package io.quotagate.filter.store;
 
-import io.github.bucket4j.Bucket;
-import io.github.bucket4j.BucketConfiguration;
-import io.quotagate.filter.admission.Admission;
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.Bandwidth;
 import org.junit.jupiter.api.Test;
@@ -15,19 +13,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 class LocalBucketStoreTest {
     private final ManualClock clock = new ManualClock();
     // empty -> full takes 10 s for the burst and 1 day for the daily budget
-    private final BucketConfiguration config = Admission.configuration(List.of(
+    private final BucketLimits config = BucketLimits.of(List.of(
             new Bandwidth("burst", 10, 1, Duration.ofSeconds(1)),
             new Bandwidth("daily", 1000, 1000, Duration.ofDays(1))));
 
     @Test
     void anIdleBucketIsKeptUntilItWouldHaveRefilledCompletely() {
         LocalBucketStore store = new LocalBucketStore(100, clock);
-        Bucket b = store.bucket(BucketKind.TENANT, "acme", config);
-        b.tryConsume(10);
+        QuotaBucket b = store.bucket(BucketKind.TENANT, "acme", config);
+        b.tryTake(10);
 
         clock.advance(Duration.ofHours(23));
         assertThat(store.bucket(BucketKind.TENANT, "acme", config)).as("not yet refilled: same bucket").isSameAs(b);
-        assertThat(b.getAvailableTokens()).isEqualTo(10); // burst full again, daily still short
+        assertThat(b.available()).isEqualTo(10); // burst full again, daily still short
 
         // used now and then, it is kept however long it lives
         for (int i = 0; i < 10; i++) {
@@ -44,15 +42,15 @@ class LocalBucketStoreTest {
     @Test
     void everyIdleBucketIsKeptForTheSlowestRefillOrDebtSeenSoFar() {
         LocalBucketStore store = new LocalBucketStore(100, clock);
-        BucketConfiguration quick = Admission.configuration(List.of(new Bandwidth("burst", 10, 10, Duration.ofSeconds(1))));
-        Bucket q = store.bucket(BucketKind.GUEST, "quick", quick);
+        BucketLimits quick = BucketLimits.of(List.of(new Bandwidth("burst", 10, 10, Duration.ofSeconds(1))));
+        QuotaBucket q = store.bucket(BucketKind.GUEST, "quick", quick);
         store.bucket(BucketKind.TENANT, "slow", config); // full after a day
 
         clock.advance(Duration.ofHours(20));
         assertThat(store.bucket(BucketKind.GUEST, "quick", quick)).as("kept as long as the slowest bucket needs").isSameAs(q);
 
         // a debt of 3,000,000 units at 10 units/s: 300,000 s (83 h) to pay back
-        q.consumeIgnoringRateLimits(3_000_000);
+        q.forceTake(3_000_000);
         store.changed(BucketKind.GUEST, "quick");
         clock.advance(Duration.ofHours(70)); // idle 70 h: more than twice a day, less than the debt
         assertThat(store.bucket(BucketKind.GUEST, "quick", quick)).as("still paying back: kept").isSameAs(q);
@@ -68,8 +66,8 @@ class LocalBucketStoreTest {
     @Test
     void aFloodOfGuestIdsNeverEvictsAnAssignedTenantsBucket() {
         LocalBucketStore store = new LocalBucketStore(50, clock);
-        Bucket acme = store.bucket(BucketKind.TENANT, "acme", config);
-        acme.tryConsume(10);
+        QuotaBucket acme = store.bucket(BucketKind.TENANT, "acme", config);
+        acme.tryTake(10);
         for (int i = 0; i < 10_000; i++) store.bucket(BucketKind.GUEST, "spoof-" + i, config);
         assertThat(store.guestCount()).isLessThanOrEqualTo(50);
         assertThat(store.tenantCount()).isEqualTo(1);
@@ -80,7 +78,7 @@ class LocalBucketStoreTest {
     @Test
     void theGlobalBucketIsNeverDropped() {
         LocalBucketStore store = new LocalBucketStore(1, clock);
-        Bucket g = store.bucket(BucketKind.GLOBAL, "global", config);
+        QuotaBucket g = store.bucket(BucketKind.GLOBAL, "global", config);
         for (int i = 0; i < 100; i++) store.bucket(BucketKind.TENANT, "t" + i, config);
         clock.advance(Duration.ofDays(30));
         assertThat(store.bucket(BucketKind.GLOBAL, "global", config)).isSameAs(g);
@@ -89,20 +87,20 @@ class LocalBucketStoreTest {
     @Test
     void aBucketInDebtIsKeptUntilItHasPaidTheDebtAndRefilled() {
         LocalBucketStore store = new LocalBucketStore(100, clock);
-        BucketConfiguration small = Admission.configuration(List.of(new Bandwidth("burst", 10, 1, Duration.ofSeconds(1))));
-        Bucket b = store.bucket(BucketKind.TENANT, "acme", small);
-        b.tryConsume(10);
-        b.consumeIgnoringRateLimits(300); // 300 units of debt, as reconciliation leaves it
+        BucketLimits small = BucketLimits.of(List.of(new Bandwidth("burst", 10, 1, Duration.ofSeconds(1))));
+        QuotaBucket b = store.bucket(BucketKind.TENANT, "acme", small);
+        b.tryTake(10);
+        b.forceTake(300); // 300 units of debt, as reconciliation leaves it
         store.changed(BucketKind.TENANT, "acme"); // what reconciliation tells the store after charging the excess
 
         // empty -> full is 10 s, but the debt adds 300 s: idle 309 s is past any keep time without the debt
         clock.advance(Duration.ofSeconds(309));
         assertThat(store.bucket(BucketKind.TENANT, "acme", small)).as("still paying back: kept").isSameAs(b);
-        assertThat(b.getAvailableTokens()).isEqualTo(9);
-        assertThat(LocalBucketStore.idleNanos((io.github.bucket4j.local.LocalBucket) b))
+        assertThat(b.available()).isEqualTo(9);
+        assertThat(LocalBucketStore.idleNanos((MonitorBucket) b))
                 .isEqualTo(Duration.ofSeconds(10).toNanos());
-        b.consumeIgnoringRateLimits(14); // -5
-        assertThat(LocalBucketStore.idleNanos((io.github.bucket4j.local.LocalBucket) b))
+        b.forceTake(14); // -5
+        assertThat(LocalBucketStore.idleNanos((MonitorBucket) b))
                 .isEqualTo(Duration.ofSeconds(15).toNanos());
     }
 

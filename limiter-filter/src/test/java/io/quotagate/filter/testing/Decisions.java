@@ -5,7 +5,7 @@ import io.quotagate.filter.admission.Decision;
 import io.quotagate.filter.admission.LimitStatus;
 import io.quotagate.filter.admission.Policy;
 import io.quotagate.filter.admission.Reason;
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.Plans;
 

@@ -1,6 +1,6 @@
 package io.quotagate.filter.testing;
 
-import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.core.QuotaClock;
 
 import java.time.Clock;
 import java.time.Duration;

@@ -1,7 +1,7 @@
 package io.quotagate.loadtest.bench;
 
-import io.quotagate.filter.redis.RedisStore;
 import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.store.StoreHealth;
 import jakarta.servlet.DispatcherType;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import jakarta.servlet.http.HttpServlet;
@@ -81,10 +81,10 @@ final class BenchServer implements AutoCloseable {
         return new BenchServer(mode, server, prefix, filter);
     }
 
-    /** Decisions this server's Redis store took locally so far (fallback or contention); 0 without one. */
+    /** Decisions this server's shared store took locally so far (fallback or contention); 0 without one. */
     long localDecisions() {
-        if (filter == null || !(filter.getFilter() instanceof QuotaFilter q) || !(q.control().store() instanceof RedisStore r)) return 0;
-        return r.fallbackDecisions();
+        if (filter == null || !(filter.getFilter() instanceof QuotaFilter q)) return 0;
+        return q.control().store().health().map(StoreHealth::fallbackDecisions).orElse(0L);
     }
 
     Mode mode() {

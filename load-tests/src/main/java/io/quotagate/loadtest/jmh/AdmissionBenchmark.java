@@ -10,7 +10,7 @@ import io.quotagate.filter.admission.Policy;
 import io.quotagate.filter.admission.Ticket;
 import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.filter.admission.Decision;
-import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.filter.route.Route;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.Plans;

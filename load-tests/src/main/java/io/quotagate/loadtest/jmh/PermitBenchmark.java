@@ -4,7 +4,7 @@ import io.quotagate.filter.admission.Acquisition;
 import io.quotagate.filter.admission.ConcurrencyLimits;
 import io.quotagate.filter.admission.ConcurrencyListener;
 import io.quotagate.filter.admission.Permit;
-import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.plans.PlansFile;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

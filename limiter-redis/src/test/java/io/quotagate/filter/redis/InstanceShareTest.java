@@ -1,9 +1,8 @@
 package io.quotagate.filter.redis;
 
-import io.github.bucket4j.Bucket;
-import io.github.bucket4j.BucketConfiguration;
-import io.quotagate.filter.admission.Admission;
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.store.QuotaBucket;
+import io.quotagate.filter.store.BucketLimits;
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.testing.LogCapture;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.filter.testing.RedisServer;
@@ -23,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class InstanceShareTest {
     /** Capacity 20; refill negligible (and the local clock never moves). */
-    private static final BucketConfiguration TWENTY = Admission.configuration(List.of(
+    private static final BucketLimits TWENTY = BucketLimits.of(List.of(
             new io.quotagate.plans.Bandwidth("burst", 20, 1, Duration.ofHours(1))));
 
     private final ManualClock clock = new ManualClock();
@@ -42,14 +41,14 @@ class InstanceShareTest {
                 awaitTrue(() -> a.instanceCount() == 2 && b.instanceCount() == 2, "both count 2");
 
                 redis.kill();
-                awaitTrue(() -> !a.redisAvailable(), "a notices the outage");
-                Bucket bucket = a.bucket(BucketKind.TENANT, "acme", TWENTY);
+                awaitTrue(() -> !a.available(), "a notices the outage");
+                QuotaBucket bucket = a.bucket(BucketKind.TENANT, "acme", TWENTY);
                 int admitted = 0;
                 for (int i = 0; i < 40; i++) {
-                    if (bucket.tryConsume(1)) admitted++;
+                    if (bucket.tryTake(1)) admitted++;
                 }
                 assertThat(admitted).as("20 / 2 instances, answered locally").isEqualTo(10);
-                assertThat(bucket.tryConsume(1)).as("refused once the share is used").isFalse();
+                assertThat(bucket.tryTake(1)).as("refused once the share is used").isFalse();
                 assertThat(a.instanceCount()).as("the last known count is kept while Redis is down").isEqualTo(2);
                 assertThat(a.fallbackDecisions()).isPositive();
             }
@@ -85,23 +84,23 @@ class InstanceShareTest {
              LogCapture warnings = LogCapture.of(RedisStore.class, Level.WARNING);
              LogCapture infos = LogCapture.of(RedisStore.class, Level.INFO);
              RedisStore store = RedisStore.connect(settings(redis, RedisServer.randomPrefix()), 100, clock.wallClock(), clock)) {
-            Bucket bucket = store.bucket(BucketKind.TENANT, "acme", TWENTY);
-            assertThat(bucket.tryConsume(1)).isTrue();
+            QuotaBucket bucket = store.bucket(BucketKind.TENANT, "acme", TWENTY);
+            assertThat(bucket.tryTake(1)).isTrue();
             assertThat(warnings.messages()).isEmpty();
 
             redis.kill();
             // many requests, across several failed heartbeats
             for (int round = 0; round < 10; round++) {
-                for (int i = 0; i < 50; i++) bucket.tryConsume(1);
+                for (int i = 0; i < 50; i++) bucket.tryTake(1);
                 Thread.sleep(100);
             }
-            assertThat(store.redisAvailable()).isFalse();
+            assertThat(store.available()).isFalse();
             assertThat(warnings.messages()).filteredOn(m -> m.contains("answering from local buckets"))
                     .as("one warning per outage").hasSize(1);
 
             redis.start();
-            awaitTrue(store::redisAvailable, "back on Redis after the restart");
-            for (int i = 0; i < 50; i++) bucket.tryConsume(1);
+            awaitTrue(store::available, "back on Redis after the restart");
+            for (int i = 0; i < 50; i++) bucket.tryTake(1);
             assertThat(infos.messages()).filteredOn(m -> m.contains("answers again after")).as("one INFO on the way back").hasSize(1);
             assertThat(warnings.messages()).filteredOn(m -> m.contains("answers again after")).as("logged below WARNING").isEmpty();
             assertThat(warnings.messages()).filteredOn(m -> m.contains("answering from local buckets"))

@@ -1,4 +1,4 @@
-package io.quotagate.filter.admission;
+package io.quotagate.filter.core;
 
 /**
  * The time source of every bucket, expiry and Retry-After computation. Inject a manual clock in

@@ -1,7 +1,9 @@
 package io.quotagate.filter.redis;
 
-import io.quotagate.filter.admission.QuotaClock;
+import io.quotagate.filter.core.BucketKind;
+import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.StoreHealth;
 import io.quotagate.plans.StoreSettings;
 
 import java.time.Clock;
@@ -10,7 +12,8 @@ import java.time.Clock;
  * A {@link BucketStore} in Redis, so that every instance of a service enforces one quota. Built on
  * bucket4j's Lettuce compare-and-swap proxies; keys are {@code <prefix>:<kind>:<id>} (one key per
  * bucket, so valid on Redis Cluster) and every key expires once its bucket would have refilled
- * completely.
+ * completely. A filter opens one itself when its plans file says {@code store.type: redis} (through
+ * {@link RedisStoreProvider}); applications that build their own call {@link #connect}.
  *
  * <p><b>When Redis fails</b> (connection refused, a command slower than {@link StoreSettings#timeout()},
  * the server killed), the store stops calling Redis and answers from local buckets holding
@@ -19,12 +22,11 @@ import java.time.Clock;
  * {@link StoreSettings.OnFailure#CLOSED} it throws {@link io.quotagate.filter.store.StoreUnavailableException}
  * instead (the filter answers 503). The outage is logged once and counted ({@link #outages()}); a
  * background heartbeat probes Redis every {@link StoreSettings#heartbeat()} and the store returns to
- * Redis as soon as it answers.
+ * Redis as soon as it answers. Compare-and-swap conflicts on a hot key are never an outage.
  *
- * <p>Needs {@code io.lettuce:lettuce-core} and {@code com.bucket4j:bucket4j_jdk17-lettuce} on the
- * class path (optional dependencies of this module). Close it to stop the heartbeat and disconnect.
+ * <p>Close it to stop the heartbeat and disconnect.
  */
-public interface RedisStore extends BucketStore, AutoCloseable {
+public interface RedisStore extends BucketStore, StoreHealth, AutoCloseable {
 
     /**
      * Connects with the system clocks. Never fails because Redis is down: the store then starts in
@@ -33,7 +35,6 @@ public interface RedisStore extends BucketStore, AutoCloseable {
      * @param settings   a store of type redis
      * @param maxTracked the most tenants whose bucket proxies (and fallback buckets) are kept in memory
      * @throws IllegalArgumentException if the settings are not of type redis or the URI is invalid
-     * @throws IllegalStateException    if Lettuce or bucket4j-lettuce is not on the class path
      */
     static RedisStore connect(StoreSettings settings, int maxTracked) {
         return connect(settings, maxTracked, Clock.systemUTC(), QuotaClock.system());
@@ -47,33 +48,22 @@ public interface RedisStore extends BucketStore, AutoCloseable {
      * @param localClock time of the local fallback buckets
      */
     static RedisStore connect(StoreSettings settings, int maxTracked, Clock wallClock, QuotaClock localClock) {
-        try {
-            Class.forName("io.lettuce.core.RedisClient", false, RedisStore.class.getClassLoader());
-            Class.forName("io.github.bucket4j.redis.lettuce.Bucket4jLettuce", false, RedisStore.class.getClassLoader());
-        } catch (ClassNotFoundException e) {
-            throw new IllegalStateException("store type redis needs io.lettuce:lettuce-core and "
-                    + "com.bucket4j:bucket4j_jdk17-lettuce on the class path (missing " + e.getMessage() + ")");
-        }
         return new LettuceBucketStore(settings, maxTracked, wallClock, localClock);
     }
 
     /** Whether buckets are in Redis right now (false during an outage, while answering locally). */
-    boolean redisAvailable();
+    @Override
+    boolean available();
 
-    /** Outages seen since start: each time this instance switched from Redis to local buckets. */
-    long outages();
-
-    /**
-     * Bucket operations answered from local buckets since start: during outages, and single
-     * operations whose compare-and-swap retries ran out under contention.
-     */
-    long fallbackDecisions();
+    /** Instances sharing the prefix: from the heartbeat set, the last known number while Redis is down. */
+    @Override
+    int instanceCount();
 
     /** This instance's member name in the heartbeat set. */
     String instanceId();
 
     /** The Redis key of a bucket: {@code <prefix>:<kind>:<id>}. */
-    String key(io.quotagate.filter.store.BucketKind kind, String id);
+    String key(BucketKind kind, String id);
 
     /** Stops the heartbeat, removes this instance from the heartbeat set (best effort) and disconnects. */
     @Override

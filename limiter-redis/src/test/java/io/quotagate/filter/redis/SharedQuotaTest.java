@@ -74,8 +74,8 @@ class SharedQuotaTest {
 
     @Test
     void twoLocalInstancesAdmitTwiceAsMuch() throws Exception {
-        Run run = hammer(BucketStore.local(1_000, io.quotagate.filter.admission.QuotaClock.system()),
-                BucketStore.local(1_000, io.quotagate.filter.admission.QuotaClock.system()));
+        Run run = hammer(BucketStore.local(1_000, io.quotagate.filter.core.QuotaClock.system()),
+                BucketStore.local(1_000, io.quotagate.filter.core.QuotaClock.system()));
         long bound = 2 * (CAPACITY + (long) Math.ceil(REFILL_PER_SECOND * run.seconds()));
         assertThat(run.accepted()).isBetween(2L * CAPACITY, bound);
     }

@@ -108,13 +108,13 @@ class RedisOutageTest {
     private void killAndRestart(int whileDead, ThrowingRunnable duringOutage) throws Exception {
         redis.kill();
         assertThat(send(whileDead)).as("statuses while Redis is dead").containsOnly(200);
-        assertThat(store.redisAvailable()).isFalse();
+        assertThat(store.available()).isFalse();
         assertThat(store.outages()).isEqualTo(1);
         assertThat(store.fallbackDecisions()).isPositive();
         duringOutage.run();
 
         redis.start(); // same port, empty: it kept nothing
-        awaitTrue(store::redisAvailable, "back on Redis after the restart");
+        awaitTrue(store::available, "back on Redis after the restart");
         assertThat(send(20)).containsOnly(200);
         assertThat(redis.integer("EXISTS", prefix + ":tenant:acme")).as("buckets written to the new Redis").isOne();
         assertThat(store.outages()).as("one outage, counted once").isEqualTo(1);
@@ -145,7 +145,7 @@ class RedisOutageTest {
         } finally {
             redis.freeze(false);
         }
-        awaitTrue(store::redisAvailable, "back on Redis after it thaws");
+        awaitTrue(store::available, "back on Redis after it thaws");
         assertThat(send(10)).containsOnly(200);
     }
 
@@ -156,7 +156,7 @@ class RedisOutageTest {
     @Test
     void aLocalAllowanceNoticesAFrozenRedisThroughTheHeartbeat() throws Exception {
         startFilter(StoreSettings.OnFailure.OPEN, new StoreSettings.LocalAllowance(5, Duration.ofMillis(50)));
-        freezeAndThaw(() -> awaitTrue(() -> !store.redisAvailable(), "a frozen Redis declared down"));
+        freezeAndThaw(() -> awaitTrue(() -> !store.available(), "a frozen Redis declared down"));
     }
 
     @Test
@@ -174,7 +174,7 @@ class RedisOutageTest {
         assertThat(store.outages()).isEqualTo(1);
 
         redis.start();
-        awaitTrue(store::redisAvailable, "back on Redis after the restart");
+        awaitTrue(store::available, "back on Redis after the restart");
         assertThat(send(5)).containsOnly(200);
     }
 

@@ -1,12 +1,11 @@
 package io.quotagate.filter.redis;
 
-import io.github.bucket4j.Bandwidth;
-import io.github.bucket4j.Bucket;
-import io.github.bucket4j.BucketConfiguration;
-import io.quotagate.filter.admission.Admission;
 import io.quotagate.filter.testing.Decisions;
-import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.core.BucketKind;
+import io.quotagate.filter.admission.Decision;
+import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.store.StoreUnavailableException;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.filter.testing.RedisServer;
@@ -24,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** The Redis store's keys, heartbeat and failure modes, on real Redis. */
 class RedisStoreTest {
     /** Empty to full in 100 s. */
-    static final BucketConfiguration CONFIG = Admission.configuration(List.of(
+    static final BucketLimits CONFIG = BucketLimits.of(List.of(
             new io.quotagate.plans.Bandwidth("burst", 100, 1, Duration.ofSeconds(1))));
 
     private final ManualClock clock = new ManualClock();
@@ -34,9 +33,9 @@ class RedisStoreTest {
         RedisServer redis = RedisServer.shared();
         String prefix = RedisServer.randomPrefix();
         try (RedisStore store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(prefix), 100, clock.wallClock(), clock)) {
-            assertThat(store.redisAvailable()).isTrue();
-            store.bucket(BucketKind.TENANT, "acme", CONFIG).tryConsume(40);
-            store.bucket(BucketKind.GLOBAL, "global", CONFIG).tryConsume(1);
+            assertThat(store.available()).isTrue();
+            store.bucket(BucketKind.TENANT, "acme", CONFIG).tryTake(40);
+            store.bucket(BucketKind.GLOBAL, "global", CONFIG).tryTake(1);
 
             assertThat(store.key(BucketKind.TENANT, "acme")).isEqualTo(prefix + ":tenant:acme");
             @SuppressWarnings("unchecked")
@@ -59,7 +58,7 @@ class RedisStoreTest {
                      .withTimeout(Duration.ofMillis(500)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
                      1_000, clock.wallClock(), clock)) {
             own.command("CONFIG", "RESETSTAT");
-            for (int i = 0; i < 50; i++) store.bucket(BucketKind.TENANT, "t" + (i % 10), CONFIG).tryConsume(1);
+            for (int i = 0; i < 50; i++) store.bucket(BucketKind.TENANT, "t" + (i % 10), CONFIG).tryTake(1);
             // bucket4j's compare-and-swap: GET the state, then EVAL a script that swaps it if unchanged;
             // commandstats also counts the commands run inside the script (one GET, one SET/PSETEX each)
             long evals = own.calls("eval");
@@ -81,16 +80,16 @@ class RedisStoreTest {
                     new StoreSettings.LocalAllowance(5, Duration.ofMinutes(1))), 1_000, clock.wallClock(), clock);
                  RedisStore exact = RedisStore.connect(settings, 1_000, clock.wallClock(), clock)) {
                 own.command("CONFIG", "RESETSTAT");
-                Bucket allowed = store.bucket(BucketKind.TENANT, "acme", CONFIG);
-                for (int i = 0; i < 48; i++) assertThat(allowed.tryConsume(1)).isTrue();
+                QuotaBucket allowed = store.bucket(BucketKind.TENANT, "acme", CONFIG);
+                for (int i = 0; i < 48; i++) assertThat(allowed.tryTake(1)).isTrue();
                 // the first decision reads Redis; then 5 units on the copy, and the 6th sends them with itself
                 assertThat(own.calls("eval")).as("compare-and-swap scripts for 48 decisions").isEqualTo(8);
 
                 // Redis lags this instance by at most the allowance: 43 units synchronised, 5 on the copy
-                Bucket shared = exact.bucket(BucketKind.TENANT, "acme", CONFIG);
-                assertThat(shared.getAvailableTokens()).isEqualTo(100 - 43);
-                assertThat(allowed.tryConsume(1)).isTrue(); // over the allowance: synchronises
-                assertThat(shared.getAvailableTokens()).isEqualTo(100 - 49);
+                QuotaBucket shared = exact.bucket(BucketKind.TENANT, "acme", CONFIG);
+                assertThat(shared.available()).isEqualTo(100 - 43);
+                assertThat(allowed.tryTake(1)).isTrue(); // over the allowance: synchronises
+                assertThat(shared.available()).isEqualTo(100 - 49);
                 assertThat(store.fallbackDecisions() + exact.fallbackDecisions()).isZero();
             }
         }
@@ -101,26 +100,64 @@ class RedisStoreTest {
         RedisServer redis = RedisServer.shared();
         StoreSettings settings = StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
                 .withTimeout(Duration.ofMillis(500));
-        BucketConfiguration newLimits = Admission.configuration(List.of(
+        BucketLimits newLimits = BucketLimits.of(List.of(
                 new io.quotagate.plans.Bandwidth("burst", 100, 2, Duration.ofSeconds(1))));
         try (RedisStore exact = RedisStore.connect(settings, 1_000, clock.wallClock(), clock)) {
-            Bucket shared = exact.bucket(BucketKind.TENANT, "acme", CONFIG);
+            QuotaBucket shared = exact.bucket(BucketKind.TENANT, "acme", CONFIG);
             RedisStore store = RedisStore.connect(settings.withLocalAllowance(
                     new StoreSettings.LocalAllowance(5, Duration.ofMinutes(1))), 1_000, clock.wallClock(), clock);
             try {
-                for (int i = 0; i < 3; i++) store.bucket(BucketKind.TENANT, "acme", CONFIG).tryConsume(1);
-                assertThat(shared.getAvailableTokens()).as("2 of 3 units still on the copy").isEqualTo(99);
+                for (int i = 0; i < 3; i++) store.bucket(BucketKind.TENANT, "acme", CONFIG).tryTake(1);
+                assertThat(shared.available()).as("2 of 3 units still on the copy").isEqualTo(99);
 
                 store.bucket(BucketKind.TENANT, "acme", newLimits); // new limits: the old proxy is dropped
-                awaitTrue(() -> shared.getAvailableTokens() == 97, "the dropped copy's units sent to Redis");
+                awaitTrue(() -> shared.available() == 97, "the dropped copy's units sent to Redis");
 
-                for (int i = 0; i < 3; i++) store.bucket(BucketKind.TENANT, "acme", newLimits).tryConsume(1);
-                assertThat(shared.getAvailableTokens()).isEqualTo(96);
+                // the new copy's first contact with Redis moves the bucket to the new limits: these stay on it
+                for (int i = 0; i < 3; i++) store.bucket(BucketKind.TENANT, "acme", newLimits).tryTake(1);
+                assertThat(shared.available()).isEqualTo(97);
             } finally {
                 store.close();
             }
-            assertThat(shared.getAvailableTokens()).as("close sends what the copies held").isEqualTo(94);
+            assertThat(shared.available()).as("close sends what the copies held").isEqualTo(94);
         }
+    }
+
+    @Test
+    void aPlanChangedAtRuntimeMovesATenantsRedisBucketOnceAndUnchangedLimitsCostNoRoundTrip() throws Exception {
+        try (RedisServer own = RedisServer.startOwn();
+             RedisStore store = RedisStore.connect(StoreSettings.redis(own.uri()).withPrefix(RedisServer.randomPrefix())
+                     .withTimeout(Duration.ofMillis(500)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
+                     100, clock.wallClock(), clock)) {
+            Decisions admission = new Decisions(plans(1000), store);
+            own.command("CONFIG", "RESETSTAT");
+            for (int i = 0; i < 5; i++) assertAdmitted(admission);
+            assertThat(own.calls("eval")).as("limits the filter started with: one swap per decision").isEqualTo(5);
+
+            admission.apply(plans(5));
+            own.command("CONFIG", "RESETSTAT");
+            for (int i = 0; i < 3; i++) assertAdmitted(admission);
+            assertThat(own.calls("eval")).as("the bucket moved once, then one swap per decision").isEqualTo(1 + 3);
+
+            admission.apply(plans(5)); // the same limits again: nothing to move
+            own.command("CONFIG", "RESETSTAT");
+            for (int i = 0; i < 2; i++) assertAdmitted(admission);
+            assertThat(own.calls("eval")).as("no move").isEqualTo(2);
+            assertThat(admission.admit("acme", "free", 1)).as("AS_IS: 995 left, capped at 5, 5 taken")
+                    .isInstanceOf(Decision.Rejected.class);
+            assertThat(store.fallbackDecisions()).isZero();
+        }
+    }
+
+    private static void assertAdmitted(Decisions admission) {
+        assertThat(admission.admit("acme", "free", 1)).isInstanceOf(Decision.Admitted.class);
+    }
+
+    private static io.quotagate.plans.Plans plans(long capacity) {
+        return io.quotagate.plans.PlansFile.parse("p.yml", """
+                plans:
+                  free: { limits: [ { capacity: %d, refill: 1, period: 1h } ] }
+                """.formatted(capacity));
     }
 
     @Test
@@ -166,30 +203,26 @@ class RedisStoreTest {
 
     @Test
     void theFallbackShareDividesCapacityAndRateByTheInstanceCount() {
-        BucketConfiguration shared = Admission.configuration(List.of(
+        BucketLimits shared = BucketLimits.of(List.of(
                 new io.quotagate.plans.Bandwidth("burst", 20, 10, Duration.ofSeconds(10)),
                 new io.quotagate.plans.Bandwidth("tiny", 2, 1, Duration.ofSeconds(1))));
-        Bandwidth[] third = LettuceBucketStore.share(shared, 3).getBandwidths();
-        assertThat(third[0].getCapacity()).isEqualTo(6);
-        assertThat(third[0].getRefillTokens()).isEqualTo(10);
-        assertThat(third[0].getRefillPeriodNanos()).isEqualTo(Duration.ofSeconds(30).toNanos());
-        assertThat(third[0].getId()).isEqualTo("burst");
-        assertThat(third[1].getCapacity()).as("never below 1").isEqualTo(1);
-        assertThat(LettuceBucketStore.share(shared, 1)).isSameAs(shared);
+        List<io.quotagate.plans.Bandwidth> third = LocalShares.share(shared, 3).bandwidths();
+        assertThat(third.get(0)).isEqualTo(new io.quotagate.plans.Bandwidth("burst", 6, 10, Duration.ofSeconds(30)));
+        assertThat(third.get(1).capacity()).as("never below 1").isEqualTo(1);
+        assertThat(LocalShares.share(shared, 1)).isSameAs(shared);
         assertThat(BucketStore.perInstanceShare(10, 3)).isEqualTo(3);
         assertThat(BucketStore.perInstanceShare(2, 5)).isEqualTo(1);
     }
 
     @Test
-    void theVerboseViewWorksThroughTheFailoverForPublishedHeaders() throws Exception {
+    void thePerBandwidthViewWorksThroughTheFailoverForPublishedHeaders() throws Exception {
         RedisServer redis = RedisServer.shared();
         try (RedisStore store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix()),
                 100, clock.wallClock(), clock)) {
-            Bucket b = store.bucket(BucketKind.TENANT, "acme", CONFIG);
-            b.tryConsume(30);
-            var verbose = b.asVerbose().getAvailableTokens();
-            assertThat(verbose.getValue()).isEqualTo(70);
-            assertThat(verbose.getDiagnostics().getAvailableTokensPerEachBandwidth()).containsExactly(70L);
+            QuotaBucket b = store.bucket(BucketKind.TENANT, "acme", CONFIG);
+            b.tryTake(30);
+            assertThat(b.available()).isEqualTo(70);
+            assertThat(b.availablePerBandwidth()).containsExactly(70L);
         }
     }
 
@@ -197,11 +230,11 @@ class RedisStoreTest {
     void unreachableAtStartItServesFromLocalBucketsAndCountsTheOutage() throws Exception {
         StoreSettings settings = StoreSettings.redis("redis://127.0.0.1:" + closedPort()).withPrefix(RedisServer.randomPrefix());
         try (RedisStore store = RedisStore.connect(settings, 100, clock.wallClock(), clock)) {
-            assertThat(store.redisAvailable()).isFalse();
+            assertThat(store.available()).isFalse();
             assertThat(store.outages()).isEqualTo(1);
-            Bucket b = store.bucket(BucketKind.TENANT, "acme", CONFIG);
-            assertThat(b.tryConsume(100)).isTrue();
-            assertThat(b.tryConsume(1)).as("the local bucket limits too").isFalse();
+            QuotaBucket b = store.bucket(BucketKind.TENANT, "acme", CONFIG);
+            assertThat(b.tryTake(100)).isTrue();
+            assertThat(b.tryTake(1)).as("the local bucket limits too").isFalse();
             assertThat(store.fallbackDecisions()).isEqualTo(2);
         }
     }
@@ -212,7 +245,7 @@ class RedisStoreTest {
                 .withPrefix(RedisServer.randomPrefix()).withOnFailure(StoreSettings.OnFailure.CLOSED)
                 .withHeartbeat(Duration.ofSeconds(3), Duration.ofSeconds(10));
         try (RedisStore store = RedisStore.connect(settings, 100, clock.wallClock(), clock)) {
-            assertThatThrownBy(() -> store.bucket(BucketKind.TENANT, "acme", CONFIG).tryConsume(1))
+            assertThatThrownBy(() -> store.bucket(BucketKind.TENANT, "acme", CONFIG).tryTake(1))
                     .isInstanceOfSatisfying(StoreUnavailableException.class, e -> assertThat(e.retryAfterSeconds()).isEqualTo(3));
         }
     }

@@ -1,4 +1,4 @@
-package io.quotagate.filter.store;
+package io.quotagate.filter.core;
 
 /** What a bucket limits; part of its key, so tenants and the global quota never collide. */
 public enum BucketKind {

@@ -1,0 +1,164 @@
+package io.quotagate.filter.redis;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import io.quotagate.filter.core.BucketKind;
+import io.quotagate.filter.core.QuotaClock;
+import io.quotagate.filter.store.BucketLimits;
+import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.QuotaBucket;
+import io.quotagate.filter.store.StoreHealth;
+import io.quotagate.plans.StoreSettings;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@link RedisStore} on bucket4j's Lettuce compare-and-swap proxy manager: the composition of its
+ * parts, each with one job: {@link RedisConnection} (client, connection, proxies),
+ * {@link InstanceRegistry} (heartbeat, instance count), {@link RedisHealth} (outage detection),
+ * {@link Failover} with {@link LocalShares} (local decisions while Redis is down) and
+ * {@link AllowanceFlusher} (units admitted on a local allowance). This class keeps the table of
+ * buckets and runs the heartbeat.
+ *
+ * <p>A single background thread writes this instance into the heartbeat set every {@code heartbeat};
+ * that same write is the probe: when it succeeds during an outage, the store returns to Redis.
+ */
+final class LettuceBucketStore implements RedisStore {
+    private final StoreSettings settings;
+    private final RedisConnection redis;
+    private final InstanceRegistry registry;
+    private final RedisHealth health;
+    private final Failover failover;
+    private final AllowanceFlusher flusher;
+    private final Cache<String, FailoverBucket> buckets;
+    private final ScheduledExecutorService heartbeat;
+    private volatile Throwable lastFailure;
+
+    LettuceBucketStore(StoreSettings settings, int maxTracked, Clock wallClock, QuotaClock localClock) {
+        this.settings = Objects.requireNonNull(settings, "settings");
+        if (settings.type() != StoreSettings.Type.REDIS) {
+            throw new IllegalArgumentException("settings are not of type redis");
+        }
+        if (maxTracked <= 0) throw new IllegalArgumentException("maxTracked must be > 0, was " + maxTracked);
+        this.redis = new RedisConnection(settings, Objects.requireNonNull(wallClock, "wallClock"));
+        this.registry = new InstanceRegistry(redis, settings);
+        this.health = new RedisHealth(settings, registry::count);
+        LocalShares shares = new LocalShares(BucketStore.local(maxTracked, localClock), registry::count);
+        this.failover = new Failover(redis, health, shares, settings);
+        this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "quotagate-redis-heartbeat");
+            t.setDaemon(true);
+            return t;
+        });
+        this.flusher = new AllowanceFlusher(health, heartbeat);
+        // maintenance on the calling thread: no common-pool wake-up on the request path
+        this.buckets = Caffeine.newBuilder().maximumSize(maxTracked).expireAfterAccess(Duration.ofMinutes(10))
+                .executor(Runnable::run)
+                .removalListener((String key, FailoverBucket b, RemovalCause cause) -> {
+                    if (b != null && settings.localAllowance() != null) flusher.flushLater(b);
+                })
+                .build();
+
+        beat(Duration.ofSeconds(2)); // connects, and learns the instance count before the first request
+        if (health.available()) warmUp();
+        if (!health.available()) health.unreachableAtStart(lastFailure);
+        Duration probeTimeout = settings.timeout().multipliedBy(4).compareTo(Duration.ofMillis(250)) > 0
+                ? settings.timeout().multipliedBy(4) : Duration.ofMillis(250);
+        long period = settings.heartbeat().toNanos();
+        heartbeat.scheduleWithFixedDelay(() -> beat(probeTimeout), period, period, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * The bucket for this key at these limits. Same limits instance as last time: the cached bucket, no
+     * round trip. Other limits: a new bucket that first moves the Redis bucket (once), since this
+     * instance, or another one, may have created it at other limits. Limits the filter started with,
+     * seen for the first time, need no move: every instance creates the key at those.
+     */
+    @Override
+    public QuotaBucket bucket(BucketKind kind, String id, BucketLimits limits) {
+        String key = key(kind, id);
+        FailoverBucket b = buckets.getIfPresent(key);
+        if (b != null && b.limits() == limits) return b;
+        return buckets.asMap().compute(key, (k, old) -> old != null && old.limits() == limits ? old
+                : new FailoverBucket(failover, kind, id, k, limits, old != null || !limits.initial()));
+    }
+
+    @Override
+    public int instanceCount() {
+        return registry.count();
+    }
+
+    @Override
+    public Optional<StoreHealth> health() {
+        return Optional.of(health);
+    }
+
+    @Override
+    public String key(BucketKind kind, String id) {
+        return settings.prefix() + ":" + kind.keyPart() + ":" + id;
+    }
+
+    @Override
+    public boolean available() {
+        return health.available();
+    }
+
+    @Override
+    public long outages() {
+        return health.outages();
+    }
+
+    @Override
+    public long fallbackDecisions() {
+        return health.fallbackDecisions();
+    }
+
+    @Override
+    public String instanceId() {
+        return registry.instanceId();
+    }
+
+    @Override
+    public void close() {
+        if (!health.close()) return;
+        heartbeat.shutdownNow();
+        if (settings.localAllowance() != null) flusher.flushAll(buckets.asMap().values(), Duration.ofSeconds(2));
+        if (health.available()) registry.leave();
+        redis.close();
+    }
+
+    /**
+     * Heartbeat and probe: connect if needed, announce this instance, read the instance count. Off the
+     * hot path, so it may wait longer than a request would ({@code timeout}: the first beat of a cold
+     * JVM loads Netty and Lettuce).
+     */
+    private void beat(Duration timeout) {
+        if (health.closed()) return;
+        try {
+            registry.beat(timeout);
+            health.markUp();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            lastFailure = e;
+            health.markDown(e);
+        }
+    }
+
+    /** See {@link RedisConnection#warmUp}: a failure there is an outage like any other. */
+    private void warmUp() {
+        try {
+            redis.warmUp(settings.prefix() + ":warmup:" + registry.instanceId());
+        } catch (RuntimeException e) {
+            lastFailure = e;
+            health.markDown(e);
+        }
+    }
+}

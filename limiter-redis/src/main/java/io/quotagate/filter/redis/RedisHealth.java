@@ -1,0 +1,188 @@
+package io.quotagate.filter.redis;
+
+import io.github.bucket4j.BucketExceptions;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisException;
+import io.quotagate.filter.store.StoreHealth;
+import io.quotagate.plans.StoreSettings;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.IntSupplier;
+
+/**
+ * Whether Redis answers, told apart from a key that is merely busy: one flag that the hot path reads
+ * (one volatile read), flipped down by a failed operation or heartbeat and up by a heartbeat that
+ * succeeds, each flip logged and counted once.
+ *
+ * <p>Failures are classified by <em>type</em>, never by message text ({@link #classify}):
+ * <ul>
+ *   <li>{@link Failure#CONTENTION}: bucket4j gave up its compare-and-swap after {@code max-retries}
+ *       conflicts on one key. Redis answered every attempt; only that operation is answered locally.
+ *       bucket4j 8.x signals it with {@code BucketExceptions.maxRetriesExceeded}, a
+ *       {@link BucketExceptions.BucketExecutionException} of exactly that class built from a message
+ *       and no cause; every other execution failure either wraps its cause (a Redis error) or is
+ *       bucket4j's {@link io.github.bucket4j.TimeoutException}, a subclass.</li>
+ *   <li>{@link Failure#SLOW}: a command timed out (Lettuce's {@link RedisCommandTimeoutException},
+ *       bucket4j's or the JDK's timeout). While other operations still succeed it is a slow moment
+ *       (a burst, a GC pause) and that operation is answered locally; with no success for a while it
+ *       is an outage.</li>
+ *   <li>{@link Failure#OUTAGE}: anything else: a refused or broken connection
+ *       ({@code RedisConnectionException}), a command rejected while disconnected, an I/O error.</li>
+ * </ul>
+ */
+final class RedisHealth implements StoreHealth {
+    private static final System.Logger LOG = System.getLogger(RedisStore.class.getName());
+
+    /** What a failed Redis operation means for the store. */
+    enum Failure {
+        /** Too many compare-and-swap conflicts on one key: Redis is up. */
+        CONTENTION,
+        /** A timeout: an outage only if nothing succeeded for a while. */
+        SLOW,
+        /** Redis cannot be reached. */
+        OUTAGE
+    }
+
+    private final StoreSettings settings;
+    private final String redactedUri;
+    private final IntSupplier instanceCount;
+    private final long silenceForOutageNanos;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final LongAdder outages = new LongAdder();
+    private final LongAdder fallbackDecisions = new LongAdder();
+    private volatile boolean available;
+    private volatile long outageStartNanos;
+    /**
+     * When an operation last succeeded on Redis. A timeout with no success for
+     * {@link #silenceForOutageNanos} is an outage.
+     */
+    private volatile long lastSuccessNanos = System.nanoTime();
+
+    RedisHealth(StoreSettings settings, IntSupplier instanceCount) {
+        this.settings = settings;
+        this.redactedUri = StoreSettings.redact(settings.uri());
+        this.instanceCount = instanceCount;
+        // one hot key with batching has a single update in flight: allow several slow ones in a row
+        this.silenceForOutageNanos = Math.max(settings.timeout().toNanos() * 10, Duration.ofMillis(500).toNanos());
+    }
+
+    /** What {@code e}, thrown by a Redis bucket operation, means. */
+    static Failure classify(Throwable e) {
+        boolean timeout = false;
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof RedisCommandTimeoutException || t instanceof io.github.bucket4j.TimeoutException
+                    || t instanceof java.util.concurrent.TimeoutException) {
+                timeout = true;
+            } else if (t instanceof RedisException || t instanceof IOException) {
+                return Failure.OUTAGE;
+            } else if (t.getClass() == BucketExceptions.BucketExecutionException.class && t.getCause() == null) {
+                return timeout ? Failure.SLOW : Failure.CONTENTION;
+            }
+        }
+        return timeout ? Failure.SLOW : Failure.OUTAGE;
+    }
+
+    /**
+     * Takes note of a failed operation.
+     *
+     * @return true if Redis is (now) considered down; false if only this operation is to be answered locally
+     */
+    boolean failed(RuntimeException e) {
+        Failure failure = classify(e);
+        if (failure == Failure.CONTENTION) return false;
+        if (failure == Failure.SLOW && System.nanoTime() - lastSuccessNanos <= silenceForOutageNanos) return false;
+        markDown(e);
+        return true;
+    }
+
+    /** Takes note of an operation that succeeded on Redis. */
+    void succeeded() {
+        long now = System.nanoTime();
+        // at most one shared write per millisecond, not one per request. With a local allowance most
+        // successes never reached Redis: a frozen Redis is then declared down by the heartbeat, whose
+        // probe times out too
+        if (now - lastSuccessNanos > 1_000_000) lastSuccessNanos = now;
+    }
+
+    /** Counts an operation answered from this instance's local buckets. */
+    void answeredLocally() {
+        fallbackDecisions.increment();
+    }
+
+    void markDown(Throwable cause) {
+        if (closed.get()) return;
+        synchronized (this) {
+            if (!available) return;
+            available = false;
+            outageStartNanos = System.nanoTime();
+        }
+        outages.increment();
+        LOG.log(System.Logger.Level.WARNING, "quotagate: Redis at " + redactedUri + " failed (" + cause
+                + "); answering from local buckets (" + failureMode() + ") until it answers again");
+    }
+
+    /** A heartbeat succeeded: Redis answers (again). */
+    void markUp() {
+        lastSuccessNanos = System.nanoTime();
+        long since;
+        synchronized (this) {
+            if (available) return;
+            available = true;
+            since = outageStartNanos;
+        }
+        if (outages.sum() > 0) {
+            LOG.log(System.Logger.Level.INFO, "quotagate: Redis at " + redactedUri + " answers again after "
+                    + Duration.ofNanos(System.nanoTime() - since).toMillis()
+                    + " ms; buckets are shared again (instances: " + instanceCount.getAsInt() + ")");
+        }
+    }
+
+    /** Redis did not answer at start: counted as an outage, logged once. */
+    void unreachableAtStart(Throwable cause) {
+        outages.increment();
+        outageStartNanos = System.nanoTime();
+        LOG.log(System.Logger.Level.WARNING, "quotagate: Redis at " + redactedUri + " unreachable at start ("
+                + cause + "); answering from local buckets (" + failureMode() + ") until it answers");
+    }
+
+    /**
+     * From now on, failures are the store closing, not outages.
+     *
+     * @return false if it was closed already
+     */
+    boolean close() {
+        return closed.compareAndSet(false, true);
+    }
+
+    boolean closed() {
+        return closed.get();
+    }
+
+    private String failureMode() {
+        return settings.onFailure() == StoreSettings.OnFailure.CLOSED ? "on-failure: closed, answering 503"
+                : "1/" + instanceCount.getAsInt() + " of each quota";
+    }
+
+    @Override
+    public boolean available() {
+        return available;
+    }
+
+    @Override
+    public long outages() {
+        return outages.sum();
+    }
+
+    @Override
+    public long fallbackDecisions() {
+        return fallbackDecisions.sum();
+    }
+
+    @Override
+    public int instanceCount() {
+        return instanceCount.getAsInt();
+    }
+}
