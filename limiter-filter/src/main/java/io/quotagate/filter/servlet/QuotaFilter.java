@@ -164,7 +164,9 @@ public final class QuotaFilter implements Filter {
             refuse(rt, engine, response, route, refused);
             return;
         }
-        try (Ticket ticket = (Ticket) outcome) { // frees the slot and the units on every exit before the chain
+        // frees the slot and the units on every exit before the chain; the refusals below close it
+        // themselves before answering, so a client that reads the answer finds its units back
+        try (Ticket ticket = (Ticket) outcome) {
             HttpServletRequest priced = priced(rt, engine, ticket, request, response);
             if (priced != null) run(rt, ticket, priced, response, chain);
         }
@@ -202,6 +204,7 @@ public final class QuotaFilter implements Filter {
             // A body read and refused (bad input) keeps the minimum: the server did the work, and a
             // client sending bad bodies spends its own units until it is refused before reading.
             if (estimate.bodyRead()) ticket.keepCharge();
+            ticket.close(); // before the answer: a client that sees it finds its units already back
             Problem p = estimate.problem();
             refuse(rt, engine, response, ticket.route(),
                     new Outcome.Refused(p.status(), p.reason(), p.detail(), ticket.caller(), p.retryAfterSeconds()));
@@ -209,6 +212,7 @@ public final class QuotaFilter implements Filter {
         }
         Outcome.Refused refused = ticket.reprice(estimate.cost());
         if (refused != null) {
+            ticket.close();
             refuse(rt, engine, response, ticket.route(), refused);
             return null;
         }
@@ -229,6 +233,7 @@ public final class QuotaFilter implements Filter {
             if (published != null) RateLimitHeaders.write(response, published, 0, rt.setup.legacyHeaders());
         } catch (RuntimeException failure) {
             // the request will not run: closing the ticket gives back its slot and every unit it was charged
+            ticket.close();
             LOG.log(System.Logger.Level.ERROR, "quota filter failed after admitting a request", failure);
             if (!response.isCommitted()) {
                 response.reset();
