@@ -327,11 +327,12 @@ public final class QuotaFilter implements Filter {
     }
 
     /**
-     * Builds a {@link QuotaFilter} from loaded plans. Only {@link #plans} is required; the resolver
+     * Builds a {@link QuotaFilter}. Only {@link #plans} or {@link #plansFile} is required; the resolver
      * defaults to the plans file's {@code tenants.resolvers}, the directory to its
      * {@code tenants.assignments} (and overrides), the clock to the system clock, and the store to the
      * plans file's {@code store:} (a local store holding {@code tenants.max-tracked} buckets per table,
-     * or a Redis store that the filter closes in {@link #destroy()}).
+     * or a Redis store that the filter closes in {@link #destroy()}). Settings that contradict each
+     * other fail in {@link #build()}, naming both; the composition itself is {@code FilterRuntime}'s.
      */
     public static final class Builder {
         /** Default of {@link #maxEstimatedBodyBytes}: 1 MiB. */
@@ -431,7 +432,7 @@ public final class QuotaFilter implements Filter {
 
         /**
          * Takes the plans from this file (instead of {@link #plans}, not together with it) and remembers it, so
-         * {@link QuotaFilter#reload()} and {@link #watchPlansFile} can read it again. The file is read
+         * {@link QuotaControl#reload()} and {@link #watchPlansFile} can read it again. The file is read
          * by {@link #build()}, within {@link #maxPlansFileBytes}, whatever order the two are given in.
          */
         public Builder plansFile(Path file) {

@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * Logs the requests shadow mode let through although the limits would have refused them, at most
  * one line per second (the others are summed into the next line), so a limit that would refuse
  * thousands of requests does not flood the log. The exact totals are
- * {@link QuotaFilter#shadowRejections}.
+ * {@link QuotaControl#shadowRejections}.
  */
 final class ShadowLog {
     private static final System.Logger LOG = System.getLogger(QuotaFilter.class.getName());

@@ -14,6 +14,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The filter installed with the builder, on real Jetty, with a manual clock. */
 class QuotaFilterTest {
@@ -162,5 +163,25 @@ class QuotaFilterTest {
         String control = Http.raw(server.port(), "GET", "/items/1", "X-Tenant-Id: a\u0001b\r\n");
         assertThat(Http.status(control)).isEqualTo(400);
         assertThat(control).doesNotContain("Exception", "\tat ");
+    }
+
+    @Test
+    void theBuilderRefusesSettingsThatContradictEachOtherNamingBoth(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        String yaml = "plans: { free: { limits: [ { capacity: 5, refill: 5, period: 1m } ] } }";
+        Plans plans = PlansFile.parse("p.yml", yaml);
+        java.nio.file.Path file = java.nio.file.Files.writeString(dir.resolve("plans.yml"), yaml);
+        // either order: a later reload() would otherwise replace the given plans with the file's
+        assertThatThrownBy(() -> QuotaFilter.builder().plansFile(file).plans(plans).build())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("plans(...) and plansFile(...)");
+        assertThatThrownBy(() -> QuotaFilter.builder().plans(plans).plansFile(file).build())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("plans(...) and plansFile(...)");
+        assertThatThrownBy(() -> QuotaFilter.builder().plans(plans)
+                .store(io.quotagate.filter.store.BucketStore.local(10, new ManualClock()))
+                .storeSettings(io.quotagate.plans.StoreSettings.local()).build())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("store(...) and storeSettings(...)");
+        assertThatThrownBy(() -> QuotaFilter.builder().plans(plans).watchPlansFile(Duration.ofSeconds(1)).build())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("watchPlansFile(...) needs plansFile(...)");
+        assertThat(QuotaFilter.builder().plansFile(file).build().control().plans().plan("free")).isPresent();
     }
 }
