@@ -1,6 +1,5 @@
 package io.quotagate.filter.admission;
 
-import io.github.bucket4j.TokensInheritanceStrategy;
 import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
@@ -30,20 +29,18 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>It holds no configuration of its own: every call names the {@link Policy} that decides it, so
  * one request is decided and settled by one policy however the limits change meanwhile. A new policy
  * ({@link #policy}) keeps every bucket's state: the shared buckets are moved at once, each tenant
- * bucket lazily on its next use, both with {@link #INHERITANCE} (the store moves a bucket when handed
+ * bucket lazily on its next use, both with {@link BucketLimits#INHERITANCE} (the store moves a bucket when handed
  * other {@link BucketLimits}). A plan (or the whole plans file) in shadow mode refuses nothing: the refusal
  * is counted ({@link #shadowRejections}) and reported in {@link Decision.Admitted#shadowRejection}.
  *
  * <p>Thread-safe; one instance serves every request.
  */
-public final class Admission {
+final class Admission {
     /** Key of the single global bucket. */
     static final String GLOBAL_KEY = "global";
     /** Key of the guest pool, in the same table as the global bucket. */
     static final String GUESTS_KEY = "guests";
 
-    /** How a bucket keeps its tokens when its limits change: {@link BucketLimits#INHERITANCE} ({@code AS_IS}). */
-    public static final TokensInheritanceStrategy INHERITANCE = BucketLimits.INHERITANCE;
 
     private final BucketStore store;
     private final LongAdder[] shadowed = new LongAdder[Reason.values().length];
@@ -71,7 +68,7 @@ public final class Admission {
 
     /**
      * The policy of these plans, placing tenants with {@code directory}. With a {@code previous}
-     * policy, every bucket keeps its state (see {@link #INHERITANCE}): the shared buckets move to the
+     * policy, every bucket keeps its state (see {@link BucketLimits#INHERITANCE}): the shared buckets move to the
      * new limits now, each tenant's bucket on its next request; a plan whose limits did not change
      * keeps its buckets untouched. Callers that put policies in force one after another must build
      * them one at a time (a shared bucket is moved here).

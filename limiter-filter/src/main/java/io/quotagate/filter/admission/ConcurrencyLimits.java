@@ -81,7 +81,8 @@ public final class ConcurrencyLimits implements ConcurrencyView {
             GroupSettings s = plans.group(name);
             int max = s.maxInflight().orElse(Integer.MAX_VALUE);
             g.put(name, s.queue()
-                    .<GroupLimiter>map(q -> new QueuedGroup(name, max, q.size(), q.maxWait().toNanos(), clock, listener))
+                    .<GroupLimiter>map(q ->
+                            new QueuedGroup(name, max, q.size(), q.maxWait().toNanos(), clock, listener))
                     .orElseGet(() -> new FailFastGroup(name, max, clock)));
         }
         this.groups = Map.copyOf(g);

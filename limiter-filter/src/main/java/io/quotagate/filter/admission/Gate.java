@@ -46,15 +46,30 @@ public final class Gate {
 
     /**
      * The policy of {@code plans}, placing tenants with {@code directory}; with the {@code previous}
-     * policy, every bucket keeps its tokens across the change (see {@link Admission#INHERITANCE}).
+     * policy, every bucket keeps its tokens across the change (see
+     * {@link io.quotagate.filter.store.BucketLimits#INHERITANCE}).
      */
     public Policy policy(Plans plans, TenantDirectory directory, Policy previous) {
         return admission.policy(plans, directory, previous);
     }
 
-    /** The bucket arithmetic (for status reads and tests). */
-    public Admission admission() {
+    Admission admission() {
         return admission;
+    }
+
+    /** The capacity of the policy's global quota (its smallest bandwidth), or 0 if it has none. */
+    public long globalCapacity(Policy policy) {
+        return admission.globalCapacity(policy);
+    }
+
+    /** Units available now in the policy's global quota (smallest over its bandwidths), or 0 if it has none. */
+    public long globalAvailable(Policy policy) {
+        return admission.globalAvailableTokens(policy);
+    }
+
+    /** Requests that shadow mode let through although the limits would have refused them for {@code reason}. */
+    public long shadowRejections(Reason reason) {
+        return admission.shadowRejections(reason);
     }
 
     /**
@@ -87,7 +102,8 @@ public final class Gate {
             }
             caller = new Caller(tenant, tenant, placed.get().kind(), placed.get().plan());
         } else if (policy.plans().tenants().unresolved() == TenantSettings.Unresolved.ANONYMOUS) {
-            caller = new Caller(null, anonymousKey(clientAddress), BucketKind.GUEST, policy.placement().anonymous().plan());
+            String plan = policy.placement().anonymous().plan();
+            caller = new Caller(null, anonymousKey(clientAddress), BucketKind.GUEST, plan);
         } else {
             return MISSING_TENANT;
         }

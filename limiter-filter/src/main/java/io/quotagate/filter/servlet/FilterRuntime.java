@@ -89,7 +89,9 @@ final class FilterRuntime implements QuotaControl {
             throw new IllegalStateException("QuotaFilter.builder(): watchPlansFile(...) needs plansFile(...)");
         }
         if (plans == null && b.plansFile != null) plans = PlansFile.load(b.plansFile, b.maxPlansFileBytes);
-        if (plans == null) throw new IllegalStateException("QuotaFilter.builder(): plans(...) or plansFile(...) is required");
+        if (plans == null) {
+            throw new IllegalStateException("QuotaFilter.builder(): plans(...) or plansFile(...) is required");
+        }
         for (String route : b.estimators.keySet()) {
             Plans p = plans;
             if (p.routes().stream().noneMatch(r -> r.name().equals(route) && r.limited())) {
@@ -147,7 +149,8 @@ final class FilterRuntime implements QuotaControl {
     @Override
     public void reload() {
         if (setup.plansFile() == null) {
-            throw new IllegalStateException("QuotaFilter was built from plans, not from a plans file: nothing to reload");
+            throw new IllegalStateException(
+                    "QuotaFilter was built from plans, not from a plans file: nothing to reload");
         }
         apply(PlansFile.load(setup.plansFile(), setup.maxPlansFileBytes()));
     }
@@ -158,8 +161,9 @@ final class FilterRuntime implements QuotaControl {
         for (RouteRule r : plans.routes()) {
             // slots are sized at start: a group the running filter does not know has no limiter
             if (r.group().isPresent() && !concurrency.groups().contains(r.group().get())) {
-                throw new IllegalArgumentException(plans.source() + ": routes." + r.name() + ".group: concurrency group '"
-                        + r.group().get() + "' is new; concurrency groups take effect at restart");
+                throw new IllegalArgumentException(plans.source() + ": routes." + r.name()
+                        + ".group: concurrency group '" + r.group().get()
+                        + "' is new; concurrency groups take effect at restart");
             }
         }
         engine = engine(plans, engine);
@@ -192,17 +196,17 @@ final class FilterRuntime implements QuotaControl {
 
     @Override
     public long globalQuotaCapacity() {
-        return gate.admission().globalCapacity(engine.policy());
+        return gate.globalCapacity(engine.policy());
     }
 
     @Override
     public long globalQuotaAvailable() {
-        return gate.admission().globalAvailableTokens(engine.policy());
+        return gate.globalAvailable(engine.policy());
     }
 
     @Override
     public long shadowRejections(Reason reason) {
-        return gate.admission().shadowRejections(reason);
+        return gate.shadowRejections(reason);
     }
 
     @Override

@@ -33,7 +33,8 @@ final class InitParams {
                 b.maxPlansFileBytes(Long.parseLong(max));
             } catch (IllegalArgumentException e) { // NumberFormatException too
                 throw new IllegalArgumentException("init-param '" + QuotaFilter.MAX_PLANS_FILE_BYTES_PARAM
-                        + "' must be a whole number of bytes from 1 to " + (Integer.MAX_VALUE - 1) + ", was '" + max + "'");
+                        + "' must be a whole number of bytes from 1 to " + (Integer.MAX_VALUE - 1)
+                        + ", was '" + max + "'");
             }
         }
         if (location.startsWith(PlansFile.CLASSPATH_PREFIX)) b.plans(PlansFile.load(location, b.maxPlansFileBytes));

@@ -45,7 +45,8 @@ import java.util.Objects;
  *
  * <p>For every request it finds the route (cost in units, or not limited) and the tenant (through the
  * {@link TenantResolver} chain), then asks the servlet-free {@link Gate} to place the tenant on its
- * plan and take the cost from its buckets and the global quota, under the one policy in force. A refused request never reaches the
+ * plan and take the cost from its buckets and the global quota, under the one policy in force. A
+ * refused request never reaches the
  * application: it gets {@code 429 Too Many Requests} with {@code Retry-After} (whole seconds,
  * rounded up, until the request would be admitted) and an {@code application/problem+json} body.
  * A tenant id that is not 1-64 characters of {@code [A-Za-z0-9._:-]} gets 400, a request without a
@@ -85,7 +86,10 @@ public final class QuotaFilter implements Filter {
     public static final int DEFAULT_TOP_TENANTS = 50;
     /** Init-param: poll the plans file (a file path, not a class-path resource) this often, e.g. {@code 2s}. */
     public static final String RELOAD_INTERVAL_PARAM = "reload-interval";
-    /** Init-param: the longest a body read for a cost estimator may take, e.g. {@code 5s} ({@link Builder#bodyReadTimeout}). */
+    /**
+     * Init-param: the longest a body read for a cost estimator may take, e.g. {@code 5s}
+     * ({@link Builder#bodyReadTimeout}).
+     */
     public static final String BODY_READ_TIMEOUT_PARAM = "body-read-timeout";
     /** Init-param: {@code true} to add the legacy {@code X-RateLimit-*} fields to published plans. */
     public static final String LEGACY_HEADERS_PARAM = "legacy-ratelimit-headers";
@@ -124,7 +128,8 @@ public final class QuotaFilter implements Filter {
             try {
                 runtime = FilterRuntime.compose(InitParams.builder(config));
             } catch (InvalidPlansException e) {
-                throw new ServletException("QuotaFilter '" + config.getFilterName() + "': invalid plans: " + e.getMessage(), e);
+                throw new ServletException("QuotaFilter '" + config.getFilterName() + "': invalid plans: "
+                        + e.getMessage(), e);
             } catch (IllegalArgumentException | IllegalStateException e) {
                 throw new ServletException("QuotaFilter '" + config.getFilterName() + "': " + e.getMessage(), e);
             }
@@ -140,7 +145,8 @@ public final class QuotaFilter implements Filter {
     }
 
     @Override
-    public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+    public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+            throws IOException, ServletException {
         FilterRuntime rt = runtime;
         if (rt == null) throw new ServletException("QuotaFilter used before init()");
         if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)
@@ -173,7 +179,8 @@ public final class QuotaFilter implements Filter {
     }
 
     /** The tenant from the resolvers, then the gate's decision. */
-    private static Outcome decide(FilterRuntime rt, FilterRuntime.Engine engine, Route route, HttpServletRequest request) {
+    private static Outcome decide(FilterRuntime rt, FilterRuntime.Engine engine, Route route,
+                                  HttpServletRequest request) {
         String tenant;
         try {
             tenant = engine.resolver().resolve(request).orElse(null);
@@ -195,7 +202,8 @@ public final class QuotaFilter implements Filter {
      * and its own units bound its slow bodies in flight.
      */
     private static HttpServletRequest priced(FilterRuntime rt, FilterRuntime.Engine engine, Ticket ticket,
-                                             HttpServletRequest request, HttpServletResponse response) throws IOException {
+                                             HttpServletRequest request, HttpServletResponse response)
+            throws IOException {
         CostEstimator estimator = rt.setup.estimators().get(ticket.route().name());
         if (estimator == null) return request;
         CostEstimate estimate = CostEstimate.of(request, estimator, rt.setup.body(), ticket.maxCost(),
@@ -227,7 +235,9 @@ public final class QuotaFilter implements Filter {
         String route = ticket.route().name();
         try {
             String tenant = tenantTag(caller);
-            if (admitted.shadowed()) rt.setup.shadowLog().wouldReject(tenant, caller.plan(), route, admitted.shadowRejection());
+            if (admitted.shadowed()) {
+                rt.setup.shadowLog().wouldReject(tenant, caller.plan(), route, admitted.shadowRejection());
+            }
             rt.statistics.record(tenant, caller.known(), caller.plan(), route, RequestStatistics.Outcome.ALLOWED, null);
             List<LimitStatus> published = ticket.published();
             if (published != null) RateLimitHeaders.write(response, published, 0, rt.setup.legacyHeaders());
@@ -265,7 +275,8 @@ public final class QuotaFilter implements Filter {
         String plan = caller == null ? null : caller.plan();
         rt.statistics.record(tenant, caller != null && caller.known(), plan, route.name(),
                 RequestStatistics.Outcome.REJECTED, refused.reason());
-        rt.rejections.rejected(tenant, plan, route.name(), refused.reason(), refused.status(), refused.retryAfterSeconds());
+        rt.rejections.rejected(tenant, plan, route.name(), refused.reason(), refused.status(),
+                refused.retryAfterSeconds());
         if (refused.status() == 429 && !Reason.CONCURRENCY.code().equals(refused.reason())) {
             List<LimitStatus> published = rt.gate.published(engine.policy(), caller);
             if (published != null) {
@@ -449,7 +460,8 @@ public final class QuotaFilter implements Filter {
          */
         public Builder maxPlansFileBytes(long bytes) {
             if (bytes <= 0 || bytes >= Integer.MAX_VALUE) {
-                throw new IllegalArgumentException("maxPlansFileBytes must be 1 to " + (Integer.MAX_VALUE - 1) + ", was " + bytes);
+                throw new IllegalArgumentException("maxPlansFileBytes must be 1 to " + (Integer.MAX_VALUE - 1)
+                        + ", was " + bytes);
             }
             this.maxPlansFileBytes = bytes;
             return this;
@@ -486,7 +498,8 @@ public final class QuotaFilter implements Filter {
          */
         public Builder maxEstimatedBodyBytes(int bytes) {
             if (bytes <= 0 || bytes == Integer.MAX_VALUE) {
-                throw new IllegalArgumentException("maxEstimatedBodyBytes must be > 0 and < Integer.MAX_VALUE, was " + bytes);
+                throw new IllegalArgumentException("maxEstimatedBodyBytes must be > 0 and < Integer.MAX_VALUE, was "
+                        + bytes);
             }
             this.maxBodyBytes = bytes;
             return this;

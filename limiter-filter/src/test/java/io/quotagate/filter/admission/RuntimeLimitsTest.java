@@ -1,6 +1,5 @@
 package io.quotagate.filter.admission;
 
-import io.quotagate.filter.testing.Decisions;
 import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.HeldBuckets;

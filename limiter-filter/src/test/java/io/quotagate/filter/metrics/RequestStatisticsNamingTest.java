@@ -1,8 +1,7 @@
 package io.quotagate.filter.metrics;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.quotagate.filter.admission.Admission;
-import io.quotagate.filter.testing.Decisions;
+import io.quotagate.filter.admission.Decisions;
 import io.quotagate.filter.admission.ConcurrencyLimits;
 import io.quotagate.filter.admission.ConcurrencyListener;
 import io.quotagate.filter.metrics.RequestStatistics.Cell;

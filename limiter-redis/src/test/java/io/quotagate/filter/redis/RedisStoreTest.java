@@ -1,6 +1,6 @@
 package io.quotagate.filter.redis;
 
-import io.quotagate.filter.testing.Decisions;
+import io.quotagate.filter.admission.Decisions;
 import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.admission.Decision;
 import io.quotagate.filter.store.BucketLimits;

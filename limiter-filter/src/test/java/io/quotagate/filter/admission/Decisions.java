@@ -1,10 +1,5 @@
-package io.quotagate.filter.testing;
+package io.quotagate.filter.admission;
 
-import io.quotagate.filter.admission.Admission;
-import io.quotagate.filter.admission.Decision;
-import io.quotagate.filter.admission.LimitStatus;
-import io.quotagate.filter.admission.Policy;
-import io.quotagate.filter.admission.Reason;
 import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.Plans;
@@ -14,7 +9,8 @@ import java.util.List;
 /**
  * The admission core driven as the filter drives it, one policy in force at a time: each call is
  * decided by the policy in force, {@link #apply} builds the next one from the last. For tests of the
- * bucket arithmetic that need no routes or requests.
+ * bucket arithmetic that need no routes or requests; public, in the core's package, so tests of the
+ * stores and metrics can drive the (package-private) {@link Admission} too.
  */
 public final class Decisions {
     private final Admission admission;
