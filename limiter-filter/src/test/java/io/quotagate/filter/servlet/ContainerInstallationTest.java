@@ -50,6 +50,7 @@ class ContainerInstallationTest {
                   <filter>
                     <filter-name>quota</filter-name>
                     <filter-class>io.quotagate.filter.servlet.QuotaFilter</filter-class>
+                    <async-supported>true</async-supported>
                     <init-param>
                       <param-name>plans</param-name>
                       <param-value>%s</param-value>
@@ -86,6 +87,7 @@ class ContainerInstallationTest {
             ServletContext ctx = event.getServletContext();
             FilterRegistration.Dynamic quota = ctx.addFilter("quota", QuotaFilter.class);
             quota.setInitParameter(QuotaFilter.PLANS_PARAM, "classpath:two-per-minute.yml");
+            quota.setAsyncSupported(true); // the default is false: an async servlet behind it would answer 500
             quota.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
         }
     }
@@ -96,8 +98,30 @@ class ContainerInstallationTest {
         context.setContextPath("/");
         context.addEventListener(new InstallsQuotaFilter());
         context.addServlet(new ServletHolder(new JettyServer.OkServlet()), "/");
+        ServletHolder async = new ServletHolder(new AsyncOkServlet());
+        async.setAsyncSupported(true);
+        context.addServlet(async, "/reports/*");
         try (JettyServer server = JettyServer.start(context)) {
+            // the README's registration lets an async servlet run behind the filter (not a 500)
+            assertThat(Http.get(server.uri("/reports/1"), "other").statusCode()).isEqualTo(200);
             assertLimitsAtTwoRequests(server);
+        }
+    }
+
+    /** Answers from another thread, as a heavy report endpoint does. */
+    static final class AsyncOkServlet extends jakarta.servlet.http.HttpServlet {
+        @Override
+        protected void doGet(jakarta.servlet.http.HttpServletRequest req, jakarta.servlet.http.HttpServletResponse resp) {
+            jakarta.servlet.AsyncContext async = req.startAsync();
+            async.start(() -> {
+                try {
+                    async.getResponse().getWriter().write("ok");
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                } finally {
+                    async.complete();
+                }
+            });
         }
     }
 
