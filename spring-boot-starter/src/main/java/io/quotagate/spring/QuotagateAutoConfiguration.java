@@ -1,0 +1,176 @@
+package io.quotagate.spring;
+
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.quotagate.filter.metrics.QuotaMeterBinder;
+import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.store.BucketStore;
+import io.quotagate.plans.InvalidPlansException;
+import io.quotagate.plans.PlansFile;
+import io.quotagate.tenant.TenantDirectory;
+import io.quotagate.tenant.TenantResolver;
+import jakarta.servlet.DispatcherType;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.Set;
+
+/**
+ * Installs a {@link QuotaFilter} in a Spring Boot servlet application from {@link QuotagateProperties}
+ * ({@code quotagate.plans} is the one required property), and, when the application has them, its Micrometer
+ * meters, a {@code quotagate} health indicator and the {@code quotagate} Actuator endpoint.
+ *
+ * <p>Application beans take part instead of the plans file's defaults: a {@link TenantResolver}, a
+ * {@link TenantDirectory}, a {@link BucketStore} (the application closes it: Spring does for an
+ * {@code AutoCloseable} bean) and any number of {@link RouteCostEstimator}s. A {@link QuotaFilter} bean of the
+ * application replaces the one built here and is registered the same way (async support on, after Spring
+ * Security); a bean named {@value #REGISTRATION_BEAN} replaces the registration.
+ *
+ * <p>The container initialises and destroys the filter it was registered with (starting and stopping the plans
+ * file watcher, closing a Redis store the plans file asked for).
+ */
+@AutoConfiguration(afterName = {
+        // the meter binder needs to see the application's MeterRegistry: after every registry is defined
+        "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+@ConditionalOnProperty(prefix = "quotagate", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(QuotagateProperties.class)
+public class QuotagateAutoConfiguration {
+
+    /** The name of the filter's {@link FilterRegistrationBean}; an application bean of this name replaces it. */
+    public static final String REGISTRATION_BEAN = "quotaFilterRegistration";
+
+    private static final String PLANS_PROPERTY = "quotagate.plans";
+    private static final String WATCH_PROPERTY = "quotagate.watch-plans";
+
+    /**
+     * The filter, built from the plans file and the application's optional beans.
+     *
+     * @throws InvalidConfigurationPropertyValueException naming {@code quotagate.plans} (or
+     *         {@code quotagate.watch-plans}) when it is missing, invalid or contradicts the other
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public QuotaFilter quotaFilter(QuotagateProperties properties,
+                                   ObjectProvider<TenantResolver> resolver,
+                                   ObjectProvider<TenantDirectory> directory,
+                                   ObjectProvider<BucketStore> store,
+                                   ObjectProvider<RouteCostEstimator> estimators) {
+        String plans = properties.plans();
+        if (plans == null || plans.isBlank()) {
+            throw new InvalidConfigurationPropertyValueException(PLANS_PROPERTY, plans,
+                    "the plans file is required: set quotagate.plans=classpath:plans.yml or a file path");
+        }
+        QuotaFilter.Builder builder = QuotaFilter.builder();
+        boolean classpath = plans.startsWith(PlansFile.CLASSPATH_PREFIX);
+        try {
+            if (classpath) {
+                builder.plans(PlansFile.load(plans));
+            } else {
+                // a file is remembered by the filter, so QuotaControl.reload() and the watcher can read it again
+                builder.plansFile(Path.of(plans.startsWith("file:") ? plans.substring("file:".length()) : plans));
+            }
+        } catch (InvalidPlansException e) {
+            throw new InvalidConfigurationPropertyValueException(PLANS_PROPERTY, plans, e.getMessage());
+        }
+        if (properties.watchPlans() != null) {
+            if (classpath) {
+                throw new InvalidConfigurationPropertyValueException(WATCH_PROPERTY, properties.watchPlans(),
+                        "only a plans file given by its path can be watched, not " + plans);
+            }
+            try {
+                builder.watchPlansFile(properties.watchPlans());
+            } catch (IllegalArgumentException e) {
+                throw new InvalidConfigurationPropertyValueException(WATCH_PROPERTY, properties.watchPlans(),
+                        e.getMessage());
+            }
+        }
+        resolver.ifAvailable(builder::tenantResolver);
+        directory.ifAvailable(builder::tenantDirectory);
+        store.ifAvailable(builder::store);
+        Set<String> routes = new HashSet<>();
+        estimators.orderedStream().forEach(e -> {
+            if (!routes.add(e.route())) {
+                throw new IllegalStateException("two RouteCostEstimator beans for the route '" + e.route() + "'");
+            }
+            builder.costEstimator(e.route(), e.estimator());
+        });
+        try {
+            return builder.build();
+        } catch (InvalidPlansException e) {
+            // the file is read by build(): its file:line:field reason is the property's problem
+            throw new InvalidConfigurationPropertyValueException(PLANS_PROPERTY, plans, e.getMessage());
+        }
+    }
+
+    /**
+     * Registers the filter for {@code REQUEST} dispatches with async support (the filter holds a concurrency
+     * slot across an async request and frees it when the request completes; without async support an async
+     * controller behind it cannot start), on {@code quotagate.url-patterns} at {@code quotagate.order}.
+     */
+    @Bean(name = REGISTRATION_BEAN)
+    @ConditionalOnMissingBean(name = REGISTRATION_BEAN)
+    public FilterRegistrationBean<QuotaFilter> quotaFilterRegistration(QuotaFilter filter,
+                                                                      QuotagateProperties properties) {
+        FilterRegistrationBean<QuotaFilter> registration = new FilterRegistrationBean<>(filter);
+        registration.setName("quotaFilter");
+        registration.setAsyncSupported(true);
+        registration.setDispatcherTypes(DispatcherType.REQUEST);
+        registration.setUrlPatterns(properties.urlPatterns());
+        registration.setOrder(properties.order());
+        return registration;
+    }
+
+    /** The filter's meters in the application's registry (Boot binds every {@link MeterBinder} bean). */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
+    @ConditionalOnBean(type = "io.micrometer.core.instrument.MeterRegistry")
+    static class MetricsConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean(name = "quotagateMeterBinder")
+        MeterBinder quotagateMeterBinder(QuotaFilter filter) {
+            return new QuotaMeterBinder(filter.control());
+        }
+    }
+
+    /** The {@code quotagate} health indicator, with Actuator. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.actuate.health.HealthIndicator")
+    @ConditionalOnEnabledHealthIndicator("quotagate")
+    static class HealthConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean(name = "quotagateHealthIndicator")
+        QuotagateHealthIndicator quotagateHealthIndicator(QuotaFilter filter) {
+            return new QuotagateHealthIndicator(filter.control());
+        }
+    }
+
+    /** The {@code quotagate} Actuator endpoint, when exposed. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
+    @ConditionalOnAvailableEndpoint(endpoint = QuotagateEndpoint.class)
+    static class EndpointConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean
+        QuotagateEndpoint quotagateEndpoint(QuotaFilter filter) {
+            return new QuotagateEndpoint(filter.control());
+        }
+    }
+}

@@ -1,0 +1,52 @@
+package io.quotagate.spring;
+
+import io.quotagate.filter.servlet.QuotaControl;
+import io.quotagate.filter.store.StoreHealth;
+import io.quotagate.plans.StoreSettings;
+import org.springframework.boot.actuate.health.Health;
+import org.springframework.boot.actuate.health.HealthIndicator;
+
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The {@code quotagate} health component: where the buckets live and, for a store shared by several instances
+ * (Redis), whether it answers.
+ *
+ * <ul>
+ * <li>A local store: {@code UP}, {@code store: local}.</li>
+ * <li>A shared store: {@code store: shared}, {@code available}, {@code instances}, {@code fallbackDecisions},
+ *     {@code outages}. While it cannot be reached, {@code fallback: true} and the status depends on
+ *     {@code store.on-failure}: {@code UP} under {@code open} (the default: this instance keeps admitting from
+ *     local buckets sized to its share, so it still serves traffic, and a readiness probe must not take every
+ *     instance out at once because Redis is down), {@code DOWN} under {@code closed} (limited requests get 503
+ *     until Redis answers again).</li>
+ * </ul>
+ */
+public final class QuotagateHealthIndicator implements HealthIndicator {
+
+    private final QuotaControl control;
+
+    /** A health indicator of the filter with these controls. */
+    public QuotagateHealthIndicator(QuotaControl control) {
+        this.control = Objects.requireNonNull(control, "control");
+    }
+
+    @Override
+    public Health health() {
+        Optional<StoreHealth> shared = control.store().health();
+        if (shared.isEmpty()) return Health.up().withDetail("store", "local").build();
+        StoreHealth store = shared.get();
+        boolean available = store.available();
+        // the plans' store settings: a store bean of the application is judged by the same on-failure setting
+        boolean closed = control.plans().store().onFailure() == StoreSettings.OnFailure.CLOSED;
+        Health.Builder health = available || !closed ? Health.up() : Health.down();
+        return health.withDetail("store", "shared")
+                .withDetail("available", available)
+                .withDetail("fallback", !available)
+                .withDetail("instances", store.instanceCount())
+                .withDetail("fallbackDecisions", store.fallbackDecisions())
+                .withDetail("outages", store.outages())
+                .build();
+    }
+}

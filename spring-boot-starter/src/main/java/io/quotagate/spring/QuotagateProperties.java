@@ -1,0 +1,38 @@
+package io.quotagate.spring;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The {@code quotagate.*} properties of the Spring Boot starter. Only {@code quotagate.plans} must be set.
+ *
+ * <p>The {@code @param} texts below are the IDE's descriptions (configuration metadata): plain text, no tags.
+ *
+ * @param plans       The plans file: classpath:plans.yml or a file path (a file: prefix is allowed). Required; a
+ *                    missing or invalid file fails start-up naming this property.
+ * @param enabled     Whether the starter installs the quota filter.
+ * @param urlPatterns URL patterns the filter is mapped to. Which requests are limited, and at what cost, is
+ *                    still decided by the plans file's routes.
+ * @param order       Order of the filter among the servlet filters. The default, -99, is right after Spring
+ *                    Security's filter chain (-100), so the principal and attribute resolvers see the
+ *                    authenticated request.
+ * @param watchPlans  How often to poll the plans file and reload it when its content changes, keeping every
+ *                    bucket's tokens. Only for a file path, not a class-path resource. Unset: never.
+ */
+@ConfigurationProperties("quotagate")
+public record QuotagateProperties(
+        String plans,
+        @DefaultValue("true") boolean enabled,
+        @DefaultValue("/*") List<String> urlPatterns,
+        @DefaultValue("" + QuotagateProperties.DEFAULT_ORDER) int order,
+        Duration watchPlans) {
+
+    /**
+     * Right after Spring Security's filter chain ({@code SecurityProperties.DEFAULT_FILTER_ORDER + 1}). A literal,
+     * because Spring Security is optional here and its classes must not be loaded when it is absent.
+     */
+    public static final int DEFAULT_ORDER = -99;
+}
