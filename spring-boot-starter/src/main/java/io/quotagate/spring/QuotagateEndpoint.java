@@ -188,6 +188,7 @@ public class QuotagateEndpoint {
     }
 
     private static WebEndpointResponse<Map<String, Object>> badRequest(String message) {
-        return new WebEndpointResponse<>(Map.of("error", String.valueOf(message)), WebEndpointResponse.STATUS_BAD_REQUEST);
+        return new WebEndpointResponse<>(Map.of("error", String.valueOf(message)),
+                WebEndpointResponse.STATUS_BAD_REQUEST);
     }
 }
