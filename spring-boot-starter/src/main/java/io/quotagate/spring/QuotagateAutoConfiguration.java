@@ -45,7 +45,10 @@ import java.util.Set;
 @AutoConfiguration(afterName = {
         // the meter binder needs to see the application's MeterRegistry: after every registry is defined
         "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
-        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
+        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+        // the same two on Boot 4.0, where metrics moved to a module of their own
+        "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"})
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnProperty(prefix = "quotagate", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(QuotagateProperties.class)
@@ -148,7 +151,7 @@ public class QuotagateAutoConfiguration {
         }
     }
 
-    /** The {@code quotagate} health indicator, with Actuator. */
+    /** The {@code quotagate} health indicator, with Boot 3.5's Actuator. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.springframework.boot.actuate.health.HealthIndicator")
     @ConditionalOnEnabledHealthIndicator("quotagate")
@@ -158,6 +161,22 @@ public class QuotagateAutoConfiguration {
         @ConditionalOnMissingBean(name = "quotagateHealthIndicator")
         QuotagateHealthIndicator quotagateHealthIndicator(QuotaFilter filter) {
             return new QuotagateHealthIndicator(filter.control());
+        }
+    }
+
+    /**
+     * The {@code quotagate} health indicator, with Boot 4.0's Actuator (its health types moved packages). The
+     * annotations name Boot 4 types: on Boot 3.5 they cannot be loaded and the condition on the class fails first.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
+    @org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator("quotagate")
+    static class Boot4HealthConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean(name = "quotagateHealthIndicator")
+        QuotagateBoot4HealthIndicator quotagateHealthIndicator(QuotaFilter filter) {
+            return new QuotagateBoot4HealthIndicator(filter.control());
         }
     }
 

@@ -1,17 +1,14 @@
 package io.quotagate.spring;
 
 import io.quotagate.filter.servlet.QuotaControl;
-import io.quotagate.filter.store.StoreHealth;
-import io.quotagate.plans.StoreSettings;
 import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthIndicator;
 
 import java.util.Objects;
-import java.util.Optional;
 
 /**
- * The {@code quotagate} health component: where the buckets live and, for a store shared by several instances
- * (Redis), whether it answers.
+ * The {@code quotagate} health component of Spring Boot 3.5 (for Boot 4.0: {@link QuotagateBoot4HealthIndicator}):
+ * where the buckets live and, for a store shared by several instances (Redis), whether it answers.
  *
  * <ul>
  * <li>A local store: {@code UP}, {@code store: local}.</li>
@@ -34,19 +31,7 @@ public final class QuotagateHealthIndicator implements HealthIndicator {
 
     @Override
     public Health health() {
-        Optional<StoreHealth> shared = control.store().health();
-        if (shared.isEmpty()) return Health.up().withDetail("store", "local").build();
-        StoreHealth store = shared.get();
-        boolean available = store.available();
-        // the plans' store settings: a store bean of the application is judged by the same on-failure setting
-        boolean closed = control.plans().store().onFailure() == StoreSettings.OnFailure.CLOSED;
-        Health.Builder health = available || !closed ? Health.up() : Health.down();
-        return health.withDetail("store", "shared")
-                .withDetail("available", available)
-                .withDetail("fallback", !available)
-                .withDetail("instances", store.instanceCount())
-                .withDetail("fallbackDecisions", store.fallbackDecisions())
-                .withDetail("outages", store.outages())
-                .build();
+        StoreStatus status = StoreStatus.of(control);
+        return (status.up() ? Health.up() : Health.down()).withDetails(status.details()).build();
     }
 }

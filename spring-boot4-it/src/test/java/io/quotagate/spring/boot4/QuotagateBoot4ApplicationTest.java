@@ -1,0 +1,256 @@
+package io.quotagate.spring.boot4;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quotagate.filter.metrics.QuotaMeterBinder;
+import io.quotagate.filter.servlet.QuotaFilter;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.security.config.Customizer;
+import org.springframework.security.config.annotation.web.builders.HttpSecurity;
+import org.springframework.security.core.userdetails.User;
+import org.springframework.security.core.userdetails.UserDetailsService;
+import org.springframework.security.provisioning.InMemoryUserDetailsManager;
+import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.context.request.async.DeferredResult;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.security.Principal;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A real Spring Boot 4.0 application on embedded Tomcat 11 with Spring Security (HTTP Basic), Actuator and the starter:
+ * only {@code quotagate.plans} is set, and the plans file resolves tenants by {@code principal}.
+ */
+@SpringBootTest(classes = QuotagateBoot4ApplicationTest.App.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {
+                "quotagate.plans=classpath:it-plans.yml",
+                "management.endpoints.web.exposure.include=health,quotagate",
+                "management.endpoint.health.show-details=always"})
+class QuotagateBoot4ApplicationTest {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(10);
+    private final HttpClient client = HttpClient.newHttpClient();
+    private final ObjectMapper json = new ObjectMapper();
+
+    @LocalServerPort
+    int port;
+    @Autowired
+    Api api;
+    @Autowired
+    QuotaFilter filter;
+    @Autowired
+    MeterRegistry registry;
+
+    @Test
+    void answers429WithRetryAfterOnceTheAuthenticatedUsersBurstIsSpent() throws Exception {
+        for (int i = 0; i < 3; i++) {
+            HttpResponse<String> ok = send(get("/whoami", "acme"));
+            assertThat(ok.statusCode()).isEqualTo(200);
+            assertThat(ok.body()).isEqualTo("acme");
+        }
+        HttpResponse<String> refused = send(get("/whoami", "acme"));
+        assertThat(refused.statusCode()).isEqualTo(429);
+        assertThat(Long.parseLong(refused.headers().firstValue("Retry-After").orElseThrow())).isPositive();
+        assertThat(refused.body()).contains("tenant_rate");
+        // the bucket was the authenticated user's own: another user of the same plan is untouched
+        assertThat(send(get("/whoami", "hooli")).statusCode()).isEqualTo(200);
+        // and the meters are in Boot's registry
+        assertThat(registry.get(QuotaMeterBinder.REQUESTS).tag("tenant", "acme").tag("outcome", "rejected")
+                .functionCounter().count()).isEqualTo(1.0);
+    }
+
+    @Test
+    void anUnauthenticatedRequestMeetsSpringSecurityBeforeTheQuotaFilter() throws Exception {
+        HttpResponse<String> response = send(HttpRequest.newBuilder(uri("/whoami")).GET().build());
+        assertThat(response.statusCode()).isEqualTo(401);
+        // Security's challenge, not the filter's missing_tenant problem: the security chain ran first
+        assertThat(response.headers().firstValue("WWW-Authenticate").orElse("")).startsWith("Basic");
+        assertThat(response.body()).doesNotContain("missing_tenant");
+    }
+
+    @Test
+    void holdsTheConcurrencySlotOfADeferredResultUntilItCompletes() throws Exception {
+        CompletableFuture<HttpResponse<String>> first =
+                client.sendAsync(get("/slow", "globex"), HttpResponse.BodyHandlers.ofString());
+        DeferredResult<String> running = api.pending.poll(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        assertThat(running).as("the first request reached the controller").isNotNull();
+
+        HttpResponse<String> second = send(get("/slow", "globex"));
+        assertThat(second.statusCode()).isEqualTo(429);
+        assertThat(second.body()).contains("concurrency");
+
+        running.setResult("done");
+        assertThat(first.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).body()).isEqualTo("done");
+        // the slot is freed when the async request completes, which may be a moment after the client has its answer
+        awaitTrue(() -> filter.control().concurrency().inflight("slow") == 0);
+
+        CompletableFuture<HttpResponse<String>> third =
+                client.sendAsync(get("/slow", "globex"), HttpResponse.BodyHandlers.ofString());
+        DeferredResult<String> again = api.pending.poll(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        assertThat(again).as("the slot was free again").isNotNull();
+        again.setResult("again");
+        assertThat(third.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void endpointShowsWhatIsInForceAndChangesTheGlobalQuota() throws Exception {
+        JsonNode before = json.readTree(send(get("/actuator/quotagate", "ops")).body());
+        assertThat(before.at("/plans/free/limits/0/capacity").asLong()).isEqualTo(3);
+        assertThat(before.at("/global/limits/0/name").asText()).isEqualTo("api");
+        assertThat(before.at("/global/capacity").asLong()).isEqualTo(1000);
+
+        HttpResponse<String> changed = send(post("/actuator/quotagate",
+                "{\"capacity\": 2000, \"refill\": 2000, \"period\": \"1m\"}"));
+        assertThat(changed.statusCode()).isEqualTo(200);
+        assertThat(filter.control().globalQuotaCapacity()).isEqualTo(2000);
+        JsonNode after = json.readTree(send(get("/actuator/quotagate", "ops")).body());
+        assertThat(after.at("/global/capacity").asLong()).isEqualTo(2000);
+    }
+
+    @Test
+    void endpointShowsOneTenantsRemainingUnitsAndRequestsInFlight() throws Exception {
+        HttpResponse<String> response = send(get("/actuator/quotagate/initech", "ops"));
+        assertThat(response.statusCode()).isEqualTo(200);
+        JsonNode tenant = json.readTree(response.body());
+        assertThat(tenant.at("/limits/0/name").asText()).isEqualTo("burst");
+        assertThat(tenant.at("/limits/0/remaining").asLong()).isEqualTo(3);
+        assertThat(tenant.at("/inflight/slow").asInt()).isZero();
+
+        HttpResponse<String> invalid = send(get("/actuator/quotagate/in%20valid", "ops"));
+        assertThat(invalid.statusCode()).isEqualTo(400);
+    }
+
+    @Test
+    void endpointChangesAPlansLimitsAndAnswers400ToBadValues() throws Exception {
+        HttpResponse<String> changed = send(post("/actuator/quotagate/pro",
+                "{\"capacity\": 50, \"refill\": 5, \"period\": \"1m\"}"));
+        assertThat(changed.statusCode()).isEqualTo(200);
+        assertThat(filter.control().tenantLimits("umbrella").get(0).capacity()).isEqualTo(50);
+
+        HttpResponse<String> zero = send(post("/actuator/quotagate/pro",
+                "{\"capacity\": 0, \"refill\": 5, \"period\": \"1m\"}"));
+        assertThat(zero.statusCode()).isEqualTo(400);
+        assertThat(zero.body()).contains("capacity");
+        HttpResponse<String> period = send(post("/actuator/quotagate/pro",
+                "{\"capacity\": 5, \"refill\": 5, \"period\": \"0\"}"));
+        assertThat(period.statusCode()).isEqualTo(400);
+        assertThat(period.body()).contains("period");
+        assertThat(send(post("/actuator/quotagate/nosuch",
+                "{\"capacity\": 5, \"refill\": 5, \"period\": \"1m\"}")).body()).contains("unknown plan");
+        assertThat(send(post("/actuator/quotagate/pro", "{\"capacity\": 5}")).statusCode()).isEqualTo(400);
+        assertThat(filter.control().tenantLimits("umbrella").get(0).capacity()).isEqualTo(50);
+
+        // protected as the application protects Actuator
+        HttpResponse<String> user = send(HttpRequest.newBuilder(uri("/actuator/quotagate/pro"))
+                .header("Authorization", basic("acme")).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"capacity\": 9, \"refill\": 9, \"period\": \"1m\"}"))
+                .build());
+        assertThat(user.statusCode()).isEqualTo(403);
+    }
+
+    @Test
+    void healthReportsTheLocalStore() throws Exception {
+        HttpResponse<String> response = send(get("/actuator/health/quotagate", "ops"));
+        assertThat(response.statusCode()).isEqualTo(200);
+        JsonNode health = json.readTree(response.body());
+        assertThat(health.at("/status").asText()).isEqualTo("UP");
+        assertThat(health.at("/details/store").asText()).isEqualTo("local");
+    }
+
+    private HttpResponse<String> send(HttpRequest request) throws Exception {
+        return client.send(request, HttpResponse.BodyHandlers.ofString());
+    }
+
+    private HttpRequest get(String path, String user) {
+        return HttpRequest.newBuilder(uri(path)).header("Authorization", basic(user)).GET().build();
+    }
+
+    private HttpRequest post(String path, String body) {
+        return HttpRequest.newBuilder(uri(path)).header("Authorization", basic("ops"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build();
+    }
+
+    private URI uri(String path) {
+        return URI.create("http://localhost:" + port + path);
+    }
+
+    private static String basic(String user) {
+        return "Basic " + Base64.getEncoder().encodeToString((user + ":pw").getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static void awaitTrue(BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + PATIENCE.toNanos();
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("condition within " + PATIENCE).isLessThan(deadline);
+            Thread.sleep(5);
+        }
+    }
+
+    /** The application: a controller, HTTP Basic users, Actuator for the role OPS only. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @Import(Api.class)
+    static class App {
+
+        @Bean
+        SecurityFilterChain security(HttpSecurity http) throws Exception {
+            http.authorizeHttpRequests(a -> a.requestMatchers("/actuator/**").hasRole("OPS")
+                            .anyRequest().authenticated())
+                    .httpBasic(Customizer.withDefaults())
+                    .csrf(csrf -> csrf.disable());
+            return http.build();
+        }
+
+        @Bean
+        UserDetailsService users() {
+            InMemoryUserDetailsManager users = new InMemoryUserDetailsManager();
+            for (String name : new String[] {"acme", "globex", "initech", "hooli", "umbrella"}) {
+                users.createUser(User.withUsername(name).password("{noop}pw").roles("USER").build());
+            }
+            users.createUser(User.withUsername("ops").password("{noop}pw").roles("OPS").build());
+            return users;
+        }
+    }
+
+    /** The application's API: who is calling, and a slow async report completed by the test. */
+    @RestController
+    static class Api {
+        final BlockingQueue<DeferredResult<String>> pending = new LinkedBlockingQueue<>();
+
+        @GetMapping("/whoami")
+        String whoami(Principal principal) {
+            return principal.getName();
+        }
+
+        @GetMapping("/slow")
+        DeferredResult<String> slow() {
+            DeferredResult<String> result = new DeferredResult<>(PATIENCE.toMillis());
+            pending.add(result);
+            return result;
+        }
+    }
+}
