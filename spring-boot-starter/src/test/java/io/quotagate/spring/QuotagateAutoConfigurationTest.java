@@ -14,6 +14,7 @@ import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfigu
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.security.SecurityProperties;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
@@ -44,6 +45,15 @@ class QuotagateAutoConfigurationTest {
             assertThat(registration.getOrder()).isEqualTo(SecurityProperties.DEFAULT_FILTER_ORDER + 1);
             assertThat(registration.isAsyncSupported()).isTrue();
             assertThat(registration.getUrlPatterns()).containsExactly("/*");
+        });
+    }
+
+    @Test
+    void keepsTheSameOrderWithoutSpringSecurityOnTheClassPath() {
+        runner.withClassLoader(new FilteredClassLoader("org.springframework.security")).run(context -> {
+            FilterRegistrationBean<?> registration =
+                    context.getBean(QuotagateAutoConfiguration.REGISTRATION_BEAN, FilterRegistrationBean.class);
+            assertThat(registration.getOrder()).isEqualTo(QuotagateProperties.DEFAULT_ORDER);
         });
     }
 
