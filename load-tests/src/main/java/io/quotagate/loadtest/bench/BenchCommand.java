@@ -123,9 +123,11 @@ public final class BenchCommand implements Callable<Integer> {
                     String calls = "";
                     if (counted) {
                         long[] after = stats.getsAndEvals();
-                        // commandstats also counts the GET run inside each compare-and-swap EVAL
+                        // commandstats also counts the GET run inside each compare-and-swap EVAL; an EVAL
+                        // that fails before its GET (a time-out on a loaded machine) would make the
+                        // difference negative, which no run can cost: 0 then
                         double evals = (after[1] - before[1]) / (double) r.requests();
-                        double gets = (after[0] - before[0]) / (double) r.requests() - evals;
+                        double gets = Math.max(0, (after[0] - before[0]) / (double) r.requests() - evals);
                         double local = (server.localDecisions() - localBefore) / (double) r.requests();
                         redisCalls.get(server.mode()).add(new double[]{gets, evals, local});
                         calls = String.format(Locale.ROOT, "  Redis/req: %.3f GET + %.3f EVAL, %.4f local", gets, evals, local);
