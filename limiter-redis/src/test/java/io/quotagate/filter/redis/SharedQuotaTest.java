@@ -24,9 +24,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * stores each enforces its own, so together they admit about twice as much.
  */
 class SharedQuotaTest {
-    private static final int CAPACITY = 20;
+    static final int CAPACITY = 20;
     /** 1 unit per 10 s: over a few seconds' run, refill adds at most a unit or two. */
-    private static final double REFILL_PER_SECOND = 0.1;
+    static final double REFILL_PER_SECOND = 0.1;
     private static final Plans PLANS = PlansFile.parse("shared.yml", """
             plans:
               free:
@@ -80,11 +80,11 @@ class SharedQuotaTest {
         assertThat(run.accepted()).isBetween(2L * CAPACITY, bound);
     }
 
-    private record Run(long accepted, List<Integer> statuses, double seconds) {
+    record Run(long accepted, List<Integer> statuses, double seconds) {
     }
 
-    /** 4 threads x 30 requests for one tenant, alternating between the two servers. */
-    private static Run hammer(BucketStore storeA, BucketStore storeB) throws Exception {
+    /** 4 threads x 30 requests for one tenant, alternating between the two servers (also run on a cluster). */
+    static Run hammer(BucketStore storeA, BucketStore storeB) throws Exception {
         try (JettyServer a = JettyServer.start(QuotaFilter.builder().plans(PLANS).store(storeA).build());
              JettyServer b = JettyServer.start(QuotaFilter.builder().plans(PLANS).store(storeB).build())) {
             ExecutorService pool = Executors.newFixedThreadPool(THREADS);
