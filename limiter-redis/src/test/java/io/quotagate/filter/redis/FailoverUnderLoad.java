@@ -49,6 +49,8 @@ final class FailoverUnderLoad implements AutoCloseable {
                 limits: [ { capacity: 10, refill: 1, period: 10s } ]
             """);
 
+    /** The key prefix both instances share, fresh for this run. */
+    final String prefix = RedisServer.randomPrefix();
     final RedisStore a;
     final RedisStore b;
     private final JettyServer ja;
@@ -67,7 +69,7 @@ final class FailoverUnderLoad implements AutoCloseable {
      * so the count of 2 outlives the failover) and the load.
      */
     FailoverUnderLoad(String uri, int tenantCount, int threadCount) throws Exception {
-        StoreSettings settings = StoreSettings.redis(uri).withPrefix(RedisServer.randomPrefix())
+        StoreSettings settings = StoreSettings.redis(uri).withPrefix(prefix)
                 .withTimeout(Duration.ofMillis(200)).withHeartbeat(Duration.ofMillis(200), Duration.ofSeconds(10));
         a = RedisStore.connect(settings, 10_000);
         b = RedisStore.connect(settings, 10_000);
@@ -133,14 +135,6 @@ final class FailoverUnderLoad implements AutoCloseable {
         }
         throw new AssertionError("not back on Redis within " + seconds + " s (fallback decisions: "
                 + fallbackDecisions() + ", available: " + a.available() + "/" + b.available() + ")");
-    }
-
-    static void await(int seconds, String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) throw new AssertionError("not within " + seconds + " s: " + what);
-            Thread.sleep(50);
-        }
     }
 
     /** Stops the load; returns its duration in seconds. */

@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 
 /**
@@ -53,7 +52,7 @@ final class RedisCluster implements AutoCloseable {
                 throw new IllegalStateException("redis-cli --cluster create failed: "
                         + Files.readString(c.dir.resolve("create.log")));
             }
-            c.await(20, "every node: cluster_state:ok, every replica linked", c::healthy);
+            Await.within(20, "every node: cluster_state:ok, every replica linked", c::healthy);
             return c;
         } catch (Exception | Error e) {
             c.close();
@@ -111,15 +110,6 @@ final class RedisCluster implements AutoCloseable {
             return primaries().size() == 3;
         } catch (IOException | RuntimeException e) {
             return false;
-        }
-    }
-
-    /** Waits (polling every 100 ms) at most {@code seconds} for {@code condition}. */
-    void await(int seconds, String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) throw new AssertionError("not within " + seconds + " s: " + what);
-            Thread.sleep(100);
         }
     }
 
