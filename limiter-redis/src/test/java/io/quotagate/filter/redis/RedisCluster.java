@@ -1,6 +1,9 @@
 package io.quotagate.filter.redis;
 
 import io.quotagate.filter.testing.RedisServer;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -15,47 +18,43 @@ import java.util.stream.Stream;
  * (each with its own cluster bus port and directory under a temporary one), joined by
  * {@code redis-cli --cluster create} into three primaries with a replica each. A node timeout of
  * one second lets a replica take over within a few seconds of its primary's death. Every process is
- * ended by its PID in {@link #close()}. Without {@code redis-server}/{@code redis-cli}, fails under
+ * ended by its PID after the test class. Registered as a static {@code @RegisterExtension}. Without {@code redis-server}/{@code redis-cli}, fails under
  * {@code CI=true} and is skipped elsewhere (see {@link RedisServer#requireInstalled}).
  */
-final class RedisCluster implements AutoCloseable {
+final class RedisCluster implements BeforeAllCallback, AfterAllCallback {
     private static final int NODES = 6;
-    private final Path dir;
     private final List<RedisServer> nodes = new ArrayList<>();
-
-    private RedisCluster(Path dir) {
-        this.dir = dir;
-    }
+    private Path dir;
 
     /** Starts the six nodes, creates the cluster and waits until every node reports it ok. */
-    static RedisCluster start() throws Exception {
+    @Override
+    public void beforeAll(ExtensionContext context) throws Exception {
         RedisServer.requireInstalled("redis-server", "redis-cli");
-        RedisCluster c = new RedisCluster(Files.createTempDirectory("quotagate-cluster"));
-        try {
+        dir = Files.createTempDirectory("quotagate-cluster");
+                try {
             List<String> addresses = new ArrayList<>();
             for (int i = 0; i < NODES; i++) {
-                Path nodeDir = Files.createDirectory(c.dir.resolve("node" + i));
+                Path nodeDir = Files.createDirectory(dir.resolve("node" + i));
                 // an explicit bus port: port + 10000 (the default) may be taken, or above 65535
                 RedisServer node = RedisServer.startOwn(nodeDir, List.of(), List.of("--cluster-enabled", "yes",
                         "--cluster-node-timeout", "1000", "--cluster-port", Integer.toString(RedisServer.freePort()),
                         "--cluster-config-file", "nodes.conf", "--dir", nodeDir.toString()));
-                c.nodes.add(node);
+                nodes.add(node);
                 addresses.add("127.0.0.1:" + node.port());
             }
             List<String> create = new ArrayList<>(List.of("redis-cli", "--cluster", "create"));
             create.addAll(addresses);
             create.addAll(List.of("--cluster-replicas", "1", "--cluster-yes"));
             Process p = new ProcessBuilder(create).redirectErrorStream(true)
-                    .redirectOutput(c.dir.resolve("create.log").toFile()).start();
+                    .redirectOutput(dir.resolve("create.log").toFile()).start();
             if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS) || p.exitValue() != 0) {
                 p.destroyForcibly();
                 throw new IllegalStateException("redis-cli --cluster create failed: "
-                        + Files.readString(c.dir.resolve("create.log")));
+                        + Files.readString(dir.resolve("create.log")));
             }
-            Await.within(20, "every node: cluster_state:ok, every replica linked", c::healthy);
-            return c;
+            Await.within(20, "every node: cluster_state:ok, every replica linked", this::healthy);
         } catch (Exception | Error e) {
-            c.close();
+            afterAll(context);
             throw e;
         }
     }
@@ -123,8 +122,15 @@ final class RedisCluster implements AutoCloseable {
 
     /** Ends every node by its PID and deletes the directories. */
     @Override
-    public void close() throws Exception {
+    public void afterAll(ExtensionContext context) throws Exception {
         for (RedisServer n : nodes) n.close();
+        nodes.clear();
+        deleteTree(dir);
+    }
+
+    /** Deletes a fixture's directory and everything below it. */
+    static void deleteTree(Path dir) throws IOException {
+        if (dir == null) return;
         try (Stream<Path> files = Files.walk(dir)) {
             for (Path f : files.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(f);
         }

@@ -1,8 +1,7 @@
 package io.quotagate.filter.redis;
 
 import io.quotagate.filter.testing.RedisServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The store contract on a Redis Cluster of the test's own (three primaries, three replicas): every
@@ -10,17 +9,8 @@ import org.junit.jupiter.api.BeforeAll;
  * primary, so the store behaves on a cluster as on one server.
  */
 class RedisClusterContractTest extends RedisBucketStoreContractTest {
-    private static RedisCluster cluster;
-
-    @BeforeAll
-    static void startCluster() throws Exception {
-        cluster = RedisCluster.start();
-    }
-
-    @AfterAll
-    static void stopCluster() throws Exception {
-        if (cluster != null) cluster.close();
-    }
+    @RegisterExtension
+    static final RedisCluster cluster = new RedisCluster();
 
     @Override
     String uri() {

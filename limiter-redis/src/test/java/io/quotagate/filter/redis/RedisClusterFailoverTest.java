@@ -1,10 +1,9 @@
 package io.quotagate.filter.redis;
 
 import io.quotagate.filter.testing.RedisServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.Comparator;
 
@@ -18,17 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Timeout(60)
 class RedisClusterFailoverTest {
-    private static RedisCluster cluster;
-
-    @BeforeAll
-    static void startCluster() throws Exception {
-        cluster = RedisCluster.start();
-    }
-
-    @AfterAll
-    static void stopCluster() throws Exception {
-        if (cluster != null) cluster.close();
-    }
+    @RegisterExtension
+    static final RedisCluster cluster = new RedisCluster();
 
     @Test
     void killingAPrimaryUnderLoadFallsBackWithinTheBoundAndReturnsAfterThePromotion() throws Exception {

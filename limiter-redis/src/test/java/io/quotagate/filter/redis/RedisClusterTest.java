@@ -10,17 +10,14 @@ import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.StoreSettings;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-import static io.quotagate.filter.redis.SharedQuotaTest.CAPACITY;
-import static io.quotagate.filter.redis.SharedQuotaTest.REFILL_PER_SECOND;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -30,17 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Timeout(60)
 class RedisClusterTest {
-    private static RedisCluster cluster;
-
-    @BeforeAll
-    static void startCluster() throws Exception {
-        cluster = RedisCluster.start();
-    }
-
-    @AfterAll
-    static void stopCluster() throws Exception {
-        if (cluster != null) cluster.close();
-    }
+    @RegisterExtension
+    static final RedisCluster cluster = new RedisCluster();
 
     private static StoreSettings settings(String prefix) {
         return StoreSettings.redis(cluster.uri()).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
@@ -49,15 +37,7 @@ class RedisClusterTest {
     /** The bound of {@link SharedQuotaTest#twoInstancesSharingRedisAdmitOneQuota}, on a cluster. */
     @Test
     void twoInstancesSharingAClusterAdmitOneQuota() throws Exception {
-        StoreSettings settings = settings(RedisServer.randomPrefix());
-        try (RedisStore a = RedisStore.connect(settings, 1_000); RedisStore b = RedisStore.connect(settings, 1_000)) {
-            SharedQuotaTest.Run run = SharedQuotaTest.hammer(a, b);
-            assertThat(a.fallbackDecisions() + b.fallbackDecisions()).as("every decision made in Redis").isZero();
-            assertThat(run.statuses()).containsOnly(200, 429);
-            long bound = CAPACITY + (long) Math.ceil(REFILL_PER_SECOND * run.seconds());
-            assertThat(run.accepted()).as("accepted over %.1f s", run.seconds()).isBetween((long) CAPACITY, bound);
-            assertThat(b.instanceCount()).as("b joined after a: its first heartbeat counts both").isEqualTo(2);
-        }
+        SharedQuotaTest.assertTwoInstancesAdmitOneQuota(cluster.uri(), RedisServer.randomPrefix());
     }
 
     /** One key per tenant, no hash tag: the slots, and so the tenants, spread over every primary. */

@@ -1,19 +1,13 @@
 package io.quotagate.filter.redis;
 
 import io.quotagate.filter.testing.RedisServer;
-import io.quotagate.plans.StoreSettings;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.time.Duration;
-
-import static io.quotagate.filter.redis.SharedQuotaTest.CAPACITY;
-import static io.quotagate.filter.redis.SharedQuotaTest.REFILL_PER_SECOND;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -25,33 +19,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(60)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RedisSentinelTest {
-    private static RedisSentinels sentinels;
-
-    @BeforeAll
-    static void startSentinels() throws Exception {
-        sentinels = RedisSentinels.start();
-    }
-
-    @AfterAll
-    static void stopSentinels() throws Exception {
-        if (sentinels != null) sentinels.close();
-    }
+    @RegisterExtension
+    static final RedisSentinels sentinels = new RedisSentinels();
 
     /** The bound of {@link SharedQuotaTest#twoInstancesSharingRedisAdmitOneQuota}, through Sentinel. */
     @Test
     @Order(1)
     void twoInstancesFindingThePrimaryThroughSentinelAdmitOneQuota() throws Exception {
         String prefix = RedisServer.randomPrefix();
-        StoreSettings settings = StoreSettings.redis(sentinels.uri()).withPrefix(prefix)
-                .withTimeout(Duration.ofMillis(500));
-        try (RedisStore a = RedisStore.connect(settings, 1_000); RedisStore b = RedisStore.connect(settings, 1_000)) {
-            SharedQuotaTest.Run run = SharedQuotaTest.hammer(a, b);
-            assertThat(a.fallbackDecisions() + b.fallbackDecisions()).as("every decision made in Redis").isZero();
-            assertThat(run.statuses()).containsOnly(200, 429);
-            long bound = CAPACITY + (long) Math.ceil(REFILL_PER_SECOND * run.seconds());
-            assertThat(run.accepted()).as("accepted over %.1f s", run.seconds()).isBetween((long) CAPACITY, bound);
-            assertThat(RedisCluster.keys(sentinels.primary(), prefix)).as("buckets on the primary").isPositive();
-        }
+        SharedQuotaTest.assertTwoInstancesAdmitOneQuota(sentinels.uri(), prefix);
+        assertThat(RedisCluster.keys(sentinels.primary(), prefix)).as("buckets on the primary").isPositive();
     }
 
     @Test

@@ -1,59 +1,56 @@
 package io.quotagate.filter.redis;
 
 import io.quotagate.filter.testing.RedisServer;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 
 /**
  * A Sentinel-managed pair of this test's own on loopback: a primary, its replica and three sentinels
  * ({@code redis-server <conf> --sentinel}, quorum 2, a primary silent for one second is down,
  * failover timeout three seconds), each on a free port with its own directory under a temporary one,
- * ended by PID in {@link #close()}. Fails under {@code CI=true} and is skipped elsewhere without
+ * ended by PID after the test class. Registered as a static {@code @RegisterExtension}. Fails under {@code CI=true} and is skipped elsewhere without
  * {@code redis-server} (see {@link RedisServer#requireInstalled}).
  */
-final class RedisSentinels implements AutoCloseable {
+final class RedisSentinels implements BeforeAllCallback, AfterAllCallback {
     static final String MASTER = "mymaster";
-    private final Path dir;
     private final List<RedisServer> data = new ArrayList<>();
     private final List<RedisServer> sentinels = new ArrayList<>();
-
-    private RedisSentinels(Path dir) {
-        this.dir = dir;
-    }
+    private Path dir;
 
     /** Starts the pair and the sentinels; returns when every sentinel knows the replica and the others. */
-    static RedisSentinels start() throws Exception {
+    @Override
+    public void beforeAll(ExtensionContext context) throws Exception {
         RedisServer.requireInstalled("redis-server");
-        RedisSentinels s = new RedisSentinels(Files.createTempDirectory("quotagate-sentinel"));
-        try {
-            RedisServer primary = RedisServer.startOwn(Files.createDirectory(s.dir.resolve("primary")),
+        dir = Files.createTempDirectory("quotagate-sentinel");
+                try {
+            RedisServer primary = RedisServer.startOwn(Files.createDirectory(dir.resolve("primary")),
                     List.of(), List.of());
-            s.data.add(primary);
-            RedisServer replica = RedisServer.startOwn(Files.createDirectory(s.dir.resolve("replica")), List.of(),
+            data.add(primary);
+            RedisServer replica = RedisServer.startOwn(Files.createDirectory(dir.resolve("replica")), List.of(),
                     List.of("--replicaof", "127.0.0.1", Integer.toString(primary.port())));
-            s.data.add(replica);
+            data.add(replica);
             Await.within(20, "the replica linked", () -> info(replica).contains("master_link_status:up"));
             for (int i = 0; i < 3; i++) {
-                Path d = Files.createDirectory(s.dir.resolve("sentinel" + i));
+                Path d = Files.createDirectory(dir.resolve("sentinel" + i));
                 // a sentinel rewrites its file (discovered replicas, sentinels, epochs): its own copy
                 Path conf = Files.writeString(d.resolve("sentinel.conf"), "sentinel monitor " + MASTER
                         + " 127.0.0.1 " + primary.port() + " 2\n"
                         + "sentinel down-after-milliseconds " + MASTER + " 1000\n"
                         + "sentinel failover-timeout " + MASTER + " 3000\n");
-                s.sentinels.add(RedisServer.startOwn(d, List.of(conf.toString(), "--sentinel"), List.of()));
+                sentinels.add(RedisServer.startOwn(d, List.of(conf.toString(), "--sentinel"), List.of()));
             }
             // a failover needs the quorum to know each other (hello messages every 2 s) and the replica
             Await.within(20, "every sentinel sees the replica and two other sentinels", () ->
-                    s.sentinels.stream().allMatch(n -> size(n, "REPLICAS") == 1 && size(n, "SENTINELS") == 2));
-            return s;
+                    sentinels.stream().allMatch(n -> size(n, "REPLICAS") == 1 && size(n, "SENTINELS") == 2));
         } catch (Exception | Error e) {
-            s.close();
+            afterAll(context);
             throw e;
         }
     }
@@ -108,11 +105,11 @@ final class RedisSentinels implements AutoCloseable {
 
     /** Ends every process by its PID and deletes the directories. */
     @Override
-    public void close() throws Exception {
+    public void afterAll(ExtensionContext context) throws Exception {
         for (RedisServer n : sentinels) n.close();
         for (RedisServer n : data) n.close();
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path f : files.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(f);
-        }
+        sentinels.clear();
+        data.clear();
+        RedisCluster.deleteTree(dir);
     }
 }

@@ -24,9 +24,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * stores each enforces its own, so together they admit about twice as much.
  */
 class SharedQuotaTest {
-    static final int CAPACITY = 20;
+    private static final int CAPACITY = 20;
     /** 1 unit per 10 s: over a few seconds' run, refill adds at most a unit or two. */
-    static final double REFILL_PER_SECOND = 0.1;
+    private static final double REFILL_PER_SECOND = 0.1;
     private static final Plans PLANS = PlansFile.parse("shared.yml", """
             plans:
               free:
@@ -37,9 +37,15 @@ class SharedQuotaTest {
 
     @Test
     void twoInstancesSharingRedisAdmitOneQuota() throws Exception {
-        RedisServer redis = RedisServer.shared();
-        StoreSettings settings = StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
-                .withTimeout(Duration.ofMillis(500));
+        assertTwoInstancesAdmitOneQuota(RedisServer.shared().uri(), RedisServer.randomPrefix());
+    }
+
+    /**
+     * Two instances on the Redis at {@code uri} (one server, Sentinel or a cluster) admit one quota
+     * between them, every decision taken in Redis.
+     */
+    static void assertTwoInstancesAdmitOneQuota(String uri, String prefix) throws Exception {
+        StoreSettings settings = StoreSettings.redis(uri).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
         try (RedisStore a = RedisStore.connect(settings, 1_000); RedisStore b = RedisStore.connect(settings, 1_000)) {
             Run run = hammer(a, b);
             assertThat(a.fallbackDecisions() + b.fallbackDecisions()).as("every decision made in Redis").isZero();
@@ -80,11 +86,11 @@ class SharedQuotaTest {
         assertThat(run.accepted()).isBetween(2L * CAPACITY, bound);
     }
 
-    record Run(long accepted, List<Integer> statuses, double seconds) {
+    private record Run(long accepted, List<Integer> statuses, double seconds) {
     }
 
-    /** 4 threads x 30 requests for one tenant, alternating between the two servers (also run on a cluster). */
-    static Run hammer(BucketStore storeA, BucketStore storeB) throws Exception {
+    /** 4 threads x 30 requests for one tenant, alternating between the two servers. */
+    private static Run hammer(BucketStore storeA, BucketStore storeB) throws Exception {
         try (JettyServer a = JettyServer.start(QuotaFilter.builder().plans(PLANS).store(storeA).build());
              JettyServer b = JettyServer.start(QuotaFilter.builder().plans(PLANS).store(storeB).build())) {
             ExecutorService pool = Executors.newFixedThreadPool(THREADS);
