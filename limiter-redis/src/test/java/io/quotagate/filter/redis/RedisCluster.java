@@ -18,8 +18,9 @@ import java.util.stream.Stream;
  * (each with its own cluster bus port and directory under a temporary one), joined by
  * {@code redis-cli --cluster create} into three primaries with a replica each. A node timeout of
  * one second lets a replica take over within a few seconds of its primary's death. Every process is
- * ended by its PID after the test class. Registered as a static {@code @RegisterExtension}. Without {@code redis-server}/{@code redis-cli}, fails under
- * {@code CI=true} and is skipped elsewhere (see {@link RedisServer#requireInstalled}).
+ * ended by its PID after the test class (register it as a static {@code @RegisterExtension}).
+ * Without {@code redis-server}/{@code redis-cli}, fails under {@code CI=true} and is skipped
+ * elsewhere (see {@link RedisServer#requireInstalled}).
  */
 final class RedisCluster implements BeforeAllCallback, AfterAllCallback {
     private static final int NODES = 6;

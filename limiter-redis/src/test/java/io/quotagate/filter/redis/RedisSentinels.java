@@ -15,8 +15,9 @@ import java.util.List;
  * A Sentinel-managed pair of this test's own on loopback: a primary, its replica and three sentinels
  * ({@code redis-server <conf> --sentinel}, quorum 2, a primary silent for one second is down,
  * failover timeout three seconds), each on a free port with its own directory under a temporary one,
- * ended by PID after the test class. Registered as a static {@code @RegisterExtension}. Fails under {@code CI=true} and is skipped elsewhere without
- * {@code redis-server} (see {@link RedisServer#requireInstalled}).
+ * ended by PID after the test class (register it as a static {@code @RegisterExtension}). Fails
+ * under {@code CI=true} and is skipped elsewhere without {@code redis-server} (see
+ * {@link RedisServer#requireInstalled}).
  */
 final class RedisSentinels implements BeforeAllCallback, AfterAllCallback {
     static final String MASTER = "mymaster";
