@@ -161,7 +161,13 @@ sealed interface RedisTopology permits RedisTopology.Single, RedisTopology.Clust
                 // a node that is down now: its connection opens with the first command or the next change
             }
             topologyChanges = resources.eventBus().get().filter(e -> e instanceof ClusterTopologyChangedEvent)
-                    .subscribe(e -> openNodeConnections(c));
+                    .subscribe(e -> {
+                        try {
+                            openNodeConnections(c);
+                        } catch (RuntimeException closing) {
+                            // a change seen while the store closes the connection: nothing left to open
+                        }
+                    });
             return new Session(c, c.async(), () -> Bucket4jLettuce.casBasedBuilder(c));
         }
 
