@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * Where the buckets live ({@code store:} in the plans file): in this JVM, or in Redis so that several
@@ -208,16 +209,19 @@ public final class StoreSettings {
     }
 
     /**
-     * The {@code host:port} seeds of a cluster URI, in order.
+     * A cluster URI's seeds, each as the URI of that one node: {@code redis://} (or {@code rediss://}
+     * for {@code rediss-cluster://}), the cluster URI's {@code user:password@} if any, {@code host:port}.
+     * In the cluster URI's order.
      *
      * @throws IllegalArgumentException if {@code uri} is not a cluster URI
      */
-    public static List<String> clusterSeeds(String uri) {
+    public static List<String> clusterNodeUris(String uri) {
         Matcher m = uri == null ? null : CLUSTER_URI.matcher(uri);
         if (m == null || !m.matches()) {
             throw new IllegalArgumentException("not a redis-cluster:// URI: " + (uri == null ? null : redact(uri)));
         }
-        return List.of(m.group("seeds").split(","));
+        String node = (uri.startsWith("rediss-") ? "rediss://" : "redis://") + (m.group(1) == null ? "" : m.group(1));
+        return Stream.of(m.group("seeds").split(",")).map(seed -> node + seed).toList();
     }
 
     /**

@@ -27,11 +27,11 @@ class StoreUriTest {
 
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-            "redis-cluster://a:7000,b:7001/|a:7000,b:7001",
-            "rediss-cluster://user:secret@[::1]:7000|[::1]:7000"})
-    void aClusterURINamesItsSeedsInOrder(String uri, String seeds) {
+            "redis-cluster://a:7000,b:7001/|redis://a:7000,redis://b:7001",
+            "rediss-cluster://user:secret@[::1]:7000|rediss://user:secret@[::1]:7000"})
+    void aClusterURINamesItsSeedsInOrderEachAsANodeURI(String uri, String nodes) {
         assertThat(StoreSettings.isClusterUri(uri)).isTrue();
-        assertThat(String.join(",", StoreSettings.clusterSeeds(uri))).isEqualTo(seeds);
+        assertThat(String.join(",", StoreSettings.clusterNodeUris(uri))).isEqualTo(nodes);
     }
 
     @ParameterizedTest
@@ -46,6 +46,6 @@ class StoreUriTest {
     @ValueSource(strings = {"redis://h:6379", "redis-sentinel://s:26379#m"})
     void onlyTheClusterFormHasSeeds(String uri) {
         assertThat(StoreSettings.isClusterUri(uri)).isFalse();
-        assertThatThrownBy(() -> StoreSettings.clusterSeeds(uri)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> StoreSettings.clusterNodeUris(uri)).isInstanceOf(IllegalArgumentException.class);
     }
 }

@@ -118,13 +118,8 @@ sealed interface RedisTopology permits RedisTopology.Single, RedisTopology.Clust
 
         Cluster(StoreSettings settings, ClientResources resources, ClientOptions options) {
             this.resources = resources;
-            String uri = settings.uri();
-            boolean tls = uri.startsWith("rediss-");
-            String rest = uri.substring(uri.indexOf("://") + 3);
-            int at = rest.lastIndexOf('@');
-            String userInfo = at < 0 ? "" : rest.substring(0, at + 1);
-            List<RedisURI> seeds = StoreSettings.clusterSeeds(uri).stream().map(seed -> {
-                RedisURI u = RedisURI.create((tls ? "rediss://" : "redis://") + userInfo + seed);
+            List<RedisURI> seeds = StoreSettings.clusterNodeUris(settings.uri()).stream().map(node -> {
+                RedisURI u = RedisURI.create(node);
                 u.setTimeout(HANDSHAKE_TIMEOUT);
                 return u;
             }).toList();
