@@ -75,7 +75,8 @@ public final class ExampleApp implements Callable<Integer> {
     String plans = DEFAULT_PLANS;
 
     @Option(names = "--redis", paramLabel = "URI",
-            description = "Keep the buckets in Redis (redis://host:port) so several instances share one quota; "
+            description = "Keep the buckets in Redis (redis://host:port; also rediss://, redis-sentinel://, "
+                    + "redis-cluster://host1:port1,host2:port2) so several instances share one quota; "
                     + "overrides the plans file's store.uri")
     String redis;
 

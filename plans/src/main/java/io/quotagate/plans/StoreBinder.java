@@ -31,8 +31,8 @@ final class StoreBinder {
         YamlNode uriNode = in.required(m, "uri", "store");
         String uri = in.string(uriNode, "store.uri");
         if (!StoreSettings.isRedisUri(uri)) {
-            throw in.error(uriNode.line(), "store.uri", "expected redis://host:port (or rediss://, redis-sentinel://),"
-                    + " was '" + StoreSettings.redact(uri) + "'");
+            throw in.error(uriNode.line(), "store.uri", "expected redis://host:port (or rediss://, redis-sentinel://,"
+                    + " redis-cluster://host1:port1,host2:port2), was '" + StoreSettings.redact(uri) + "'");
         }
         StoreSettings.Builder s = StoreSettings.from(StoreSettings.redis(uri));
         YamlNode prefixNode = m.entries().get("prefix");

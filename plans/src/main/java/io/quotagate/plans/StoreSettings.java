@@ -1,8 +1,11 @@
 package io.quotagate.plans;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * Where the buckets live ({@code store:} in the plans file): in this JVM, or in Redis so that several
@@ -118,7 +121,8 @@ public final class StoreSettings {
     }
 
     /**
-     * The Redis URI ({@code redis://host:port}, {@code rediss://...}, {@code redis-sentinel://...}); null
+     * The Redis URI ({@code redis://host:port}, {@code rediss://...}, {@code redis-sentinel://...},
+     * {@code redis-cluster://host1:port1,host2:port2}); null
      * for a local store.
      */
     public String uri() {
@@ -176,14 +180,48 @@ public final class StoreSettings {
     private static final Pattern CREDENTIALS = Pattern.compile("//[^@/]*@");
     /** The URI schemes Lettuce connects with: plain, TLS, and either through Sentinel. */
     private static final Pattern REDIS_URI = Pattern.compile("(redis|rediss|redis-sentinel|rediss-sentinel)://\\S+");
+    /**
+     * A cluster's seed nodes, as no Lettuce URI can name several: {@code redis-cluster://} (or
+     * {@code rediss-cluster://} for TLS), optional {@code user:password@}, then {@code host:port} pairs
+     * separated by commas (a host name, an IPv4 address or a bracketed IPv6 one), an optional final slash.
+     */
+    private static final Pattern CLUSTER_URI = Pattern.compile(
+            "rediss?-cluster://([^@/\\s]+@)?(?<seeds>SEED(,SEED)*)/?".replace("SEED",
+                    "([A-Za-z0-9][A-Za-z0-9.-]*|\\[[0-9A-Fa-f:.]+\\]):[0-9]{1,5}"));
 
     /**
      * True if {@code uri} names a Redis server the store can connect to ({@code redis://},
-     * {@code rediss://}, {@code redis-sentinel://}, {@code rediss-sentinel://}, then no blank). The
-     * plans file and the example's {@code --redis} both check a URI with this.
+     * {@code rediss://}, {@code redis-sentinel://}, {@code rediss-sentinel://}, then no blank) or a
+     * Redis Cluster ({@link #isClusterUri}). The plans file and the example's {@code --redis} both
+     * check a URI with this.
      */
     public static boolean isRedisUri(String uri) {
-        return uri != null && REDIS_URI.matcher(uri).matches();
+        return uri != null && (REDIS_URI.matcher(uri).matches() || isClusterUri(uri));
+    }
+
+    /**
+     * True if {@code uri} names a Redis Cluster by its seed nodes:
+     * {@code redis-cluster://[user:password@]host1:port1,host2:port2,...} ({@code rediss-cluster://}
+     * with TLS). Any one reachable seed is enough; the client learns the rest of the topology.
+     */
+    public static boolean isClusterUri(String uri) {
+        return uri != null && CLUSTER_URI.matcher(uri).matches();
+    }
+
+    /**
+     * A cluster URI's seeds, each as the URI of that one node: {@code redis://} (or {@code rediss://}
+     * for {@code rediss-cluster://}), the cluster URI's {@code user:password@} if any, {@code host:port}.
+     * In the cluster URI's order.
+     *
+     * @throws IllegalArgumentException if {@code uri} is not a cluster URI
+     */
+    public static List<String> clusterNodeUris(String uri) {
+        Matcher m = uri == null ? null : CLUSTER_URI.matcher(uri);
+        if (m == null || !m.matches()) {
+            throw new IllegalArgumentException("not a redis-cluster:// URI: " + (uri == null ? null : redact(uri)));
+        }
+        String node = (uri.startsWith("rediss-") ? "rediss://" : "redis://") + (m.group(1) == null ? "" : m.group(1));
+        return Stream.of(m.group("seeds").split(",")).map(seed -> node + seed).toList();
     }
 
     /**

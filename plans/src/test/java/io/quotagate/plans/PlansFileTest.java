@@ -239,6 +239,9 @@ class PlansFileTest {
                         + "store:\n  type: redis\n", 6, "store.uri", "required"),
                 arguments("redis uri of another scheme", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "store:\n  type: redis\n  uri: http://user:secret@cache:6379\n", 7, "store.uri", "expected redis://"),
+                arguments("redis cluster uri without ports", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis-cluster://u:secret@a,b\n", 7, "store.uri",
+                        "redis-cluster://host1:port1,host2:port2), was 'redis-cluster://***@a,b'"),
                 arguments("redis key prefix with a hash tag", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "store: { type: redis, uri: \"redis://h:6379\", prefix: \"{qg}\" }\n", 5, "store.prefix", "must match"),
                 arguments("redis timeout without unit", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"

@@ -28,11 +28,23 @@ public final class RedisServer implements AutoCloseable {
     private static final int SHARED_PORT = 6379;
 
     private final int port;
+    /** Arguments before the common ones (a config file must come first), then after them. */
+    private final List<String> leading;
+    private final List<String> trailing;
+    /** The process' working directory (where a cluster node writes its nodes.conf), or null. */
+    private final Path dir;
     private Process process;
 
     private RedisServer(int port, Process process) {
-        this.port = port;
+        this(port, List.of(), List.of(), null);
         this.process = process;
+    }
+
+    private RedisServer(int port, List<String> leading, List<String> trailing, Path dir) {
+        this.port = port;
+        this.leading = leading;
+        this.trailing = trailing;
+        this.dir = dir;
     }
 
     /** The Redis at 127.0.0.1:6379 (fails under CI, skips elsewhere, when it does not answer). */
@@ -44,10 +56,36 @@ public final class RedisServer implements AutoCloseable {
 
     /** A {@code redis-server} of this test's own on a free port, keeping nothing on disk. */
     public static RedisServer startOwn() throws IOException, InterruptedException {
-        if (!onPath("redis-server")) unavailable("redis-server is not installed (apt-get install redis-server)");
+        requireInstalled("redis-server");
         RedisServer r = new RedisServer(freePort(), null);
         r.start();
         return r;
+    }
+
+    /**
+     * A {@code redis-server} of this test's own on a free port, run in {@code dir}, with arguments
+     * before the common ones (a config file, {@code --sentinel}) and after them (cluster options).
+     */
+    public static RedisServer startOwn(Path dir, List<String> leading, List<String> trailing)
+            throws IOException, InterruptedException {
+        requireInstalled("redis-server");
+        RedisServer r = new RedisServer(freePort(), List.copyOf(leading), List.copyOf(trailing), dir);
+        r.start();
+        return r;
+    }
+
+    /** Fails under {@code CI=true}, and skips elsewhere, unless every program is on the PATH. */
+    public static void requireInstalled(String... programs) {
+        for (String p : programs) {
+            if (!onPath(p)) unavailable(p + " is not installed (apt-get install redis-server redis-tools)");
+        }
+    }
+
+    /** A free TCP port on this machine (free now; a server should bind it at once). */
+    public static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
     }
 
     private static void unavailable(String why) {
@@ -70,11 +108,31 @@ public final class RedisServer implements AutoCloseable {
         return "redis://127.0.0.1:" + port;
     }
 
+    /** The process id of this test's own server while it runs. */
+    public long pid() {
+        if (process == null) throw new IllegalStateException("not a server of this test's own");
+        return process.pid();
+    }
+
+    /** Whether this test's own server process is running. */
+    public boolean alive() {
+        return process != null && process.isAlive();
+    }
+
     /** Starts (or restarts, after {@link #kill()}) this test's own server on the same port. */
     public void start() throws IOException, InterruptedException {
-        process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
-                "--save", "", "--appendonly", "no")
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        List<String> command = new ArrayList<>(List.of("redis-server"));
+        command.addAll(leading);
+        command.addAll(List.of("--port", Integer.toString(port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "no"));
+        command.addAll(trailing);
+        ProcessBuilder b = new ProcessBuilder(command).redirectErrorStream(true);
+        if (dir != null) {
+            b.directory(dir.toFile()).redirectOutput(dir.resolve("redis.log").toFile());
+        } else {
+            b.redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        }
+        process = b.start();
         for (int i = 0; i < 100 && !answers(); i++) Thread.sleep(50);
         if (!answers()) throw new IllegalStateException("redis-server on port " + port + " did not start");
     }
@@ -168,12 +226,6 @@ public final class RedisServer implements AutoCloseable {
         }
         in.read(); // \n
         return b.toString(StandardCharsets.UTF_8);
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 
     private static boolean onPath(String program) {

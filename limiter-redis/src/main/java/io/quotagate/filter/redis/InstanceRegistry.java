@@ -19,8 +19,9 @@ import java.util.concurrent.TimeoutException;
  */
 final class InstanceRegistry {
     /**
-     * One round trip, one key (so fine on Redis Cluster), server time (so instances with skewed clocks
-     * agree): announce this instance, forget the silent ones, keep the set itself expiring, count.
+     * One round trip, one key, server time (so instances with skewed clocks agree): announce this
+     * instance, forget the silent ones, keep the set itself expiring, count. One key is why it needs no
+     * hash tag on Redis Cluster: the script runs whole on the primary owning that key's slot.
      */
     private static final String HEARTBEAT_SCRIPT = """
             local t = redis.call('TIME')
@@ -53,7 +54,7 @@ final class InstanceRegistry {
      * @param timeout how long to wait for Redis (off the hot path, so longer than a request's)
      */
     void beat(Duration timeout) throws InterruptedException, ExecutionException, TimeoutException {
-        Long count = redis.link().connection().async().<Long>eval(HEARTBEAT_SCRIPT, ScriptOutputType.INTEGER,
+        Long count = redis.link().commands().<Long>eval(HEARTBEAT_SCRIPT, ScriptOutputType.INTEGER,
                         new String[]{key}, instanceId.getBytes(StandardCharsets.UTF_8),
                         Long.toString(settings.instanceTtl().toMillis()).getBytes(StandardCharsets.UTF_8))
                 .get(timeout.toNanos(), TimeUnit.NANOSECONDS);
@@ -75,8 +76,10 @@ final class InstanceRegistry {
         RedisConnection.Link l = redis.current();
         if (l == null) return;
         try {
-            l.connection().sync().zrem(key, instanceId.getBytes(StandardCharsets.UTF_8));
-        } catch (RuntimeException e) {
+            l.commands().zrem(key, instanceId.getBytes(StandardCharsets.UTF_8)).get(2, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException | ExecutionException | TimeoutException e) {
             // the entry expires after instanceTtl
         }
     }

@@ -10,16 +10,7 @@ import io.github.bucket4j.distributed.proxy.optimization.DelayParameters;
 import io.github.bucket4j.distributed.proxy.optimization.OptimizationListener;
 import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
 import io.github.bucket4j.distributed.proxy.optimization.delay.DelayOptimization;
-import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
-import io.lettuce.core.ClientOptions;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisURI;
-import io.lettuce.core.SocketOptions;
-import io.lettuce.core.TimeoutOptions;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.codec.ByteArrayCodec;
-import io.lettuce.core.codec.RedisCodec;
-import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import io.quotagate.plans.StoreSettings;
@@ -30,32 +21,32 @@ import java.time.Instant;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The client side of Redis: URI, Lettuce client and its options (timeouts, reconnect), the one
- * connection (Lettuce reconnects it after an outage) and bucket4j's proxy manager on it, and the
- * bucket proxies built with the configured optimisation. Knows nothing of health or failover.
+ * The client side of Redis: the {@link RedisTopology} (one server, Sentinel's primary or a cluster)
+ * with Lettuce's threads, the one connection (Lettuce reconnects it after an outage) and bucket4j's
+ * proxy manager on it, and the bucket proxies built with the configured optimisation. Knows nothing of
+ * health or failover.
  */
 final class RedisConnection implements AutoCloseable {
     /** Extra life of a bucket key after it would be full again (a full bucket equals a missing one). */
     private static final Duration KEEP_AFTER_REFILL = Duration.ofSeconds(10);
-    private static final RedisCodec<String, byte[]> CODEC = RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
 
     private final StoreSettings settings;
-    private final RedisURI uri;
     private final TimeMeter wallClock;
     private final ClientResources resources;
-    private final RedisClient client;
+    private final RedisTopology topology;
     /** Connection and proxy manager; null until the first successful connect. */
     private volatile Link link;
 
     /** A live connection (Lettuce reconnects it after an outage) and the proxy manager on it. */
-    record Link(StatefulRedisConnection<String, byte[]> connection, ProxyManager<String> proxies) {
+    record Link(RedisTopology.Session session, ProxyManager<String> proxies) {
+        /** The connection's commands (on a cluster, each sent to the node owning its key). */
+        RedisClusterAsyncCommands<String, byte[]> commands() {
+            return session.commands();
+        }
     }
 
     RedisConnection(StoreSettings settings, Clock wallClock) {
         this.settings = settings;
-        this.uri = RedisURI.create(settings.uri());
-        // the connection handshake (HELLO) uses this; request commands get settings.timeout() below
-        uri.setTimeout(Duration.ofSeconds(2));
         this.wallClock = new TimeMeter() {
             @Override
             public long currentTimeNanos() {
@@ -74,14 +65,7 @@ final class RedisConnection implements AutoCloseable {
                 // reconnect soon after Redis is back, whatever the length of the outage
                 .reconnectDelay(Delay.constant(Duration.ofMillis(Math.min(500, settings.heartbeat().toMillis()))))
                 .build();
-        this.client = RedisClient.create(resources, uri);
-        client.setOptions(ClientOptions.builder()
-                .autoReconnect(true)
-                // fail at once while disconnected instead of queueing requests behind a dead socket
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .timeoutOptions(TimeoutOptions.enabled(settings.timeout()))
-                .socketOptions(SocketOptions.builder().connectTimeout(Duration.ofSeconds(2)).build())
-                .build());
+        this.topology = RedisTopology.of(settings, resources);
     }
 
     /** The link, connecting first if there is none yet. */
@@ -97,15 +81,14 @@ final class RedisConnection implements AutoCloseable {
 
     private synchronized Link connect() {
         if (link != null) return link;
-        StatefulRedisConnection<String, byte[]> connection = client.connect(CODEC, uri);
-        connection.setTimeout(settings.timeout());
-        ProxyManager<String> proxies = Bucket4jLettuce.casBasedBuilder(connection)
+        RedisTopology.Session session = topology.connect(settings.timeout());
+        ProxyManager<String> proxies = session.proxies().get()
                 .clientClock(wallClock)
                 .requestTimeout(settings.timeout())
                 .maxRetries(settings.maxRetries())
                 .expirationAfterWrite(expiringAfterRefillPlus(KEEP_AFTER_REFILL))
                 .build();
-        Link l = new Link(connection, proxies);
+        Link l = new Link(session, proxies);
         link = l;
         return l;
     }
@@ -124,7 +107,7 @@ final class RedisConnection implements AutoCloseable {
      * within seconds.
      */
     void warmUp(String key) {
-        ProxyManager<String> patient = Bucket4jLettuce.casBasedBuilder(link().connection())
+        ProxyManager<String> patient = link().session().proxies().get()
                 .clientClock(wallClock)
                 .requestTimeout(Duration.ofSeconds(2))
                 .expirationAfterWrite(expiringAfterRefillPlus(Duration.ofSeconds(1)))
@@ -158,8 +141,8 @@ final class RedisConnection implements AutoCloseable {
     @Override
     public void close() {
         Link l = link;
-        if (l != null) l.connection().close();
-        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        if (l != null) l.session().connection().close();
+        topology.shutdown();
         resources.shutdown(0, 2, TimeUnit.SECONDS);
     }
 }

@@ -19,12 +19,21 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
 
     @BeforeEach
     void connect() {
-        RedisServer redis = RedisServer.shared();
         prefix = RedisServer.randomPrefix();
-        store = RedisStore.connect(settings(StoreSettings.redis(redis.uri()).withPrefix(prefix)
+        store = RedisStore.connect(settings(StoreSettings.redis(uri()).withPrefix(prefix)
                         // generous for a loaded 2-core machine: this test is about behaviour, not speed
                         .withTimeout(Duration.ofMillis(500))), 1_000,
                 clock.wallClock(), clock);
+    }
+
+    /** The Redis the store connects to. */
+    String uri() {
+        return RedisServer.shared().uri();
+    }
+
+    /** The server holding {@code key} (the one server here; on a cluster, the primary owning its slot). */
+    RedisServer serverOf(String key) throws Exception {
+        return RedisServer.shared();
     }
 
     /** The settings under test: the defaults (every decision on Redis). */
@@ -47,9 +56,10 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
     @Test
     void aFreshPrefixCountsExactlyThisInstanceFromTheHeartbeatSet() throws Exception {
         assertThat(store.instanceCount()).as("alone on a fresh prefix").isEqualTo(1);
-        Object score = RedisServer.shared().command("ZSCORE", prefix + ":instances", store.instanceId());
+        RedisServer redis = serverOf(prefix + ":instances");
+        Object score = redis.command("ZSCORE", prefix + ":instances", store.instanceId());
         assertThat(score).as("this instance's heartbeat entry in %s:instances", prefix).isNotNull();
-        assertThat(RedisServer.shared().integer("ZCARD", prefix + ":instances")).isOne();
+        assertThat(redis.integer("ZCARD", prefix + ":instances")).isOne();
     }
 
     @Override

@@ -37,9 +37,15 @@ class SharedQuotaTest {
 
     @Test
     void twoInstancesSharingRedisAdmitOneQuota() throws Exception {
-        RedisServer redis = RedisServer.shared();
-        StoreSettings settings = StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
-                .withTimeout(Duration.ofMillis(500));
+        assertTwoInstancesAdmitOneQuota(RedisServer.shared().uri(), RedisServer.randomPrefix());
+    }
+
+    /**
+     * Two instances on the Redis at {@code uri} (one server, Sentinel or a cluster) admit one quota
+     * between them, every decision taken in Redis.
+     */
+    static void assertTwoInstancesAdmitOneQuota(String uri, String prefix) throws Exception {
+        StoreSettings settings = StoreSettings.redis(uri).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
         try (RedisStore a = RedisStore.connect(settings, 1_000); RedisStore b = RedisStore.connect(settings, 1_000)) {
             Run run = hammer(a, b);
             assertThat(a.fallbackDecisions() + b.fallbackDecisions()).as("every decision made in Redis").isZero();

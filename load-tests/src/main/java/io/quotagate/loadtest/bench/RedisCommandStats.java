@@ -1,34 +1,59 @@
 package io.quotagate.loadtest.bench;
 
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.quotagate.plans.StoreSettings;
 
+import java.util.List;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Reads {@code INFO commandstats} of the bench's Redis, to count the commands a run cost. */
+/**
+ * Reads {@code INFO commandstats} of the bench's Redis, to count the commands a run cost: of the one
+ * server, or summed over a cluster's primaries (which serve every bucket command).
+ */
 final class RedisCommandStats implements AutoCloseable {
     private static final Pattern CALLS = Pattern.compile("cmdstat_(get|eval):calls=(\\d+)");
 
-    private final RedisClient client;
-    private final StatefulRedisConnection<String, String> connection;
+    private final Runnable shutdown;
+    private final StatefulConnection<String, String> connection;
+    private final Supplier<Iterable<String>> commandStats;
 
     RedisCommandStats(String uri) {
-        this.client = RedisClient.create(uri);
-        this.connection = client.connect();
+        if (StoreSettings.isClusterUri(uri)) {
+            RedisClusterClient client = RedisClusterClient.create(
+                    StoreSettings.clusterNodeUris(uri).stream().map(RedisURI::create).toList());
+            StatefulRedisClusterConnection<String, String> c = client.connect();
+            this.shutdown = client::shutdown;
+            this.connection = c;
+            this.commandStats = () -> c.sync().upstream().commands().info("commandstats");
+        } else {
+            RedisClient client = RedisClient.create(uri);
+            StatefulRedisConnection<String, String> c = client.connect();
+            this.shutdown = client::shutdown;
+            this.connection = c;
+            this.commandStats = () -> List.of(c.sync().info("commandstats"));
+        }
     }
 
     /** Calls of GET and of EVAL so far, in that order. */
     long[] getsAndEvals() {
         long[] calls = new long[2];
-        Matcher m = CALLS.matcher(connection.sync().info("commandstats"));
-        while (m.find()) calls[m.group(1).equals("get") ? 0 : 1] = Long.parseLong(m.group(2));
+        for (String info : commandStats.get()) {
+            Matcher m = CALLS.matcher(info);
+            while (m.find()) calls[m.group(1).equals("get") ? 0 : 1] += Long.parseLong(m.group(2));
+        }
         return calls;
     }
 
     @Override
     public void close() {
         connection.close();
-        client.shutdown();
+        shutdown.run();
     }
 }

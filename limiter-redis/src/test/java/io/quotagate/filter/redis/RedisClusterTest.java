@@ -1,0 +1,94 @@
+package io.quotagate.filter.redis;
+
+import io.quotagate.filter.core.BucketKind;
+import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.store.BucketLimits;
+import io.quotagate.filter.testing.Http;
+import io.quotagate.filter.testing.JettyServer;
+import io.quotagate.filter.testing.RedisServer;
+import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.Plans;
+import io.quotagate.plans.PlansFile;
+import io.quotagate.plans.StoreSettings;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The Redis store on a Redis Cluster of the test's own (three primaries, three replicas, loopback):
+ * two filter instances enforce one quota, as on one server; tenants' keys spread over the primaries;
+ * the global quota and the heartbeat set work there too.
+ */
+@Timeout(60)
+class RedisClusterTest {
+    @RegisterExtension
+    static final RedisCluster cluster = new RedisCluster();
+
+    private static StoreSettings settings(String prefix) {
+        return StoreSettings.redis(cluster.uri()).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
+    }
+
+    /** The bound of {@link SharedQuotaTest#twoInstancesSharingRedisAdmitOneQuota}, on a cluster. */
+    @Test
+    void twoInstancesSharingAClusterAdmitOneQuota() throws Exception {
+        SharedQuotaTest.assertTwoInstancesAdmitOneQuota(cluster.uri(), RedisServer.randomPrefix());
+    }
+
+    /** One key per tenant, no hash tag: the slots, and so the tenants, spread over every primary. */
+    @Test
+    void tenantsKeysSpreadOverThePrimaries() throws Exception {
+        String prefix = RedisServer.randomPrefix();
+        int tenants = 300;
+        BucketLimits limits = BucketLimits.of(List.of(new Bandwidth("b", 10, 1, Duration.ofSeconds(1))));
+        try (RedisStore store = RedisStore.connect(settings(prefix), 1_000)) {
+            for (int i = 0; i < tenants; i++) {
+                assertThat(store.bucket(BucketKind.TENANT, "t" + i, limits).tryTake(1)).isTrue();
+            }
+            assertThat(store.fallbackDecisions()).as("every decision made in Redis").isZero();
+            List<Integer> perPrimary = new ArrayList<>();
+            for (RedisServer primary : cluster.primaries()) {
+                perPrimary.add(RedisCluster.keys(primary, prefix + ":tenant:"));
+            }
+            System.out.println("tenant keys per primary: " + perPrimary);
+            assertThat(perPrimary).as("tenant keys per primary").hasSize(3).allSatisfy(n -> assertThat(n).isPositive());
+            assertThat(perPrimary.stream().mapToInt(Integer::intValue).sum()).isEqualTo(tenants);
+            // the heartbeat set is one key on one primary
+            assertThat(cluster.primaryOf(prefix + ":instances").integer("ZCARD", prefix + ":instances")).isOne();
+        }
+    }
+
+    @Test
+    void twoInstancesShareTheGlobalQuotaOnACluster() throws Exception {
+        Plans plans = PlansFile.parse("global.yml", """
+                global:
+                  limits: [ { capacity: 30, refill: 1, period: 10s } ]
+                plans:
+                  free:
+                    limits: [ { capacity: 1000, refill: 1000, period: 1s } ]
+                """);
+        StoreSettings settings = settings(RedisServer.randomPrefix());
+        try (RedisStore a = RedisStore.connect(settings, 1_000); RedisStore b = RedisStore.connect(settings, 1_000);
+             JettyServer ja = JettyServer.start(QuotaFilter.builder().plans(plans).store(a).build());
+             JettyServer jb = JettyServer.start(QuotaFilter.builder().plans(plans).store(b).build())) {
+            long start = System.nanoTime();
+            int accepted = 0;
+            List<Integer> statuses = new ArrayList<>();
+            for (int i = 0; i < 80; i++) {
+                int status = Http.get((i % 2 == 0 ? ja : jb).uri("/items/" + i), "tenant" + (i % 40)).statusCode();
+                statuses.add(status);
+                if (status == 200) accepted++;
+            }
+            double seconds = (System.nanoTime() - start) / 1e9;
+            assertThat(statuses).containsOnly(200, 429);
+            assertThat(a.fallbackDecisions() + b.fallbackDecisions()).as("every decision made in Redis").isZero();
+            assertThat(accepted).as("accepted over %.1f s by 40 tenants", seconds)
+                    .isBetween(30, 30 + (int) Math.ceil(seconds / 10));
+        }
+    }
+}
