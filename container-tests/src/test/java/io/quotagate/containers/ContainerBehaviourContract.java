@@ -1,0 +1,187 @@
+package io.quotagate.containers;
+
+import io.quotagate.filter.testing.Http;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The behaviour every servlet container must show with {@code QuotaFilter} registered as README's
+ * "From web.xml (or ServletContext.addFilter)" section shows (async support on, {@code REQUEST}
+ * dispatches, {@code /*}), serving {@link TestApp} with {@code container-plans.yml}: a free plan of
+ * 3 units a minute and one report in flight per tenant.
+ *
+ * <p>A subclass starts its container once on 127.0.0.1, port 0; each test uses a tenant of its own,
+ * so tests share the server without sharing buckets or slots. Nothing asserts on timing: waits are
+ * latches and bounded polls, and each test has a time-out so a hung container fails instead of
+ * blocking the build.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+public abstract class ContainerBehaviourContract {
+    private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private int port;
+
+    /** Starts the container serving {@link TestApp} on 127.0.0.1, port 0; returns the bound port. */
+    protected abstract int start() throws Exception;
+
+    /** Stops what {@link #start()} started. */
+    protected abstract void stop() throws Exception;
+
+    @BeforeAll
+    void startContainer() throws Exception {
+        port = start();
+    }
+
+    @AfterAll
+    void stopContainer() throws Exception {
+        // release anything a failed test left held, so the container can stop without waiting
+        TestApp.RELEASE.values().forEach(java.util.concurrent.CountDownLatch::countDown);
+        stop();
+    }
+
+    @Test
+    void burstIsRefusedWith429RetryAfterAndProblemJson() throws Exception {
+        String tenant = tenant();
+        for (int i = 0; i < 3; i++) {
+            assertThat(get("/items/" + i, tenant).statusCode()).as("request %d within capacity 3", i).isEqualTo(200);
+        }
+        HttpResponse<String> refused = get("/items/4", tenant);
+        assertThat(refused.statusCode()).isEqualTo(429);
+        String retryAfter = refused.headers().firstValue("Retry-After").orElseThrow();
+        assertThat(Integer.parseInt(retryAfter)).isGreaterThanOrEqualTo(1);
+        assertThat(refused.headers().firstValue("Content-Type").orElseThrow()).startsWith("application/problem+json");
+        assertThat(refused.body()).contains("\"reason\":\"tenant_rate\"");
+    }
+
+    @Test
+    void missingTenantIs401AndInvalidTenantIs400() throws Exception {
+        HttpResponse<String> missing = get("/items/1", null);
+        assertThat(missing.statusCode()).isEqualTo(401);
+        assertThat(missing.body()).contains("missing_tenant");
+
+        // the JDK client refuses no printable header value, but send it raw so nothing is re-encoded
+        String invalid = Http.raw(port, "GET", "/items/1", "X-Tenant-Id: bad id!\r\n");
+        assertThat(Http.status(invalid)).isEqualTo(400);
+        assertThat(invalid).contains("invalid_tenant");
+    }
+
+    @Test
+    void healthPassesWithoutTenant() throws Exception {
+        HttpResponse<String> health = get("/health", null);
+        assertThat(health.statusCode()).isEqualTo(200);
+        assertThat(health.body()).isEqualTo("ok");
+    }
+
+    @Test
+    void concurrencyCapHoldsAcrossAsyncCompletion() throws Exception {
+        String tenant = tenant();
+        String hold = tenant + "-first";
+        CompletableFuture<HttpResponse<String>> first = holdReport(tenant, hold);
+
+        HttpResponse<String> second = get("/reports/2", tenant);
+        assertThat(second.statusCode()).isEqualTo(429);
+        assertThat(second.body()).contains("\"reason\":\"concurrency\"");
+
+        TestApp.release(hold).countDown();
+        assertThat(first.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        // the slot is freed by the async listener, which may run just after the response was sent
+        assertThat(pollUntilAdmitted("/reports/3", tenant)).isEqualTo(200);
+    }
+
+    @Test
+    void asyncTimeoutDoesNotLeakThePermit() throws Exception {
+        String tenant = tenant();
+        // no listener completes it, so the container ends it after 200 ms with an error dispatch (500,
+        // Servlet 6.0 section 2.3.3.3); the filter's onComplete must still free the slot
+        HttpResponse<String> timedOut = get("/reports/1?hang=1", tenant);
+        assertThat(timedOut.statusCode()).isEqualTo(500);
+        assertThat(pollUntilAdmitted("/reports/2", tenant)).isEqualTo(200);
+    }
+
+    @Test
+    void headAndPathVariantsCannotEscapeTheRoute() throws Exception {
+        String tenant = tenant();
+        String hold = tenant + "-held";
+        CompletableFuture<HttpResponse<String>> held = holdReport(tenant, hold);
+        String header = "X-Tenant-Id: " + tenant + "\r\n";
+
+        // a rule for GET covers HEAD: HEAD must meet the same held slot
+        String head = Http.raw(port, "HEAD", "/reports/1", header);
+        assertThat(Http.status(head)).as(head).isEqualTo(429);
+
+        // raw, because HTTP clients normalise these; a container may merge or refuse them itself
+        for (String path : new String[] {"/reports//1", "/reports/./1"}) {
+            String answer = Http.raw(port, "GET", path, header);
+            assertThat(Http.status(answer)).as(path + " -> " + answer).isIn(pathVariantOutcomes(path));
+            if (Http.status(answer) == 429) {
+                assertThat(answer).as(path).contains("\"reason\":\"concurrency\"");
+            }
+        }
+
+        TestApp.release(hold).countDown();
+        assertThat(held.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    }
+
+    /**
+     * The statuses allowed for {@code path} ({@code /reports//1}, {@code /reports/./1}) while the
+     * tenant's report slot is held: 429, the filter normalised it and charged it to the reports route.
+     * A container that refuses the path itself overrides this with {400, 429}: both are safe, only an
+     * admission (200, as another route) is an escape.
+     */
+    protected Set<Integer> pathVariantOutcomes(String path) {
+        return Set.of(429);
+    }
+
+    protected URI uri(String path) {
+        return URI.create("http://127.0.0.1:" + port + path);
+    }
+
+    /** Starts {@code GET /reports/1?hold=key} and returns once the servlet runs it (its slot is taken). */
+    private CompletableFuture<HttpResponse<String>> holdReport(String tenant, String key) throws Exception {
+        CompletableFuture<HttpResponse<String>> response = CLIENT.sendAsync(
+                request("/reports/1?hold=" + key, tenant), HttpResponse.BodyHandlers.ofString());
+        boolean started = TestApp.started(key).await(20, TimeUnit.SECONDS);
+        assertThat(started).as("held report started; early answer: %s", response.getNow(null)).isTrue();
+        return response;
+    }
+
+    /** Repeats the request while it is refused for concurrency (at most 5 s); returns the last status. */
+    private int pollUntilAdmitted(String path, String tenant) throws Exception {
+        HttpResponse<String> last = get(path, tenant);
+        for (int i = 0; i < 50 && last.statusCode() == 429 && last.body().contains("concurrency"); i++) {
+            Thread.sleep(100);
+            last = get(path, tenant);
+        }
+        return last.statusCode();
+    }
+
+    private HttpResponse<String> get(String path, String tenant) throws Exception {
+        return CLIENT.send(request(path, tenant), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private HttpRequest request(String path, String tenant) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(20)).GET();
+        if (tenant != null) b.header("X-Tenant-Id", tenant);
+        return b.build();
+    }
+
+    private static String tenant() {
+        return "t-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+}

@@ -1,0 +1,110 @@
+package io.quotagate.containers;
+
+import io.quotagate.filter.servlet.QuotaFilter;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.FilterRegistration;
+import jakarta.servlet.ServletContainerInitializer;
+import jakarta.servlet.ServletContext;
+import jakarta.servlet.ServletRegistration;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import java.io.IOException;
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/** The application every container of the matrix serves: the filter, an OK servlet and an async servlet. */
+final class TestApp {
+    static final String PLANS = "classpath:container-plans.yml";
+
+    /** Per {@code ?hold=key}: counted down when the async request has started (so it holds its slot). */
+    static final Map<String, CountDownLatch> STARTED = new ConcurrentHashMap<>();
+    /** Per {@code ?hold=key}: the test counts it down to let that request complete. */
+    static final Map<String, CountDownLatch> RELEASE = new ConcurrentHashMap<>();
+
+    private TestApp() {
+    }
+
+    static CountDownLatch started(String key) {
+        return STARTED.computeIfAbsent(key, k -> new CountDownLatch(1));
+    }
+
+    static CountDownLatch release(String key) {
+        return RELEASE.computeIfAbsent(key, k -> new CountDownLatch(1));
+    }
+
+    /**
+     * README's "From web.xml (or ServletContext.addFilter)" registration, verbatim but for the plans
+     * file, plus the two servlets; run by Jetty and Tomcat as a {@link ServletContainerInitializer}.
+     */
+    static final class Initializer implements ServletContainerInitializer {
+        @Override
+        public void onStartup(Set<Class<?>> classes, ServletContext servletContext) {
+            FilterRegistration.Dynamic quota = servletContext.addFilter("quota", QuotaFilter.class);
+            quota.setInitParameter(QuotaFilter.PLANS_PARAM, PLANS);
+            quota.setAsyncSupported(true);
+            quota.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
+
+            servletContext.addServlet("ok", OkServlet.class).addMapping("/items/*", "/health");
+            ServletRegistration.Dynamic reports = servletContext.addServlet("reports", ReportServlet.class);
+            reports.setAsyncSupported(true);
+            reports.addMapping("/reports/*");
+        }
+    }
+
+    /** Answers 200 {@code ok}. */
+    public static final class OkServlet extends HttpServlet {
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+            resp.setContentType("text/plain");
+            resp.getWriter().write("ok");
+        }
+    }
+
+    /**
+     * An async report: completes from another thread after {@code ?hold=key} is released, after
+     * {@code ?ms=N}, at once, or never ({@code ?hang=1}, so the container's 200 ms async timeout fires).
+     */
+    public static final class ReportServlet extends HttpServlet {
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp) {
+            AsyncContext async = req.startAsync();
+            if (req.getParameter("hang") != null) {
+                // no listener and no complete(): the container must end the request on its own timeout
+                async.setTimeout(200);
+                return;
+            }
+            async.setTimeout(30_000);
+            String hold = req.getParameter("hold");
+            String ms = req.getParameter("ms");
+            // completion on another thread: the filter's slot must outlive the request thread
+            Thread worker = new Thread(() -> {
+                try {
+                    if (hold != null) {
+                        started(hold).countDown();
+                        release(hold).await(20, TimeUnit.SECONDS);
+                    } else if (ms != null) {
+                        Thread.sleep(Long.parseLong(ms));
+                    }
+                    HttpServletResponse r = (HttpServletResponse) async.getResponse();
+                    r.setContentType("text/plain");
+                    r.getWriter().write("report");
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } catch (IOException e) {
+                    // the client went away: complete() below still ends the cycle
+                } finally {
+                    async.complete();
+                }
+            }, "report-worker");
+            worker.setDaemon(true);
+            worker.start();
+        }
+    }
+}
