@@ -115,6 +115,22 @@ public abstract class ContainerBehaviourContract {
     }
 
     @Test
+    void aClientThatDisconnectsDoesNotLeakThePermit() throws Exception {
+        String tenant = tenant();
+        String hold = tenant + "-gone";
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+            socket.getOutputStream().write(("GET /reports/1?hold=" + hold + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "X-Tenant-Id: " + tenant + "\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+            socket.getOutputStream().flush();
+            assertThat(TestApp.started(hold).await(20, TimeUnit.SECONDS)).as("held report started").isTrue();
+        } // the client goes away while its report holds the slot
+        // the report ends (its answer goes nowhere, or the container ends it on the broken connection):
+        // either way the slot must come back
+        TestApp.release(hold).countDown();
+        assertThat(pollUntilAdmitted("/reports/2", tenant)).isEqualTo(200);
+    }
+
+    @Test
     void headAndPathVariantsCannotEscapeTheRoute() throws Exception {
         String tenant = tenant();
         String hold = tenant + "-held";
