@@ -1,5 +1,11 @@
 package io.quotagate.spring.it;
 
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.boot.web.servlet.ServletRegistrationBean;
+import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.AsyncContext;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -116,6 +122,32 @@ class QuotagateApplicationTest {
     }
 
     @Test
+    void aDeferredResultThatTimesOutGivesItsSlotBack() throws Exception {
+        // never completed: Spring MVC ends it after its 300 ms time-out (503); the slot must come back
+        HttpResponse<String> timedOut = send(get("/slow?timeoutMs=300", "initech"));
+        assertThat(timedOut.statusCode()).isEqualTo(503);
+        awaitTrue(() -> filter.control().concurrency().inflight("slow", "initech") == 0);
+        api.pending.clear();
+    }
+
+    @Test
+    void holdsTheConcurrencySlotOfAnAsyncServletUntilItCompletes() throws Exception {
+        CompletableFuture<HttpResponse<String>> first =
+                client.sendAsync(get("/servlet-report", "hooli"), HttpResponse.BodyHandlers.ofString());
+        AsyncContext running = App.REPORTS.poll(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        assertThat(running).as("the first request reached the servlet").isNotNull();
+
+        HttpResponse<String> second = send(get("/servlet-report", "hooli"));
+        assertThat(second.statusCode()).isEqualTo(429);
+        assertThat(second.body()).contains("concurrency");
+
+        running.getResponse().getWriter().write("report");
+        running.complete();
+        assertThat(first.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).body()).isEqualTo("report");
+        awaitTrue(() -> filter.control().concurrency().inflight("slow", "hooli") == 0);
+    }
+
+    @Test
     void endpointShowsWhatIsInForceAndChangesTheGlobalQuota() throws Exception {
         JsonNode before = json.readTree(send(get("/actuator/quotagate", "ops")).body());
         assertThat(before.at("/plans/free/limits/0/capacity").asLong()).isEqualTo(3);
@@ -225,6 +257,22 @@ class QuotagateApplicationTest {
             return http.build();
         }
 
+        /** Async reports started by {@link #reportServlet()}, completed by the test. */
+        static final BlockingQueue<AsyncContext> REPORTS = new LinkedBlockingQueue<>();
+
+        /** A plain async servlet beside Spring MVC, in the same concurrency group as {@code /slow}. */
+        @Bean
+        ServletRegistrationBean<HttpServlet> reportServlet() {
+            ServletRegistrationBean<HttpServlet> registration = new ServletRegistrationBean<>(new HttpServlet() {
+                @Override
+                protected void doGet(HttpServletRequest req, HttpServletResponse resp) {
+                    REPORTS.add(req.startAsync());
+                }
+            }, "/servlet-report");
+            registration.setAsyncSupported(true);
+            return registration;
+        }
+
         @Bean
         UserDetailsService users() {
             InMemoryUserDetailsManager users = new InMemoryUserDetailsManager();
@@ -247,8 +295,8 @@ class QuotagateApplicationTest {
         }
 
         @GetMapping("/slow")
-        DeferredResult<String> slow() {
-            DeferredResult<String> result = new DeferredResult<>(PATIENCE.toMillis());
+        DeferredResult<String> slow(@RequestParam(name = "timeoutMs", required = false) Long timeoutMs) {
+            DeferredResult<String> result = new DeferredResult<>(timeoutMs != null ? timeoutMs : PATIENCE.toMillis());
             pending.add(result);
             return result;
         }
