@@ -46,8 +46,9 @@ import java.util.function.BooleanSupplier;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A real Spring Boot 3.5 application on embedded Tomcat with Spring Security (HTTP Basic), Actuator and the starter:
- * only {@code quotagate.plans} is set, and the plans file resolves tenants by {@code principal}.
+ * A real Spring Boot application on embedded Tomcat with Spring Security (HTTP Basic), Actuator and the starter:
+ * only {@code quotagate.plans} is set, and the plans file resolves tenants by {@code principal}. The same source
+ * runs on Boot 3.5 here and on Boot 4.0 in module {@code spring-boot4-it}.
  */
 @SpringBootTest(classes = QuotagateApplicationTest.App.class,
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
