@@ -8,7 +8,8 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 /**
- * Runs the JMH benchmarks packaged in this jar (package {@code io.quotagate.loadtest.jmh}); every
+ * Runs the JMH benchmarks packaged in this jar (packages {@code io.quotagate.loadtest.jmh} and, for
+ * {@code FilterBenchmark}, {@code io.quotagate.loadtest.bench}); every
  * argument goes to JMH unchanged, so {@code jmh -h} lists JMH's own options.
  */
 @Command(name = "jmh", description = {

@@ -10,6 +10,9 @@ import java.util.Objects;
  * nor {@code /reports/42/pdf}; {@code /v1/**} matches {@code /v1} and everything below it.
  */
 public final class PathPattern {
+    /** The one-segment wildcard, held as this very instance so matching tells it apart by identity. */
+    private static final String ANY = "*";
+
     private final String text;
     private final String[] segments;
     private final boolean anyRest;
@@ -40,21 +43,33 @@ public final class PathPattern {
                 throw new IllegalArgumentException("'*' must be a whole segment: " + text);
             }
         }
+        for (int i = 0; i < fixed.length; i++) {
+            if (fixed[i].equals(ANY)) fixed[i] = ANY;
+        }
         return new PathPattern(text, fixed, anyRest);
     }
 
-    /** True if the (decoded, query-less) request path matches. Allocation-free. */
+    /**
+     * True if the (decoded, query-less) request path matches. Allocation-free, one pass over the
+     * path: every request is matched against the rules in turn, so most patterns fail at their first
+     * segment's first characters.
+     */
     public boolean matches(String path) {
-        if (path == null || path.isEmpty() || path.charAt(0) != '/') return false;
-        int pos = 1;
+        if (path == null) return false;
         int n = path.length();
+        if (n == 0 || path.charAt(0) != '/') return false;
+        int pos = 1;
         for (String seg : segments) {
-            if (pos > n) return false;
-            int end = path.indexOf('/', pos);
-            if (end < 0) end = n;
-            int len = end - pos;
-            if (len == 0) return false;
-            if (!seg.equals("*") && (len != seg.length() || !path.regionMatches(pos, seg, 0, len))) return false;
+            if (pos >= n) return false; // no segment left (or only an empty one) for this one
+            int end;
+            if (seg == ANY) {
+                end = pos;
+                while (end < n && path.charAt(end) != '/') end++;
+                if (end == pos) return false;
+            } else {
+                end = pos + seg.length();
+                if (end > n || (end < n && path.charAt(end) != '/') || !path.startsWith(seg, pos)) return false;
+            }
             pos = end + 1;
         }
         if (anyRest) return true;

@@ -4,6 +4,7 @@ import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.StoreSettings;
+import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpFilter;
@@ -17,6 +18,7 @@ import org.eclipse.jetty.util.thread.Scheduler;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.EnumSet;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -109,17 +111,31 @@ enum Mode {
     }
 
     /**
-     * The filter of this mode, or empty for the bare modes.
+     * The filter of this mode, ready for a servlet context, or empty for the bare modes.
      *
      * @param threadPrefix name prefix for any thread the filter starts, so its CPU counts as the server's
      * @param redisUri     the Redis of the Redis modes (null when not running them)
      */
     Optional<FilterHolder> filter(String threadPrefix, String redisUri) {
+        return newFilter(threadPrefix, redisUri).map(f -> {
+            FilterHolder holder = new FilterHolder(f);
+            holder.setInitParameters(initParameters());
+            return holder;
+        });
+    }
+
+    /** The init-params the filter of this mode is installed with. */
+    Map<String, String> initParameters() {
+        return this == JETTY_DOSFILTER ? Map.of("maxRequestsPerSec", Integer.toString(DOS_MAX_REQUESTS_PER_SEC)) : Map.of();
+    }
+
+    /** A new filter of this mode, not yet initialised (see {@link #filter}), or empty for the bare modes. */
+    Optional<Filter> newFilter(String threadPrefix, String redisUri) {
         return switch (this) {
             case BARE, BARE_10000_TENANTS -> Optional.empty();
             case QUOTAGATE_1_TENANT, QUOTAGATE_10000_TENANTS, QUOTAGATE_1000_TENANTS -> {
                 Plans plans = PlansFile.parse("bench-plans.yml", PLANS_YAML);
-                yield Optional.of(new FilterHolder(QuotaFilter.builder().plans(plans).build()));
+                yield Optional.of(QuotaFilter.builder().plans(plans).build());
             }
             case REDIS_1_TENANT, REDIS_1_TENANT_NO_BATCHING, REDIS_1000_TENANTS, REDIS_1000_TENANTS_NO_BATCHING,
                  REDIS_1_TENANT_ALLOWANCE, REDIS_1000_TENANTS_ALLOWANCE -> {
@@ -131,16 +147,12 @@ enum Mode {
                         .withLocalAllowance(label.endsWith("-allowance") ? ALLOWANCE : null);
                 Plans plans = PlansFile.parse("bench-plans.yml", PLANS_YAML).withStore(store);
                 // the filter created the store from the plans: it closes it when the server stops
-                yield Optional.of(new FilterHolder(QuotaFilter.builder().plans(plans).build()));
+                yield Optional.of(QuotaFilter.builder().plans(plans).build());
             }
-            case COUNTER_MAP_10000_TENANTS -> Optional.of(new FilterHolder(new CounterMapFilter()));
-            case BUCKET4J_MAP_10000_TENANTS -> Optional.of(new FilterHolder(new PeerFilters.Bucket4jMap()));
-            case RESILIENCE4J_10000_TENANTS -> Optional.of(new FilterHolder(new PeerFilters.Resilience4jRegistry()));
-            case JETTY_DOSFILTER -> {
-                FilterHolder holder = new FilterHolder(new NamedSchedulerDoSFilter(threadPrefix + "dos-scheduler"));
-                holder.setInitParameter("maxRequestsPerSec", Integer.toString(DOS_MAX_REQUESTS_PER_SEC));
-                yield Optional.of(holder);
-            }
+            case COUNTER_MAP_10000_TENANTS -> Optional.of(new CounterMapFilter());
+            case BUCKET4J_MAP_10000_TENANTS -> Optional.of(new PeerFilters.Bucket4jMap());
+            case RESILIENCE4J_10000_TENANTS -> Optional.of(new PeerFilters.Resilience4jRegistry());
+            case JETTY_DOSFILTER -> Optional.of(new NamedSchedulerDoSFilter(threadPrefix + "dos-scheduler"));
         };
     }
 

@@ -1,0 +1,267 @@
+package io.quotagate.loadtest.bench;
+
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.FilterConfig;
+import jakarta.servlet.ServletContext;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.http.HttpServletResponseWrapper;
+import jakarta.servlet.http.HttpSession;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.lang.reflect.Proxy;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The filter's own cost, without the server around it: one {@code doFilter} of each filter of the
+ * {@code bench} command ({@link Mode#newFilter}) on a request that answers only what a container would
+ * (method, path, headers, attributes), with a chain that does nothing. {@code bare} is the empty
+ * filter chain alone: subtract it. The tenant id is a fresh {@code String} per request, as a
+ * container's header parser hands out, picked at random among {@code tenants} ids (every limiter
+ * created in setup: the steady state). Any request method the stub does not implement throws, so a
+ * filter cannot quietly benchmark a shortcut.
+ *
+ * <p>The {@code bench} command measures the same filters inside Jetty, where the server's own work
+ * dwarfs them and moves by ±5 % between runs; this measures the difference itself.
+ *
+ * <p>Run: {@code java -jar load-tests/target/load-tests.jar jmh FilterBenchmark}.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(org.openjdk.jmh.annotations.Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+public class FilterBenchmark {
+    private static final FilterChain END = (request, response) -> { };
+    /** DoSFilter's limit here: above what one thread can send (it keeps a {@code long[]} of this size). */
+    private static final int DOS_MAX_REQUESTS_PER_SEC = 20_000_000;
+
+    /** A {@link Mode} label: its filter, fed {@code tenants} ids. */
+    @Param({"bare", "quotagate-1-tenant", "jetty-dosfilter", "quotagate-10000-tenants", "counter-map-10000-tenants",
+            "bucket4j-map-10000-tenants", "resilience4j-10000-tenants"})
+    String mode;
+
+    Filter filter;
+    private String[] ids;
+    private StubRequest request;
+    private StubResponse response;
+
+    @Setup(Level.Trial)
+    public void setUp() throws Exception {
+        Mode m = Mode.ofLabel(mode);
+        filter = m.newFilter("bench-jmh-", null).orElse(null);
+        Map<String, String> params = new HashMap<>(m.initParameters());
+        // one benchmark thread sends millions a second, far more than the bench's servers see: a
+        // DoSFilter at the bench's limit would delay it (and ask for async support)
+        if (m == Mode.JETTY_DOSFILTER) params.put("maxRequestsPerSec", Integer.toString(DOS_MAX_REQUESTS_PER_SEC));
+        if (filter != null) filter.init(new StubConfig(params));
+        ids = new String[m.tenants()];
+        for (int i = 0; i < ids.length; i++) ids[i] = String.format("tenant-%05d", i);
+        request = new StubRequest();
+        response = new StubResponse();
+        for (String id : ids) { // every limiter created now: the measurement is the steady state
+            int status = run(id);
+            if (status != 200) throw new IllegalStateException(mode + " refused " + id + ": " + status);
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        if (filter != null) filter.destroy();
+    }
+
+    /** The random pick and the request's reset alone, to subtract. */
+    @Benchmark
+    public StubRequest pick() {
+        return request.next(new String(ids[ThreadLocalRandom.current().nextInt(ids.length)]));
+    }
+
+    /** One request through the mode's filter. */
+    @Benchmark
+    public int filter() throws Exception {
+        return run(new String(ids[ThreadLocalRandom.current().nextInt(ids.length)]));
+    }
+
+    private int run(String tenant) throws Exception {
+        request.next(tenant);
+        response.status = 200;
+        if (filter == null) END.doFilter(request, response);
+        else filter.doFilter(request, response, END);
+        return response.status;
+    }
+
+    /** Anything a test double does not answer itself: an error naming the method. */
+    private static <T> T unsupported(Class<T> type) {
+        return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[]{type}, (proxy, method, args) -> {
+            throw new UnsupportedOperationException("stub " + type.getSimpleName() + "." + method.getName());
+        }));
+    }
+
+    /** {@code GET /items/42} from 127.0.0.1 with one {@code X-Tenant-Id}, as the bench sends. */
+    public static final class StubRequest extends HttpServletRequestWrapper {
+        private final Map<String, Object> attributes = new HashMap<>();
+        private String tenant;
+
+        StubRequest() {
+            super(unsupported(HttpServletRequest.class));
+        }
+
+        StubRequest next(String tenant) {
+            this.tenant = tenant;
+            attributes.clear();
+            return this;
+        }
+
+        @Override
+        public String getHeader(String name) {
+            return "X-Tenant-Id".equalsIgnoreCase(name) ? tenant : null;
+        }
+
+        @Override
+        public Enumeration<String> getHeaders(String name) {
+            return "X-Tenant-Id".equalsIgnoreCase(name) ? Collections.enumeration(java.util.List.of(tenant))
+                    : Collections.emptyEnumeration();
+        }
+
+        @Override
+        public String getMethod() {
+            return "GET";
+        }
+
+        @Override
+        public String getServletPath() {
+            return "/items/42";
+        }
+
+        @Override
+        public String getPathInfo() {
+            return null;
+        }
+
+        @Override
+        public String getRequestURI() {
+            return "/items/42";
+        }
+
+        @Override
+        public DispatcherType getDispatcherType() {
+            return DispatcherType.REQUEST;
+        }
+
+        @Override
+        public String getRemoteAddr() {
+            return "127.0.0.1";
+        }
+
+        @Override
+        public int getRemotePort() {
+            return 40000;
+        }
+
+        @Override
+        public Object getAttribute(String name) {
+            return attributes.get(name);
+        }
+
+        @Override
+        public void setAttribute(String name, Object o) {
+            attributes.put(name, o);
+        }
+
+        @Override
+        public void removeAttribute(String name) {
+            attributes.remove(name);
+        }
+
+        @Override
+        public boolean isAsyncStarted() {
+            return false;
+        }
+
+        @Override
+        public HttpSession getSession(boolean create) {
+            return null;
+        }
+
+        @Override
+        public java.security.Principal getUserPrincipal() {
+            return null;
+        }
+    }
+
+    /** A response that records its status and headers' absence; nothing is written by an admitted request. */
+    public static final class StubResponse extends HttpServletResponseWrapper {
+        int status = 200;
+
+        StubResponse() {
+            super(unsupported(HttpServletResponse.class));
+        }
+
+        @Override
+        public void setStatus(int sc) {
+            status = sc;
+        }
+
+        @Override
+        public void sendError(int sc) {
+            status = sc;
+        }
+
+        @Override
+        public void setHeader(String name, String value) {
+            // nothing to keep: no filter reads its own response headers back
+        }
+
+        @Override
+        public void addHeader(String name, String value) {
+            // as setHeader
+        }
+
+        @Override
+        public boolean isCommitted() {
+            return false;
+        }
+    }
+
+    private record StubConfig(Map<String, String> params) implements FilterConfig {
+        @Override
+        public String getFilterName() {
+            return "bench";
+        }
+
+        @Override
+        public ServletContext getServletContext() {
+            return null;
+        }
+
+        @Override
+        public String getInitParameter(String name) {
+            return params.get(name);
+        }
+
+        @Override
+        public Enumeration<String> getInitParameterNames() {
+            return Collections.enumeration(params.keySet());
+        }
+    }
+}

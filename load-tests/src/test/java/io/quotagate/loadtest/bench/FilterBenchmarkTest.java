@@ -1,0 +1,33 @@
+package io.quotagate.loadtest.bench;
+
+import io.quotagate.filter.metrics.RequestStatistics;
+import io.quotagate.filter.servlet.QuotaFilter;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Each mode of {@link FilterBenchmark} runs its filter on the stub request and is admitted. */
+class FilterBenchmarkTest {
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bare", "quotagate-1-tenant", "jetty-dosfilter", "quotagate-10000-tenants",
+            "counter-map-10000-tenants", "bucket4j-map-10000-tenants", "resilience4j-10000-tenants"})
+    void everyModeAdmitsTheBenchmarkRequests(String mode) throws Exception {
+        FilterBenchmark benchmark = new FilterBenchmark();
+        benchmark.mode = mode;
+        benchmark.setUp(); // one request per tenant, each must be admitted
+        try {
+            assertThat(benchmark.filter == null).isEqualTo(mode.equals("bare"));
+            for (int i = 0; i < 1_000; i++) assertThat(benchmark.filter()).as("request %d", i).isEqualTo(200);
+            if (benchmark.filter instanceof QuotaFilter quota) { // it decided them: limited route, counted
+                long allowed = quota.control().statistics().cells().stream()
+                        .filter(c -> c.outcome() == RequestStatistics.Outcome.ALLOWED && c.route().equals("items"))
+                        .mapToLong(RequestStatistics.Cell::count).sum();
+                assertThat(allowed).isEqualTo(Mode.ofLabel(mode).tenants() + 1_000L);
+            }
+        } finally {
+            benchmark.tearDown();
+        }
+    }
+}
