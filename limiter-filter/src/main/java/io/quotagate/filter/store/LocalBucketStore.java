@@ -2,11 +2,14 @@ package io.quotagate.filter.store;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Ticker;
 import io.github.bucket4j.TimeMeter;
 import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.plans.Bandwidth;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -20,12 +23,17 @@ import java.util.concurrent.TimeUnit;
  *
  * <p><b>Expiry.</b> An idle bucket is dropped only once it would have refilled completely, so a
  * dropped bucket equals the fresh one that replaces it. Both tables expire entries a fixed time after
- * their last <em>write</em>, and a lookup rewrites an entry (at most once per {@link #keepNanos}) when
- * its write is older than that: an entry then outlives its last use by at least {@code keepNanos} and
- * at most twice that. {@code keepNanos} is the longest time any bucket seen needs to pay its debt and
- * refill (it only grows). Write-based expiry, unlike per-read (access or per-entry) expiry, keeps
- * Caffeine's read fast path: below half of {@code maxTracked} a lookup is one hash-map read, with no
- * read buffer, no reordering and no maintenance on the request thread.
+ * their last <em>write</em> ({@code 2 × keepNanos}), and a lookup rewrites an entry when its write is
+ * older than half {@code keepNanos}: an entry then outlives its last use by at least
+ * {@code 1.5 × keepNanos}, less the lag of {@link #recentNanos} (a millisecond, or however long a
+ * thread stalls between reading the clock and publishing it: far below the half {@code keepNanos}
+ * of slack, at least 30 s). {@code keepNanos} is the longest time any bucket seen needs to pay its
+ * debt and refill (it only grows). Write-based expiry, unlike per-read (access or per-entry) expiry,
+ * keeps Caffeine's read fast path: below half of {@code maxTracked} a lookup is one hash-map read,
+ * with no read buffer, no reordering and no maintenance on the request thread. The rewrite check
+ * reads no clock of its own: Caffeine's read of the tables' ticker ({@link #tick}) just before leaves
+ * the time in {@link #recentNanos}, to the millisecond (a clock read costs as much as the rest of the
+ * lookup).
  */
 final class LocalBucketStore implements BucketStore {
     /** Before any bucket is seen; raised to the slowest refill of the buckets created. */
@@ -53,6 +61,23 @@ final class LocalBucketStore implements BucketStore {
     private final TimeMeter timeMeter;
     /** An idle entry is kept at least this long after its last use (entries expire 2 × this after a write). */
     private volatile long keepNanos = INITIAL_KEEP_NANOS;
+    /** How far {@link #recentNanos} may trail the clock reads of the tables' ticker. */
+    private static final long RECENT_GRANULARITY = TimeUnit.MILLISECONDS.toNanos(1);
+    private static final VarHandle RECENT;
+    /**
+     * The latest time the tables' ticker read, give or take {@link #RECENT_GRANULARITY}; it never goes
+     * back (it moves by compare-and-set from the value a ticker read saw), and it is written once a
+     * millisecond at most, so the cores reading it share its cache line.
+     */
+    private volatile long recentNanos;
+
+    static {
+        try {
+            RECENT = MethodHandles.lookup().findVarHandle(LocalBucketStore.class, "recentNanos", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     LocalBucketStore(int maxTracked, QuotaClock clock) {
         if (maxTracked <= 0) throw new IllegalArgumentException("maxTracked must be > 0, was " + maxTracked);
@@ -68,14 +93,15 @@ final class LocalBucketStore implements BucketStore {
                 return false;
             }
         };
-        this.tenants = table(maxTracked, clock);
-        this.guests = table(maxTracked, clock);
+        this.recentNanos = clock.nanoTime();
+        this.tenants = table(maxTracked, this::tick);
+        this.guests = table(maxTracked, this::tick);
     }
 
-    private static Cache<String, KeptBucket> table(int maxTracked, QuotaClock clock) {
+    private static Cache<String, KeptBucket> table(int maxTracked, Ticker ticker) {
         return Caffeine.newBuilder()
                 .maximumSize(maxTracked)
-                .ticker(clock::nanoTime)
+                .ticker(ticker)
                 // maintenance (expiry, eviction) runs on the calling thread, amortised over writes:
                 // the default hands it to the common pool, and waking a pool thread (unpark) cost
                 // far more per request than the work itself (measured in the bench)
@@ -99,8 +125,8 @@ final class LocalBucketStore implements BucketStore {
             keepAtLeast(nanosToFill(limits));
             b = table.get(id, k -> new KeptBucket(limits, timeMeter, clock.nanoTime()));
         } else {
-            long now = clock.nanoTime();
-            if (now - b.writtenNanos >= keepNanos) rewrite(table, id, b, now);
+            long recent = recentNanos; // the lookup just read the ticker
+            if (recent - b.writtenNanos >= keepNanos / 2) rewrite(table, id, b, recent);
         }
         // identity: a bucket carries the very limits instance it was built with or last moved to
         if (b.limits() != limits && b.moveTo(limits)) changed(kind, id); // slower limits: re-time its expiry
@@ -126,6 +152,14 @@ final class LocalBucketStore implements BucketStore {
     private static void rewrite(Cache<String, KeptBucket> table, String id, KeptBucket b, long now) {
         b.writtenNanos = now;
         table.asMap().replace(id, b, b);
+    }
+
+    /** The tables' ticker: the clock, also left in {@link #recentNanos} for the rewrite check. */
+    private long tick() {
+        long now = clock.nanoTime();
+        long recent = recentNanos;
+        if (now - recent >= RECENT_GRANULARITY) RECENT.compareAndSet(this, recent, now);
+        return now;
     }
 
     /** Raises {@link #keepNanos} (never lowers it) and both tables' expiry with it. */
