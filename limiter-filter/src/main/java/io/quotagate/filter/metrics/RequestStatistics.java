@@ -168,6 +168,11 @@ public final class RequestStatistics {
             return count.sum();
         }
 
+        /** These very tag strings (identity: the configuration's own, as the filter passes them). */
+        boolean hasTags(String plan, String route, Outcome outcome, String reason) {
+            return outcome == this.outcome && route == this.route && plan == this.plan && reason == this.reason;
+        }
+
         boolean is(String tenant, String plan, String route, Outcome outcome, String reason) {
             return outcome == this.outcome && same(tenant, this.tenant) && same(route, this.route)
                     && same(plan, this.plan) && same(reason, this.reason);
@@ -215,6 +220,12 @@ public final class RequestStatistics {
         long counted;
         /** Scratch: its cells' total now. */
         long total;
+        /**
+         * The cell its last request was counted in (any thread's; written only when it changes): a cell of
+         * this tenant, or of {@code other} if the name was lost meanwhile, and then no request finds this
+         * holder any more.
+         */
+        Cell last;
 
         Holder(String tenant, boolean known, long namedEpoch, double recent) {
             this.tenant = tenant;
@@ -298,8 +309,18 @@ public final class RequestStatistics {
      * @param reason  rejection reason code, or null for an allowed request
      */
     public void record(String tenant, boolean known, String plan, String route, Outcome outcome, String reason) {
-        cell(tag(tenant, known), plan == null ? NONE : plan, route, outcome, reason == null ? NO_REASON : reason)
-                .count.increment();
+        String p = plan == null ? NONE : plan;
+        String r = reason == null ? NO_REASON : reason;
+        // a named tenant (the heavy ones) goes straight to the cell of its last request, if the tags are
+        // the very same strings; anything else, including a guest becoming known, takes the full path
+        Holder h = tenant == null ? null : named.get(tenant);
+        if (h != null && (h.known || !known)) {
+            Cell c = h.last;
+            if (c == null || !c.hasTags(p, route, outcome, r)) h.last = c = cell(tenant, p, route, outcome, r);
+            c.count.increment();
+            return;
+        }
+        cell(tag(tenant, known, h), p, route, outcome, r).count.increment();
     }
 
     /**
@@ -334,14 +355,17 @@ public final class RequestStatistics {
         return Set.copyOf(named.keySet());
     }
 
-    /** The tag of this request, giving or taking names as described in the class comment. */
-    private String tag(String tenant, boolean known) {
+    /**
+     * The tag of this request, giving or taking names as described in the class comment.
+     *
+     * @param h the tenant's holder as the caller just looked it up (null: not named, or no tenant)
+     */
+    private String tag(String tenant, boolean known, Holder h) {
         if (tenant == null) return NONE;
         // identity, not equals: only the filter's own marker means anonymous clients; a real tenant
         // that happens to be called "anonymous", "none" or "other" is counted as "other"
         if (tenant == ANONYMOUS) return ANONYMOUS;
         if (isReserved(tenant)) return OTHER;
-        Holder h = named.get(tenant);
         if (h != null) {
             if (known && !h.known) becameKnown(h);
             return tenant;

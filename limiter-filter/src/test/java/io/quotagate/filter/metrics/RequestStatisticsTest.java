@@ -80,6 +80,23 @@ class RequestStatisticsTest {
     }
 
     @Test
+    void aNamedTenantsRequestsLandInTheCellOfTheirOwnTagsWhateverTheOrderOrTheStringInstances() {
+        RequestStatistics s = new RequestStatistics(1, List.of("acme"));
+        String[][] requests = {{"items", null}, {"reports", null}, {"items", "tenant_rate"}, {"items", null},
+                {new String("items"), null}, {"reports", new String("tenant_rate")}};
+        for (int round = 0; round < 3; round++) {
+            for (String[] r : requests) {
+                s.record(new String("acme"), true, "pro", r[0], r[1] == null ? Outcome.ALLOWED : Outcome.REJECTED, r[1]);
+            }
+        }
+        s.record("acme", true, new String("pro"), "items", Outcome.ALLOWED, null);
+        assertThat(s.cells()).extracting(c -> c.tenant() + " " + c.plan() + " " + c.route() + " " + c.outcome()
+                        + " " + c.reason() + " " + c.count())
+                .containsExactlyInAnyOrder("acme pro items ALLOWED none 10", "acme pro reports ALLOWED none 3",
+                        "acme pro items REJECTED tenant_rate 3", "acme pro reports REJECTED tenant_rate 3");
+    }
+
+    @Test
     void assignedTenantsAreNamedFromTheStartAndKnownTenantsTakeTheFreeSlotsAtTheirFirstRequest() {
         RequestStatistics s = new RequestStatistics(3, List.of("acme", "globex"));
         assertThat(s.tagOf("acme")).isEqualTo("acme");
