@@ -38,10 +38,16 @@ final class BenchReport {
      * QuotaFilter against a peer measured in the same rounds: medians of the per-round ratios
      * (QuotaFilter's figure over the peer's), so a slow drift of the machine cancels out.
      *
-     * @param cpuRatio server CPU per request; at most 1: QuotaFilter costs no more than the peer
-     * @param rpsRatio requests per second
+     * @param cpuRatio   server CPU per request; at most 1: QuotaFilter costs no more than the peer
+     * @param rpsRatio   requests per second
+     * @param cpuLow     lower quartile of the per-round CPU ratios
+     * @param cpuHigh    upper quartile of the per-round CPU ratios: a median whose quartiles straddle 1
+     *                   says the rounds cannot tell the two apart
+     * @param roundsAtMost1 rounds in which QuotaFilter's CPU per request was at most the peer's
+     * @param rounds     rounds compared
      */
-    record Comparison(Mode mode, Mode peer, double cpuRatio, double rpsRatio) {
+    record Comparison(Mode mode, Mode peer, double cpuRatio, double rpsRatio, double cpuLow, double cpuHigh,
+                      int roundsAtMost1, int rounds) {
     }
 
     /** Which QuotaFilter mode is held against which peer: the same traffic on both sides. */
@@ -96,7 +102,9 @@ final class BenchReport {
                 cpu[i] = ours.get(i).cpuMicrosPerRequest() / theirs.get(i).cpuMicrosPerRequest();
                 rps[i] = ours.get(i).rps() / theirs.get(i).rps();
             }
-            comparisons.add(new Comparison(pair[0], pair[1], median(cpu), median(rps)));
+            int atMost1 = (int) Arrays.stream(cpu).filter(r -> r <= 1).count();
+            comparisons.add(new Comparison(pair[0], pair[1], median(cpu), median(rps), quantile(cpu, 0.25),
+                    quantile(cpu, 0.75), atMost1, cpu.length));
         }
         return new BenchReport(modes, comparisons);
     }
@@ -126,11 +134,15 @@ final class BenchReport {
         }
         if (!comparisons.isEmpty()) {
             out.println();
-            out.println("QuotaFilter against its peers in the same rounds (medians of the per-round ratios; CPU/req <= 1: "
-                    + "QuotaFilter costs no more server CPU per request)");
-            out.printf(Locale.ROOT, "%-24s %-28s %9s %9s%n", "QuotaFilter", "peer", "CPU/req", "req/s");
+            out.println("QuotaFilter against its peers in the same rounds (medians of the per-round ratios; "
+                    + "CPU/req <= 1: QuotaFilter costs no more server CPU per request; quartiles straddling 1: "
+                    + "the rounds cannot tell them apart)");
+            out.printf(Locale.ROOT, "%-24s %-28s %9s %15s %10s %9s%n", "QuotaFilter", "peer", "CPU/req", "quartiles",
+                    "rounds<=1", "req/s");
             for (Comparison c : comparisons) {
-                out.printf(Locale.ROOT, "%-24s %-28s %9.3f %9.3f%n", c.mode().label(), c.peer().label(), c.cpuRatio(), c.rpsRatio());
+                out.printf(Locale.ROOT, "%-24s %-28s %9.3f %7.3f-%-7.3f %10s %9.3f%n", c.mode().label(),
+                        c.peer().label(), c.cpuRatio(), c.cpuLow(), c.cpuHigh(), c.roundsAtMost1() + "/" + c.rounds(),
+                        c.rpsRatio());
             }
         }
         out.flush();
@@ -157,7 +169,11 @@ final class BenchReport {
                     .put("mode", c.mode().label())
                     .put("peer", c.peer().label())
                     .put("cpuRatio", round(c.cpuRatio(), 4))
-                    .put("rpsRatio", round(c.rpsRatio(), 4));
+                    .put("rpsRatio", round(c.rpsRatio(), 4))
+                    .put("cpuRatioLowerQuartile", round(c.cpuLow(), 4))
+                    .put("cpuRatioUpperQuartile", round(c.cpuHigh(), 4))
+                    .put("roundsAtMost1", c.roundsAtMost1())
+                    .put("rounds", c.rounds());
         }
         mapper.writeValue(file.toFile(), root);
     }
@@ -171,6 +187,16 @@ final class BenchReport {
         Arrays.sort(v);
         int n = v.length;
         return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    }
+
+    /** The {@code q} quantile, interpolated between the two nearest values (q = 0.5: the median). */
+    static double quantile(double[] values, double q) {
+        double[] v = values.clone();
+        Arrays.sort(v);
+        double at = q * (v.length - 1);
+        int below = (int) Math.floor(at);
+        int above = Math.min(below + 1, v.length - 1);
+        return v[below] + (at - below) * (v[above] - v[below]);
     }
 
     private static double round(double value, int decimals) {

@@ -62,6 +62,10 @@ class BenchCommandTest {
             pairs.add(c.get("mode").asText() + " / " + c.get("peer").asText());
             assertThat(c.get("cpuRatio").asDouble()).as("%s", c).isPositive();
             assertThat(c.get("rpsRatio").asDouble()).as("%s", c).isPositive();
+            double median = c.get("cpuRatio").asDouble();
+            assertThat(c.get("cpuRatioLowerQuartile").asDouble()).as("%s", c).isLessThanOrEqualTo(median);
+            assertThat(c.get("cpuRatioUpperQuartile").asDouble()).as("%s", c).isGreaterThanOrEqualTo(median);
+            assertThat(c.get("roundsAtMost1").asInt()).as("%s", c).isBetween(0, c.get("rounds").asInt());
         }
         assertThat(pairs).containsExactly("quotagate-1-tenant / jetty-dosfilter",
                 "quotagate-10000-tenants / bucket4j-map-10000-tenants", "quotagate-10000-tenants / resilience4j-10000-tenants",
@@ -177,6 +181,11 @@ class BenchCommandTest {
             // CPU per request: 20 vs 25 µs, then 40 vs 25 µs: ratios 0.8 and 1.6, median 1.2
             assertThat(c.cpuRatio()).isCloseTo(1.2, org.assertj.core.data.Offset.offset(1e-9));
             assertThat(c.rpsRatio()).isCloseTo(1.0, org.assertj.core.data.Offset.offset(1e-9));
+            // quartiles of {0.8, 1.6}: 0.8 + 0.25 × 0.8 and 0.8 + 0.75 × 0.8; one round of two at most 1
+            assertThat(c.cpuLow()).isCloseTo(1.0, org.assertj.core.data.Offset.offset(1e-9));
+            assertThat(c.cpuHigh()).isCloseTo(1.4, org.assertj.core.data.Offset.offset(1e-9));
+            assertThat(c.roundsAtMost1()).isEqualTo(1);
+            assertThat(c.rounds()).isEqualTo(2);
         });
     }
 
