@@ -51,8 +51,7 @@ public final class PathPattern {
 
     /**
      * True if the (decoded, query-less) request path matches. Allocation-free, one pass over the
-     * path: every request is matched against the rules in turn, so most patterns fail at their first
-     * segment's first characters.
+     * path, each literal segment compared in place: it runs for every request.
      */
     public boolean matches(String path) {
         if (path == null) return false;

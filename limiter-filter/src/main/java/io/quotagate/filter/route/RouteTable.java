@@ -65,7 +65,10 @@ public final class RouteTable {
         });
     }
 
-    /** The literal first segment of a pattern's text, or null if it starts with a wildcard or is {@code /}. */
+    /**
+     * The literal first segment of a pattern's text ({@link PathPattern#toString()}, the text it was
+     * parsed from), or null if it starts with a wildcard or is {@code /}.
+     */
     private static String firstSegment(String pattern) {
         int end = pattern.indexOf('/', 1);
         String first = pattern.substring(1, end < 0 ? pattern.length() : end);

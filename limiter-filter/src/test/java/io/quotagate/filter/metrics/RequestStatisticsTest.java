@@ -86,7 +86,8 @@ class RequestStatisticsTest {
                 {new String("items"), null}, {"reports", new String("tenant_rate")}};
         for (int round = 0; round < 3; round++) {
             for (String[] r : requests) {
-                s.record(new String("acme"), true, "pro", r[0], r[1] == null ? Outcome.ALLOWED : Outcome.REJECTED, r[1]);
+                Outcome outcome = r[1] == null ? Outcome.ALLOWED : Outcome.REJECTED;
+                s.record(new String("acme"), true, "pro", r[0], outcome, r[1]);
             }
         }
         s.record("acme", true, new String("pro"), "items", Outcome.ALLOWED, null);

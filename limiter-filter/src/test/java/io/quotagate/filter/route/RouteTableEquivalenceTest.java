@@ -17,7 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RouteTableEquivalenceTest {
     private static final String[] SEGMENTS = {"a", "b", "ab", "*", "a"};
     private static final String[] PATH_PARTS = {"a", "b", "ab", "ba", "", "c"};
-    private static final List<Set<String>> METHODS = List.of(Set.of(), Set.of("GET"), Set.of("POST", "PUT"), Set.of("PUT"));
+    private static final List<Set<String>> METHODS =
+            List.of(Set.of(), Set.of("GET"), Set.of("POST", "PUT"), Set.of("PUT"));
     private static final String[] REQUEST_METHODS = {"GET", "HEAD", "POST", "PUT", "DELETE"};
 
     @Test

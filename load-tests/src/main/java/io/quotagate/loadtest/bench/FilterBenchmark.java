@@ -35,10 +35,10 @@ import java.util.concurrent.TimeUnit;
  * The filter's own cost, without the server around it: one {@code doFilter} of each filter of the
  * {@code bench} command ({@link Mode#newFilter}) on a request that answers only what a container would
  * (method, path, headers, attributes), with a chain that does nothing. {@code bare} is the empty
- * filter chain alone, with the random pick and the fresh tenant string: subtract it. The tenant id is a fresh {@code String} per request, as a
- * container's header parser hands out, picked at random among {@code tenants} ids (every limiter
- * created in setup: the steady state). Any request method the stub does not implement throws, so a
- * filter cannot quietly benchmark a shortcut.
+ * filter chain alone, with the random pick and the fresh tenant string: subtract it. The tenant id is
+ * a fresh {@code String} per request, as a container's header parser hands out, picked at random
+ * among {@code tenants} ids (every limiter created in setup: the steady state). Any request method
+ * the stub does not implement throws, so a filter cannot quietly benchmark a shortcut.
  *
  * <p>The {@code bench} command measures the same filters inside Jetty, where the server's own work
  * dwarfs them and moves by up to ±15 % between rounds on a shared machine; this measures the

@@ -126,7 +126,8 @@ enum Mode {
 
     /** The init-params the filter of this mode is installed with. */
     Map<String, String> initParameters() {
-        return this == JETTY_DOSFILTER ? Map.of("maxRequestsPerSec", Integer.toString(DOS_MAX_REQUESTS_PER_SEC)) : Map.of();
+        return this == JETTY_DOSFILTER
+                ? Map.of("maxRequestsPerSec", Integer.toString(DOS_MAX_REQUESTS_PER_SEC)) : Map.of();
     }
 
     /** A new filter of this mode, not yet initialised (see {@link #filter}), or empty for the bare modes. */
