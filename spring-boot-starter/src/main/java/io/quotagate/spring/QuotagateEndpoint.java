@@ -92,8 +92,7 @@ public class QuotagateEndpoint {
             b.put("capacity", s.capacity());
             b.put("windowSeconds", s.windowSeconds());
             b.put("remaining", s.remaining());
-            // whole seconds rounded up, as Retry-After and the RateLimit header's t are
-            b.put("secondsToFull", (s.nanosToFull() + 999_999_999L) / 1_000_000_000L);
+            b.put("secondsToFull", s.secondsToFull()); // as the RateLimit field's t
             bandwidths.add(b);
         }
         ConcurrencyView concurrency = control.concurrency();

@@ -11,4 +11,9 @@ package io.quotagate.filter.admission;
  * @param nanosToFull   nanoseconds until the bandwidth is full again, if nothing consumes meanwhile
  */
 public record LimitStatus(String name, long capacity, long windowSeconds, long remaining, long nanosToFull) {
+    /** {@link #nanosToFull} in whole seconds, rounded up (0 when full): the {@code RateLimit} field's {@code t}. */
+    public long secondsToFull() {
+        long whole = nanosToFull / 1_000_000_000L;
+        return nanosToFull % 1_000_000_000L == 0 ? whole : whole + 1;
+    }
 }

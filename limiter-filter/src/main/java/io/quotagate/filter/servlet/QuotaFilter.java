@@ -46,9 +46,9 @@ import java.util.Objects;
  * <p>For every request it finds the route (cost in units, or not limited) and the tenant (through the
  * {@link TenantResolver} chain), then asks the servlet-free {@link Gate} to place the tenant on its
  * plan and take the cost from its buckets and the global quota, under the one policy in force. A
- * refused request never reaches the
- * application: it gets {@code 429 Too Many Requests} with {@code Retry-After} (whole seconds,
- * rounded up, until the request would be admitted) and an {@code application/problem+json} body.
+ * refused request never reaches the application: it gets {@code 429 Too Many Requests} with
+ * {@code Retry-After} (whole seconds, rounded up, until the request would be admitted) and an
+ * {@code application/problem+json} body.
  * A tenant id that is not 1-64 characters of {@code [A-Za-z0-9._:-]} gets 400, a request without a
  * tenant gets 401 (under {@code unresolved: reject}), an unknown tenant under {@code unknown: reject}
  * gets 403.

@@ -25,7 +25,6 @@ import java.util.List;
 final class RateLimitHeaders {
     static final String POLICY = "RateLimit-Policy";
     static final String RATE_LIMIT = "RateLimit";
-    private static final long NANOS_PER_SECOND = 1_000_000_000L;
 
     private RateLimitHeaders() {
     }
@@ -63,8 +62,7 @@ final class RateLimitHeaders {
     }
 
     static long resetSeconds(LimitStatus s, long retryAfterSeconds) {
-        long nanos = s.nanosToFull();
-        long seconds = nanos / NANOS_PER_SECOND + (nanos % NANOS_PER_SECOND == 0 ? 0 : 1);
+        long seconds = s.secondsToFull();
         return retryAfterSeconds > 0 ? Math.min(seconds, retryAfterSeconds) : seconds;
     }
 }
