@@ -23,17 +23,22 @@ import java.util.concurrent.TimeUnit;
  *
  * <p><b>Expiry.</b> An idle bucket is dropped only once it would have refilled completely, so a
  * dropped bucket equals the fresh one that replaces it. Both tables expire entries a fixed time after
- * their last <em>write</em> ({@code 2 × keepNanos}), and a lookup rewrites an entry when its write is
- * older than half {@code keepNanos}: an entry then outlives its last use by at least
+ * their last <em>write</em> ({@code 2 × keepNanos}), and a take rewrites an entry when its write is
+ * older than half {@code keepNanos}: an entry then outlives its last take by at least
  * {@code 1.5 × keepNanos}, less the lag of {@link #recentNanos} (a millisecond, or however long a
  * thread stalls between reading the clock and publishing it: far below the half {@code keepNanos}
  * of slack, at least 30 s). {@code keepNanos} is the longest time any bucket seen needs to pay its
  * debt and refill (it only grows). Write-based expiry, unlike per-read (access or per-entry) expiry,
  * keeps Caffeine's read fast path: below half of {@code maxTracked} a lookup is one hash-map read,
- * with no read buffer, no reordering and no maintenance on the request thread. The rewrite check
- * reads no clock of its own: Caffeine's read of the tables' ticker ({@link #tick}) just before leaves
- * the time in {@link #recentNanos}, to the millisecond (a clock read took 27 ns on the bench's
- * machine, a tenth of the filter's own work per request).
+ * with no read buffer, no reordering and no maintenance on the request thread.
+ *
+ * <p><b>One clock read per decision.</b> A clock read took 27 ns on the bench's machine, a tenth of
+ * the filter's own work per request, and a decision needs the time once, to refill the bucket. So
+ * the tables' ticker reads no clock: it answers {@link #recentNanos}, the latest time a bucket read
+ * (to the millisecond). After an idle spell that time is old, so a lookup may still return an entry
+ * that has just expired; that is harmless, as such a bucket is full, and the take that follows (now
+ * with the fresh time) writes the entry again, putting it back if Caffeine had meanwhile dropped it.
+ * Writes that do not follow a take (a new bucket, {@link #changed}) read the clock first.
  */
 final class LocalBucketStore implements BucketStore {
     /** Before any bucket is seen; raised to the slowest refill of the buckets created. */
@@ -42,15 +47,29 @@ final class LocalBucketStore implements BucketStore {
     private static final long MAX_KEEP_NANOS = TimeUnit.DAYS.toNanos(36_500);
 
     /**
-     * A bucket that also knows when its entry was last written (the start of its expiry): a field of
-     * the bucket itself rather than of a holder, so a lookup touches one object less.
+     * A bucket that also knows its entry: when it was last written (the start of its expiry), its id
+     * and its table, so that a take re-times the entry itself. Fields of the bucket rather than of a
+     * holder, so a lookup touches one object less.
      */
-    private static final class KeptBucket extends MonitorBucket {
+    private final class KeptBucket extends MonitorBucket {
+        private final Cache<String, KeptBucket> table;
+        private final String id;
         volatile long writtenNanos;
 
-        KeptBucket(BucketLimits limits, TimeMeter timeMeter, long writtenNanos) {
+        KeptBucket(BucketLimits limits, Cache<String, KeptBucket> table, String id, long writtenNanos) {
             super(limits, timeMeter);
+            this.table = table;
+            this.id = id;
             this.writtenNanos = writtenNanos;
+        }
+
+        /** Takes, then (outside the monitor) rewrites the entry if its write is half its keep time old. */
+        @Override
+        public boolean tryTake(long units) {
+            boolean taken = super.tryTake(units);
+            long recent = recentNanos; // the take just read the clock
+            if (recent - writtenNanos >= keepNanos / 2) rewrite(table, id, this, recent);
+            return taken;
         }
     }
 
@@ -61,13 +80,13 @@ final class LocalBucketStore implements BucketStore {
     private final TimeMeter timeMeter;
     /** An idle entry is kept at least this long after its last use (entries expire 2 × this after a write). */
     private volatile long keepNanos = INITIAL_KEEP_NANOS;
-    /** How far {@link #recentNanos} may trail the clock reads of the tables' ticker. */
+    /** How far {@link #recentNanos} may trail the buckets' clock reads. */
     private static final long RECENT_GRANULARITY = TimeUnit.MILLISECONDS.toNanos(1);
     private static final VarHandle RECENT;
     /**
-     * The latest time the tables' ticker read, give or take {@link #RECENT_GRANULARITY}; it never goes
-     * back (it moves by compare-and-set from the value a ticker read saw), and it is written once a
-     * millisecond at most, so the cores reading it share its cache line.
+     * The latest time a bucket read, give or take {@link #RECENT_GRANULARITY} (or a write's fresh
+     * read): the tables' time. It never goes back (it moves by compare-and-set from the value a reader
+     * saw), and a take writes it once a millisecond at most, so the cores reading it share its cache line.
      */
     private volatile long recentNanos;
 
@@ -85,7 +104,10 @@ final class LocalBucketStore implements BucketStore {
         this.timeMeter = new TimeMeter() {
             @Override
             public long currentTimeNanos() {
-                return clock.nanoTime();
+                long now = clock.nanoTime();
+                long recent = recentNanos;
+                if (now - recent >= RECENT_GRANULARITY) RECENT.compareAndSet(LocalBucketStore.this, recent, now);
+                return now;
             }
 
             @Override
@@ -123,10 +145,8 @@ final class LocalBucketStore implements BucketStore {
             // before the entry exists, so it never expires early; and outside the table's compute, as
             // changing the expiry runs Caffeine's maintenance, which must not run under an entry's lock
             keepAtLeast(nanosToFill(limits));
-            b = table.get(id, k -> new KeptBucket(limits, timeMeter, clock.nanoTime()));
-        } else {
-            long recent = recentNanos; // the lookup just read the ticker
-            if (recent - b.writtenNanos >= keepNanos / 2) rewrite(table, id, b, recent);
+            long now = freshNanos(); // the ticker then dates the entry's write to now, not to the last take
+            b = table.get(id, k -> new KeptBucket(limits, table, k, now));
         }
         // identity: a bucket carries the very limits instance it was built with or last moved to
         if (b.limits() != limits && b.moveTo(limits)) changed(kind, id); // slower limits: re-time its expiry
@@ -141,24 +161,30 @@ final class LocalBucketStore implements BucketStore {
         if (b == null) return;
         // a debt, or slower limits: keep every entry long enough for this one, and restart its expiry
         keepAtLeast(idleNanos(b));
-        rewrite(table, id, b, clock.nanoTime());
+        rewrite(table, id, b, freshNanos());
     }
 
     /**
-     * Restarts the entry's expiry, if the table still maps {@code id} to this very bucket: a bucket that
-     * expired meanwhile stays gone (it had been idle long enough to be full), and a newer bucket for the
-     * same id is never overwritten.
+     * Restarts the entry's expiry, keeping this very bucket: if Caffeine dropped it meanwhile (expired
+     * by a time read before its last take, or evicted), it is put back, as it holds that take; a newer
+     * bucket for the same id is never overwritten.
      */
     private static void rewrite(Cache<String, KeptBucket> table, String id, KeptBucket b, long now) {
         b.writtenNanos = now;
-        table.asMap().replace(id, b, b);
+        table.asMap().compute(id, (k, held) -> held == null || held == b ? b : held);
     }
 
-    /** The tables' ticker: the clock, also left in {@link #recentNanos} for the rewrite check. */
+    /** The tables' ticker: the latest time a bucket read ({@link #recentNanos}); no clock read of its own. */
     private long tick() {
+        return recentNanos;
+    }
+
+    /** Reads the clock and publishes it in {@link #recentNanos} (unless a later time is there already). */
+    private long freshNanos() {
         long now = clock.nanoTime();
-        long recent = recentNanos;
-        if (now - recent >= RECENT_GRANULARITY) RECENT.compareAndSet(this, recent, now);
+        for (long recent = recentNanos; now - recent > 0; recent = recentNanos) {
+            if (RECENT.compareAndSet(this, recent, now)) break;
+        }
         return now;
     }
 
@@ -183,12 +209,14 @@ final class LocalBucketStore implements BucketStore {
 
     /** Estimated number of assigned tenants' buckets held (for tests and metrics). */
     long tenantCount() {
+        freshNanos(); // expiry by the time now, not by the last take's
         tenants.cleanUp();
         return tenants.estimatedSize();
     }
 
     /** Estimated number of guest buckets held (for tests and metrics). */
     long guestCount() {
+        freshNanos();
         guests.cleanUp();
         return guests.estimatedSize();
     }

@@ -29,14 +29,50 @@ class LocalBucketStoreTest {
 
         // used now and then, it is kept however long it lives
         for (int i = 0; i < 10; i++) {
-            clock.advance(Duration.ofHours(23)); // idle since the last read: still not a full day
-            assertThat(store.bucket(BucketKind.TENANT, "acme", config)).as("read %d", i).isSameAs(b);
+            clock.advance(Duration.ofHours(23)); // idle since the last take: still not a full day
+            QuotaBucket used = store.bucket(BucketKind.TENANT, "acme", config);
+            assertThat(used).as("take %d", i).isSameAs(b);
+            used.tryTake(1);
         }
 
         clock.advance(Duration.ofDays(2).plusSeconds(1)); // idle past twice a full refill: gone
         store.tenantCount(); // lets Caffeine run its maintenance
         assertThat(store.tenantCount()).isZero();
         assertThat(store.bucket(BucketKind.TENANT, "acme", config)).as("idle past a full refill").isNotSameAs(b);
+    }
+
+    @Test
+    void aBucketTakenFromAfterTheWholeStoreWasIdleIsKeptFromThatTake() {
+        LocalBucketStore store = new LocalBucketStore(100, clock);
+        store.bucket(BucketKind.TENANT, "acme", config).tryTake(10);
+        store.bucket(BucketKind.TENANT, "other", config).tryTake(10);
+
+        // nothing read the clock for three days: the tables' time is still three days old, so a lookup
+        // may hand out the expired (full) bucket; the take from it counts, and restarts its expiry
+        clock.advance(Duration.ofDays(3));
+        QuotaBucket used = store.bucket(BucketKind.TENANT, "acme", config);
+        assertThat(used.tryTake(10)).isTrue();
+
+        clock.advance(Duration.ofHours(35)); // 1.46 days after that take: less than 1.5 full refills
+        assertThat(store.tenantCount()).as("other, idle for 4.5 days, is gone; acme is kept").isEqualTo(1);
+        QuotaBucket later = store.bucket(BucketKind.TENANT, "acme", config);
+        assertThat(later).as("the bucket the take went to").isSameAs(used);
+        assertThat(later.available()).isEqualTo(10);
+    }
+
+    @Test
+    void aLookupAloneDoesNotKeepABucket() {
+        LocalBucketStore store = new LocalBucketStore(100, clock);
+        QuotaBucket b = store.bucket(BucketKind.TENANT, "acme", config);
+        b.tryTake(10);
+        for (int i = 0; i < 2; i++) { // status reads (published limits, the Actuator endpoint) are not uses
+            clock.advance(Duration.ofHours(20));
+            store.bucket(BucketKind.TENANT, "other", config).tryTake(1); // the tables' time moves on
+            assertThat(store.bucket(BucketKind.TENANT, "acme", config)).as("lookup %d", i).isSameAs(b);
+        }
+        clock.advance(Duration.ofHours(10)); // 50 h after the last take: past 2 full refills
+        store.bucket(BucketKind.TENANT, "other", config).tryTake(1);
+        assertThat(store.bucket(BucketKind.TENANT, "acme", config)).isNotSameAs(b);
     }
 
     @Test
