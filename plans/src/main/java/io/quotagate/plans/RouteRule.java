@@ -24,7 +24,10 @@ public final class RouteRule {
 
     private RouteRule(Builder b) {
         this.name = b.name;
-        Set<String> m = new HashSet<>(b.methods);
+        // interned: a container's method strings are usually the interned constants, and the route
+        // table's lookup of every request's method then matches them by identity before comparing
+        Set<String> m = new HashSet<>();
+        for (String method : b.methods) m.add(method.intern());
         if (m.contains("GET")) m.add("HEAD");
         this.methods = Set.copyOf(m);
         this.paths = List.copyOf(b.paths);

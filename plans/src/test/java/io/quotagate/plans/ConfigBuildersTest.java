@@ -18,7 +18,8 @@ class ConfigBuildersTest {
     void plansBuiltInCodeHaveTheFilesDefaults() {
         Plans plans = Plans.builder("<code>")
                 .plan(Plan.builder("free").limits(List.of(TEN)).build())
-                .route(RouteRule.builder("items").methods(java.util.Set.of("GET")).paths("/items/*").cost(2).build())
+                .route(RouteRule.builder("items").methods(java.util.Set.of(new String("GET"))).paths("/items/*")
+                        .cost(2).build())
                 .build();
         assertThat(plans.tenants().defaultPlan()).as("the only plan").isEqualTo("free");
         assertThat(plans.tenants().unresolved()).isEqualTo(TenantSettings.Unresolved.REJECT);
@@ -27,6 +28,8 @@ class ConfigBuildersTest {
         assertThat(plans.store()).isEqualTo(StoreSettings.local());
         assertThat(plans.shadow()).isFalse();
         assertThat(plans.routes().get(0).methods()).containsExactlyInAnyOrder("GET", "HEAD");
+        // interned, so a container's constant "GET" matches by identity
+        assertThat(plans.routes().get(0).methods()).allSatisfy(m -> assertThat(m).isSameAs(m.intern()));
         assertThat(plans).isEqualTo(PlansFile.parse("<code>", """
                 plans: { free: { limits: [ { capacity: 10, refill: 10, period: 1s } ] } }
                 routes: [ { name: items, methods: [GET], paths: ["/items/*"], cost: 2 } ]

@@ -1,6 +1,7 @@
 package io.quotagate.filter.admission;
 
 import io.quotagate.filter.core.BucketKind;
+import io.quotagate.plans.Plan;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.TenantSettings;
 import io.quotagate.tenant.TenantDirectory;
@@ -55,11 +56,18 @@ final class TenantPlans {
         Objects.requireNonNull(plans, "plans");
         this.directory = Objects.requireNonNull(directory, "directory");
         TenantSettings t = plans.tenants();
-        Placement unknown = t.unknown() == TenantSettings.Unknown.DEFAULT ? new Placement(BucketKind.GUEST, t.defaultPlan()) : null;
+        // every placement names its plan by the plan's own name string, the key of the policy's maps
+        // by plan: their lookups of every request then match by identity before comparing
+        Plan defaultPlan = plans.plans().get(t.defaultPlan());
+        String defaultName = defaultPlan == null ? t.defaultPlan() : defaultPlan.name();
+        Placement unknown = t.unknown() == TenantSettings.Unknown.DEFAULT
+                ? new Placement(BucketKind.GUEST, defaultName) : null;
         this.unknownPlacement = Optional.ofNullable(unknown);
-        this.anonymous = new Placement(BucketKind.GUEST, t.defaultPlan());
+        this.anonymous = new Placement(BucketKind.GUEST, defaultName);
         Map<String, Optional<Placement>> placements = new HashMap<>();
-        for (String plan : plans.plans().keySet()) placements.put(plan, Optional.of(new Placement(BucketKind.TENANT, plan)));
+        for (Plan plan : plans.plans().values()) {
+            placements.put(plan.name(), Optional.of(new Placement(BucketKind.TENANT, plan.name())));
+        }
         this.assignedPlacements = Map.copyOf(placements);
     }
 

@@ -42,6 +42,17 @@ class TenantPlansTest {
     }
 
     @Test
+    void everyPlacementNamesItsPlanByThePlansOwnNameString() {
+        // the policy's maps by plan are keyed by these very strings: each request's lookups match by identity
+        Plans p = plans("default");
+        TenantPlans tp = new TenantPlans(p, t -> Optional.of(new String("pro")));
+        assertThat(tp.place("acme").orElseThrow().plan()).isSameAs(p.plans().get("pro").name());
+        TenantPlans guests = new TenantPlans(p, t -> Optional.empty());
+        assertThat(guests.place("stranger").orElseThrow().plan()).isSameAs(p.plans().get("free").name());
+        assertThat(guests.anonymous().plan()).isSameAs(p.plans().get("free").name());
+    }
+
+    @Test
     void unknownTenantsArePlacedNowhereUnderReject() {
         Plans p = plans("reject");
         TenantPlans tp = new TenantPlans(p, TenantDirectory.of(p.tenants().assignments()));
