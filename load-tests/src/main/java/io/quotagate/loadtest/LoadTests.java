@@ -2,6 +2,7 @@ package io.quotagate.loadtest;
 
 import io.quotagate.loadtest.attack.AttackCommand;
 import io.quotagate.loadtest.bench.BenchCommand;
+import io.quotagate.loadtest.bench.FilterShareCommand;
 import io.quotagate.loadtest.bench.HeapCommand;
 import io.quotagate.loadtest.scenario.ScenarioCommand;
 import picocli.CommandLine;
@@ -18,6 +19,7 @@ import picocli.CommandLine.Spec;
         subcommands = {
                 AttackCommand.class,
                 BenchCommand.class,
+                FilterShareCommand.class,
                 HeapCommand.class,
                 JmhCommand.class,
                 ScenarioCommand.class,

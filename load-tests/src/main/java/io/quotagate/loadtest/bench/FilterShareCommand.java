@@ -1,0 +1,152 @@
+package io.quotagate.loadtest.bench;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The {@code filter-share} command: each filter's own work inside Jetty, from a CPU profile of a
+ * {@code bench} run, measured against the application's work behind it.
+ *
+ * <p>{@code bench} compares whole servers, whose CPU per request moves by ±10 % between rounds on a
+ * shared machine, while the filters differ by about 1 % of it. A sampling profile of the same run
+ * splits each server's samples instead: those inside its filter but not in the rest of the chain
+ * (the filter's own work, {@code own}), and those in the chain's end (the servlet and what it
+ * writes, {@code app}). The servlet does the same work per request in every mode, so
+ * {@code own / app} is the filter's cost per request in units of the application's, comparable
+ * between filters of the same run without counting requests or trusting the sampler's clock; its
+ * error is the samples' own (about {@code 1 / sqrt(own)}). Work QuotaFilter causes inside the chain
+ * (its request wrapper answering Jetty's attribute lookups) counts as its own.
+ *
+ * <p>Input: async-profiler's collapsed stacks with thread names ({@code threads,collapsed}), for
+ * example {@code java -agentpath:libasyncProfiler.so=start,event=ctimer,threads,collapsed,file=p.txt
+ * -jar load-tests.jar bench ...}; the server threads of mode {@code m} are named
+ * {@code bench-server-m-pool-N}.
+ */
+@Command(name = "filter-share", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Each bench filter's own CPU inside Jetty, per unit of the application's work behind it, "
+                + "from async-profiler collapsed stacks (threads,collapsed) of a bench run.",
+                "Example: java -agentpath:/path/libasyncProfiler.so=start,event=ctimer,threads,collapsed,file=p.txt "
+                        + "-jar load-tests.jar bench ...; then: filter-share p.txt"})
+public final class FilterShareCommand implements Callable<Integer> {
+    private static final Pattern SERVER_THREAD = Pattern.compile("^\\[bench-server-(.+)-pool-\\d+(?: tid=\\d+)?]$");
+    private static final String FILTER_HOLDER = "FilterHolder.doFilter";
+    private static final String CHAIN_END = "ServletHandler$ChainEnd.doFilter";
+    /** QuotaFilter's own classes: their frames behind the chain's end are still its work. */
+    private static final String QUOTAGATE_FRAMES = "io/quotagate/filter/";
+    private static final String QUOTA_FILTER = "io/quotagate/filter/servlet/QuotaFilter.";
+    /** The comparisons of issue 14's goal: QuotaFilter's mode, then its peer's. */
+    static final List<String[]> PAIRS = List.of(
+            new String[]{Mode.QUOTAGATE_1_TENANT.label(), Mode.JETTY_DOSFILTER.label()},
+            new String[]{Mode.QUOTAGATE_10000_TENANTS.label(), Mode.BUCKET4J_MAP_10000_TENANTS.label()},
+            new String[]{Mode.QUOTAGATE_10000_TENANTS.label(), Mode.RESILIENCE4J_10000_TENANTS.label()});
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "FILE", description = "async-profiler collapsed stacks with thread names")
+    Path file;
+
+    /** One mode's samples: all of its server threads', its filter's own, and the chain end's. */
+    record Share(long total, long own, long app) {
+        Share plus(long t, long o, long a) {
+            return new Share(total + t, own + o, app + a);
+        }
+
+        /** The filter's own samples per application sample. */
+        double perApp() {
+            return app == 0 ? Double.NaN : (double) own / app;
+        }
+    }
+
+    @Override
+    public Integer call() throws IOException {
+        Map<String, Share> shares;
+        try (BufferedReader in = Files.newBufferedReader(file)) {
+            shares = read(in);
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        if (shares.isEmpty()) {
+            out.println("no samples of bench-server-* threads in " + file + " (profile with the 'threads' option)");
+            out.flush();
+            return 1;
+        }
+        out.printf(Locale.ROOT, "%-28s %9s %9s %9s %8s %13s%n", "mode", "samples", "filter", "app", "filter%",
+                "filter/app");
+        shares.forEach((mode, s) -> out.printf(Locale.ROOT, "%-28s %9d %9d %9d %7.2f%% %8.3f ± %.3f%n", mode,
+                s.total(), s.own(), s.app(), 100.0 * s.own() / s.total(), s.perApp(), error(s)));
+        out.println();
+        out.println("QuotaFilter's own work per request / its peer's (same run; ± from the sample counts)");
+        for (String[] pair : PAIRS) {
+            Share q = shares.get(pair[0]);
+            Share p = shares.get(pair[1]);
+            if (q == null || p == null || q.own() == 0 || p.own() == 0) continue;
+            double ratio = q.perApp() / p.perApp();
+            double relative = Math.sqrt(1.0 / q.own() + 1.0 / p.own() + 1.0 / q.app() + 1.0 / p.app());
+            out.printf(Locale.ROOT, "%-24s / %-28s %6.3f ± %.3f%n", pair[0], pair[1], ratio, ratio * relative);
+        }
+        out.flush();
+        return 0;
+    }
+
+    /** Standard error of {@code own / app} from the counts (Poisson). */
+    private static double error(Share s) {
+        if (s.own() == 0 || s.app() == 0) return 0;
+        return s.perApp() * Math.sqrt(1.0 / s.own() + 1.0 / s.app());
+    }
+
+    /** Per mode (by server thread name), in name order. */
+    static Map<String, Share> read(BufferedReader in) throws IOException {
+        Map<String, Share> shares = new TreeMap<>();
+        for (String line; (line = in.readLine()) != null; ) {
+            int space = line.lastIndexOf(' ');
+            if (space < 0) continue;
+            long count;
+            try {
+                count = Long.parseLong(line.substring(space + 1).trim());
+            } catch (NumberFormatException notASample) {
+                continue;
+            }
+            String[] frames = line.substring(0, space).split(";");
+            Matcher thread = SERVER_THREAD.matcher(frames[0]);
+            if (!thread.matches()) continue;
+            long own = 0;
+            long app = 0;
+            int holder = indexOf(frames, FILTER_HOLDER, 1);
+            int end = indexOf(frames, CHAIN_END, 1);
+            if (end >= 0) {
+                boolean ours = holder >= 0 && holder + 1 < end && frames[holder + 1].startsWith(QUOTA_FILTER)
+                        && indexOf(frames, QUOTAGATE_FRAMES, end + 1) >= 0;
+                if (ours) own = count;
+                else app = count;
+            } else if (holder >= 0) {
+                own = count;
+            }
+            shares.merge(thread.group(1), new Share(count, own, app),
+                    (a, b) -> a.plus(b.total(), b.own(), b.app()));
+        }
+        return shares;
+    }
+
+    /** The first frame at or after {@code from} that contains {@code text}, or -1. */
+    private static int indexOf(String[] frames, String text, int from) {
+        for (int i = from; i < frames.length; i++) {
+            if (frames[i].contains(text)) return i;
+        }
+        return -1;
+    }
+}
