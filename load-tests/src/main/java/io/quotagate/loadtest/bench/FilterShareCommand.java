@@ -10,6 +10,8 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -28,9 +30,10 @@ import java.util.regex.Pattern;
  * (the filter's own work, {@code own}), and those in the chain's end (the servlet and what it
  * writes, {@code app}). The servlet does the same work per request in every mode, so
  * {@code own / app} is the filter's cost per request in units of the application's, comparable
- * between filters of the same run without counting requests or trusting the sampler's clock; its
- * error is the samples' own (about {@code 1 / sqrt(own)}). Work QuotaFilter causes inside the chain
- * (its request wrapper answering Jetty's attribute lookups) counts as its own.
+ * between filters of the same run without counting requests or trusting the sampler's clock. Runs
+ * differ by more than their samples' error (compilation and cache placement differ between JVMs), so
+ * give it several runs' profiles: it prints the median ratio and the range. Work QuotaFilter causes
+ * inside the chain (its request wrapper answering Jetty's attribute lookups) counts as its own.
  *
  * <p>Input: async-profiler's collapsed stacks with thread names ({@code threads,collapsed}), for
  * example {@code java -agentpath:libasyncProfiler.so=start,event=ctimer,threads,collapsed,file=p.txt
@@ -39,7 +42,7 @@ import java.util.regex.Pattern;
  */
 @Command(name = "filter-share", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Each bench filter's own CPU inside Jetty, per unit of the application's work behind it, "
-                + "from async-profiler collapsed stacks (threads,collapsed) of a bench run.",
+                + "from async-profiler collapsed stacks (threads,collapsed) of bench runs; give several runs' files.",
                 "Example: java -agentpath:/path/libasyncProfiler.so=start,event=ctimer,threads,collapsed,file=p.txt "
                         + "-jar load-tests.jar bench ...; then: filter-share p.txt"})
 public final class FilterShareCommand implements Callable<Integer> {
@@ -58,8 +61,9 @@ public final class FilterShareCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "FILE", description = "async-profiler collapsed stacks with thread names")
-    Path file;
+    @Parameters(arity = "1..*", paramLabel = "FILE",
+            description = "async-profiler collapsed stacks with thread names, one file per bench run")
+    List<Path> files;
 
     /** One mode's samples: all of its server threads', its filter's own, and the chain end's. */
     record Share(long total, long own, long app) {
@@ -75,30 +79,41 @@ public final class FilterShareCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        Map<String, Share> shares;
-        try (BufferedReader in = Files.newBufferedReader(file)) {
-            shares = read(in);
-        }
         PrintWriter out = spec.commandLine().getOut();
-        if (shares.isEmpty()) {
-            out.println("no samples of bench-server-* threads in " + file + " (profile with the 'threads' option)");
-            out.flush();
-            return 1;
+        Map<String, List<Double>> ratios = new TreeMap<>();
+        for (Path file : files) {
+            Map<String, Share> shares;
+            try (BufferedReader in = Files.newBufferedReader(file)) {
+                shares = read(in);
+            }
+            if (shares.isEmpty()) {
+                out.println("no samples of bench-server-* threads in " + file + " (profile with the 'threads' option)");
+                out.flush();
+                return 1;
+            }
+            out.println(file);
+            out.printf(Locale.ROOT, "%-28s %9s %9s %9s %8s %13s%n", "mode", "samples", "filter", "app", "filter%",
+                    "filter/app");
+            shares.forEach((mode, s) -> out.printf(Locale.ROOT, "%-28s %9d %9d %9d %7.2f%% %8.3f ± %.3f%n", mode,
+                    s.total(), s.own(), s.app(), 100.0 * s.own() / s.total(), s.perApp(), error(s)));
+            out.println();
+            for (String[] pair : PAIRS) {
+                Share q = shares.get(pair[0]);
+                Share p = shares.get(pair[1]);
+                if (q == null || p == null || q.own() == 0 || p.own() == 0) continue;
+                ratios.computeIfAbsent(pair[0] + " / " + pair[1], k -> new ArrayList<>()).add(q.perApp() / p.perApp());
+            }
         }
-        out.printf(Locale.ROOT, "%-28s %9s %9s %9s %8s %13s%n", "mode", "samples", "filter", "app", "filter%",
-                "filter/app");
-        shares.forEach((mode, s) -> out.printf(Locale.ROOT, "%-28s %9d %9d %9d %7.2f%% %8.3f ± %.3f%n", mode,
-                s.total(), s.own(), s.app(), 100.0 * s.own() / s.total(), s.perApp(), error(s)));
-        out.println();
-        out.println("QuotaFilter's own work per request / its peer's (same run; ± from the sample counts)");
-        for (String[] pair : PAIRS) {
-            Share q = shares.get(pair[0]);
-            Share p = shares.get(pair[1]);
-            if (q == null || p == null || q.own() == 0 || p.own() == 0) continue;
-            double ratio = q.perApp() / p.perApp();
-            double relative = Math.sqrt(1.0 / q.own() + 1.0 / p.own() + 1.0 / q.app() + 1.0 / p.app());
-            out.printf(Locale.ROOT, "%-24s / %-28s %6.3f ± %.3f%n", pair[0], pair[1], ratio, ratio * relative);
-        }
+        // the samples' own error (± above) understates the spread: compilation and cache placement
+        // differ between JVMs, so the figure is the median of several runs, with their range
+        out.println("QuotaFilter's own work per request / its peer's (filter/app ratios of the same run; "
+                + "median and range of the runs)");
+        ratios.forEach((pair, r) -> {
+            double[] v = r.stream().mapToDouble(Double::doubleValue).toArray();
+            out.printf(Locale.ROOT, "%-58s %6.3f  (%.3f-%.3f, %d run%s)%n", pair, BenchReport.median(v),
+                    Arrays.stream(v).min().orElseThrow(), Arrays.stream(v).max().orElseThrow(), v.length,
+                    v.length == 1 ? "" : "s");
+        });
         out.flush();
         return 0;
     }

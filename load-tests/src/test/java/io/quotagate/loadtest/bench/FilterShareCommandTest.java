@@ -67,10 +67,34 @@ class FilterShareCommandTest {
 
             assertThat(status).isZero();
             // (35 / 100) / (20 / 200) = 3.5
-            assertThat(text.toString()).containsPattern("quotagate-1-tenant\\s+/ jetty-dosfilter\\s+3\\.500 ± ")
+            assertThat(text.toString())
+                    .containsPattern("quotagate-1-tenant / jetty-dosfilter\\s+3\\.500 +\\(3\\.500-3\\.500, 1 run\\)")
                     .contains("17.50%"); // quotagate's filter share of its server's samples
         } finally {
             Files.delete(file);
+        }
+    }
+
+    @Test
+    void severalRunsGiveTheMedianRatioAndTheRange() throws Exception {
+        Path first = Files.createTempFile("profile", ".txt");
+        Path second = Files.createTempFile("profile", ".txt");
+        Path third = Files.createTempFile("profile", ".txt");
+        try {
+            Files.writeString(first, PROFILE); // 3.5
+            Files.writeString(second, PROFILE.replace("Gate.decide 30", "Gate.decide 15")); // (20/100)/(20/200) = 2
+            Files.writeString(third, PROFILE.replace("Gate.decide 30", "Gate.decide 45")); // 5
+            StringWriter text = new StringWriter();
+            int status = new CommandLine(new FilterShareCommand()).setOut(new PrintWriter(text))
+                    .execute(first.toString(), second.toString(), third.toString());
+
+            assertThat(status).isZero();
+            assertThat(text.toString())
+                    .containsPattern("quotagate-1-tenant / jetty-dosfilter\\s+3\\.500 +\\(2\\.000-5\\.000, 3 runs\\)");
+        } finally {
+            Files.delete(first);
+            Files.delete(second);
+            Files.delete(third);
         }
     }
 
