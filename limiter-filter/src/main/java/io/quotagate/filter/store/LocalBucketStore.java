@@ -35,10 +35,13 @@ import java.util.concurrent.TimeUnit;
  * <p><b>One clock read per decision.</b> A clock read took 27 ns on the bench's machine, a tenth of
  * the filter's own work per request, and a decision needs the time once, to refill the bucket. So
  * the tables' ticker reads no clock: it answers {@link #recentNanos}, the latest time a bucket read
- * (to the millisecond). After an idle spell that time is old, so a lookup may still return an entry
- * that has just expired; that is harmless, as such a bucket is full, and the take that follows (now
- * with the fresh time) writes the entry again, putting it back if Caffeine had meanwhile dropped it.
- * Writes that do not follow a take (a new bucket, {@link #changed}) read the clock first.
+ * (to the millisecond). After a quiet spell that time is old, so a lookup may return an entry whose
+ * expiry has passed. Such a bucket is full (it was idle for at least {@code 1.5 × keepNanos}), and
+ * whatever then changes it re-times its entry with the fresh time: a take (below), a forced take
+ * (debt) or a move to slower limits; each puts the entry back if Caffeine dropped it meanwhile. If a
+ * newer bucket has replaced it by then (another request's lookup saw the expiry first), a take from
+ * the old one is charged to the new one, so no admitted request goes uncounted. Writes that do not
+ * follow a take (a new bucket, {@link #changed}) read the clock first.
  */
 final class LocalBucketStore implements BucketStore {
     /** Before any bucket is seen; raised to the slowest refill of the buckets created. */
@@ -48,8 +51,8 @@ final class LocalBucketStore implements BucketStore {
 
     /**
      * A bucket that also knows its entry: when it was last written (the start of its expiry), its id
-     * and its table, so that a take re-times the entry itself. Fields of the bucket rather than of a
-     * holder, so a lookup touches one object less.
+     * and its table, so that what changes it re-times the entry itself. Fields of the bucket rather
+     * than of a holder, so a lookup touches one object less.
      */
     private final class KeptBucket extends MonitorBucket {
         private final Cache<String, KeptBucket> table;
@@ -68,8 +71,19 @@ final class LocalBucketStore implements BucketStore {
         public boolean tryTake(long units) {
             boolean taken = super.tryTake(units);
             long recent = recentNanos; // the take just read the clock
-            if (recent - writtenNanos >= keepNanos / 2) rewrite(table, id, this, recent);
+            if (recent - writtenNanos >= keepNanos / 2) {
+                KeptBucket held = rewrite(this, recent);
+                // replaced while the take was under way: the units count on the bucket in the table
+                if (taken && held != this) held.forceTake(units);
+            }
             return taken;
+        }
+
+        /** Takes even into debt, then keeps the entry until the debt is paid and the bucket refilled. */
+        @Override
+        public void forceTake(long units) {
+            super.forceTake(units);
+            retime(this);
         }
     }
 
@@ -84,9 +98,9 @@ final class LocalBucketStore implements BucketStore {
     private static final long RECENT_GRANULARITY = TimeUnit.MILLISECONDS.toNanos(1);
     private static final VarHandle RECENT;
     /**
-     * The latest time a bucket read, give or take {@link #RECENT_GRANULARITY} (or a write's fresh
-     * read): the tables' time. It never goes back (it moves by compare-and-set from the value a reader
-     * saw), and a take writes it once a millisecond at most, so the cores reading it share its cache line.
+     * The latest time a bucket read, give or take {@link #RECENT_GRANULARITY}: the tables' time. It
+     * never goes back (it moves by compare-and-set from the value a reader saw), and it is written once
+     * a millisecond at most, so the cores reading it share its cache line.
      */
     private volatile long recentNanos;
 
@@ -149,29 +163,36 @@ final class LocalBucketStore implements BucketStore {
             b = table.get(id, k -> new KeptBucket(limits, table, k, now));
         }
         // identity: a bucket carries the very limits instance it was built with or last moved to
-        if (b.limits() != limits && b.moveTo(limits)) changed(kind, id); // slower limits: re-time its expiry
+        if (b.limits() != limits && b.moveTo(limits)) retime(b); // maybe slower limits: re-time its expiry
         return b;
     }
 
     @Override
     public void changed(BucketKind kind, String id) {
         if (kind == BucketKind.GLOBAL) return;
-        Cache<String, KeptBucket> table = kind == BucketKind.GUEST ? guests : tenants;
-        KeptBucket b = table.getIfPresent(id);
-        if (b == null) return;
-        // a debt, or slower limits: keep every entry long enough for this one, and restart its expiry
+        KeptBucket b = (kind == BucketKind.GUEST ? guests : tenants).getIfPresent(id);
+        if (b != null) retime(b);
+    }
+
+    /** A debt, or slower limits: keeps every entry long enough for this one, and restarts its expiry. */
+    private void retime(KeptBucket b) {
         keepAtLeast(idleNanos(b));
-        rewrite(table, id, b, freshNanos());
+        rewrite(b, freshNanos());
     }
 
     /**
      * Restarts the entry's expiry, keeping this very bucket: if Caffeine dropped it meanwhile (expired
-     * by a time read before its last take, or evicted), it is put back, as it holds that take; a newer
-     * bucket for the same id is never overwritten.
+     * by a time read before it was last changed, or evicted), it is put back, as it holds that change;
+     * a newer bucket for the same id is never overwritten.
+     *
+     * @return the bucket the table now holds for the id: {@code b}, or the newer one
      */
-    private static void rewrite(Cache<String, KeptBucket> table, String id, KeptBucket b, long now) {
-        b.writtenNanos = now;
-        table.asMap().compute(id, (k, held) -> held == null || held == b ? b : held);
+    private static KeptBucket rewrite(KeptBucket b, long now) {
+        return b.table.asMap().compute(b.id, (id, held) -> {
+            if (held != null && held != b) return held;
+            b.writtenNanos = now;
+            return b;
+        });
     }
 
     /** The tables' ticker: the latest time a bucket read ({@link #recentNanos}); no clock read of its own. */
@@ -179,13 +200,9 @@ final class LocalBucketStore implements BucketStore {
         return recentNanos;
     }
 
-    /** Reads the clock and publishes it in {@link #recentNanos} (unless a later time is there already). */
+    /** Reads the clock and publishes it in {@link #recentNanos}, as a bucket's read does. */
     private long freshNanos() {
-        long now = clock.nanoTime();
-        for (long recent = recentNanos; now - recent > 0; recent = recentNanos) {
-            if (RECENT.compareAndSet(this, recent, now)) break;
-        }
-        return now;
+        return timeMeter.currentTimeNanos();
     }
 
     /** Raises {@link #keepNanos} (never lowers it) and both tables' expiry with it. */

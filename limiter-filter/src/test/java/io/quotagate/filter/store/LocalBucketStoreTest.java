@@ -61,6 +61,58 @@ class LocalBucketStoreTest {
     }
 
     @Test
+    void aDebtChargedAfterTheWholeStoreWasIdleIsKept() {
+        // a request admitted, then running for minutes while nothing else reads the clock, is charged
+        // its excess when it ends: the lookup may hand out its bucket by the tables' old time
+        LocalBucketStore store = new LocalBucketStore(100, clock);
+        BucketLimits small = BucketLimits.of(List.of(new Bandwidth("burst", 10, 1, Duration.ofSeconds(1))));
+        QuotaBucket b = store.bucket(BucketKind.TENANT, "acme", small);
+        b.tryTake(10);
+
+        clock.advance(Duration.ofMinutes(3)); // past 2 × the keep time (1 min): expired, but nobody looked
+        QuotaBucket ending = store.bucket(BucketKind.TENANT, "acme", small);
+        ending.forceTake(300); // 10 in the bucket again, 290 of debt: 300 s to be full
+        store.changed(BucketKind.TENANT, "acme");
+
+        clock.advance(Duration.ofSeconds(200));
+        QuotaBucket later = store.bucket(BucketKind.TENANT, "acme", small);
+        assertThat(later).as("still paying back its debt: kept").isSameAs(ending);
+        assertThat(later.available()).isEqualTo(-90);
+    }
+
+    @Test
+    void slowerLimitsAfterTheWholeStoreWasIdleKeepTheBucketForTheirRefill() {
+        LocalBucketStore store = new LocalBucketStore(100, clock);
+        BucketLimits quick = BucketLimits.of(List.of(new Bandwidth("burst", 10, 10, Duration.ofSeconds(1))));
+        store.bucket(BucketKind.TENANT, "acme", quick).tryTake(10);
+
+        clock.advance(Duration.ofMinutes(3)); // quiet past the 1 min keep time
+        QuotaBucket moved = store.bucket(BucketKind.TENANT, "acme", config); // now full after a day
+        assertThat(moved.tryTake(10)).isTrue();
+
+        clock.advance(Duration.ofHours(33)); // 1.4 days: less than 1.5 × the slower limits' day to refill
+        store.bucket(BucketKind.TENANT, "other", quick).tryTake(1); // the tables' time moves on
+        assertThat(store.bucket(BucketKind.TENANT, "acme", config)).as("kept for the slower limits' refill")
+                .isSameAs(moved);
+    }
+
+    @Test
+    void aTakeFromABucketReplacedMeanwhileCountsOnItsReplacement() {
+        LocalBucketStore store = new LocalBucketStore(100, clock);
+        store.bucket(BucketKind.TENANT, "acme", config).tryTake(10);
+
+        clock.advance(Duration.ofDays(3)); // quiet: the tables' time is three days old
+        QuotaBucket stale = store.bucket(BucketKind.TENANT, "acme", config); // handed out by the old time
+        store.bucket(BucketKind.TENANT, "other", config).tryTake(1); // the tables' time moves on
+        QuotaBucket fresh = store.bucket(BucketKind.TENANT, "acme", config); // this lookup sees the expiry
+        assertThat(fresh).isNotSameAs(stale);
+
+        assertThat(stale.tryTake(4)).isTrue(); // the first request, admitted from the old bucket
+        assertThat(store.bucket(BucketKind.TENANT, "acme", config)).isSameAs(fresh);
+        assertThat(fresh.available()).as("its 4 units count on the bucket in the table").isEqualTo(6);
+    }
+
+    @Test
     void aLookupAloneDoesNotKeepABucket() {
         LocalBucketStore store = new LocalBucketStore(100, clock);
         QuotaBucket b = store.bucket(BucketKind.TENANT, "acme", config);
