@@ -33,7 +33,8 @@ import java.util.regex.Pattern;
  * between filters of the same run without counting requests or trusting the sampler's clock. Runs
  * differ by more than their samples' error (compilation and cache placement differ between JVMs), so
  * give it several runs' profiles: it prints the median ratio and the range. Work QuotaFilter causes
- * inside the chain (its request wrapper answering Jetty's attribute lookups) counts as its own.
+ * inside the chain counts as its own: a sample there with a frame of its request wrapper counts whole,
+ * including the container's own lookup the wrapper passes on (which overstates QuotaFilter a little).
  *
  * <p>Input: async-profiler's collapsed stacks with thread names ({@code threads,collapsed}), for
  * example {@code java -agentpath:libasyncProfiler.so=start,event=ctimer,threads,collapsed,file=p.txt
@@ -100,7 +101,7 @@ public final class FilterShareCommand implements Callable<Integer> {
             for (String[] pair : PAIRS) {
                 Share q = shares.get(pair[0]);
                 Share p = shares.get(pair[1]);
-                if (q == null || p == null || q.own() == 0 || p.own() == 0) continue;
+                if (q == null || p == null || q.own() == 0 || p.own() == 0 || q.app() == 0 || p.app() == 0) continue;
                 ratios.computeIfAbsent(pair[0] + " / " + pair[1], k -> new ArrayList<>()).add(q.perApp() / p.perApp());
             }
         }
