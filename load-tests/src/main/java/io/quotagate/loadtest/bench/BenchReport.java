@@ -183,10 +183,7 @@ final class BenchReport {
     }
 
     static double median(double[] values) {
-        double[] v = values.clone();
-        Arrays.sort(v);
-        int n = v.length;
-        return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+        return quantile(values, 0.5);
     }
 
     /** The {@code q} quantile, interpolated between the two nearest values (q = 0.5: the median). */

@@ -68,8 +68,8 @@ public final class FilterShareCommand implements Callable<Integer> {
 
     /** One mode's samples: all of its server threads', its filter's own, and the chain end's. */
     record Share(long total, long own, long app) {
-        Share plus(long t, long o, long a) {
-            return new Share(total + t, own + o, app + a);
+        Share plus(Share other) {
+            return new Share(total + other.total, own + other.own, app + other.app);
         }
 
         /** The filter's own samples per application sample. */
@@ -152,8 +152,7 @@ public final class FilterShareCommand implements Callable<Integer> {
             } else if (holder >= 0) {
                 own = count;
             }
-            shares.merge(thread.group(1), new Share(count, own, app),
-                    (a, b) -> a.plus(b.total(), b.own(), b.app()));
+            shares.merge(thread.group(1), new Share(count, own, app), Share::plus);
         }
         return shares;
     }
