@@ -6,6 +6,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -70,6 +71,12 @@ public final class BenchCommand implements Callable<Integer> {
                     + "command (with or without --redis)."})
     List<String> modes;
 
+    @Option(names = "--profile", paramLabel = "FILE", description = {
+            "Sample the servers' CPU time during the measured runs (not the warm-up) with async-profiler (Linux "
+                    + "x64) and write collapsed stacks per thread to FILE, for filter-share. Run java with "
+                    + "-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints."})
+    Path profile;
+
     @Spec
     CommandSpec spec;
 
@@ -99,6 +106,7 @@ public final class BenchCommand implements Callable<Integer> {
         Map<Mode, List<double[]>> redisCalls = new EnumMap<>(Mode.class);
         List<BenchServer> servers = new ArrayList<>();
         RedisCommandStats stats = redis == null ? null : new RedisCommandStats(redis);
+        BenchProfiler profiler = null;
         try {
             for (Mode mode : modesToRun()) {
                 servers.add(BenchServer.start(mode, redis));
@@ -113,6 +121,11 @@ public final class BenchCommand implements Callable<Integer> {
                     RunResult r = generator.run(server, warmup);
                     out.printf(Locale.ROOT, "warmup  %-24s %9.0f req/s%s%n", server.mode().label(), r.rps(), flag(r));
                 }
+            }
+            if (profile != null) {
+                String warning = BenchProfiler.warning();
+                if (warning != null) out.println("WARNING " + warning);
+                profiler = BenchProfiler.start(profile);
             }
             for (int run = 1; run <= runs; run++) {
                 for (BenchServer server : servers) {
@@ -138,7 +151,19 @@ public final class BenchCommand implements Callable<Integer> {
                             calls, flag(r));
                 }
             }
+            if (profiler != null) {
+                profiler.stop();
+                profiler = null;
+                out.println("wrote " + profile);
+            }
         } finally {
+            if (profiler != null) { // a run failed: keep what was sampled, without hiding the failure
+                try {
+                    profiler.stop();
+                } catch (IOException | RuntimeException e) {
+                    spec.commandLine().getErr().println("--profile: " + e.getMessage());
+                }
+            }
             for (BenchServer s : servers) s.close();
             if (stats != null) stats.close();
         }

@@ -7,11 +7,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
+import java.io.BufferedReader;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -75,6 +78,32 @@ class BenchCommandTest {
             assertThat(modes.get(bare).get("ratioToBare").asDouble()).isEqualTo(1.0);
             assertThat(modes.get(bare).get("cpuRatioToBare").asDouble()).isEqualTo(1.0);
         }
+    }
+
+    @Test
+    void profileWritesCollapsedStacksPerServerThreadThatFilterShareSplits(@TempDir Path dir) throws Exception {
+        Path profile = dir.resolve("profile.txt");
+        StringWriter output = new StringWriter();
+        CommandLine cli = new CommandLine(new LoadTests());
+        cli.setOut(new PrintWriter(output, true));
+
+        int exit = cli.execute("bench", "--modes", "quotagate-1-tenant", "--duration", "1s", "--runs", "1",
+                "--warmup", "300ms", "--connections", "2", "--profile", profile.toString());
+
+        String text = output.toString();
+        assertThat(exit).as(text).isZero();
+        assertThat(text).contains("wrote " + profile)
+                .as("this JVM runs without -XX:+DebugNonSafepoints: the command says what that costs")
+                .contains("-XX:+DebugNonSafepoints");
+        // stacks per thread: each mode's server pool, QuotaFilter's own frames among them
+        Map<String, FilterShareCommand.Share> shares;
+        try (BufferedReader in = Files.newBufferedReader(profile)) {
+            shares = FilterShareCommand.read(in);
+        }
+        assertThat(shares).containsKeys("bare", "quotagate-1-tenant");
+        assertThat(shares.get("quotagate-1-tenant").own()).as("QuotaFilter's own samples").isPositive();
+        assertThat(shares.get("quotagate-1-tenant").app()).as("the application's samples").isPositive();
+        assertThat(shares.get("bare").own()).isZero();
     }
 
     @Test
