@@ -2,6 +2,7 @@ package io.quotagate.filter.metrics;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * The heaviest tenants of a stream of observations, in bounded memory: the Space-Saving algorithm
@@ -148,7 +149,17 @@ final class HeavyHitters {
         return e == null ? 0 : e.lowerBound();
     }
 
-    /** Observations since the last {@link #halve} (or since the start). */
+    /** Counts a sample that stayed out of the table (see {@link Doorkeeper}) towards {@link #observedSinceHalving}. */
+    void countSkipped() {
+        observedSinceHalving++;
+    }
+
+    /** Calls {@code action} with each tenant tracked now. */
+    void forEachTenant(Consumer<String> action) {
+        for (int i = 0; i < size; i++) action.accept(heap[i].tenant);
+    }
+
+    /** Observations since the last {@link #halve} (or since the start), skipped ones included. */
     int observedSinceHalving() {
         return observedSinceHalving;
     }

@@ -32,9 +32,11 @@ import java.util.function.Consumer;
  *       takes a known tenant's name.</li>
  *   <li><b>Guests</b> (ids nobody knows: anyone can invent them) by <em>recent traffic</em>: the
  *       unnamed tenants' requests are sampled ({@code 1 in }{@value #SAMPLE_EVERY}) into a
- *       Space-Saving table ({@link HeavyHitters}) whose counts are halved every epoch. Only its
- *       guaranteed lower bound ({@code count − error}) counts: a guest takes a free slot once that
- *       reaches {@value #MIN_SAMPLES} sampled requests, so an id sent fewer than
+ *       Space-Saving table ({@link HeavyHitters}) whose counts are halved every epoch. An id enters
+ *       the table at its second sample of an epoch: the first only marks it in a Bloom filter (the
+ *       {@link Doorkeeper}), so a flood of ids sampled once each costs two bits a sample and evicts
+ *       nothing. Only the table's guaranteed lower bound ({@code count − error}) counts: a guest takes
+ *       a free slot once that reaches {@value #MIN_SAMPLES} sampled requests, so an id sent fewer than
  *       {@value #MIN_SAMPLES} times can never be named, however many such ids a flood makes up.</li>
  *   <li><b>Turnover with hysteresis</b>: when no slot is free, a tenant takes the name of the weakest
  *       holder of its own kind (guest for guest, known for known) only when its lower bound exceeds
@@ -67,8 +69,9 @@ import java.util.function.Consumer;
  * open-addressing table of the cells themselves, compared field by field (identity first: plans,
  * routes and reasons are the configuration's own strings), and a {@link LongAdder} increment; it
  * allocates nothing. An unnamed tenant adds a thread-local random draw; one request in
- * {@value #SAMPLE_EVERY} then <em>tries</em> the lock and updates the table, or skips its sample if
- * another thread holds the lock: the request path never waits for it. Only a known tenant's first
+ * {@value #SAMPLE_EVERY} then <em>tries</em> the lock and marks its id at the door or updates the
+ * table, or skips its sample if another thread holds the lock: the request path never waits for it.
+ * Only a known tenant's first
  * request while it can still take a name at once, a named guest's first request as a known tenant,
  * and the creation of a cell take the lock blocking: each happens a bounded number of times per name
  * given.
@@ -247,6 +250,8 @@ public final class RequestStatistics {
     // under the lock
     private final List<Holder> holders = new ArrayList<>();
     private final HeavyHitters candidates;
+    /** Unnamed ids sampled once this epoch, and every id the table holds: only these enter the table. */
+    private final Doorkeeper door;
     private int guestHolders;
     private long epoch;
     /** The holders a newcomer of each kind competes with (past their first whole epoch), or null. */
@@ -288,6 +293,7 @@ public final class RequestStatistics {
         this.topTenants = topTenants;
         this.tuning = Objects.requireNonNull(tuning, "tuning");
         this.candidates = new HeavyHitters(tuning.tracked());
+        this.door = new Doorkeeper(tuning.epoch());
         for (String t : preferred) {
             if (holders.size() >= topTenants) break;
             Objects.requireNonNull(t);
@@ -419,8 +425,14 @@ public final class RequestStatistics {
     /** One sampled request of an unnamed tenant (under the lock): count it, maybe name it. */
     private String observe(String tenant, boolean known) {
         if (named.containsKey(tenant)) return tenant; // named since the caller looked
-        HeavyHitters.Entry e = candidates.observe(tenant, known);
-        String tag = promote(e) ? tenant : OTHER;
+        String tag = OTHER;
+        // an id's first sample of the epoch only marks it at the door: a flood of ids sampled once
+        // each leaves the table (and its tenants' counts) alone
+        if (door.seenBefore(tenant)) {
+            if (promote(candidates.observe(tenant, known))) tag = tenant;
+        } else {
+            candidates.countSkipped();
+        }
         // counted in the table, not in a field of this object: the fields here are read by every
         // request on every core, and a write per sample would take their cache line away from them
         if (candidates.observedSinceHalving() >= tuning.epoch()) endEpoch();
@@ -464,6 +476,7 @@ public final class RequestStatistics {
         // its count as the table would show it now: the last epochs halved, plus this epoch's requests
         double recent = h.recent / 2 + Math.max(0, total - h.counted);
         candidates.offer(h.tenant, h.known, (long) (recent / tuning.sampleEvery()));
+        door.mark(h.tenant); // if the table took it back, its next sample must reach it
     }
 
     /** Decay (under the lock): holders' recent traffic from their cells, then every count halved. */
@@ -479,6 +492,8 @@ public final class RequestStatistics {
             h.counted = h.total;
         }
         candidates.halve();
+        door.clear(); // a new epoch: its ids must come twice again, except those the table holds
+        candidates.forEachTenant(door::mark);
         refresh();
     }
 
@@ -495,6 +510,26 @@ public final class RequestStatistics {
             }
         }
         knownMayClaim = topTenants > 0 && (holders.size() < topTenants || guestHolders > 0);
+    }
+
+    /** Ids the heavy-hitter table holds now (for tests). */
+    int candidateCount() {
+        lock.lock();
+        try {
+            return candidates.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The heavy-hitter table's lower bound of an id's sampled requests (for tests). */
+    long candidateLowerBound(String tenant) {
+        lock.lock();
+        try {
+            return candidates.lowerBound(tenant);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Passes a concurrency queue wait on to the sinks (the meter binder's timer). */

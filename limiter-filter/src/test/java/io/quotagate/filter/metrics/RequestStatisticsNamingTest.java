@@ -136,6 +136,34 @@ class RequestStatisticsNamingTest {
     }
 
     @Test
+    void idsSampledOnceInAnEpochStayOutOfTheHeavyHitterTableAndASecondSampleLetsAnIdIn() {
+        // every request sampled, a table large enough for every id: only the doorkeeper keeps them out
+        RequestStatistics s = new RequestStatistics(4, List.of(), new Tuning(1, () -> true, 8_192, 65_536));
+        for (int i = 0; i < 4_000; i++) s.record("spoofed-" + i, false, "free", "reports", RequestStatistics.Outcome.ALLOWED, null);
+        assertThat(s.candidateCount()).as("ids in the table after 4,000 ids sampled once each (false positives)")
+                .isLessThan(40);
+
+        int before = s.candidateCount();
+        s.record("bigco", false, "free", "reports", RequestStatistics.Outcome.ALLOWED, null);
+        s.record("bigco", false, "free", "reports", RequestStatistics.Outcome.ALLOWED, null);
+        assertThat(s.candidateCount()).as("bigco's second sample").isEqualTo(before + 1);
+        assertThat(s.candidateLowerBound("bigco")).as("its first sample only opened the door").isEqualTo(1);
+        assertThat(s.tagOf("bigco")).isEqualTo(RequestStatistics.OTHER);
+    }
+
+    @Test
+    void anIdInTheHeavyHitterTableKeepsEverySampleWhenANewEpochClearsTheDoor() {
+        RequestStatistics s = new RequestStatistics(4, List.of(), new Tuning(1, () -> true, 64, 16));
+        for (int i = 0; i < 4; i++) s.record("bigco", false, "free", "reports", RequestStatistics.Outcome.ALLOWED, null);
+        assertThat(s.candidateLowerBound("bigco")).isEqualTo(3);
+        for (int i = 0; i < 12; i++) s.record("once-" + i, false, "free", "reports", RequestStatistics.Outcome.ALLOWED, null);
+        // the 16th sample ended the epoch: counts halved, the door cleared but for the table's ids
+
+        s.record("bigco", false, "free", "reports", RequestStatistics.Outcome.ALLOWED, null);
+        assertThat(s.candidateLowerBound("bigco")).as("3 halved to 1, plus this sample").isEqualTo(2);
+    }
+
+    @Test
     void aHeavyGuestNamedBeforeAFloodKeepsItsNameThroughItAndTheFloodNeverTakesTheFreeSlots() {
         Bound b = Bound.of(statistics(4, "acme"));
         for (int i = 0; i < 1_000; i++) b.allowed("bigco", false);

@@ -36,16 +36,17 @@ import java.util.regex.Pattern;
  * inside the chain counts as its own: a sample there with a frame of its request wrapper counts whole,
  * including the container's own lookup the wrapper passes on (which overstates QuotaFilter a little).
  *
- * <p>Input: async-profiler's collapsed stacks with thread names ({@code threads,collapsed}), for
- * example {@code java -agentpath:libasyncProfiler.so=start,event=ctimer,threads,collapsed,file=p.txt
- * -jar load-tests.jar bench ...}; the server threads of mode {@code m} are named
- * {@code bench-server-m-pool-N}.
+ * <p>Input: async-profiler's collapsed stacks with thread names ({@code threads,collapsed}), as
+ * {@code bench --profile p.txt} writes them for its measured runs (run java with
+ * {@code -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints}); the server threads of mode
+ * {@code m} are named {@code bench-server-m-pool-N}. A profile of the whole process
+ * ({@code -agentpath}) also counts the warm-up: code not yet compiled, and each tenant's state created.
  */
 @Command(name = "filter-share", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Each bench filter's own CPU inside Jetty, per unit of the application's work behind it, "
                 + "from async-profiler collapsed stacks (threads,collapsed) of bench runs; give several runs' files.",
-                "Example: java -agentpath:/path/libasyncProfiler.so=start,event=ctimer,threads,collapsed,file=p.txt "
-                        + "-jar load-tests.jar bench ...; then: filter-share p.txt"})
+                "Example: java -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints -jar load-tests.jar bench "
+                        + "--profile p.txt ...; then: filter-share p.txt"})
 public final class FilterShareCommand implements Callable<Integer> {
     private static final Pattern SERVER_THREAD = Pattern.compile("^\\[bench-server-(.+)-pool-\\d+(?: tid=\\d+)?]$");
     private static final String FILTER_HOLDER = "FilterHolder.doFilter";
