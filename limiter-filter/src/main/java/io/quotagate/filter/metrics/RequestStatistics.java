@@ -71,10 +71,9 @@ import java.util.function.Consumer;
  * allocates nothing. An unnamed tenant adds a thread-local random draw; one request in
  * {@value #SAMPLE_EVERY} then <em>tries</em> the lock and marks its id at the door or updates the
  * table, or skips its sample if another thread holds the lock: the request path never waits for it.
- * Only a known tenant's first
- * request while it can still take a name at once, a named guest's first request as a known tenant,
- * and the creation of a cell take the lock blocking: each happens a bounded number of times per name
- * given.
+ * Only a known tenant's first request while it can still take a name at once, a named guest's first
+ * request as a known tenant, and the creation of a cell take the lock blocking: each happens a
+ * bounded number of times per name given.
  *
  * <h2>Races with a name change, step by step</h2>
  * Names and cells change together under one lock; requests read both without it.
