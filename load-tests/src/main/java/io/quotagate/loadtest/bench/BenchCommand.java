@@ -11,6 +11,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.List;
@@ -27,8 +28,9 @@ import java.util.regex.Pattern;
  * <p>It starts one embedded server per {@link Mode} (bare, bare fed 10,000 tenant ids, QuotaFilter
  * with 1 and with 10,000 tenants, Jetty's DoSFilter, a bare per-tenant counter map, and the peers a
  * Java team would pick: a map of bucket4j buckets and resilience4j's registry), then drives them
- * in turn, interleaved (A B C D A B C D ...), with the same load generator for the same time, so slow
- * drifts of a shared machine hit every mode alike. Each mode's figures are the medians of its runs;
+ * in turn, interleaved and in serpentine order (A B C D, D C B A, A B C D ...), with the same load
+ * generator for the same time, so slow drifts of a shared machine hit every mode alike: a drift within
+ * a round favours no mode's place in it, as every other round runs them the other way. Each mode's figures are the medians of its runs;
  * the ratios to bare are the medians of the ratios within each round, against the bare server fed the
  * same traffic ({@link Mode#baseline()}). Exits with 1 if any request was not answered 200.
  */
@@ -36,7 +38,7 @@ import java.util.regex.Pattern;
         description = {"Throughput, latency and server CPU per request of Jetty bare, behind QuotaFilter "
                 + "(1 and 10,000 tenants), behind Jetty's DoSFilter, behind a one-map-lookup per-tenant counter, "
                 + "a ConcurrentHashMap of bucket4j buckets and resilience4j's RateLimiterRegistry (10,000 tenants), "
-                + "measured interleaved.",
+                + "measured interleaved (each round in the reverse order of the one before).",
                 "Exit status 1 if any request was not answered 200."})
 public final class BenchCommand implements Callable<Integer> {
 
@@ -128,7 +130,7 @@ public final class BenchCommand implements Callable<Integer> {
                 profiler = BenchProfiler.start(profile);
             }
             for (int run = 1; run <= runs; run++) {
-                for (BenchServer server : servers) {
+                for (BenchServer server : inOrderOf(run, servers)) {
                     boolean counted = stats != null && server.mode().redis();
                     long[] before = counted ? stats.getsAndEvals() : null;
                     long localBefore = server.localDecisions();
@@ -189,6 +191,17 @@ public final class BenchCommand implements Callable<Integer> {
             out.println("wrote " + json);
         }
         return report.anyErrors() ? 1 : 0;
+    }
+
+    /**
+     * The servers in the order of round {@code run} (from 1): as given in odd rounds, reversed in even
+     * ones, so a mode measured late in one round is measured early in the next.
+     */
+    static <T> List<T> inOrderOf(int run, List<T> servers) {
+        if (run % 2 == 1) return servers;
+        List<T> reversed = new ArrayList<>(servers);
+        Collections.reverse(reversed);
+        return reversed;
     }
 
     private static String flag(RunResult r) {

@@ -34,10 +34,15 @@ class BenchCommandTest {
 
         assertThat(exit).as("exit status (1 = some request not answered 200)\n%s", output).isZero();
         assertThat(output.toString()).doesNotContain(BenchReport.FLAG).doesNotContain("ERRORS");
-        // interleaved: every mode's run 1 before any run 2
+        // interleaved: every mode's run 1 before any run 2; serpentine: round 2 runs them the other way
         String text = output.toString();
-        assertThat(text.indexOf("run 1/2 jetty-dosfilter")).isPositive()
-                .isLessThan(text.indexOf("run 2/2 bare"));
+        assertThat(text.indexOf("run 1/2 resilience4j-10000-tenants")).isPositive()
+                .isLessThan(text.indexOf("run 2/2 resilience4j-10000-tenants"));
+        List<String> round2 = text.lines().filter(l -> l.startsWith("run 2/2 "))
+                .map(l -> l.substring("run 2/2 ".length()).split(" +")[0]).toList();
+        assertThat(round2).containsExactly("resilience4j-10000-tenants", "bucket4j-map-10000-tenants",
+                "counter-map-10000-tenants", "jetty-dosfilter", "quotagate-10000-tenants", "quotagate-1-tenant",
+                "bare-10000-tenants", "bare");
 
         JsonNode root = new ObjectMapper().readTree(json.toFile());
         assertThat(fieldNames(root)).containsExactly("modes", "comparisons");
