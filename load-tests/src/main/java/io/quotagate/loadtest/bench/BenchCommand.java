@@ -30,9 +30,10 @@ import java.util.regex.Pattern;
  * Java team would pick: a map of bucket4j buckets and resilience4j's registry), then drives them
  * in turn, interleaved and in serpentine order (A B C D, D C B A, A B C D ...), with the same load
  * generator for the same time, so slow drifts of a shared machine hit every mode alike: a drift within
- * a round favours no mode's place in it, as every other round runs them the other way. Each mode's figures are the medians of its runs;
- * the ratios to bare are the medians of the ratios within each round, against the bare server fed the
- * same traffic ({@link Mode#baseline()}). Exits with 1 if any request was not answered 200.
+ * a round favours no mode's place in it, as every other round runs them the other way. Each mode's
+ * figures are the medians of its runs; the ratios to bare are the medians of the ratios within each
+ * round, against the bare server fed the same traffic ({@link Mode#baseline()}). Exits with 1 if any
+ * request was not answered 200.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Throughput, latency and server CPU per request of Jetty bare, behind QuotaFilter "
@@ -197,7 +198,7 @@ public final class BenchCommand implements Callable<Integer> {
      * The servers in the order of round {@code run} (from 1): as given in odd rounds, reversed in even
      * ones, so a mode measured late in one round is measured early in the next.
      */
-    static <T> List<T> inOrderOf(int run, List<T> servers) {
+    private static <T> List<T> inOrderOf(int run, List<T> servers) {
         if (run % 2 == 1) return servers;
         List<T> reversed = new ArrayList<>(servers);
         Collections.reverse(reversed);
