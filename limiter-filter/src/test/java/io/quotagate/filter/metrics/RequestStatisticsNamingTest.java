@@ -139,13 +139,13 @@ class RequestStatisticsNamingTest {
     void idsSampledOnceInAnEpochStayOutOfTheHeavyHitterTableAndASecondSampleLetsAnIdIn() {
         // every request sampled, a table large enough for every id: only the doorkeeper keeps them out
         RequestStatistics s = new RequestStatistics(4, List.of(), new Tuning(1, () -> true, 8_192, 65_536));
-        for (int i = 0; i < 4_000; i++) s.record("spoofed-" + i, false, "free", "reports", RequestStatistics.Outcome.ALLOWED, null);
+        for (int i = 0; i < 4_000; i++) guestRequest(s, "spoofed-" + i);
         assertThat(s.candidateCount()).as("ids in the table after 4,000 ids sampled once each (false positives)")
                 .isLessThan(40);
 
         int before = s.candidateCount();
-        s.record("bigco", false, "free", "reports", RequestStatistics.Outcome.ALLOWED, null);
-        s.record("bigco", false, "free", "reports", RequestStatistics.Outcome.ALLOWED, null);
+        guestRequest(s, "bigco");
+        guestRequest(s, "bigco");
         assertThat(s.candidateCount()).as("bigco's second sample").isEqualTo(before + 1);
         assertThat(s.candidateLowerBound("bigco")).as("its first sample only opened the door").isEqualTo(1);
         assertThat(s.tagOf("bigco")).isEqualTo(RequestStatistics.OTHER);
@@ -154,13 +154,18 @@ class RequestStatisticsNamingTest {
     @Test
     void anIdInTheHeavyHitterTableKeepsEverySampleWhenANewEpochClearsTheDoor() {
         RequestStatistics s = new RequestStatistics(4, List.of(), new Tuning(1, () -> true, 64, 16));
-        for (int i = 0; i < 4; i++) s.record("bigco", false, "free", "reports", RequestStatistics.Outcome.ALLOWED, null);
+        for (int i = 0; i < 4; i++) guestRequest(s, "bigco");
         assertThat(s.candidateLowerBound("bigco")).isEqualTo(3);
-        for (int i = 0; i < 12; i++) s.record("once-" + i, false, "free", "reports", RequestStatistics.Outcome.ALLOWED, null);
+        for (int i = 0; i < 12; i++) guestRequest(s, "once-" + i);
         // the 16th sample ended the epoch: counts halved, the door cleared but for the table's ids
 
-        s.record("bigco", false, "free", "reports", RequestStatistics.Outcome.ALLOWED, null);
+        guestRequest(s, "bigco");
         assertThat(s.candidateLowerBound("bigco")).as("3 halved to 1, plus this sample").isEqualTo(2);
+    }
+
+    /** One allowed request of a guest (an unknown tenant) on the free plan's reports route. */
+    private static void guestRequest(RequestStatistics s, String tenant) {
+        s.record(tenant, false, "free", "reports", RequestStatistics.Outcome.ALLOWED, null);
     }
 
     @Test
