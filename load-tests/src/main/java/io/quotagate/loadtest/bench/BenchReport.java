@@ -38,17 +38,32 @@ final class BenchReport {
      * QuotaFilter against a peer measured in the same rounds: medians of the per-round ratios
      * (QuotaFilter's figure over the peer's), so a slow drift of the machine cancels out.
      *
-     * @param cpuRatio   server CPU per request; at most 1: QuotaFilter costs no more than the peer
-     * @param rpsRatio   requests per second
-     * @param cpuLow     lower quartile of the per-round CPU ratios
-     * @param cpuHigh    upper quartile of the per-round CPU ratios: a median whose quartiles straddle 1
-     *                   says the rounds cannot tell the two apart
+     * @param cpuRatio      server CPU per request; at most 1: QuotaFilter costs no more than the peer
+     * @param rpsRatio      requests per second
+     * @param cpuLow        lower quartile of the per-round CPU ratios
+     * @param cpuHigh       upper quartile of the per-round CPU ratios
+     * @param cpuMedianLow  lower end of the 95 % confidence interval of the median CPU ratio
+     *                      ({@link #medianInterval}); NaN with fewer than {@value #MIN_ROUNDS_FOR_INTERVAL} rounds
+     * @param cpuMedianHigh its upper end
      * @param roundsAtMost1 rounds in which QuotaFilter's CPU per request was at most the peer's
-     * @param rounds     rounds compared
+     * @param rounds        rounds compared
      */
     record Comparison(Mode mode, Mode peer, double cpuRatio, double rpsRatio, double cpuLow, double cpuHigh,
-                      int roundsAtMost1, int rounds) {
+                      double cpuMedianLow, double cpuMedianHigh, int roundsAtMost1, int rounds) {
+        /**
+         * What the rounds say about the two filters' CPU per request: one is cheaper only if the whole
+         * confidence interval of the median ratio lies on its side of 1.
+         */
+        String verdict() {
+            if (Double.isNaN(cpuMedianLow)) return "too few rounds for a verdict (" + MIN_ROUNDS_FOR_INTERVAL + "+)";
+            if (cpuMedianHigh < 1) return "QuotaFilter costs less";
+            if (cpuMedianLow > 1) return "QuotaFilter costs more";
+            return "cannot tell apart";
+        }
     }
+
+    /** Fewest rounds whose median has a 95 % interval between two of them (5 rounds: the range covers 93.75 %). */
+    static final int MIN_ROUNDS_FOR_INTERVAL = 6;
 
     /** Which QuotaFilter mode is held against which peer: the same traffic on both sides. */
     static final List<Mode[]> PEERS = List.of(
@@ -103,8 +118,10 @@ final class BenchReport {
                 rps[i] = ours.get(i).rps() / theirs.get(i).rps();
             }
             int atMost1 = (int) Arrays.stream(cpu).filter(r -> r <= 1).count();
+            double[] interval = medianInterval(cpu);
             comparisons.add(new Comparison(pair[0], pair[1], median(cpu), median(rps), quantile(cpu, 0.25),
-                    quantile(cpu, 0.75), atMost1, cpu.length));
+                    quantile(cpu, 0.75), interval == null ? Double.NaN : interval[0],
+                    interval == null ? Double.NaN : interval[1], atMost1, cpu.length));
         }
         return new BenchReport(modes, comparisons);
     }
@@ -135,14 +152,16 @@ final class BenchReport {
         if (!comparisons.isEmpty()) {
             out.println();
             out.println("QuotaFilter against its peers in the same rounds (medians of the per-round ratios; "
-                    + "CPU/req <= 1: QuotaFilter costs no more server CPU per request; quartiles straddling 1: "
-                    + "the rounds cannot tell them apart)");
-            out.printf(Locale.ROOT, "%-24s %-28s %9s %15s %10s %9s%n", "QuotaFilter", "peer", "CPU/req", "quartiles",
-                    "rounds<=1", "req/s");
+                    + "CPU/req <= 1: QuotaFilter costs no more server CPU per request; 95 % CI: where the median "
+                    + "ratio lies, from the rounds' spread; one containing 1: the rounds cannot tell them apart)");
+            out.printf(Locale.ROOT, "%-24s %-28s %9s %15s %15s %10s %9s  %s%n", "QuotaFilter", "peer", "CPU/req",
+                    "95 % CI", "quartiles", "rounds<=1", "req/s", "verdict");
             for (Comparison c : comparisons) {
-                out.printf(Locale.ROOT, "%-24s %-28s %9.3f %7.3f-%-7.3f %10s %9.3f%n", c.mode().label(),
-                        c.peer().label(), c.cpuRatio(), c.cpuLow(), c.cpuHigh(), c.roundsAtMost1() + "/" + c.rounds(),
-                        c.rpsRatio());
+                String interval = Double.isNaN(c.cpuMedianLow()) ? "n/a"
+                        : String.format(Locale.ROOT, "%.3f-%.3f", c.cpuMedianLow(), c.cpuMedianHigh());
+                out.printf(Locale.ROOT, "%-24s %-28s %9.3f %15s %7.3f-%-7.3f %10s %9.3f  %s%n", c.mode().label(),
+                        c.peer().label(), c.cpuRatio(), interval, c.cpuLow(), c.cpuHigh(),
+                        c.roundsAtMost1() + "/" + c.rounds(), c.rpsRatio(), c.verdict());
             }
         }
         out.flush();
@@ -172,6 +191,9 @@ final class BenchReport {
                     .put("rpsRatio", round(c.rpsRatio(), 4))
                     .put("cpuRatioLowerQuartile", round(c.cpuLow(), 4))
                     .put("cpuRatioUpperQuartile", round(c.cpuHigh(), 4))
+                    .put("cpuRatioMedianCi95Low", Double.isNaN(c.cpuMedianLow()) ? null : round(c.cpuMedianLow(), 4))
+                    .put("cpuRatioMedianCi95High", Double.isNaN(c.cpuMedianHigh()) ? null : round(c.cpuMedianHigh(), 4))
+                    .put("verdict", c.verdict())
                     .put("roundsAtMost1", c.roundsAtMost1())
                     .put("rounds", c.rounds());
         }
@@ -194,6 +216,35 @@ final class BenchReport {
         int below = (int) Math.floor(at);
         int above = Math.min(below + 1, v.length - 1);
         return v[below] + (at - below) * (v[above] - v[below]);
+    }
+
+    /**
+     * A 95 % confidence interval of the median of {@code values}, free of any assumption on their
+     * distribution: the {@code k}-th smallest and the {@code k}-th largest value, for the largest
+     * {@code k} such that the median lies between them with probability at least 0.95 (each value
+     * falls below the median with probability ½, so the count below it is binomial). Rounds are taken
+     * as independent draws; the serpentine order keeps a drift from favouring either side of a ratio.
+     *
+     * @return {lower, upper}, or null for fewer than {@value #MIN_ROUNDS_FOR_INTERVAL} values
+     */
+    static double[] medianInterval(double[] values) {
+        int n = values.length;
+        // exclude the j smallest and j largest: the median lies below what is left with probability
+        // P(Binomial(n, 1/2) <= j), above it with the same; take the largest j missing at most 5 % in all
+        double logHalfToN = n * Math.log(0.5);
+        double logChoose = 0; // log C(n, i)
+        double cdf = 0; // P(Binomial(n, 1/2) <= i)
+        int j = -1;
+        for (int i = 0; i < (n + 1) / 2; i++) {
+            cdf += Math.exp(logChoose + logHalfToN);
+            if (2 * cdf > 0.05) break;
+            j = i;
+            logChoose += Math.log((double) (n - i) / (i + 1));
+        }
+        if (j < 0) return null; // fewer than MIN_ROUNDS_FOR_INTERVAL values: even their range covers less
+        double[] v = values.clone();
+        Arrays.sort(v);
+        return new double[]{v[j], v[n - 1 - j]};
     }
 
     private static double round(double value, int decimals) {

@@ -220,7 +220,57 @@ class BenchCommandTest {
             assertThat(c.cpuHigh()).isCloseTo(1.4, org.assertj.core.data.Offset.offset(1e-9));
             assertThat(c.roundsAtMost1()).isEqualTo(1);
             assertThat(c.rounds()).isEqualTo(2);
+            // two rounds cannot place the median with 95 % confidence
+            assertThat(c.cpuMedianLow()).isNaN();
+            assertThat(c.verdict()).startsWith("too few rounds");
         });
+    }
+
+    @Test
+    void theMedianIntervalLeavesOutAsManyRoundsAtEachEndAsTheBinomialAllows() {
+        // ranks 1..n: the interval's ends are the ranks themselves
+        assertThat(BenchReport.medianInterval(ranks(5))).isNull(); // even the range covers only 93.75 %
+        assertThat(BenchReport.medianInterval(ranks(6))).containsExactly(1, 6); // the range: 96.9 %
+        // 12 rounds: 2 left out at each end (96.1 %), 3 would cover only 85.4 %
+        assertThat(BenchReport.medianInterval(ranks(12))).containsExactly(3, 10);
+        // 36 rounds: 11 left out at each end (97.1 %), 12 would cover only 93.5 %
+        assertThat(BenchReport.medianInterval(ranks(36))).containsExactly(12, 25);
+        // the order the rounds came in does not matter
+        assertThat(BenchReport.medianInterval(new double[]{12, 3, 7, 1, 9, 2, 11, 4, 10, 5, 8, 6})).containsExactly(3, 10);
+    }
+
+    @Test
+    void theVerdictNamesTheCheaperFilterOnlyWhenTheWholeIntervalIsOnItsSide() {
+        assertThat(comparison(1.01, 1.02, 1.03, 1.04, 1.05, 1.06, 1.07, 1.08, 1.09, 1.10, 1.11, 1.12).verdict())
+                .isEqualTo("QuotaFilter costs more");
+        assertThat(comparison(0.90, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99, 1.05, 1.10).verdict())
+                .isEqualTo("QuotaFilter costs less"); // the interval: 0.92-0.99
+        BenchReport.Comparison mixed = comparison(0.90, 0.95, 0.97, 0.98, 0.99, 1.0, 1.01, 1.02, 1.03, 1.04, 1.05, 1.10);
+        assertThat(mixed.verdict()).isEqualTo("cannot tell apart");
+        assertThat(mixed.cpuMedianLow()).isCloseTo(0.97, org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(mixed.cpuMedianHigh()).isCloseTo(1.04, org.assertj.core.data.Offset.offset(1e-9));
+    }
+
+    /** QuotaFilter (10,000 tenants) against the bucket4j map over rounds with these CPU ratios (peer at 10 µs). */
+    private static BenchReport.Comparison comparison(double... cpuRatios) {
+        List<RunResult> ours = new java.util.ArrayList<>();
+        List<RunResult> peer = new java.util.ArrayList<>();
+        List<RunResult> bare = new java.util.ArrayList<>();
+        for (double ratio : cpuRatios) {
+            bare.add(new RunResult(Mode.BARE_10000_TENANTS, 100, 0, 0, 1_000_000_000L, histogram(), 1_000_000L));
+            ours.add(new RunResult(Mode.QUOTAGATE_10000_TENANTS, 100, 0, 0, 1_000_000_000L, histogram(),
+                    Math.round(1_000_000L * ratio)));
+            peer.add(new RunResult(Mode.BUCKET4J_MAP_10000_TENANTS, 100, 0, 0, 1_000_000_000L, histogram(), 1_000_000L));
+        }
+        BenchReport report = BenchReport.of(new java.util.EnumMap<>(java.util.Map.of(Mode.BARE_10000_TENANTS, bare,
+                Mode.QUOTAGATE_10000_TENANTS, ours, Mode.BUCKET4J_MAP_10000_TENANTS, peer)));
+        return report.comparisons().get(0);
+    }
+
+    private static double[] ranks(int n) {
+        double[] v = new double[n];
+        for (int i = 0; i < n; i++) v[i] = i + 1;
+        return v;
     }
 
     @Test
