@@ -53,7 +53,8 @@ import java.util.concurrent.atomic.LongAdder;
 @Command(name = "attack", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Another tenant's latency while one client attacks the body-reading route (slow bodies, "
                 + "rotating ids, big bodies), against the example app in this JVM.",
-                "Exit status 1 if a victim request failed or its p99 grew more than --max-ratio times."})
+                "Exit status 1 if a victim request failed or its p99 grew more than --max-ratio times, 2 for an "
+                        + "invalid option."})
 public final class AttackCommand implements Callable<Integer> {
     static final String VICTIM = "acme";
     static final String PATH = "/v1/completions";
@@ -93,6 +94,15 @@ public final class AttackCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         out = spec.commandLine().getOut();
+        String invalid = duration.isZero() || duration.isNegative() ? "--duration must be > 0"
+                : pause.isNegative() ? "--pause must be >= 0"
+                : connections <= 0 ? "--connections must be > 0"
+                : victimRate <= 0 ? "--victim-rate must be > 0"
+                : !(maxRatio > 0) ? "--max-ratio must be > 0" : null;
+        if (invalid != null) {
+            spec.commandLine().getErr().println("attack: " + invalid);
+            return 2;
+        }
         for (String s : shapes) {
             if (!List.of("slow-body", "rotating-slow-body", "big-body").contains(s)) {
                 spec.commandLine().getErr().println("unknown shape " + s + "; known: slow-body, rotating-slow-body, big-body");

@@ -25,7 +25,7 @@ import java.util.concurrent.Callable;
 @Command(name = "heap", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Heap bytes per tracked tenant: QuotaFilter's local store next to a ConcurrentHashMap of bucket4j "
                 + "buckets, resilience4j's RateLimiterRegistry and a bare counter map, each fed one request per tenant.",
-                "Exit status 1 if any request was not answered 200."})
+                "Exit status 1 if any request was not answered 200, 2 for an invalid option."})
 public final class HeapCommand implements Callable<Integer> {
     /** The filters measured, by the name printed, in order; bare first, as the baseline. */
     static final Map<String, Mode> FILTERS = new LinkedHashMap<>();
@@ -59,10 +59,13 @@ public final class HeapCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
-        if (tenants <= 0 || tenants > LoadGenerator.MAX_TENANTS) {
-            throw new IllegalArgumentException("--tenants must be in 1.." + LoadGenerator.MAX_TENANTS + ", was " + tenants);
+        String invalid = tenants <= 0 || tenants > LoadGenerator.MAX_TENANTS
+                ? "--tenants must be in 1.." + LoadGenerator.MAX_TENANTS + ", was " + tenants
+                : runs <= 0 ? "--runs must be > 0, was " + runs : null;
+        if (invalid != null) {
+            spec.commandLine().getErr().println("heap: " + invalid);
+            return 2;
         }
-        if (runs <= 0) throw new IllegalArgumentException("--runs must be > 0, was " + runs);
         out.printf(Locale.ROOT, "heap: %,d tenants, one request each, per filter; %d run(s); heap after a full GC, %s%n",
                 tenants, runs, ManagementFactory.getGarbageCollectorMXBeans().stream().map(b -> b.getName()).toList());
         Map<String, List<Growth>> results = new LinkedHashMap<>();

@@ -160,7 +160,8 @@ enum Mode {
     /** The mode with this label. */
     static Mode ofLabel(String label) {
         return Arrays.stream(values()).filter(m -> m.label.equals(label)).findFirst()
-                .orElseThrow(() -> new IllegalArgumentException("unknown mode " + label));
+                .orElseThrow(() -> new IllegalArgumentException("unknown mode '" + label + "'; modes: "
+                        + Arrays.stream(values()).map(Mode::label).collect(java.util.stream.Collectors.joining(", "))));
     }
 
     /** DoSFilter with its timeout scheduler thread named like the server's, so its CPU is counted. */

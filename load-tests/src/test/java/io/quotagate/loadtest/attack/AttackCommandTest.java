@@ -38,4 +38,20 @@ class AttackCommandTest {
         cli.setErr(new PrintWriter(new StringWriter(), true));
         assertThat(cli.execute("attack", "--shapes", "fast-body")).isEqualTo(2);
     }
+
+    @Test
+    void anOutOfRangeOptionIsNamedBeforeTheAppStarts() {
+        for (String[] args : new String[][]{
+                {"--duration", "0", "--duration must be > 0"},
+                {"--connections", "0", "--connections must be > 0"},
+                {"--victim-rate", "-1", "--victim-rate must be > 0"},
+                {"--max-ratio", "0", "--max-ratio must be > 0"}}) {
+            StringWriter err = new StringWriter();
+            CommandLine cli = new CommandLine(new LoadTests());
+            cli.setOut(new PrintWriter(new StringWriter(), true));
+            cli.setErr(new PrintWriter(err, true));
+            assertThat(cli.execute("attack", args[0], args[1])).as(args[0]).isEqualTo(2);
+            assertThat(err.toString()).isEqualTo("attack: " + args[2] + System.lineSeparator());
+        }
+    }
 }

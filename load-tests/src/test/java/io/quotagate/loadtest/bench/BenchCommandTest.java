@@ -134,6 +134,28 @@ class BenchCommandTest {
     }
 
     @Test
+    void anInvalidOptionIsNamedWithoutAStackTraceAndExitsWith2() {
+        // each refused before a server starts; --warmup 0 ("0 for none", as the help says) is accepted
+        Map<List<String>, String> refused = Map.of(
+                List.of("bench", "--runs", "0", "--warmup", "0"), "bench: --runs must be > 0, was 0",
+                List.of("bench", "--duration", "0s"), "bench: --duration must be > 0, was 0s",
+                List.of("bench", "--connections", "0"), "bench: --connections must be > 0, was 0",
+                List.of("bench", "--modes", "quotagate-2-tenants"), "bench: unknown mode 'quotagate-2-tenants'; modes: bare,",
+                List.of("bench", "--duration", "5x"), "'5x' is not a duration: give e.g. 500ms, 10s, 2m, 0 or PT1M30S",
+                List.of("heap", "--runs", "0"), "heap: --runs must be > 0, was 0",
+                List.of("heap", "--tenants", "0"), "heap: --tenants must be in 1..");
+        refused.forEach((args, message) -> {
+            StringWriter err = new StringWriter();
+            CommandLine cli = new CommandLine(new LoadTests());
+            cli.setOut(new PrintWriter(new StringWriter(), true));
+            cli.setErr(new PrintWriter(err, true));
+
+            assertThat(cli.execute(args.toArray(String[]::new))).as("%s\n%s", args, err).isEqualTo(2);
+            assertThat(err.toString()).as("%s", args).contains(message).doesNotContain("Exception").doesNotContain("\tat ");
+        });
+    }
+
+    @Test
     void withRedisMeasuresLocalAgainstRedisStoresAndCountsRedisCommandsPerRequest() throws Exception {
         try (io.quotagate.filter.testing.RedisServer redis = io.quotagate.filter.testing.RedisServer.startOwn()) {
             StringWriter output = new StringWriter();
