@@ -9,6 +9,7 @@ import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
@@ -87,6 +88,20 @@ public final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    /** Checks before the first run, not after the last, that {@code file} can be written (creating its directory). */
+    private static void writable(Path file) {
+        Path dir = file.toAbsolutePath().getParent();
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot write --json " + file + ": cannot create " + dir + " (" + e + ")");
+        }
+        if (Files.isDirectory(file)) throw new IllegalArgumentException("--json " + file + " is a directory");
+        if (!Files.isWritable(dir)) {
+            throw new IllegalArgumentException("cannot write --json " + file + ": " + dir + " is not writable");
+        }
+    }
+
     /** The modes to run: all of the command's, or the chosen ones plus bare. */
     private Set<Mode> modesToRun() {
         Set<Mode> all = redis == null ? Mode.DEFAULT : Mode.WITH_REDIS;
@@ -115,6 +130,7 @@ public final class BenchCommand implements Callable<Integer> {
             if (warmup.isNegative()) throw new IllegalArgumentException("--warmup must be >= 0, was " + text(warmup));
             if (connections <= 0) throw new IllegalArgumentException("--connections must be > 0, was " + connections);
             toRun = modesToRun();
+            if (json != null) writable(json);
         } catch (IllegalArgumentException e) {
             spec.commandLine().getErr().println("bench: " + e.getMessage());
             return 2;

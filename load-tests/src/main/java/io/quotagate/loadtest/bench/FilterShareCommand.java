@@ -46,7 +46,8 @@ import java.util.regex.Pattern;
         description = {"Each bench filter's own CPU inside Jetty, per unit of the application's work behind it, "
                 + "from async-profiler collapsed stacks (threads,collapsed) of bench runs; give several runs' files.",
                 "Example: java -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints -jar load-tests.jar bench "
-                        + "--profile p.txt ...; then: filter-share p.txt"})
+                        + "--profile p.txt ...; then: filter-share p.txt",
+                "Exit status 1 if a file holds no bench server samples, 2 if one cannot be read."})
 public final class FilterShareCommand implements Callable<Integer> {
     private static final Pattern SERVER_THREAD = Pattern.compile("^\\[bench-server-(.+)-pool-\\d+(?: tid=\\d+)?]$");
     private static final String FILTER_HOLDER = "FilterHolder.doFilter";
@@ -87,6 +88,10 @@ public final class FilterShareCommand implements Callable<Integer> {
             Map<String, Share> shares;
             try (BufferedReader in = Files.newBufferedReader(file)) {
                 shares = read(in);
+            } catch (IOException e) {
+                spec.commandLine().getErr().println("filter-share: cannot read " + file + " ("
+                        + (e instanceof java.nio.file.NoSuchFileException ? "no such file" : e.toString()) + ")");
+                return 2;
             }
             if (shares.isEmpty()) {
                 out.println("no samples of bench-server-* threads in " + file + " (profile with the 'threads' option)");

@@ -24,7 +24,7 @@ class BenchCommandTest {
     @Test
     void measuresEveryModeInterleavedAndWritesTheirMediansAsJsonWithEveryRequestAnswered200(@TempDir Path dir)
             throws Exception {
-        Path json = dir.resolve("bench.json");
+        Path json = dir.resolve("results").resolve("bench.json"); // a directory the command creates
         StringWriter output = new StringWriter();
         CommandLine cli = new CommandLine(new LoadTests());
         cli.setOut(new PrintWriter(output, true));
@@ -136,12 +136,14 @@ class BenchCommandTest {
     @Test
     void anInvalidOptionIsNamedWithoutAStackTraceAndExitsWith2() {
         // each refused before a server starts; --warmup 0 ("0 for none", as the help says) is accepted
+        String tmp = System.getProperty("java.io.tmpdir");
         Map<List<String>, String> refused = Map.of(
                 List.of("bench", "--runs", "0", "--warmup", "0"), "bench: --runs must be > 0, was 0",
                 List.of("bench", "--duration", "0s"), "bench: --duration must be > 0, was 0s",
                 List.of("bench", "--connections", "0"), "bench: --connections must be > 0, was 0",
                 List.of("bench", "--modes", "quotagate-2-tenants"), "bench: unknown mode 'quotagate-2-tenants'; modes: bare,",
                 List.of("bench", "--duration", "5x"), "'5x' is not a duration: give e.g. 500ms, 10s, 2m, 0 or PT1M30S",
+                List.of("bench", "--json", tmp), "bench: --json " + tmp + " is a directory",
                 List.of("heap", "--runs", "0"), "heap: --runs must be > 0, was 0",
                 List.of("heap", "--tenants", "0"), "heap: --tenants must be in 1..");
         refused.forEach((args, message) -> {

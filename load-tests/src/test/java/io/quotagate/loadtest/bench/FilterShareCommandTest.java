@@ -112,4 +112,14 @@ class FilterShareCommandTest {
             Files.delete(file);
         }
     }
+
+    @Test
+    void aMissingProfileIsNamedWithoutAStackTrace() {
+        StringWriter err = new StringWriter();
+        int status = new CommandLine(new FilterShareCommand()).setOut(new PrintWriter(new StringWriter()))
+                .setErr(new PrintWriter(err, true)).execute("no-such-profile.txt");
+        assertThat(status).isEqualTo(2);
+        assertThat(err.toString()).isEqualTo("filter-share: cannot read no-such-profile.txt (no such file)"
+                + System.lineSeparator());
+    }
 }
