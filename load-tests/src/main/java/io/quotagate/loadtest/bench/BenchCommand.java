@@ -94,7 +94,8 @@ public final class BenchCommand implements Callable<Integer> {
         try {
             Files.createDirectories(dir);
         } catch (IOException e) {
-            throw new IllegalArgumentException("cannot write --json " + file + ": cannot create " + dir + " (" + e + ")");
+            throw new IllegalArgumentException("cannot write --json " + file + ": cannot create " + dir
+                    + " (" + e + ")");
         }
         if (Files.isDirectory(file)) throw new IllegalArgumentException("--json " + file + " is a directory");
         if (!Files.isWritable(dir)) {
@@ -264,7 +265,8 @@ public final class BenchCommand implements Callable<Integer> {
             try {
                 return Duration.parse(value.trim());
             } catch (DateTimeParseException e) {
-                throw new TypeConversionException("'" + value + "' is not a duration: give e.g. 500ms, 10s, 2m, 0 or PT1M30S");
+                throw new TypeConversionException("'" + value
+                        + "' is not a duration: give e.g. 500ms, 10s, 2m, 0 or PT1M30S");
             }
         }
     }
