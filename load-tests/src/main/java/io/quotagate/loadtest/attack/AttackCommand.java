@@ -94,18 +94,19 @@ public final class AttackCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         out = spec.commandLine().getOut();
-        String invalid = duration.isZero() || duration.isNegative() ? "--duration must be > 0"
-                : pause.isNegative() ? "--pause must be >= 0"
-                : connections <= 0 ? "--connections must be > 0"
-                : victimRate <= 0 ? "--victim-rate must be > 0"
-                : !(maxRatio > 0) ? "--max-ratio must be > 0" : null;
+        String invalid = duration.isZero() || duration.isNegative() ? "--duration must be > 0, was " + duration
+                : pause.isNegative() ? "--pause must be >= 0, was " + pause
+                : connections <= 0 ? "--connections must be > 0, was " + connections
+                : victimRate <= 0 ? "--victim-rate must be > 0, was " + victimRate
+                : !(maxRatio > 0) ? "--max-ratio must be > 0, was " + maxRatio : null;
         if (invalid != null) {
             spec.commandLine().getErr().println("attack: " + invalid);
             return 2;
         }
         for (String s : shapes) {
             if (!List.of("slow-body", "rotating-slow-body", "big-body").contains(s)) {
-                spec.commandLine().getErr().println("unknown shape " + s + "; known: slow-body, rotating-slow-body, big-body");
+                spec.commandLine().getErr().println("attack: unknown shape " + s
+                        + "; known: slow-body, rotating-slow-body, big-body");
                 return 2;
             }
         }

@@ -52,8 +52,8 @@ public final class BenchCommand implements Callable<Integer> {
     Duration duration = Duration.ofSeconds(10);
 
     @Option(names = "--runs", description = {"Measured runs per mode, interleaved (default ${DEFAULT-VALUE}); "
-            + "the peer comparison's 95%% interval needs 6 or more, about 36 to tell filters 2-3%% apart on 2 cores"})
-    int runs = 5;
+            + "the peer comparison's 95%% interval needs 6 or more; 36 made it 4-11%% wide on a 2-core machine"})
+    int runs = 6;
 
     @Option(names = "--connections", description = "Keep-alive connections, one client thread each (default ${DEFAULT-VALUE})")
     int connections = 8;
@@ -88,18 +88,21 @@ public final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    /** Checks before the first run, not after the last, that {@code file} can be written (creating its directory). */
-    private static void writable(Path file) {
+    /**
+     * Checks before the first run, not after the last, that the {@code option}'s {@code file} can be
+     * written (creating its directory).
+     */
+    private static void writable(String option, Path file) {
         Path dir = file.toAbsolutePath().getParent();
         try {
             Files.createDirectories(dir);
         } catch (IOException e) {
-            throw new IllegalArgumentException("cannot write --json " + file + ": cannot create " + dir
+            throw new IllegalArgumentException("cannot write " + option + " " + file + ": cannot create " + dir
                     + " (" + e + ")");
         }
-        if (Files.isDirectory(file)) throw new IllegalArgumentException("--json " + file + " is a directory");
-        if (!Files.isWritable(dir)) {
-            throw new IllegalArgumentException("cannot write --json " + file + ": " + dir + " is not writable");
+        if (Files.isDirectory(file)) throw new IllegalArgumentException(option + " " + file + " is a directory");
+        if (!Files.isWritable(dir) || Files.exists(file) && !Files.isWritable(file)) {
+            throw new IllegalArgumentException("cannot write " + option + " " + file + ": not writable");
         }
     }
 
@@ -123,6 +126,7 @@ public final class BenchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         Set<Mode> toRun;
+        RedisCommandStats stats;
         try {
             if (runs <= 0) throw new IllegalArgumentException("--runs must be > 0, was " + runs);
             if (duration.isZero() || duration.isNegative()) {
@@ -131,7 +135,12 @@ public final class BenchCommand implements Callable<Integer> {
             if (warmup.isNegative()) throw new IllegalArgumentException("--warmup must be >= 0, was " + text(warmup));
             if (connections <= 0) throw new IllegalArgumentException("--connections must be > 0, was " + connections);
             toRun = modesToRun();
-            if (json != null) writable(json);
+            if (json != null) writable("--json", json);
+            if (profile != null) {
+                writable("--profile", profile);
+                BenchProfiler.requireLoadable();
+            }
+            stats = redis == null ? null : redisStats(redis); // last: nothing to close if a check above fails
         } catch (IllegalArgumentException e) {
             spec.commandLine().getErr().println("bench: " + e.getMessage());
             return 2;
@@ -140,7 +149,7 @@ public final class BenchCommand implements Callable<Integer> {
         Map<Mode, List<RunResult>> results = new EnumMap<>(Mode.class);
         Map<Mode, List<double[]>> redisCalls = new EnumMap<>(Mode.class);
         List<BenchServer> servers = new ArrayList<>();
-        RedisCommandStats stats = redis == null ? null : new RedisCommandStats(redis);
+        boolean written = true; // false once an output file could not be written
         BenchProfiler profiler = null;
         try {
             for (Mode mode : toRun) {
@@ -187,9 +196,9 @@ public final class BenchCommand implements Callable<Integer> {
                 }
             }
             if (profiler != null) {
-                profiler.stop();
+                BenchProfiler sampling = profiler;
                 profiler = null;
-                out.println("wrote " + profile);
+                written = stopped(sampling);
             }
         } finally {
             if (profiler != null) { // a run failed: keep what was sampled, without hiding the failure
@@ -220,10 +229,36 @@ public final class BenchCommand implements Callable<Integer> {
             out.flush();
         }
         if (json != null) {
-            report.writeJson(json);
-            out.println("wrote " + json);
+            try {
+                report.writeJson(json);
+                out.println("wrote " + json);
+            } catch (IOException e) {
+                spec.commandLine().getErr().println("bench: could not write --json " + json + ": " + e);
+                written = false;
+            }
         }
-        return report.anyErrors() ? 1 : 0;
+        return report.anyErrors() || !written ? 1 : 0;
+    }
+
+    /** Stops the profiler and says where its stacks went; false (and why, on stderr) if they could not be written. */
+    private boolean stopped(BenchProfiler profiler) {
+        try {
+            profiler.stop();
+            spec.commandLine().getOut().println("wrote " + profile);
+            return true;
+        } catch (IOException | RuntimeException e) { // the report still follows: the runs were measured
+            spec.commandLine().getErr().println("bench: could not write --profile " + profile + ": " + e.getMessage());
+            return false;
+        }
+    }
+
+    /** The Redis command counter of {@code --redis}, or an {@link IllegalArgumentException} naming why not. */
+    private static RedisCommandStats redisStats(String uri) {
+        try {
+            return new RedisCommandStats(uri);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("cannot use --redis " + uri + ": " + e.getMessage(), e);
+        }
     }
 
     /**
@@ -254,7 +289,12 @@ public final class BenchCommand implements Callable<Integer> {
         public Duration convert(String value) {
             Matcher m = SHORT.matcher(value.trim());
             if (m.matches()) {
-                long n = Long.parseLong(m.group(1));
+                long n;
+                try {
+                    n = Long.parseLong(m.group(1));
+                } catch (NumberFormatException e) {
+                    throw new TypeConversionException("'" + value + "' is too long a duration");
+                }
                 return switch (m.group(2)) {
                     case "ms" -> Duration.ofMillis(n);
                     case "s" -> Duration.ofSeconds(n);

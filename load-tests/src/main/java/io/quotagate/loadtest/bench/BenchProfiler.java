@@ -26,15 +26,19 @@ final class BenchProfiler {
 
     /** Starts sampling now. */
     static BenchProfiler start(Path file) throws IOException {
-        AsyncProfiler profiler;
-        try {
-            profiler = AsyncProfiler.getInstance();
-        } catch (RuntimeException | LinkageError e) {
-            throw new IllegalStateException("--profile: async-profiler could not be loaded (it runs on Linux x64 "
-                    + "only): " + e.getMessage(), e);
-        }
+        AsyncProfiler profiler = requireLoadable();
         profiler.execute(START);
         return new BenchProfiler(profiler, file);
+    }
+
+    /** The profiler, or an {@link IllegalArgumentException} saying why {@code --profile} cannot run here. */
+    static AsyncProfiler requireLoadable() {
+        try {
+            return AsyncProfiler.getInstance();
+        } catch (RuntimeException | LinkageError e) {
+            throw new IllegalArgumentException("--profile: async-profiler could not be loaded (it runs on Linux x64 "
+                    + "only): " + e.getMessage(), e);
+        }
     }
 
     /**

@@ -38,7 +38,8 @@ final class BenchReport {
      * QuotaFilter against a peer measured in the same rounds: medians of the per-round ratios
      * (QuotaFilter's figure over the peer's), so a slow drift of the machine cancels out.
      *
-     * @param cpuRatio      server CPU per request; at most 1: QuotaFilter costs no more than the peer
+     * @param cpuRatio      server CPU per request, the median ratio of the rounds; whether the two differ is
+     *                      for the interval to say ({@link #verdict()})
      * @param rpsRatio      requests per second
      * @param cpuLow        lower quartile of the per-round CPU ratios
      * @param cpuHigh       upper quartile of the per-round CPU ratios
@@ -152,8 +153,9 @@ final class BenchReport {
         if (!comparisons.isEmpty()) {
             out.println();
             out.println("QuotaFilter against its peers in the same rounds (medians of the per-round ratios; "
-                    + "CPU/req <= 1: QuotaFilter costs no more server CPU per request; 95 % CI: where the median "
-                    + "ratio lies, from the rounds' spread; one containing 1: the rounds cannot tell them apart)");
+                    + "CPU/req: QuotaFilter's server CPU per request over the peer's; 95 % CI: where that median lies, "
+                    + "from the rounds' spread; the verdict names a cheaper filter only if the whole CI is on its side "
+                    + "of 1)");
             out.printf(Locale.ROOT, "%-24s %-28s %9s %15s %15s %10s %9s  %s%n", "QuotaFilter", "peer", "CPU/req",
                     "95 % CI", "quartiles", "rounds<=1", "req/s", "verdict");
             for (Comparison c : comparisons) {

@@ -42,10 +42,10 @@ class AttackCommandTest {
     @Test
     void anOutOfRangeOptionIsNamedBeforeTheAppStarts() {
         for (String[] args : new String[][]{
-                {"--duration", "0", "--duration must be > 0"},
-                {"--connections", "0", "--connections must be > 0"},
-                {"--victim-rate", "-1", "--victim-rate must be > 0"},
-                {"--max-ratio", "0", "--max-ratio must be > 0"}}) {
+                {"--duration", "0", "--duration must be > 0, was PT0S"},
+                {"--connections", "0", "--connections must be > 0, was 0"},
+                {"--victim-rate", "-1", "--victim-rate must be > 0, was -1"},
+                {"--max-ratio", "0", "--max-ratio must be > 0, was 0.0"}}) {
             StringWriter err = new StringWriter();
             CommandLine cli = new CommandLine(new LoadTests());
             cli.setOut(new PrintWriter(new StringWriter(), true));

@@ -74,7 +74,12 @@ class BenchCommandTest {
             assertThat(c.get("cpuRatioLowerQuartile").asDouble()).as("%s", c).isLessThanOrEqualTo(median);
             assertThat(c.get("cpuRatioUpperQuartile").asDouble()).as("%s", c).isGreaterThanOrEqualTo(median);
             assertThat(c.get("roundsAtMost1").asInt()).as("%s", c).isBetween(0, c.get("rounds").asInt());
+            // two rounds place no median with 95 % confidence: no interval, and no verdict either way
+            assertThat(c.get("cpuRatioMedianCi95Low").isNull()).as("%s", c).isTrue();
+            assertThat(c.get("cpuRatioMedianCi95High").isNull()).as("%s", c).isTrue();
+            assertThat(c.get("verdict").asText()).as("%s", c).isEqualTo("too few rounds for a verdict (6+)");
         }
+        assertThat(text).contains("quotagate-1-tenant       jetty-dosfilter").contains("too few rounds for a verdict (6+)");
         assertThat(pairs).containsExactly("quotagate-1-tenant / jetty-dosfilter",
                 "quotagate-10000-tenants / bucket4j-map-10000-tenants", "quotagate-10000-tenants / resilience4j-10000-tenants",
                 "quotagate-10000-tenants / counter-map-10000-tenants");
@@ -129,24 +134,30 @@ class BenchCommandTest {
         StringWriter err = new StringWriter();
         cli.setErr(new PrintWriter(err, true));
         assertThat(cli.execute("bench", "--modes", "redis-1-tenant", "--duration", "300ms")).as("a Redis mode without --redis")
-                .isNotZero();
-        assertThat(err.toString()).contains("redis-1-tenant needs --redis URI");
+                .isEqualTo(2);
+        assertThat(err.toString()).isEqualTo("bench: mode redis-1-tenant needs --redis URI" + System.lineSeparator());
     }
 
     @Test
     void anInvalidOptionIsNamedWithoutAStackTraceAndExitsWith2() {
         // each refused before a server starts; --warmup 0 ("0 for none", as the help says) is accepted
-        String tmp = System.getProperty("java.io.tmpdir");
-        Map<List<String>, String> refused = Map.of(
-                List.of("bench", "--runs", "0", "--warmup", "0"), "bench: --runs must be > 0, was 0",
-                List.of("bench", "--duration", "0s"), "bench: --duration must be > 0, was 0s",
-                List.of("bench", "--connections", "0"), "bench: --connections must be > 0, was 0",
-                List.of("bench", "--modes", "quotagate-2-tenants"), "bench: unknown mode 'quotagate-2-tenants'; modes: bare,",
-                List.of("bench", "--duration", "5x"), "'5x' is not a duration: give e.g. 500ms, 10s, 2m, 0 or PT1M30S",
-                List.of("bench", "--json", tmp), "bench: --json " + tmp + " is a directory",
-                List.of("heap", "--runs", "0"), "heap: --runs must be > 0, was 0",
-                List.of("heap", "--tenants", "0"), "heap: --tenants must be in 1..");
-        refused.forEach((args, message) -> {
+        Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+        List<Map.Entry<List<String>, String>> refused = List.of(
+                Map.entry(List.of("bench", "--runs", "0"), "bench: --runs must be > 0, was 0"),
+                Map.entry(List.of("bench", "--warmup", "0", "--connections", "0"), "bench: --connections must be > 0, was 0"),
+                Map.entry(List.of("bench", "--duration", "0s"), "bench: --duration must be > 0, was 0s"),
+                Map.entry(List.of("bench", "--modes", "quotagate-2-tenants"), "bench: unknown mode 'quotagate-2-tenants'; modes: bare,"),
+                Map.entry(List.of("bench", "--duration", "5x"), "'5x' is not a duration: give e.g. 500ms, 10s, 2m, 0 or PT1M30S"),
+                Map.entry(List.of("bench", "--json", tmp.toString()), "bench: --json " + tmp + " is a directory"),
+                Map.entry(List.of("bench", "--profile", tmp.toString()), "bench: --profile " + tmp + " is a directory"),
+                // nothing listens on port 1: refused before any server starts, not after the first run
+                Map.entry(List.of("bench", "--redis", "redis://127.0.0.1:1"), "bench: cannot use --redis redis://127.0.0.1:1: "),
+                Map.entry(List.of("bench", "--duration", "99999999999999999999s"), "'99999999999999999999s' is too long a duration"),
+                Map.entry(List.of("heap", "--runs", "0"), "heap: --runs must be > 0, was 0"),
+                Map.entry(List.of("heap", "--tenants", "0"), "heap: --tenants must be in 1.."));
+        for (Map.Entry<List<String>, String> refusal : refused) {
+            List<String> args = refusal.getKey();
+            String message = refusal.getValue();
             StringWriter err = new StringWriter();
             CommandLine cli = new CommandLine(new LoadTests());
             cli.setOut(new PrintWriter(new StringWriter(), true));
@@ -154,7 +165,7 @@ class BenchCommandTest {
 
             assertThat(cli.execute(args.toArray(String[]::new))).as("%s\n%s", args, err).isEqualTo(2);
             assertThat(err.toString()).as("%s", args).contains(message).doesNotContain("Exception").doesNotContain("\tat ");
-        });
+        }
     }
 
     @Test
@@ -269,6 +280,11 @@ class BenchCommandTest {
                 .isEqualTo("QuotaFilter costs more");
         assertThat(comparison(0.90, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99, 1.05, 1.10).verdict())
                 .isEqualTo("QuotaFilter costs less"); // the interval: 0.92-0.99
+        // an interval ending exactly at 1 does not exclude equality
+        assertThat(comparison(0.90, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 0.98, 1.00, 1.05, 1.10).verdict())
+                .isEqualTo("cannot tell apart");
+        assertThat(comparison(1.00, 1.00, 1.00, 1.03, 1.04, 1.05, 1.06, 1.07, 1.08, 1.09, 1.10, 1.11).verdict())
+                .isEqualTo("cannot tell apart");
         BenchReport.Comparison mixed = comparison(0.90, 0.95, 0.97, 0.98, 0.99, 1.0, 1.01, 1.02, 1.03, 1.04, 1.05, 1.10);
         assertThat(mixed.verdict()).isEqualTo("cannot tell apart");
         assertThat(mixed.cpuMedianLow()).isCloseTo(0.97, org.assertj.core.data.Offset.offset(1e-9));
