@@ -43,12 +43,7 @@ class CostReconciliationTest {
               - { name: ops, paths: ["/health"], limited: false }
               - { name: gen, methods: [POST], paths: ["/gen"] }
             """;
-    /**
-     * One client per test, HTTP/1.1 only: with one client for every test, a request once failed with
-     * "header parser received no bytes" (EOF on a pooled connection) before reaching the server; the
-     * likely cause is an idle connection to an earlier test's stopped server on a reused port.
-     */
-    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private static final HttpClient CLIENT = HttpClient.newHttpClient();
 
     private final ManualClock clock = new ManualClock();
     private final BucketStore store = BucketStore.local(100, clock);
@@ -126,7 +121,7 @@ class CostReconciliationTest {
         HttpRequest r = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + query))
                 .timeout(Duration.ofSeconds(10)).header("X-Tenant-Id", tenant)
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build();
-        return client.send(r, HttpResponse.BodyHandlers.ofString());
+        return CLIENT.send(r, HttpResponse.BodyHandlers.ofString());
     }
 
     private long tenantTokens(String tenant) {
