@@ -157,7 +157,7 @@ public final class QuotaFilter implements Filter {
         FilterRuntime.Engine engine = rt.engine(); // read once: one policy decides and settles this request
         String path = RequestPath.normalize(pathOf(request));
         if (path == null) { // a ".." segment: which servlet runs it depends on the container
-            refuse(rt, engine, response, Route.DEFAULT, INVALID_PATH);
+            refuse(rt, engine, response, Route.DEFAULT, INVALID_PATH, hasBody(request));
             return;
         }
         Route route = engine.policy().route(methodOf(request), path);
@@ -167,7 +167,7 @@ public final class QuotaFilter implements Filter {
         }
         Outcome outcome = decide(rt, engine, route, request);
         if (outcome instanceof Outcome.Refused refused) {
-            refuse(rt, engine, response, route, refused);
+            refuse(rt, engine, response, route, refused, hasBody(request)); // refused before a byte is read
             return;
         }
         // frees the slot and the units on every exit before the chain; the refusals below close it
@@ -214,14 +214,17 @@ public final class QuotaFilter implements Filter {
             if (estimate.bodyRead()) ticket.keepCharge();
             ticket.close(); // before the answer: a client that sees it finds its units already back
             Problem p = estimate.problem();
+            // read to its end unless refused while reading (too slow, broken) or as too large (413)
+            boolean unread = hasBody(request) && !(estimate.bodyRead() && p.status() != 413);
             refuse(rt, engine, response, ticket.route(),
-                    new Outcome.Refused(p.status(), p.reason(), p.detail(), ticket.caller(), p.retryAfterSeconds()));
+                    new Outcome.Refused(p.status(), p.reason(), p.detail(), ticket.caller(), p.retryAfterSeconds()),
+                    unread);
             return null;
         }
         Outcome.Refused refused = ticket.reprice(estimate.cost());
         if (refused != null) {
             ticket.close();
-            refuse(rt, engine, response, ticket.route(), refused);
+            refuse(rt, engine, response, ticket.route(), refused, false); // the body was read to its end
             return null;
         }
         return estimate.request();
@@ -267,9 +270,15 @@ public final class QuotaFilter implements Filter {
         }
     }
 
-    /** Answers a refused request, counts it and logs it (rate-limited). */
+    /**
+     * Answers a refused request, counts it and logs it (rate-limited). With {@code unreadBody} the
+     * answer also says {@code Connection: close}: the container cannot reuse a connection whose
+     * request body was left unread, and one that closes it after a response already committed
+     * (Jetty 12 does, when the rest of the body has not arrived yet) leaves a keep-alive client to
+     * send its next request into a closed socket.
+     */
     private static void refuse(FilterRuntime rt, FilterRuntime.Engine engine, HttpServletResponse response, Route route,
-                               Outcome.Refused refused) throws IOException {
+                               Outcome.Refused refused, boolean unreadBody) throws IOException {
         Caller caller = refused.caller();
         String tenant = caller == null ? null : tenantTag(caller);
         String plan = caller == null ? null : caller.plan();
@@ -283,8 +292,14 @@ public final class QuotaFilter implements Filter {
                 RateLimitHeaders.write(response, published, refused.retryAfterSeconds(), rt.setup.legacyHeaders());
             }
         }
+        if (unreadBody) response.setHeader("Connection", "close");
         new Problem(refused.status(), refused.reason(), refused.detail(), caller == null ? null : caller.tenant(),
                 refused.retryAfterSeconds()).write(response);
+    }
+
+    /** Whether the request comes with a body (a length above 0, or chunked), which the filter has not read. */
+    private static boolean hasBody(HttpServletRequest request) {
+        return request.getContentLengthLong() > 0 || request.getHeader("Transfer-Encoding") != null;
     }
 
     /** The tenant as counted in metrics and logs: anonymous clients under one marker. */

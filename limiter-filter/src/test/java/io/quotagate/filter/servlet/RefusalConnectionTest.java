@@ -1,0 +1,121 @@
+package io.quotagate.filter.servlet;
+
+import io.quotagate.filter.testing.JettyServer;
+import io.quotagate.plans.PlansFile;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A refusal sent before the request's body was read closes the connection, and says so; one that
+ * leaves nothing unread keeps it. On raw keep-alive sockets to real Jetty: a body that has not
+ * arrived when the refusal is sent is the case Jetty used to close without a word, so that the
+ * client's next request on the connection met a closed socket.
+ */
+class RefusalConnectionTest {
+    private static final String PLANS = """
+            plans:  { tiny: { limits: [ { capacity: 1, refill: 1, period: 1h } ] } }
+            routes:
+              - { name: items, paths: ["/items/*"] }
+            tenants: { default-plan: tiny }
+            """;
+
+    private JettyServer server;
+
+    @BeforeEach
+    void start() throws Exception {
+        server = JettyServer.start(QuotaFilter.builder().plans(PlansFile.parse("t.yml", PLANS)).build());
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        server.close();
+    }
+
+    @Test
+    void aRefusalBeforeTheBodyArrivesSaysConnectionClose() throws IOException {
+        try (Socket s = socket()) {
+            send(s, "GET /items/1 HTTP/1.1\r\nHost: localhost\r\nX-Tenant-Id: acme\r\n\r\n");
+            assertThat(readResponse(s)).startsWith("HTTP/1.1 200");
+            // the headers of a POST whose 5-byte body the client has not sent yet: out of units, refused now
+            send(s, "POST /items/1 HTTP/1.1\r\nHost: localhost\r\nX-Tenant-Id: acme\r\nContent-Length: 5\r\n\r\n");
+            String refused = readResponse(s);
+            assertThat(refused).startsWith("HTTP/1.1 429");
+            assertThat(headers(refused)).contains("connection: close");
+            // and the server does close it: the client learns it from the answer, not from its next request
+            assertThat(s.getInputStream().read()).isEqualTo(-1);
+        }
+    }
+
+    @Test
+    void aChunkedBodyLeftUnreadAlsoClosesTheConnection() throws IOException {
+        try (Socket s = socket()) {
+            send(s, "GET /items/1 HTTP/1.1\r\nHost: localhost\r\nX-Tenant-Id: acme\r\n\r\n");
+            assertThat(readResponse(s)).startsWith("HTTP/1.1 200");
+            send(s, "POST /items/1 HTTP/1.1\r\nHost: localhost\r\nX-Tenant-Id: acme\r\nTransfer-Encoding: chunked\r\n\r\n");
+            String refused = readResponse(s);
+            assertThat(refused).startsWith("HTTP/1.1 429");
+            assertThat(headers(refused)).contains("connection: close");
+        }
+    }
+
+    @Test
+    void aRefusalWithNothingUnreadKeepsTheConnection() throws IOException {
+        try (Socket s = socket()) {
+            send(s, "GET /items/1 HTTP/1.1\r\nHost: localhost\r\nX-Tenant-Id: acme\r\n\r\n");
+            assertThat(readResponse(s)).startsWith("HTTP/1.1 200");
+            for (int i = 0; i < 3; i++) { // refused, and the same connection serves the next request
+                send(s, "GET /items/1 HTTP/1.1\r\nHost: localhost\r\nX-Tenant-Id: acme\r\n\r\n");
+                String refused = readResponse(s);
+                assertThat(refused).startsWith("HTTP/1.1 429");
+                assertThat(headers(refused)).doesNotContain("connection: close");
+            }
+        }
+    }
+
+    private Socket socket() throws IOException {
+        Socket s = new Socket("127.0.0.1", server.port());
+        s.setSoTimeout(10_000);
+        return s;
+    }
+
+    private static void send(Socket s, String text) throws IOException {
+        OutputStream out = s.getOutputStream();
+        out.write(text.getBytes(StandardCharsets.ISO_8859_1));
+        out.flush();
+    }
+
+    /** One response: its head, then the body of its Content-Length. */
+    private static String readResponse(Socket s) throws IOException {
+        InputStream in = s.getInputStream();
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        while (!head.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
+            int b = in.read();
+            if (b < 0) throw new IOException("connection closed after: " + head.toString(StandardCharsets.ISO_8859_1));
+            head.write(b);
+        }
+        String text = head.toString(StandardCharsets.ISO_8859_1);
+        int length = 0;
+        for (String line : text.split("\r\n")) {
+            if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
+                length = Integer.parseInt(line.substring("content-length:".length()).trim());
+            }
+        }
+        return text + new String(in.readNBytes(length), StandardCharsets.UTF_8);
+    }
+
+    /** The head of a response, lower-cased. */
+    private static String headers(String response) {
+        return response.substring(0, response.indexOf("\r\n\r\n")).toLowerCase(Locale.ROOT);
+    }
+}
