@@ -60,6 +60,14 @@ record CostEstimate(long cost, HttpServletRequest request, Problem problem, bool
         return new CostEstimate(cost, replay, null, true);
     }
 
+    /**
+     * Whether part of the body is still unread: it was refused before or while being read (too slow,
+     * broken), or found too large after reading past the limit (413).
+     */
+    boolean bodyLeftUnread() {
+        return !bodyRead || problem != null && problem.status() == 413;
+    }
+
     private static CostEstimate refused(int status, String reason, String detail, String tenant, boolean bodyRead) {
         return new CostEstimate(0, null, new Problem(status, reason, detail, tenant, 0), bodyRead);
     }

@@ -214,11 +214,9 @@ public final class QuotaFilter implements Filter {
             if (estimate.bodyRead()) ticket.keepCharge();
             ticket.close(); // before the answer: a client that sees it finds its units already back
             Problem p = estimate.problem();
-            // read to its end unless refused while reading (too slow, broken) or as too large (413)
-            boolean unread = hasBody(request) && !(estimate.bodyRead() && p.status() != 413);
             refuse(rt, engine, response, ticket.route(),
                     new Outcome.Refused(p.status(), p.reason(), p.detail(), ticket.caller(), p.retryAfterSeconds()),
-                    unread);
+                    hasBody(request) && estimate.bodyLeftUnread());
             return null;
         }
         Outcome.Refused refused = ticket.reprice(estimate.cost());

@@ -45,13 +45,8 @@ class RefusalConnectionTest {
     @Test
     void aRefusalBeforeTheBodyArrivesSaysConnectionClose() throws IOException {
         try (Socket s = socket()) {
-            send(s, "GET /items/1 HTTP/1.1\r\nHost: localhost\r\nX-Tenant-Id: acme\r\n\r\n");
-            assertThat(readResponse(s)).startsWith("HTTP/1.1 200");
             // the headers of a POST whose 5-byte body the client has not sent yet: out of units, refused now
-            send(s, "POST /items/1 HTTP/1.1\r\nHost: localhost\r\nX-Tenant-Id: acme\r\nContent-Length: 5\r\n\r\n");
-            String refused = readResponse(s);
-            assertThat(refused).startsWith("HTTP/1.1 429");
-            assertThat(headers(refused)).contains("connection: close");
+            assertThat(refusedAfterTheOnlyUnit(s, "Content-Length: 5")).contains("connection: close");
             // and the server does close it: the client learns it from the answer, not from its next request
             assertThat(s.getInputStream().read()).isEqualTo(-1);
         }
@@ -60,12 +55,7 @@ class RefusalConnectionTest {
     @Test
     void aChunkedBodyLeftUnreadAlsoClosesTheConnection() throws IOException {
         try (Socket s = socket()) {
-            send(s, "GET /items/1 HTTP/1.1\r\nHost: localhost\r\nX-Tenant-Id: acme\r\n\r\n");
-            assertThat(readResponse(s)).startsWith("HTTP/1.1 200");
-            send(s, "POST /items/1 HTTP/1.1\r\nHost: localhost\r\nX-Tenant-Id: acme\r\nTransfer-Encoding: chunked\r\n\r\n");
-            String refused = readResponse(s);
-            assertThat(refused).startsWith("HTTP/1.1 429");
-            assertThat(headers(refused)).contains("connection: close");
+            assertThat(refusedAfterTheOnlyUnit(s, "Transfer-Encoding: chunked")).contains("connection: close");
         }
     }
 
@@ -81,6 +71,48 @@ class RefusalConnectionTest {
                 assertThat(headers(refused)).doesNotContain("connection: close");
             }
         }
+    }
+
+    @Test
+    void anEstimatedRouteClosesOnlyWhenItLeftPartOfTheBodyUnread() throws Exception {
+        // a second route priced by its body: the number in it, at most 8 bytes read
+        String plans = """
+                plans:  { big: { limits: [ { capacity: 100, refill: 1, period: 1h } ] } }
+                routes:
+                  - { name: gen, methods: [POST], paths: ["/gen"] }
+                tenants: { default-plan: big }
+                """;
+        try (JettyServer gen = JettyServer.start(QuotaFilter.builder().plans(PlansFile.parse("g.yml", plans))
+                .costEstimator("gen", (request, body) -> Long.parseLong(new String(body, StandardCharsets.UTF_8)))
+                .maxEstimatedBodyBytes(8).build());
+             Socket s = new Socket("127.0.0.1", gen.port())) {
+            s.setSoTimeout(10_000);
+            // read to its end and refused as input: the connection stays
+            send(s, "POST /gen HTTP/1.1\r\nHost: localhost\r\nX-Tenant-Id: acme\r\nContent-Length: 3\r\n\r\nabc");
+            String invalid = readResponse(s);
+            assertThat(invalid).startsWith("HTTP/1.1 400");
+            assertThat(headers(invalid)).doesNotContain("connection: close");
+            // a chunked body of no declared length: 9 bytes read, one past the limit, then refused as too
+            // large; the rest (here: the last chunk, never sent) is unread, so the connection closes
+            send(s, "POST /gen HTTP/1.1\r\nHost: localhost\r\nX-Tenant-Id: acme\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "9\r\n123456789\r\n");
+            String tooLarge = readResponse(s);
+            assertThat(tooLarge).startsWith("HTTP/1.1 413");
+            assertThat(headers(tooLarge)).contains("connection: close");
+        }
+    }
+
+    /**
+     * Spends acme's only unit on a GET, then sends the head of a POST with this body header and no
+     * body; returns the head of the answer (429), lower-cased.
+     */
+    private static String refusedAfterTheOnlyUnit(Socket s, String bodyHeader) throws IOException {
+        send(s, "GET /items/1 HTTP/1.1\r\nHost: localhost\r\nX-Tenant-Id: acme\r\n\r\n");
+        assertThat(readResponse(s)).startsWith("HTTP/1.1 200");
+        send(s, "POST /items/1 HTTP/1.1\r\nHost: localhost\r\nX-Tenant-Id: acme\r\n" + bodyHeader + "\r\n\r\n");
+        String refused = readResponse(s);
+        assertThat(refused).startsWith("HTTP/1.1 429");
+        return headers(refused);
     }
 
     private Socket socket() throws IOException {
