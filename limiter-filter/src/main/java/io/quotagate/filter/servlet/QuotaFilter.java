@@ -157,7 +157,7 @@ public final class QuotaFilter implements Filter {
         FilterRuntime.Engine engine = rt.engine(); // read once: one policy decides and settles this request
         String path = RequestPath.normalize(pathOf(request));
         if (path == null) { // a ".." segment: which servlet runs it depends on the container
-            refuse(rt, engine, response, Route.DEFAULT, INVALID_PATH, hasBody(request));
+            refuse(rt, engine, response, Route.DEFAULT, INVALID_PATH, hasHttp1Body(request));
             return;
         }
         Route route = engine.policy().route(methodOf(request), path);
@@ -167,7 +167,7 @@ public final class QuotaFilter implements Filter {
         }
         Outcome outcome = decide(rt, engine, route, request);
         if (outcome instanceof Outcome.Refused refused) {
-            refuse(rt, engine, response, route, refused, hasBody(request)); // refused before a byte is read
+            refuse(rt, engine, response, route, refused, hasHttp1Body(request)); // refused before a byte is read
             return;
         }
         // frees the slot and the units on every exit before the chain; the refusals below close it
@@ -216,7 +216,7 @@ public final class QuotaFilter implements Filter {
             Problem p = estimate.problem();
             refuse(rt, engine, response, ticket.route(),
                     new Outcome.Refused(p.status(), p.reason(), p.detail(), ticket.caller(), p.retryAfterSeconds()),
-                    hasBody(request) && estimate.bodyLeftUnread());
+                    hasHttp1Body(request) && estimate.bodyLeftUnread());
             return null;
         }
         Outcome.Refused refused = ticket.reprice(estimate.cost());
@@ -295,9 +295,13 @@ public final class QuotaFilter implements Filter {
                 refused.retryAfterSeconds()).write(response);
     }
 
-    /** Whether the request comes with a body (a length above 0, or chunked), which the filter has not read. */
-    private static boolean hasBody(HttpServletRequest request) {
-        return request.getContentLengthLong() > 0 || request.getHeader("Transfer-Encoding") != null;
+    /**
+     * Whether the request comes over HTTP/1 with a body (a length above 0, or chunked). Over HTTP/2 and
+     * 3 a refused stream ends by itself, and {@code Connection} is a field their messages must not carry.
+     */
+    private static boolean hasHttp1Body(HttpServletRequest request) {
+        return request.getProtocol().startsWith("HTTP/1.")
+                && (request.getContentLengthLong() > 0 || request.getHeader("Transfer-Encoding") != null);
     }
 
     /** The tenant as counted in metrics and logs: anonymous clients under one marker. */

@@ -2,6 +2,12 @@ package io.quotagate.filter.servlet;
 
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.plans.PlansFile;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -12,6 +18,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.EnumSet;
 import java.util.Locale;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -99,6 +106,30 @@ class RefusalConnectionTest {
             String tooLarge = readResponse(s);
             assertThat(tooLarge).startsWith("HTTP/1.1 413");
             assertThat(headers(tooLarge)).contains("connection: close");
+        }
+    }
+
+    @Test
+    void anHttp2RequestIsNeverAnsweredWithAConnectionField() throws Exception {
+        // the container in front says HTTP/2 (a wrapper stands in for an h2 connector): Connection is
+        // not a field an HTTP/2 message may carry, and its stream ends by itself
+        ServletContextHandler context = new ServletContextHandler();
+        context.setContextPath("/");
+        context.addFilter(new FilterHolder((Filter) (req, res, chain) -> chain.doFilter(
+                new HttpServletRequestWrapper((HttpServletRequest) req) {
+                    @Override
+                    public String getProtocol() {
+                        return "HTTP/2.0";
+                    }
+                }, res)), "/*", EnumSet.of(DispatcherType.REQUEST));
+        context.addFilter(new FilterHolder(QuotaFilter.builder().plans(PlansFile.parse("t.yml", PLANS)).build()), "/*",
+                EnumSet.of(DispatcherType.REQUEST));
+        try (JettyServer h2 = JettyServer.start(context); Socket s = new Socket("127.0.0.1", h2.port())) {
+            s.setSoTimeout(10_000);
+            send(s, "POST /items/1 HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\r\n");
+            String refused = readResponse(s); // no tenant header: refused before the body is read
+            assertThat(refused).startsWith("HTTP/1.1 4");
+            assertThat(headers(refused)).doesNotContain("connection:");
         }
     }
 
