@@ -1,0 +1,33 @@
+package io.quotagate.tenant;
+
+import io.quotagate.plans.Bandwidth;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * What a tenant bought: its plan, and, for a tenant with a contract of its own, the limits that
+ * replace the plan's (what {@code tenants.overrides} says in a plans file). A tenant directory
+ * answers it ({@link TenantDirectory#contractOf}); the filter applies it as it applies the file.
+ *
+ * @param plan   the plan's name: its concurrency caps, shadow and publish settings, and its limits
+ *               unless {@code limits} replaces them
+ * @param limits the tenant's own bandwidths, or empty for the plan's
+ */
+public record TenantContract(String plan, List<Bandwidth> limits) {
+    public TenantContract {
+        Objects.requireNonNull(plan, "plan");
+        if (plan.isBlank()) throw new IllegalArgumentException("plan must not be blank");
+        limits = List.copyOf(Objects.requireNonNull(limits, "limits"));
+    }
+
+    /** A tenant on {@code plan} with the plan's limits. */
+    public static TenantContract onPlan(String plan) {
+        return new TenantContract(plan, List.of());
+    }
+
+    /** True if the tenant has limits of its own. */
+    public boolean hasOwnLimits() {
+        return !limits.isEmpty();
+    }
+}
