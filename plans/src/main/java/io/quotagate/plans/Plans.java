@@ -150,6 +150,60 @@ public final class Plans {
         return from(this).plan(changed).build();
     }
 
+    /**
+     * These plans with the guest pool's bandwidths replaced (its concurrency caps kept), as set at
+     * runtime or by another instance's plans file. An empty list: no shared guest bucket.
+     *
+     * @throws IllegalArgumentException if a route's cost exceeds one of the new capacities
+     */
+    public Plans withGuestLimits(List<Bandwidth> limits) {
+        if (!limits.isEmpty()) checkRouteCostsFit("tenants.guests", limits);
+        GuestPool old = tenants.guests();
+        TenantSettings t = TenantSettings.from(tenants).guests(new GuestPool(limits, old.concurrency())).build();
+        return from(this).tenants(t).build();
+    }
+
+    /**
+     * These plans with the tenants' assignments and own limits replaced ({@code tenants.assignments}
+     * and {@code tenants.overrides}), as set at runtime or by another instance's plans file.
+     *
+     * @param assignments tenant → plan
+     * @param own         tenant → its own bandwidths (replacing its plan's); every such tenant is assigned
+     * @throws IllegalArgumentException naming the tenant if a plan is unknown, a tenant id invalid, an
+     *                                  own-limits tenant unassigned, or a route's cost exceeds a capacity
+     */
+    public Plans withTenants(Map<String, String> assignments, Map<String, List<Bandwidth>> own) {
+        assignments.forEach((tenant, plan) -> {
+            if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: '" + tenant + "'");
+            if (!plans.containsKey(plan)) {
+                throw new IllegalArgumentException("tenant " + tenant + ": unknown plan '" + plan + "', defined: "
+                        + plans.keySet());
+            }
+        });
+        own.forEach((tenant, limits) -> {
+            if (!assignments.containsKey(tenant)) {
+                throw new IllegalArgumentException("tenant " + tenant + " has limits of its own but no plan");
+            }
+            if (limits.isEmpty()) throw new IllegalArgumentException("tenant " + tenant + ": limits must not be empty");
+            checkRouteCostsFit("tenant " + tenant, limits);
+        });
+        TenantSettings t = TenantSettings.from(tenants).assignments(assignments).overrides(own).build();
+        return from(this).tenants(t).build();
+    }
+
+    /**
+     * Why {@code limits} cannot size a bucket under these routes (a route whose cost exceeds one of the
+     * capacities could never be admitted), or empty if they can.
+     */
+    public Optional<String> limitsRefusal(String owner, List<Bandwidth> limits) {
+        try {
+            checkRouteCostsFit(owner, limits);
+            return Optional.empty();
+        } catch (IllegalArgumentException refused) {
+            return Optional.of(refused.getMessage());
+        }
+    }
+
     private void checkRouteCostsFit(String owner, List<Bandwidth> limits) {
         for (RouteRule route : routes) {
             if (!route.limited()) continue;

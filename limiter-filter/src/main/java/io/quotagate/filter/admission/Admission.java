@@ -46,12 +46,12 @@ final class Admission {
     private final LongAdder[] shadowed = new LongAdder[Reason.values().length];
 
     /** One plan's buckets: their configuration and what else admission needs to know per request. */
-    private record PlanLimits(BucketLimits limits, long maxCost, boolean shadow, boolean publish) {
+    record PlanLimits(BucketLimits limits, long maxCost, boolean shadow, boolean publish) {
     }
 
     /** The bucket limits of a {@link Policy}: what it sizes and which shared buckets it charges. */
-    record Limits(Map<String, PlanLimits> plans, Map<String, PlanLimits> overrides, QuotaBucket global,
-                  BucketLimits globalLimits, long globalMaxCost, QuotaBucket guests,
+    record Limits(Map<String, PlanLimits> plans, Map<String, PlanLimits> overrides, ContractLimits contracts,
+                  QuotaBucket global, BucketLimits globalLimits, long globalMaxCost, QuotaBucket guests,
                   BucketLimits guestsLimits, long guestsMaxCost) {
     }
 
@@ -99,8 +99,19 @@ final class Admission {
             overrides.put(tenant, planLimits(o.getValue(), old, previous != null, globalMaxCost,
                     plan != null && plan.shadow, plan != null && plan.publish));
         }
-        return new Limits(Map.copyOf(byName), Map.copyOf(overrides), global.bucket(), global.limits(), globalMaxCost,
-                guests.bucket(), guests.limits(), guests.maxCost());
+        // the application directory's contracts: own limits built on first sight, with their plan's flags
+        Map<String, PlanLimits> plansByName = Map.copyOf(byName);
+        boolean reload = previous != null;
+        ContractLimits contracts = new ContractLimits(plans, previous == null ? null : previous.contracts,
+                (contract, before) -> {
+                    PlanLimits plan = plansByName.get(contract.plan());
+                    BucketLimits limits = reload || before != null ? BucketLimits.next(before, contract.limits())
+                            : BucketLimits.of(contract.limits());
+                    return new PlanLimits(limits, Math.min(limits.smallestCapacity(), globalMaxCost),
+                            plan != null && plan.shadow, plan != null && plan.publish);
+                });
+        return new Limits(plansByName, Map.copyOf(overrides), contracts, global.bucket(), global.limits(),
+                globalMaxCost, guests.bucket(), guests.limits(), guests.maxCost());
     }
 
     /** A bucket every tenant (global quota) or every guest (guest pool) shares; all null for no limits. */
@@ -313,11 +324,21 @@ final class Admission {
         return shadowed[reason.ordinal()].sum();
     }
 
-    /** The limits of a tenant's bucket: its {@code tenants.overrides} entry if it has one, else its plan's. */
+    /**
+     * The limits of a tenant's bucket: its {@code tenants.overrides} entry (the plans file, or a
+     * runtime change) if it has one, else the own limits of its contract in the application's
+     * directory, else its plan's.
+     */
     private static PlanLimits limitsOf(Limits l, BucketKind kind, String key, String plan) {
-        if (kind == BucketKind.TENANT && !l.overrides.isEmpty()) {
-            PlanLimits own = l.overrides.get(key);
-            if (own != null) return own;
+        if (kind == BucketKind.TENANT) {
+            if (!l.overrides.isEmpty()) {
+                PlanLimits own = l.overrides.get(key);
+                if (own != null) return own;
+            }
+            if (!l.contracts.isEmpty()) {
+                PlanLimits own = l.contracts.get(key);
+                if (own != null) return own;
+            }
         }
         return planOf(l, plan);
     }

@@ -31,7 +31,7 @@ public final class Policy {
     Policy(Plans plans, TenantDirectory directory, Admission.Limits limits) {
         this.plans = Objects.requireNonNull(plans, "plans");
         this.routes = new RouteTable(plans.routes());
-        this.placement = new TenantPlans(plans, directory);
+        this.placement = new TenantPlans(plans, directory, limits == null ? null : limits.contracts());
         this.limits = limits;
         Map<String, Map<String, Integer>> c = new HashMap<>();
         for (Plan p : plans.plans().values()) c.put(p.name(), Map.copyOf(p.concurrency()));

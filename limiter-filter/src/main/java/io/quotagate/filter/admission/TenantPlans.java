@@ -4,6 +4,7 @@ import io.quotagate.filter.core.BucketKind;
 import io.quotagate.plans.Plan;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.TenantSettings;
+import io.quotagate.tenant.TenantContract;
 import io.quotagate.tenant.TenantDirectory;
 
 import java.util.HashMap;
@@ -47,12 +48,21 @@ final class TenantPlans {
     private final Placement anonymous;
     private final Set<String> loggedPlans = ConcurrentHashMap.newKeySet();
     private final Map<String, Optional<Placement>> assignedPlacements;
+    /** Where contracts with own limits are noted for admission; null for a policy without buckets. */
+    private final ContractLimits contracts;
+
+    /** Placement alone, for a policy without buckets (own limits of contracts are not noted). */
+    TenantPlans(Plans plans, TenantDirectory directory) {
+        this(plans, directory, null);
+    }
 
     /**
      * @param plans     the defined plans and the {@code unknown} policy
      * @param directory tenant → plan (the plans file's assignments, a cached user directory, or both)
+     * @param contracts where a contract with own limits is noted, so admission sizes the bucket by them
      */
-    TenantPlans(Plans plans, TenantDirectory directory) {
+    TenantPlans(Plans plans, TenantDirectory directory, ContractLimits contracts) {
+        this.contracts = contracts;
         Objects.requireNonNull(plans, "plans");
         this.directory = Objects.requireNonNull(directory, "directory");
         TenantSettings t = plans.tenants();
@@ -73,11 +83,18 @@ final class TenantPlans {
 
     /** The placement of a valid tenant id, or empty if it is unknown and unknown tenants are refused. */
     public Optional<Placement> place(String tenant) {
-        Optional<String> assigned = directory.planOf(tenant);
+        Optional<TenantContract> assigned = directory.contractOf(tenant);
         if (assigned.isPresent()) {
-            String plan = assigned.get();
+            TenantContract contract = assigned.get();
+            String plan = contract.plan();
             Optional<Placement> placed = assignedPlacements.get(plan); // built once: no allocation per request
-            if (placed != null) return placed;
+            if (placed != null) {
+                if (contracts != null) {
+                    if (contract.hasOwnLimits()) contracts.note(tenant, contract);
+                    else if (!contracts.isEmpty()) contracts.forget(tenant);
+                }
+                return placed;
+            }
             if (loggedPlans.size() < MAX_LOGGED && loggedPlans.add(plan)) {
                 LOG.log(System.Logger.Level.WARNING, "tenant directory names plan ''{0}'', which the plans file "
                         + "does not define; such tenants are treated as unknown", plan);

@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.quotagate.filter.limits.LimitsStatus;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.admission.Reason;
@@ -41,7 +42,12 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@value #COST_RESERVED} and {@value #COST_ACTUAL}: distribution summaries per route of the
  *       units reserved and really used by requests whose application reported an actual cost;</li>
  *   <li>{@value #GLOBAL_CAPACITY} and {@value #GLOBAL_AVAILABLE}: gauges of the global quota's
- *       smallest capacity and current tokens, when a global quota is configured;</li>
+ *       smallest capacity and current tokens (0 while none is in force);</li>
+ *   <li>{@value #PLAN_CAPACITY}: gauge per {@code plan} of the plans at bind time, the smallest capacity
+ *       in force (NaN once a plan is gone);</li>
+ *   <li>with a shared store: {@value #LIMITS_VERSION}, {@value #LIMITS_FILE_AGREES},
+ *       {@value #LIMITS_REACHABLE} (gauges) and {@value #LIMITS_REFUSED} (function counter) of the
+ *       shared limits record;</li>
  *   <li>with a Redis store: {@value #STORE_FALLBACK} (function counter of bucket operations answered
  *       from local buckets), {@value #STORE_OUTAGES} (function counter of switches from Redis to local
  *       buckets), {@value #STORE_AVAILABLE} (gauge, 1 while on Redis) and {@value #STORE_INSTANCES}
@@ -78,6 +84,16 @@ public final class QuotaMeterBinder implements MeterBinder {
     public static final String STORE_AVAILABLE = "quotagate.store.available";
     /** Instances sharing the Redis store, from the heartbeat. */
     public static final String STORE_INSTANCES = "quotagate.store.instances";
+    /** Capacity of each plan in force (its smallest bandwidth). */
+    public static final String PLAN_CAPACITY = "quotagate.plan.capacity";
+    /** Version of the shared limits record in force. */
+    public static final String LIMITS_VERSION = "quotagate.limits.version";
+    /** 1 if this instance's plans file has the limits in force, 0 if another file's are (a rolling deploy). */
+    public static final String LIMITS_FILE_AGREES = "quotagate.limits.file.agrees";
+    /** Shared limits records this instance refused (it kept the last good limits). */
+    public static final String LIMITS_REFUSED = "quotagate.limits.refused";
+    /** 1 while the shared limits record can be read, 0 while the store cannot be reached. */
+    public static final String LIMITS_REACHABLE = "quotagate.limits.reachable";
 
     private final RequestStatistics statistics;
     private final QuotaSource source;
@@ -177,14 +193,36 @@ public final class QuotaMeterBinder implements MeterBinder {
             pair[1].record(actual);
         });
 
-        if (source.globalQuotaCapacity() > 0) {
-            Gauge.builder(GLOBAL_CAPACITY, source, QuotaSource::globalQuotaCapacity)
-                    .description("Capacity of the global quota shared by all tenants (smallest bandwidth)")
+        // always registered: a global quota may be set at runtime, by any instance (0: none in force)
+        Gauge.builder(GLOBAL_CAPACITY, source, QuotaSource::globalQuotaCapacity)
+                .description("Capacity of the global quota shared by all tenants (smallest bandwidth; 0: none)")
+                .baseUnit("units")
+                .register(registry);
+        Gauge.builder(GLOBAL_AVAILABLE, source, QuotaSource::globalQuotaAvailable)
+                .description("Units available now in the global quota (0: none)")
+                .baseUnit("units")
+                .register(registry);
+        for (String plan : source.planNames()) {
+            Gauge.builder(PLAN_CAPACITY, source, s -> s.planCapacity(plan))
+                    .description("Capacity of the plan's buckets in force (smallest bandwidth), as every view reports it")
                     .baseUnit("units")
+                    .tag("plan", plan)
                     .register(registry);
-            Gauge.builder(GLOBAL_AVAILABLE, source, QuotaSource::globalQuotaAvailable)
-                    .description("Units available now in the global quota")
-                    .baseUnit("units")
+        }
+        LimitsStatus limits = source.limitsStatus();
+        if (limits != null && limits.shared()) {
+            Gauge.builder(LIMITS_VERSION, source, s -> s.limitsStatus().version())
+                    .description("Version of the shared limits record in force on this instance")
+                    .register(registry);
+            Gauge.builder(LIMITS_FILE_AGREES, source, s -> s.limitsStatus().fileAgrees() ? 1 : 0)
+                    .description("1 if this instance's plans file has the limits in force, 0 if another "
+                            + "instance's file was published last (a rolling deploy)")
+                    .register(registry);
+            FunctionCounter.builder(LIMITS_REFUSED, source, s -> s.limitsStatus().refused())
+                    .description("Shared limits records this instance refused, keeping the last good limits")
+                    .register(registry);
+            Gauge.builder(LIMITS_REACHABLE, source, s -> s.limitsStatus().reachable() ? 1 : 0)
+                    .description("1 while the shared limits record can be read, 0 while the store cannot be reached")
                     .register(registry);
         }
         StoreHealth health = store == null ? null : store.health().orElse(null);

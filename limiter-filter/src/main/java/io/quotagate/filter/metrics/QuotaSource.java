@@ -1,5 +1,6 @@
 package io.quotagate.filter.metrics;
 
+import io.quotagate.filter.limits.LimitsStatus;
 import io.quotagate.filter.admission.Reason;
 import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.store.BucketStore;
@@ -18,6 +19,16 @@ public interface QuotaSource {
     /** The capacity of the global quota in force (its smallest bandwidth), or 0 if there is none. */
     long globalQuotaCapacity();
 
+    /** The plans in force, by name. */
+    default java.util.Set<String> planNames() {
+        return java.util.Set.of();
+    }
+
+    /** The smallest capacity in force of a plan's buckets, or NaN if the plan is not in force. */
+    default double planCapacity(String plan) {
+        return Double.NaN;
+    }
+
     /** Units available now in the global quota (the smallest over its bandwidths), or 0 if there is none. */
     long globalQuotaAvailable();
 
@@ -29,6 +40,14 @@ public interface QuotaSource {
      * {@code quotagate.store.*} meters. Null: none to report.
      */
     default BucketStore store() {
+        return null;
+    }
+
+    /**
+     * Where the limits in force come from (the shared record's version, whether this instance's plans
+     * file agrees, records refused); adds the {@code quotagate.limits.*} meters. Null: none to report.
+     */
+    default LimitsStatus limitsStatus() {
         return null;
     }
 }

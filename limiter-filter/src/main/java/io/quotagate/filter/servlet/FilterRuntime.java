@@ -8,16 +8,20 @@ import io.quotagate.filter.admission.Gate;
 import io.quotagate.filter.admission.LimitStatus;
 import io.quotagate.filter.admission.Policy;
 import io.quotagate.filter.admission.Reason;
+import io.quotagate.filter.limits.LimitOverrides;
+import io.quotagate.filter.limits.LimitsStatus;
+import io.quotagate.filter.limits.SharedLimits;
 import io.quotagate.filter.metrics.RequestStatistics;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.Bandwidth;
-import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.RouteRule;
 import io.quotagate.plans.StoreSettings;
+import io.quotagate.plans.TenantId;
 import io.quotagate.plans.TenantSettings;
 import io.quotagate.tenant.ClientAddress;
+import io.quotagate.tenant.TenantContract;
 import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.tenant.TenantResolver;
 import io.quotagate.tenant.TenantResolvers;
@@ -62,7 +66,11 @@ final class FilterRuntime implements QuotaControl {
     final ConcurrencyLimits concurrency;
     final RequestStatistics statistics;
     final RejectionLog rejections;
+    /** Serialises engine swaps; never held while calling out (the limits' own lock is taken first). */
+    private final Object swap = new Object();
     private volatile Engine engine;
+    /** The plans file, the shared record and the runtime changes, put in force through {@link #install}. */
+    private final SharedLimits limits;
 
     private FilterRuntime(Setup setup, Gate gate, ConcurrencyLimits concurrency, RequestStatistics statistics,
                           RejectionLog rejections, Plans plans) {
@@ -72,6 +80,9 @@ final class FilterRuntime implements QuotaControl {
         this.statistics = statistics;
         this.rejections = rejections;
         this.engine = engine(plans, null);
+        this.limits = setup.store().limitsChannel()
+                .map(channel -> SharedLimits.shared(plans, channel, this::install, this::forget))
+                .orElseGet(() -> SharedLimits.local(plans, this::install, this::forget));
     }
 
     /** The composition root: the filter's parts from the builder's settings. */
@@ -156,7 +167,7 @@ final class FilterRuntime implements QuotaControl {
     }
 
     @Override
-    public synchronized void apply(Plans plans) {
+    public void apply(Plans plans) {
         Objects.requireNonNull(plans, "plans");
         for (RouteRule r : plans.routes()) {
             // slots are sized at start: a group the running filter does not know has no limiter
@@ -166,17 +177,86 @@ final class FilterRuntime implements QuotaControl {
                         + "' is new; concurrency groups take effect at restart");
             }
         }
-        engine = engine(plans, engine);
+        // the resolvers before anything is published: a file whose resolver cannot be built changes nothing
+        TenantResolvers.check(plans.tenants());
+        limits.fileChanged(plans);
+    }
+
+    /** Puts the limits in force: called by {@link SharedLimits}, under its lock, for every change from anywhere. */
+    private void install(Plans plans) {
+        synchronized (swap) {
+            engine = engine(plans, engine);
+        }
+    }
+
+    /** Drops a tenant's cached answer of the application's directory (this instance). */
+    private void forget(String tenant) {
+        if (setup.directory() != null) setup.directory().invalidate(tenant);
     }
 
     @Override
-    public synchronized void setGlobalQuota(List<Bandwidth> limits) {
-        apply(plans().withGlobal(limits.isEmpty() ? Optional.empty() : Optional.of(new GlobalQuota(limits))));
+    public void setGlobalQuota(List<Bandwidth> global) {
+        Objects.requireNonNull(global, "limits");
+        limits.change("setGlobalQuota", o -> o.withGlobal(global));
     }
 
     @Override
-    public synchronized void setPlanLimits(String plan, List<Bandwidth> limits) {
-        apply(plans().withPlanLimits(plan, limits));
+    public void setPlanLimits(String plan, List<Bandwidth> planLimits) {
+        Objects.requireNonNull(plan, "plan");
+        Objects.requireNonNull(planLimits, "limits");
+        if (plans().plan(plan).isEmpty()) {
+            throw new IllegalArgumentException("unknown plan '" + plan + "', defined: " + plans().plans().keySet());
+        }
+        limits.change("setPlanLimits " + plan, o -> o.withPlan(plan, planLimits));
+    }
+
+    @Override
+    public Optional<TenantContract> tenant(String tenant) {
+        if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: " + tenant);
+        TenantSettings s = plans().tenants();
+        String plan = s.assignments().get(tenant);
+        if (plan != null) return Optional.of(new TenantContract(plan, s.overrides().getOrDefault(tenant, List.of())));
+        return setup.directory() == null ? Optional.empty() : setup.directory().contractOf(tenant);
+    }
+
+    @Override
+    public void setTenant(String tenant, TenantContract contract) {
+        if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: " + tenant);
+        Objects.requireNonNull(contract, "contract");
+        limits.change("setTenant " + tenant, o -> o.withTenant(tenant, contract));
+    }
+
+    @Override
+    public boolean clearTenant(String tenant) {
+        if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: " + tenant);
+        if (!limits.overrides().tenants().containsKey(tenant)) return false;
+        limits.change("clearTenant " + tenant, o -> o.withoutTenant(tenant));
+        return true;
+    }
+
+    @Override
+    public LimitOverrides overrides() {
+        return limits.overrides();
+    }
+
+    @Override
+    public void clearOverrides() {
+        limits.change("clearOverrides", o -> LimitOverrides.NONE);
+    }
+
+    @Override
+    public void invalidate(String tenant) {
+        limits.invalidate(tenant);
+    }
+
+    @Override
+    public LimitsStatus limitsStatus() {
+        return limits.status();
+    }
+
+    /** Checks the shared limits' version now (tests; the filter checks every second on its own). */
+    void checkSharedLimits() {
+        if (limits.isShared()) limits.check();
     }
 
     @Override
@@ -200,6 +280,17 @@ final class FilterRuntime implements QuotaControl {
     }
 
     @Override
+    public java.util.Set<String> planNames() {
+        return plans().plans().keySet();
+    }
+
+    @Override
+    public double planCapacity(String plan) {
+        return plans().plan(plan).map(p -> (double) p.limits().stream().mapToLong(Bandwidth::capacity).min()
+                .orElse(0)).orElse(Double.NaN);
+    }
+
+    @Override
     public long globalQuotaAvailable() {
         return gate.globalAvailable(engine.policy());
     }
@@ -216,6 +307,7 @@ final class FilterRuntime implements QuotaControl {
 
     /** Closes what the filter created: a shared store made from {@code store:}. */
     void close() {
+        limits.close();
         if (setup.ownsStore() && setup.store() instanceof AutoCloseable owned) {
             try {
                 owned.close();

@@ -6,7 +6,11 @@ import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.Plans;
 
+import io.quotagate.filter.limits.LimitOverrides;
+import io.quotagate.tenant.TenantContract;
+
 import java.util.List;
+import java.util.Optional;
 
 /**
  * A running {@link QuotaFilter}'s controls ({@link QuotaFilter#control()}): what is in force, and
@@ -40,19 +44,69 @@ public interface QuotaControl extends QuotaSource {
 
     /**
      * Replaces the global quota (the hidden quota shared by all tenants); its bucket keeps its tokens,
-     * capped at the new capacity. An empty list removes it. A later {@link #reload()} replaces this.
+     * capped at the new capacity. An empty list removes it. A later change of the plans file replaces
+     * this. With a shared store, every instance enforces and reports it (within about a second).
      *
-     * @throws IllegalArgumentException if a route's cost exceeds a new capacity
+     * @throws IllegalArgumentException if a route's cost exceeds a new capacity (nothing changed)
+     * @throws IllegalStateException    if the shared store cannot be reached (nothing changed anywhere)
      */
     void setGlobalQuota(List<Bandwidth> limits);
 
     /**
      * Replaces one plan's limits; each of its tenants' buckets moves to them, keeping its tokens, on
-     * its next request. A later {@link #reload()} replaces this.
+     * its next request. A later change of the plans file replaces this. Shared as {@link #setGlobalQuota}.
      *
      * @throws IllegalArgumentException if the plan is unknown or a route's cost exceeds a new capacity
+     * @throws IllegalStateException    if the shared store cannot be reached (nothing changed anywhere)
      */
     void setPlanLimits(String plan, List<Bandwidth> limits);
+
+    /**
+     * The contract in force for a tenant: from a runtime change or the plans file (its assignment and
+     * overrides), else from the application's directory; empty if none knows it (it is then a guest,
+     * or refused under {@code unknown: reject}).
+     *
+     * @throws IllegalArgumentException if {@code tenant} is not a valid tenant id
+     */
+    Optional<TenantContract> tenant(String tenant);
+
+    /**
+     * Places a tenant on a plan, with limits of its own if the contract has them, replacing what the
+     * plans file or the directory says; its bucket moves to them keeping its tokens. Kept across changes
+     * of the plans file (as long as the plan exists). Shared as {@link #setGlobalQuota}.
+     *
+     * @throws IllegalArgumentException if the plan is unknown or a route's cost exceeds an own capacity
+     * @throws IllegalStateException    if the shared store cannot be reached (nothing changed anywhere)
+     */
+    void setTenant(String tenant, TenantContract contract);
+
+    /**
+     * Removes a tenant's runtime entry ({@link #setTenant}): the plans file or the directory places it
+     * again.
+     *
+     * @return false if the tenant had no runtime entry (nothing changed)
+     * @throws IllegalStateException if the shared store cannot be reached (nothing changed anywhere)
+     */
+    boolean clearTenant(String tenant);
+
+    /** The runtime changes in force (global quota, plan limits, tenant entries), made through any instance. */
+    LimitOverrides overrides();
+
+    /**
+     * Drops every runtime change: the plans file's limits (the one published last, with a shared store)
+     * apply again, everywhere.
+     *
+     * @throws IllegalStateException if the shared store cannot be reached (nothing changed anywhere)
+     */
+    void clearOverrides();
+
+    /**
+     * Drops the cached directory answer of one tenant, on every instance sharing the store, so its next
+     * request asks the application's directory again (its contract changed in the application's data).
+     *
+     * @throws IllegalStateException if the shared store cannot be reached (dropped on this instance only)
+     */
+    void invalidate(String tenant);
 
     /**
      * The state of each bandwidth of a tenant's bucket, as its next request would find it (placed on

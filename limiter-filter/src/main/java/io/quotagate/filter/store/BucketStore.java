@@ -42,6 +42,14 @@ public interface BucketStore {
         return 1;
     }
 
+    /**
+     * Where the instances sharing this store keep the limits they all enforce (one versioned record and a
+     * change channel); empty for a store only this instance uses.
+     */
+    default Optional<LimitsChannel> limitsChannel() {
+        return Optional.empty();
+    }
+
     /** The health of a store shared by several instances (for metrics); empty for a local store. */
     default Optional<StoreHealth> health() {
         return Optional.empty();

@@ -5,6 +5,7 @@ import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.store.StoreUnavailableException;
 import io.quotagate.plans.StoreSettings;
 
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 
 /**
@@ -22,6 +23,7 @@ final class Failover {
     private final RedisHealth health;
     private final LocalShares shares;
     private final StoreSettings settings;
+    private final LongAdder moves = new LongAdder();
 
     Failover(RedisConnection redis, RedisHealth health, LocalShares shares, StoreSettings settings) {
         this.redis = redis;
@@ -39,6 +41,7 @@ final class Failover {
                     if (b.moveFirst()) {
                         remote.moveTo(b.limits());
                         b.moved();
+                        moves.increment();
                     }
                     T result = op.apply(remote);
                     health.succeeded();
@@ -54,6 +57,11 @@ final class Failover {
                     (settings.heartbeat().toMillis() + 999) / 1000);
         }
         return answerLocally(b, op);
+    }
+
+    /** Buckets moved to other limits in Redis by this instance. */
+    long moves() {
+        return moves.sum();
     }
 
     /** Counts a fallback decision and runs {@code op} on this instance's share of {@code b}. */

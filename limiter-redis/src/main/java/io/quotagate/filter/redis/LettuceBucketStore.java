@@ -7,6 +7,7 @@ import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.LimitsChannel;
 import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.store.StoreHealth;
 import io.quotagate.plans.StoreSettings;
@@ -37,6 +38,7 @@ final class LettuceBucketStore implements RedisStore {
     private final RedisHealth health;
     private final Failover failover;
     private final AllowanceFlusher flusher;
+    private final RedisLimitsChannel limits;
     private final Cache<String, FailoverBucket> buckets;
     private final ScheduledExecutorService heartbeat;
     private volatile Throwable lastFailure;
@@ -50,6 +52,7 @@ final class LettuceBucketStore implements RedisStore {
         this.redis = new RedisConnection(settings, Objects.requireNonNull(wallClock, "wallClock"));
         this.registry = new InstanceRegistry(redis, settings);
         this.health = new RedisHealth(settings, registry::count);
+        this.limits = new RedisLimitsChannel(redis, redis.topology(), settings, registry.instanceId());
         LocalShares shares = new LocalShares(BucketStore.local(maxTracked, localClock), registry::count);
         this.failover = new Failover(redis, health, shares, settings);
         this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -96,6 +99,11 @@ final class LettuceBucketStore implements RedisStore {
     }
 
     @Override
+    public Optional<LimitsChannel> limitsChannel() {
+        return Optional.of(limits);
+    }
+
+    @Override
     public Optional<StoreHealth> health() {
         return Optional.of(health);
     }
@@ -121,6 +129,11 @@ final class LettuceBucketStore implements RedisStore {
     }
 
     @Override
+    public long reconfigurations() {
+        return failover.moves();
+    }
+
+    @Override
     public String instanceId() {
         return registry.instanceId();
     }
@@ -131,6 +144,7 @@ final class LettuceBucketStore implements RedisStore {
         heartbeat.shutdownNow();
         if (settings.localAllowance() != null) flusher.flushAll(buckets.asMap().values(), Duration.ofSeconds(2));
         if (health.available()) registry.leave();
+        limits.close();
         redis.close();
     }
 

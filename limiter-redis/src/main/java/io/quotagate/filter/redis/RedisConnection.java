@@ -74,6 +74,11 @@ final class RedisConnection implements AutoCloseable {
         return l != null ? l : connect();
     }
 
+    /** How this connection reaches Redis (for a second, publish/subscribe connection). */
+    RedisTopology topology() {
+        return topology;
+    }
+
     /** The link built so far, or null before the first successful connect. */
     Link current() {
         return link;

@@ -59,6 +59,13 @@ public interface RedisStore extends BucketStore, StoreHealth, AutoCloseable {
     @Override
     int instanceCount();
 
+    /**
+     * Buckets this instance moved to other limits in Redis (bucket4j's configuration replacement, keeping
+     * tokens): once per bucket after each change of the limits in force. Instances that agree on the
+     * limits (see the README, "Several instances") add about one per bucket per change, not more.
+     */
+    long reconfigurations();
+
     /** This instance's member name in the heartbeat set. */
     String instanceId();
 

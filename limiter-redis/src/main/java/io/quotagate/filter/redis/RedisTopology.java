@@ -20,6 +20,7 @@ import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.protocol.ConnectionIntent;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.quotagate.plans.StoreSettings;
 
@@ -49,6 +50,9 @@ sealed interface RedisTopology permits RedisTopology.Single, RedisTopology.Clust
 
     /** Opens the connection (Lettuce reconnects it after an outage), its commands bounded by {@code timeout}. */
     Session connect(Duration timeout);
+
+    /** Opens a publish/subscribe connection (Lettuce subscribes again after a reconnect). */
+    StatefulRedisPubSubConnection<String, String> connectPubSub();
 
     /** Stops the client (the resources are the caller's). */
     void shutdown();
@@ -95,6 +99,11 @@ sealed interface RedisTopology permits RedisTopology.Single, RedisTopology.Clust
             StatefulRedisConnection<String, byte[]> c = client.connect(CODEC, uri);
             c.setTimeout(timeout);
             return new Session(c, c.async(), () -> Bucket4jLettuce.casBasedBuilder(c));
+        }
+
+        @Override
+        public StatefulRedisPubSubConnection<String, String> connectPubSub() {
+            return client.connectPubSub(StringCodec.UTF8, uri);
         }
 
         @Override
@@ -175,6 +184,12 @@ sealed interface RedisTopology permits RedisTopology.Single, RedisTopology.Clust
                         .exceptionally(e -> null));
             }
             return CompletableFuture.allOf(opening.toArray(CompletableFuture[]::new));
+        }
+
+        /** Classic publish/subscribe is cluster-wide: a subscription on any node hears every publish. */
+        @Override
+        public StatefulRedisPubSubConnection<String, String> connectPubSub() {
+            return client.connectPubSub(StringCodec.UTF8);
         }
 
         @Override

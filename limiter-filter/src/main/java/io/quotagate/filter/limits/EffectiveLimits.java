@@ -1,0 +1,67 @@
+package io.quotagate.filter.limits;
+
+import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.GlobalQuota;
+import io.quotagate.plans.Plans;
+import io.quotagate.tenant.TenantContract;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * The limits in force: an instance's own plans file, its limits part replaced by the {@link LimitsBase}
+ * every instance agreed on (the file published last), then the runtime changes on top. The one place
+ * where the three meet, so every surface (enforcement, metrics, Actuator, published fields) reads the
+ * same result.
+ */
+final class EffectiveLimits {
+    private EffectiveLimits() {
+    }
+
+    /**
+     * The plans in force.
+     *
+     * @param file      this instance's plans file (routes, resolvers, caps, flags)
+     * @param base      the limits part every instance enforces (this file's own when it was published last)
+     * @param overrides the runtime changes
+     * @throws IllegalArgumentException naming what cannot be applied: a plan or tenant's plan this file does
+     *                                  not define, limits below a route's cost, an invalid tenant id
+     */
+    static Plans of(Plans file, LimitsBase base, LimitOverrides overrides) {
+        Plans p = file;
+        if (!base.equals(LimitsBase.of(file))) {
+            for (Map.Entry<String, List<Bandwidth>> e : base.plans().entrySet()) {
+                if (p.plan(e.getKey()).isEmpty()) {
+                    throw new IllegalArgumentException("plan '" + e.getKey() + "' is not defined in " + file.source()
+                            + " (defined: " + file.plans().keySet() + ")");
+                }
+                p = p.withPlanLimits(e.getKey(), e.getValue());
+            }
+            p = p.withGlobal(global(base.global()));
+            if (!base.guests().equals(p.tenants().guests().limits())) p = p.withGuestLimits(base.guests());
+        }
+        for (Map.Entry<String, List<Bandwidth>> e : overrides.plans().entrySet()) {
+            p = p.withPlanLimits(e.getKey(), e.getValue());
+        }
+        if (overrides.global().isPresent()) p = p.withGlobal(global(overrides.global().get()));
+        Map<String, TenantContract> tenants = new TreeMap<>(base.tenants());
+        tenants.putAll(overrides.tenants());
+        if (!tenants.equals(LimitsBase.of(file).tenants())) {
+            Map<String, String> assignments = new HashMap<>();
+            Map<String, List<Bandwidth>> own = new HashMap<>();
+            tenants.forEach((tenant, c) -> {
+                assignments.put(tenant, c.plan());
+                if (c.hasOwnLimits()) own.put(tenant, c.limits());
+            });
+            p = p.withTenants(assignments, own);
+        }
+        return p;
+    }
+
+    private static Optional<GlobalQuota> global(List<Bandwidth> limits) {
+        return limits.isEmpty() ? Optional.empty() : Optional.of(new GlobalQuota(limits));
+    }
+}

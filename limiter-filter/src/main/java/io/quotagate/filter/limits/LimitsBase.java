@@ -1,0 +1,48 @@
+package io.quotagate.filter.limits;
+
+import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.GlobalQuota;
+import io.quotagate.plans.Plan;
+import io.quotagate.plans.Plans;
+import io.quotagate.tenant.TenantContract;
+
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The limits part of a plans file: what every instance sharing a store must agree on so that no
+ * shared bucket is reconfigured back and forth (the global quota, the guest pool's bucket, each plan's
+ * bandwidths, and the tenants' plans and own limits). Routes, resolvers, concurrency caps and the
+ * publish and shadow flags stay each instance's own.
+ *
+ * @param global  the global quota's bandwidths; empty for none
+ * @param guests  the guest pool's bandwidths; empty for none
+ * @param plans   plan → bandwidths
+ * @param tenants tenant → contract ({@code tenants.assignments} and {@code tenants.overrides})
+ */
+record LimitsBase(List<Bandwidth> global, List<Bandwidth> guests, Map<String, List<Bandwidth>> plans,
+                  Map<String, TenantContract> tenants) {
+
+    LimitsBase {
+        global = List.copyOf(global);
+        guests = List.copyOf(guests);
+        Map<String, List<Bandwidth>> p = new TreeMap<>();
+        plans.forEach((name, limits) -> p.put(name, List.copyOf(limits)));
+        plans = Collections.unmodifiableMap(p);
+        tenants = Collections.unmodifiableMap(new TreeMap<>(tenants));
+    }
+
+    /** The limits part of these plans. */
+    static LimitsBase of(Plans file) {
+        Map<String, List<Bandwidth>> plans = new TreeMap<>();
+        for (Plan p : file.plans().values()) plans.put(p.name(), p.limits());
+        Map<String, TenantContract> tenants = new TreeMap<>();
+        Map<String, List<Bandwidth>> own = file.tenants().overrides();
+        file.tenants().assignments().forEach((tenant, plan) ->
+                tenants.put(tenant, new TenantContract(plan, own.getOrDefault(tenant, List.of()))));
+        return new LimitsBase(file.global().map(GlobalQuota::limits).orElse(List.of()),
+                file.tenants().guests().limits(), plans, tenants);
+    }
+}

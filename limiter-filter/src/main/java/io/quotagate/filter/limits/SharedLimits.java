@@ -1,0 +1,461 @@
+package io.quotagate.filter.limits;
+
+import io.quotagate.filter.store.LimitsChannel;
+import io.quotagate.plans.Plans;
+import io.quotagate.plans.TenantId;
+import io.quotagate.tenant.TenantContract;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
+
+/**
+ * Governs the limits in force: this instance's plans file, the limits part every instance sharing a
+ * store agreed on, and the runtime changes, put in force through a {@link Target} (the filter's one
+ * policy swap). With a local store the changes live here; with a shared store ({@link LimitsChannel})
+ * they live in the store's versioned record, so a change made through any instance is enforced and
+ * reported by all:
+ * <ul>
+ *   <li><b>Start</b>: no record, or one whose base is another file's: this instance publishes its
+ *       file's limits (the file published last wins; tenant entries are kept, global and plan changes
+ *       dropped). A record of the same file: adopted, with its runtime changes.</li>
+ *   <li><b>Change</b> ({@link #change}): read the record, apply the change, validate it against this
+ *       instance's routes, write it as the next version only if nobody wrote meanwhile (else read again
+ *       and retry), then announce it. A change that fails validation, or cannot reach the store,
+ *       changes nothing anywhere.</li>
+ *   <li><b>Follow</b>: an announcement, and a version check every {@link #CHECK_INTERVAL} that heals a
+ *       lost one, bring other instances' versions; a record that cannot be used is refused (logged once,
+ *       counted) and the last good limits stay. A record that vanished (Redis lost its data) is written
+ *       back from the last good one, so a lost key never brings back a limit nobody set.</li>
+ * </ul>
+ * Thread-safe: changes and checks are serialised on this object; reads of the status never block.
+ */
+public final class SharedLimits implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(SharedLimits.class.getName());
+    /** How often an instance compares the stored version with its own (announcements come at once). */
+    public static final Duration CHECK_INTERVAL = Duration.ofSeconds(1);
+    private static final int MAX_ATTEMPTS = 8;
+    private static final String VERSION_MESSAGE = "v";
+    private static final String INVALIDATE_PREFIX = "i:";
+
+    /** Puts plans in force: the filter's policy swap. Must not call back into this object. */
+    @FunctionalInterface
+    public interface Target {
+        /** @throws RuntimeException if the plans cannot be put in force (nothing changed then) */
+        void put(Plans plans);
+    }
+
+    private final LimitsChannel channel;
+    private final Target target;
+    private final Consumer<String> invalidate;
+    private final Clock clock;
+    private final ScheduledExecutorService checker;
+    private final AtomicLong refused = new AtomicLong();
+    private final Set<String> loggedDisagreements = ConcurrentHashMap.newKeySet();
+
+    private Plans file;
+    private LimitsBase fileBase;
+    private String fileFingerprint;
+    /** Local store: the runtime changes. */
+    private LimitOverrides localOverrides = LimitOverrides.NONE;
+    /** Shared store: the record in force, its version, and whether this instance's start reached the store. */
+    private LimitsRecord applied;
+    private long appliedVersion;
+    private long refusedVersion = -1;
+    private boolean started;
+    private volatile LimitsStatus status;
+
+    private SharedLimits(Plans file, LimitsChannel channel, Target target, Consumer<String> invalidate, Clock clock) {
+        this.channel = channel;
+        this.target = Objects.requireNonNull(target, "target");
+        this.invalidate = Objects.requireNonNull(invalidate, "invalidate");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        useFile(file);
+        this.checker = channel == null ? null : Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "quotagate-limits");
+            t.setDaemon(true);
+            return t;
+        });
+        publishStatus(true, Optional.empty());
+    }
+
+    /**
+     * The limits of one instance: the file and the runtime changes made here. The file is in force
+     * already (nothing is put at start).
+     */
+    public static SharedLimits local(Plans file, Target target, Consumer<String> invalidate) {
+        return new SharedLimits(file, null, target, invalidate, Clock.systemUTC());
+    }
+
+    /**
+     * The limits every instance sharing {@code channel} enforces. Reads (or publishes) the shared record
+     * now and puts the result in force; a store that cannot be reached leaves the file in force and is
+     * tried again every {@link #CHECK_INTERVAL}.
+     *
+     * @param invalidate drops one tenant's cached directory answer (called for every instance's
+     *                   {@link #invalidate})
+     */
+    public static SharedLimits shared(Plans file, LimitsChannel channel, Target target, Consumer<String> invalidate) {
+        SharedLimits s = new SharedLimits(file, Objects.requireNonNull(channel, "channel"), target, invalidate,
+                Clock.systemUTC());
+        synchronized (s) {
+            try {
+                s.publishFile(false);
+            } catch (RuntimeException unreachable) {
+                s.unreachable("at start, keeping " + file.source() + "'s limits until it answers", unreachable);
+            }
+        }
+        channel.listen(s::onMessage);
+        long period = CHECK_INTERVAL.toMillis();
+        s.checker.scheduleWithFixedDelay(s::checkQuietly, period, period, TimeUnit.MILLISECONDS);
+        return s;
+    }
+
+    /** True if the limits are governed through a shared store. */
+    public boolean isShared() {
+        return channel != null;
+    }
+
+    /** Where the limits in force come from. */
+    public LimitsStatus status() {
+        return status;
+    }
+
+    /** The runtime changes in force. */
+    public synchronized LimitOverrides overrides() {
+        return channel == null ? localOverrides : applied == null ? LimitOverrides.NONE : applied.overrides();
+    }
+
+    /**
+     * The contract the limits in force give this tenant by the plans file or a runtime change (not
+     * the application's directory), or empty.
+     */
+    public synchronized Optional<TenantContract> contract(String tenant) {
+        LimitOverrides o = overrides();
+        TenantContract c = o.tenants().get(tenant);
+        if (c != null) return Optional.of(c);
+        LimitsBase base = channel == null || applied == null ? fileBase : applied.base();
+        return Optional.ofNullable(base.tenants().get(tenant));
+    }
+
+    /**
+     * A new plans file on this instance (a reload, {@code apply}): it becomes the base, its global and
+     * plan changes dropped, tenant entries kept; with a shared store it is published to every instance.
+     *
+     * @throws IllegalArgumentException if the result cannot be put in force (nothing changed)
+     * @throws IllegalStateException    if the shared store cannot be reached or keeps changing (nothing changed)
+     */
+    public synchronized void fileChanged(Plans newFile) {
+        Objects.requireNonNull(newFile, "plans");
+        if (channel == null) {
+            LimitOverrides kept = keepable(localOverrides.forNewFile(), newFile);
+            target.put(EffectiveLimits.of(newFile, LimitsBase.of(newFile), kept));
+            useFile(newFile);
+            localOverrides = kept;
+            publishStatus(true, Optional.empty());
+            return;
+        }
+        Plans before = file;
+        useFile(newFile);
+        try {
+            publishFile(true);
+        } catch (RuntimeException failed) {
+            useFile(before);
+            throw failed;
+        }
+    }
+
+    /**
+     * Applies one runtime change everywhere, or nowhere.
+     *
+     * @param what   a short description for the record ({@code setGlobalQuota}, {@code setTenant acme})
+     * @param change the change, applied to the overrides in force
+     * @throws IllegalArgumentException if the result is invalid (a capacity below a route's cost, an unknown plan)
+     * @throws IllegalStateException    if the shared store cannot be reached, its record cannot be used, or
+     *                                  other instances keep writing
+     */
+    public synchronized void change(String what, UnaryOperator<LimitOverrides> change) {
+        if (channel == null) {
+            LimitOverrides next = change.apply(localOverrides);
+            target.put(EffectiveLimits.of(file, fileBase, next));
+            localOverrides = next;
+            publishStatus(true, Optional.empty());
+            return;
+        }
+        for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+            Optional<LimitsChannel.Versioned> stored;
+            try {
+                stored = channel.read();
+            } catch (RuntimeException unreachable) {
+                unreachable("for " + what, unreachable);
+                throw new IllegalStateException("the shared limits store cannot be reached; nothing changed: "
+                        + unreachable.getMessage(), unreachable);
+            }
+            LimitsRecord current;
+            long version = 0;
+            if (stored.isEmpty()) {
+                current = record(fileBase, file.source(), LimitOverrides.NONE, "published " + file.source());
+            } else {
+                version = stored.get().version();
+                try {
+                    current = LimitsRecord.parse(stored.get().body());
+                } catch (LimitsRecord.Unusable unusable) {
+                    throw new IllegalStateException("the shared limits record (version " + version
+                            + ") cannot be used: " + unusable.getMessage() + "; nothing changed (reload the plans "
+                            + "file to publish it again)");
+                }
+            }
+            LimitOverrides next = change.apply(current.overrides());
+            Plans effective = EffectiveLimits.of(file, current.base(), next); // invalid: nothing written
+            LimitsRecord written = new LimitsRecord(current.base(), current.source(), current.publishedBy(),
+                    current.publishedAt(), next, new LimitsRecord.Change(channel.instanceId(), clock.instant(), what));
+            long v = write(version, written, what);
+            if (v < 0) continue;
+            install(v, written, effective);
+            return;
+        }
+        throw new IllegalStateException("other instances kept changing the shared limits; nothing changed");
+    }
+
+    /** Drops one tenant's cached directory answer, on every instance sharing the store. */
+    public void invalidate(String tenant) {
+        if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: " + tenant);
+        invalidate.accept(tenant);
+        if (channel == null) return;
+        try {
+            channel.announce(INVALIDATE_PREFIX + tenant);
+        } catch (RuntimeException unreachable) {
+            throw new IllegalStateException("dropped on this instance only: the shared store cannot be reached ("
+                    + unreachable.getMessage() + "); the others' caches refresh on their own", unreachable);
+        }
+    }
+
+    /** Checks the stored version now (the periodic check calls it; tests too). */
+    public synchronized void check() {
+        long version;
+        try {
+            version = channel.version();
+        } catch (RuntimeException unreachable) {
+            unreachable("at a version check", unreachable);
+            return;
+        }
+        if (!started) {
+            publishFile(false);
+            return;
+        }
+        if (version == appliedVersion && applied != null || version == refusedVersion) {
+            if (!status.reachable()) publishStatus(true, status.lastRefusal());
+            return;
+        }
+        if (version == 0) {
+            restore();
+            return;
+        }
+        Optional<LimitsChannel.Versioned> stored = channel.read();
+        if (stored.isEmpty()) return;
+        adopt(stored.get());
+    }
+
+    @Override
+    public void close() {
+        if (checker != null) checker.shutdownNow();
+    }
+
+    private void checkQuietly() {
+        try {
+            check();
+        } catch (RuntimeException failure) {
+            unreachable("at a version check", failure);
+        }
+    }
+
+    private void onMessage(String message) {
+        if (message.equals(VERSION_MESSAGE)) {
+            checker.execute(this::checkQuietly);
+        } else if (message.startsWith(INVALIDATE_PREFIX)) {
+            String tenant = message.substring(INVALIDATE_PREFIX.length());
+            if (TenantId.isValid(tenant)) invalidate.accept(tenant);
+        }
+    }
+
+    /**
+     * Publishes this instance's file as the base, unless the stored record already has it (then adopts
+     * it). At start ({@code explicit} false) an unusable record is left alone; a reload or apply
+     * replaces one that does not parse, never one of a newer format.
+     */
+    private void publishFile(boolean explicit) {
+        for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+            Optional<LimitsChannel.Versioned> stored = channel.read();
+            LimitsRecord current = null;
+            long version = 0;
+            if (stored.isPresent()) {
+                version = stored.get().version();
+                try {
+                    current = LimitsRecord.parse(stored.get().body());
+                } catch (LimitsRecord.Unusable unusable) {
+                    boolean newer = unusable.getMessage().contains("newer");
+                    if (!explicit || newer) {
+                        started = true;
+                        refuse(version, unusable.getMessage());
+                        if (explicit) {
+                            throw new IllegalStateException("the shared limits record (version " + version
+                                    + ") cannot be replaced: " + unusable.getMessage());
+                        }
+                        return;
+                    }
+                    LOG.log(System.Logger.Level.WARNING, "quotagate: replacing the unusable shared limits record "
+                            + "(version " + version + ": " + unusable.getMessage() + ") with " + file.source());
+                }
+            }
+            if (current != null && current.fingerprint().equals(fileFingerprint)) {
+                started = true;
+                adoptRecord(version, current);
+                return;
+            }
+            LimitOverrides kept = keepable(current == null ? LimitOverrides.NONE : current.overrides().forNewFile(), file);
+            LimitsRecord written = record(fileBase, file.source(), kept, "published " + file.source());
+            Plans effective = EffectiveLimits.of(file, fileBase, kept);
+            long v = write(version, written, "publishing " + file.source());
+            if (v < 0) continue;
+            started = true;
+            LOG.log(System.Logger.Level.INFO, "quotagate: published the limits of " + file.source()
+                    + " as shared limits version " + v + (current == null ? ""
+                    : " (replacing those of " + current.source() + " from " + current.publishedBy() + ")"));
+            install(v, written, effective);
+            return;
+        }
+        throw new IllegalStateException("other instances kept changing the shared limits; " + file.source()
+                + " was not published");
+    }
+
+    private void adopt(LimitsChannel.Versioned stored) {
+        LimitsRecord record;
+        try {
+            record = LimitsRecord.parse(stored.body());
+        } catch (LimitsRecord.Unusable unusable) {
+            refuse(stored.version(), unusable.getMessage());
+            return;
+        }
+        adoptRecord(stored.version(), record);
+    }
+
+    private void adoptRecord(long version, LimitsRecord record) {
+        Plans effective;
+        try {
+            effective = EffectiveLimits.of(file, record.base(), record.overrides());
+        } catch (IllegalArgumentException invalid) {
+            refuse(version, invalid.getMessage());
+            return;
+        }
+        install(version, record, effective);
+    }
+
+    /** The record vanished (Redis lost its data, or the key was deleted): write back the last good one. */
+    private void restore() {
+        if (applied == null) return;
+        long v = write(0, applied, "restoring");
+        if (v < 0) return; // another instance restored it first: the next check adopts theirs
+        LOG.log(System.Logger.Level.WARNING, "quotagate: the shared limits record was gone (Redis restarted "
+                + "without its data, or the key was deleted); wrote back version " + appliedVersion
+                + "'s limits as version " + v);
+        appliedVersion = v;
+        publishStatus(true, status.lastRefusal());
+    }
+
+    private long write(long expected, LimitsRecord record, String what) {
+        try {
+            return channel.replace(expected, record.toJson());
+        } catch (RuntimeException unreachable) {
+            unreachable("for " + what, unreachable);
+            throw new IllegalStateException("the shared limits store cannot be reached; nothing changed: "
+                    + unreachable.getMessage(), unreachable);
+        }
+    }
+
+    private void install(long version, LimitsRecord record, Plans effective) {
+        try {
+            target.put(effective);
+        } catch (RuntimeException cannot) {
+            refuse(version, cannot.getMessage());
+            return;
+        }
+        applied = record;
+        appliedVersion = version;
+        refusedVersion = -1;
+        boolean agrees = record.fingerprint().equals(fileFingerprint);
+        if (!agrees && loggedDisagreements.add(record.fingerprint() + fileFingerprint)) {
+            LOG.log(System.Logger.Level.WARNING, "quotagate: this instance's " + file.source() + " has other limits "
+                    + "than the shared ones, published from " + record.source() + " by " + record.publishedBy()
+                    + " at " + record.publishedAt() + "; enforcing the shared limits (the plans file published "
+                    + "last wins)");
+        }
+        publishStatus(true, status == null ? Optional.empty() : status.lastRefusal());
+    }
+
+    private void refuse(long version, String reason) {
+        if (version == refusedVersion) return;
+        refusedVersion = version;
+        refused.incrementAndGet();
+        LOG.log(System.Logger.Level.WARNING, "quotagate: shared limits version " + version + " refused, keeping "
+                + (applied == null ? file.source() + "'s limits" : "version " + appliedVersion) + ": " + reason);
+        publishStatus(true, Optional.of("version " + version + ": " + reason));
+    }
+
+    private void unreachable(String when, RuntimeException failure) {
+        if (status != null && status.reachable()) {
+            LOG.log(System.Logger.Level.WARNING, "quotagate: the shared limits store cannot be reached " + when
+                    + "; the limits in force stay: " + failure);
+        }
+        publishStatus(false, status == null ? Optional.empty() : status.lastRefusal());
+    }
+
+    /** The runtime changes that still apply under {@code plans}: tenant entries whose plan it defines. */
+    private static LimitOverrides keepable(LimitOverrides overrides, Plans plans) {
+        Map<String, TenantContract> kept = new TreeMap<>();
+        overrides.tenants().forEach((tenant, c) -> {
+            Optional<String> why = plans.plan(c.plan()).isEmpty()
+                    ? Optional.of("plan '" + c.plan() + "' is not defined in " + plans.source())
+                    : c.hasOwnLimits() ? plans.limitsRefusal("tenant " + tenant, c.limits()) : Optional.empty();
+            if (why.isEmpty()) kept.put(tenant, c);
+            else LOG.log(System.Logger.Level.WARNING, "quotagate: runtime entry of tenant " + tenant
+                    + " dropped with the new plans file: " + why.get());
+        });
+        return new LimitOverrides(overrides.global(), overrides.plans(), kept);
+    }
+
+    private LimitsRecord record(LimitsBase base, String source, LimitOverrides overrides, String what) {
+        var now = clock.instant();
+        String me = channel.instanceId();
+        return new LimitsRecord(base, source, me, now, overrides, new LimitsRecord.Change(me, now, what));
+    }
+
+    private void useFile(Plans plans) {
+        this.file = plans;
+        this.fileBase = LimitsBase.of(plans);
+        this.fileFingerprint = LimitsRecord.fingerprint(fileBase);
+    }
+
+    private void publishStatus(boolean reachable, Optional<String> lastRefusal) {
+        if (channel == null) {
+            status = new LimitsStatus(false, 0, file.source(), "local", true, true, 0, Optional.empty(),
+                    localOverrides);
+            return;
+        }
+        LimitsRecord r = applied;
+        status = new LimitsStatus(true, appliedVersion, r == null ? file.source() : r.source(),
+                r == null ? channel.instanceId() : r.publishedBy(),
+                r == null || r.fingerprint().equals(fileFingerprint), reachable, refused.get(), lastRefusal,
+                r == null ? LimitOverrides.NONE : r.overrides());
+    }
+}

@@ -1,0 +1,331 @@
+package io.quotagate.filter.redis;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.quotagate.filter.limits.LimitsStatus;
+import io.quotagate.filter.metrics.QuotaMeterBinder;
+import io.quotagate.filter.servlet.QuotaControl;
+import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.testing.Http;
+import io.quotagate.filter.testing.JettyServer;
+import io.quotagate.filter.testing.RedisServer;
+import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.Plans;
+import io.quotagate.plans.PlansFile;
+import io.quotagate.plans.StoreSettings;
+import io.quotagate.tenant.TenantContract;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Several instances sharing one Redis govern one set of limits: a runtime change made through any
+ * instance is enforced and reported by every instance, a restarted instance adopts it, a lost
+ * announcement or a lost record heals, an unusable record is refused, and two plans files (a rolling
+ * deploy) do not reconfigure the shared buckets back and forth. Real Redis, real Jetty.
+ */
+class SharedLimitsTest {
+    static final Plans PLANS = PlansFile.parse("shared-limits.yml", """
+            global:
+              limits: [ { capacity: 3000, refill: 3000, period: 1m } ]
+            plans:
+              free:
+                limits: [ { name: burst, capacity: 20, refill: 1, period: 10s } ]
+              pro:
+                limits: [ { name: burst, capacity: 200, refill: 10, period: 10s } ]
+            tenants:
+              default-plan: free
+              assignments: { acme: pro }
+            """);
+    /** The same file on a later deploy: free's burst doubled. */
+    static final Plans PLANS_V2 = PlansFile.parse("shared-limits-v2.yml", """
+            global:
+              limits: [ { capacity: 3000, refill: 3000, period: 1m } ]
+            plans:
+              free:
+                limits: [ { name: burst, capacity: 40, refill: 1, period: 10s } ]
+              pro:
+                limits: [ { name: burst, capacity: 200, refill: 10, period: 10s } ]
+            tenants:
+              default-plan: free
+              assignments: { acme: pro }
+            """);
+    private static final List<Bandwidth> TEN_PER_MINUTE = List.of(new Bandwidth("api", 10, 10, Duration.ofMinutes(1)));
+
+    private static StoreSettings settings(String uri, String prefix) {
+        return StoreSettings.redis(uri).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
+    }
+
+    /** One instance: a Redis store, its filter on Jetty, its meters. */
+    record Instance(RedisStore store, QuotaFilter filter, JettyServer server, SimpleMeterRegistry meters)
+            implements AutoCloseable {
+        static Instance start(Plans plans, StoreSettings settings) throws Exception {
+            RedisStore store = RedisStore.connect(settings, 1_000);
+            QuotaFilter filter = QuotaFilter.builder().plans(plans).store(store).build();
+            JettyServer server = JettyServer.start(filter);
+            SimpleMeterRegistry meters = new SimpleMeterRegistry();
+            new QuotaMeterBinder(filter.control()).bindTo(meters);
+            return new Instance(store, filter, server, meters);
+        }
+
+        QuotaControl control() {
+            return filter.control();
+        }
+
+        double gauge(String name) {
+            return meters.get(name).gauge().value();
+        }
+
+        int get(String tenant) throws Exception {
+            return Http.get(server.uri("/items/1"), tenant).statusCode();
+        }
+
+        @Override
+        public void close() throws Exception {
+            server.close();
+            store.close();
+        }
+    }
+
+    @Test
+    void aGlobalQuotaChangedOnOneInstanceIsEnforcedAndReportedByEvery() throws Exception {
+        StoreSettings s = settings(RedisServer.shared().uri(), RedisServer.randomPrefix());
+        try (Instance a = Instance.start(PLANS, s); Instance b = Instance.start(PLANS, s)) {
+            assertThat(b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY)).isEqualTo(3000.0);
+            long changed = System.nanoTime();
+            a.control().setGlobalQuota(TEN_PER_MINUTE);
+            // A reports it at once; B within the 2 s the README promises (an announcement, else the version check)
+            assertThat(a.gauge(QuotaMeterBinder.GLOBAL_CAPACITY)).isEqualTo(10.0);
+            Await.within(2, "B reports the new global quota", () -> b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 10.0);
+            double seconds = (System.nanoTime() - changed) / 1e9;
+            assertThat(seconds).as("seen by B after %.3f s", seconds).isLessThan(2.0);
+            for (Instance i : List.of(a, b)) {
+                assertThat(i.control().plans().global().orElseThrow().limits()).isEqualTo(TEN_PER_MINUTE);
+                assertThat(i.control().overrides().global()).contains(TEN_PER_MINUTE);
+                assertThat(i.gauge(QuotaMeterBinder.LIMITS_VERSION)).as("published at start, then changed").isEqualTo(2.0);
+            }
+            // enforced: 15 requests spread over both instances and several tenants, 10 admitted in all
+            List<Integer> statuses = new ArrayList<>();
+            for (int i = 0; i < 15; i++) statuses.add((i % 2 == 0 ? a : b).get("t" + i));
+            assertThat(statuses.stream().filter(c -> c == 200).count()).as("%s", statuses).isEqualTo(10);
+            assertThat(statuses).containsOnly(200, 429);
+
+            // a third instance started later with the same file adopts the change at start
+            try (Instance c = Instance.start(PLANS, s)) {
+                assertThat(c.gauge(QuotaMeterBinder.GLOBAL_CAPACITY)).isEqualTo(10.0);
+                assertThat(c.control().limitsStatus().fileAgrees()).isTrue();
+                assertThat(c.get("t99")).as("the shared global bucket is drained").isEqualTo(429);
+            }
+            // cleared on B: the file's quota again, everywhere
+            b.control().clearOverrides();
+            Await.within(2, "A reports the file's quota again", () -> a.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 3000.0);
+            assertThat(a.control().overrides().isEmpty()).isTrue();
+        }
+    }
+
+    @Test
+    void planLimitsAndTenantContractsSetOnOneInstanceApplyOnEvery() throws Exception {
+        StoreSettings s = settings(RedisServer.shared().uri(), RedisServer.randomPrefix());
+        try (Instance a = Instance.start(PLANS, s); Instance b = Instance.start(PLANS, s)) {
+            a.control().setPlanLimits("free", List.of(new Bandwidth("burst", 5, 1, Duration.ofSeconds(10))));
+            List<Bandwidth> own = List.of(new Bandwidth("burst", 3, 1, Duration.ofMinutes(1)));
+            a.control().setTenant("globex", new TenantContract("pro", own));
+            Await.within(2, "B has both changes", () -> b.control().tenant("globex").isPresent()
+                    && b.control().plans().plan("free").orElseThrow().limits().get(0).capacity() == 5);
+            assertThat(b.control().tenant("globex")).contains(new TenantContract("pro", own));
+            assertThat(b.control().tenantLimits("globex")).singleElement()
+                    .satisfies(l -> assertThat(l.capacity()).isEqualTo(3));
+            // globex: 3 units over both instances, its own contract
+            List<Integer> globex = new ArrayList<>();
+            for (int i = 0; i < 5; i++) globex.add((i % 2 == 0 ? b : a).get("globex"));
+            assertThat(globex).containsExactly(200, 200, 200, 429, 429);
+            // a guest on free: 5 over both
+            long admitted = 0;
+            for (int i = 0; i < 8; i++) if ((i % 2 == 0 ? b : a).get("newcomer") == 200) admitted++;
+            assertThat(admitted).isEqualTo(5);
+
+            // invalid changes change nothing anywhere
+            assertThatThrownBy(() -> b.control().setTenant("x", TenantContract.onPlan("platinum")))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("platinum");
+            assertThatThrownBy(() -> b.control().setPlanLimits("platinum", own))
+                    .isInstanceOf(IllegalArgumentException.class);
+            long version = (long) a.gauge(QuotaMeterBinder.LIMITS_VERSION);
+            assertThat(b.gauge(QuotaMeterBinder.LIMITS_VERSION)).isEqualTo(version);
+
+            assertThat(b.control().clearTenant("globex")).isTrue();
+            Await.within(2, "A forgets globex", () -> a.control().tenant("globex").isEmpty());
+            assertThat(a.control().clearTenant("globex")).isFalse();
+        }
+    }
+
+    @Test
+    void aLostAnnouncementHealsWithinTwoSecondsByTheVersionCheck() throws Exception {
+        RedisServer redis = RedisServer.shared();
+        String prefix = RedisServer.randomPrefix();
+        StoreSettings s = settings(redis.uri(), prefix);
+        try (Instance a = Instance.start(PLANS, s); Instance b = Instance.start(PLANS, s)) {
+            a.control().setGlobalQuota(TEN_PER_MINUTE);
+            String tenPerMinute = (String) field(redis, prefix + ":limits", "body");
+            a.control().setGlobalQuota(List.of(new Bandwidth("api", 20, 20, Duration.ofMinutes(1))));
+            Await.within(2, "both at 20", () -> a.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 20.0
+                    && b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 20.0);
+            // a write that announces nothing (as if the announcement were lost)
+            long version = redis.integer("HINCRBY", prefix + ":limits", "version", "1");
+            redis.command("HSET", prefix + ":limits", "body", tenPerMinute);
+            Await.within(2, "both adopt version " + version + " by the version check",
+                    () -> a.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 10.0 && b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 10.0);
+            assertThat(b.control().limitsStatus().version()).isEqualTo(version);
+        }
+    }
+
+    @Test
+    void anUnusableRecordIsRefusedAndTheLastGoodLimitsStay() throws Exception {
+        RedisServer redis = RedisServer.shared();
+        String prefix = RedisServer.randomPrefix();
+        StoreSettings s = settings(redis.uri(), prefix);
+        try (Instance a = Instance.start(PLANS, s); Instance b = Instance.start(PLANS, s)) {
+            a.control().setGlobalQuota(TEN_PER_MINUTE);
+            Await.within(2, "B at 10", () -> b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 10.0);
+            String good = (String) field(redis, prefix + ":limits", "body");
+            for (String garbage : List.of("garbage", "{\"format\": 2}",
+                    good.replace("\"tenants\":{}}", "\"tenants\":{\"x\":{\"plan\":\"platinum\"}}}"), // a plan no file defines
+                    good.replace("\"capacity\":10", "\"capacity\":-1"))) {
+                long refusedBefore = b.control().limitsStatus().refused();
+                redis.command("HINCRBY", prefix + ":limits", "version", "1");
+                redis.command("HSET", prefix + ":limits", "body", garbage);
+                Await.within(3, "B refuses " + garbage, () -> b.control().limitsStatus().refused() == refusedBefore + 1);
+                for (Instance i : List.of(a, b)) {
+                    assertThat(i.gauge(QuotaMeterBinder.GLOBAL_CAPACITY)).as("last good limits kept").isEqualTo(10.0);
+                    assertThat(i.get("guest-" + garbage.length())).isIn(200, 429);
+                }
+            }
+            LimitsStatus status = b.control().limitsStatus();
+            assertThat(status.lastRefusal()).hasValueSatisfying(r -> assertThat(r).contains("capacity"));
+            assertThat(b.meters.get(QuotaMeterBinder.LIMITS_REFUSED).functionCounter().count()).isEqualTo(4.0);
+            // a runtime change on an unusable record changes nothing; publishing the file replaces it
+            assertThatThrownBy(() -> a.control().setGlobalQuota(TEN_PER_MINUTE))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("nothing changed");
+            a.control().apply(PLANS);
+            Await.within(2, "both on the file's quota", () -> a.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 3000.0
+                    && b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 3000.0);
+            // a newer format is never overwritten, not even by an explicit publish
+            redis.command("HINCRBY", prefix + ":limits", "version", "1");
+            redis.command("HSET", prefix + ":limits", "body", "{\"format\": 2, \"x\": 1}");
+            assertThatThrownBy(() -> a.control().apply(PLANS)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("newer");
+        }
+    }
+
+    @Test
+    void twoPlansFilesDoNotReconfigureTheSharedBucketsBackAndForth() throws Exception {
+        StoreSettings s = settings(RedisServer.shared().uri(), RedisServer.randomPrefix());
+        try (Instance old = Instance.start(PLANS, s)) {
+            assertThat(old.get("t1")).isEqualTo(200);
+            try (Instance next = Instance.start(PLANS_V2, s)) {
+                // the file published last wins, on both
+                Await.within(2, "the old instance enforces the new file", () ->
+                        old.control().plans().plan("free").orElseThrow().limits().get(0).capacity() == 40);
+                assertThat(next.control().limitsStatus().fileAgrees()).isTrue();
+                assertThat(old.control().limitsStatus().fileAgrees()).isFalse();
+                assertThat(old.gauge(QuotaMeterBinder.LIMITS_FILE_AGREES)).isEqualTo(0.0);
+                assertThat(old.control().limitsStatus().source()).isEqualTo("shared-limits-v2.yml");
+                // two windows of 3 s of traffic over both (three version checks each)
+                long before = old.store().reconfigurations() + next.store().reconfigurations();
+                int admitted = traffic(old, next, "t1");
+                long first = old.store().reconfigurations() + next.store().reconfigurations() - before;
+                admitted += traffic(old, next, "t1");
+                long second = old.store().reconfigurations() + next.store().reconfigurations() - before - first;
+                assertThat(first).as("each instance moves t1's bucket and the global one once").isLessThanOrEqualTo(4);
+                assertThat(second).as("and never again").isZero();
+                // t1 used 1 of 20 on the old file; its 19 tokens are kept under the new capacity (no instant
+                // burst on a raise), plus refill at 1 per 10 s over about 6 s
+                assertThat(admitted).isBetween(19, 21);
+                for (Instance i : List.of(old, next)) {
+                    assertThat(i.control().tenantLimits("t1").get(0).capacity()).isEqualTo(40);
+                }
+            }
+        }
+    }
+
+    @Test
+    void aRecordLostWithRedisDataIsWrittenBackAndChangesWaitForRedis() throws Exception {
+        try (RedisServer own = RedisServer.startOwn()) {
+            StoreSettings s = settings(own.uri(), RedisServer.randomPrefix()).withHeartbeat(Duration.ofMillis(200),
+                    Duration.ofSeconds(10));
+            try (Instance a = Instance.start(PLANS, s); Instance b = Instance.start(PLANS, s)) {
+                a.control().setGlobalQuota(TEN_PER_MINUTE);
+                Await.within(2, "B at 10", () -> b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 10.0);
+                own.command("FLUSHALL");
+                Await.within(3, "the record is written back", () -> {
+                    try {
+                        return own.integer("EXISTS", s.prefix() + ":limits") == 1;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                });
+                for (Instance i : List.of(a, b)) {
+                    assertThat(i.gauge(QuotaMeterBinder.GLOBAL_CAPACITY)).as("nobody's forgotten limit comes back")
+                            .isEqualTo(10.0);
+                }
+                Await.within(2, "both on the written-back version", () ->
+                        a.control().limitsStatus().version() == b.control().limitsStatus().version());
+
+                own.kill();
+                assertThatThrownBy(() -> a.control().setGlobalQuota(List.of(new Bandwidth("api", 50, 50,
+                        Duration.ofMinutes(1))))).isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("nothing changed");
+                Await.within(3, "B notices", () -> !b.control().limitsStatus().reachable());
+                assertThat(b.gauge(QuotaMeterBinder.LIMITS_REACHABLE)).isEqualTo(0.0);
+                assertThat(b.get("t1")).as("still serving").isIn(200, 429);
+                assertThat(b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY)).isEqualTo(10.0);
+
+                own.start(); // empty: no persistence
+                Await.within(5, "reachable again", () -> a.control().limitsStatus().reachable()
+                        && b.control().limitsStatus().reachable());
+                a.control().setGlobalQuota(List.of(new Bandwidth("api", 50, 50, Duration.ofMinutes(1))));
+                Await.within(2, "B picks up the change made after the outage",
+                        () -> b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 50.0);
+            }
+        }
+    }
+
+    @Test
+    void invalidateDropsATenantsCachedDirectoryAnswerOnEveryInstance() throws Exception {
+        StoreSettings s = settings(RedisServer.shared().uri(), RedisServer.randomPrefix());
+        Map<String, String> billing = new java.util.concurrent.ConcurrentHashMap<>(Map.of("initech", "free"));
+        try (RedisStore storeA = RedisStore.connect(s, 1_000); RedisStore storeB = RedisStore.connect(s, 1_000)) {
+            QuotaFilter a = QuotaFilter.builder().plans(PLANS).store(storeA)
+                    .tenantDirectory(t -> Optional.ofNullable(billing.get(t))).build();
+            QuotaFilter b = QuotaFilter.builder().plans(PLANS).store(storeB)
+                    .tenantDirectory(t -> Optional.ofNullable(billing.get(t))).build();
+            try (JettyServer ja = JettyServer.start(a); JettyServer jb = JettyServer.start(b)) {
+                assertThat(b.control().tenant("initech")).contains(TenantContract.onPlan("free"));
+                billing.put("initech", "pro");
+                assertThat(b.control().tenant("initech")).as("cached").contains(TenantContract.onPlan("free"));
+                a.control().invalidate("initech");
+                Await.within(2, "B asks the directory again", () ->
+                        b.control().tenant("initech").equals(Optional.of(TenantContract.onPlan("pro"))));
+            }
+        }
+    }
+
+    /** 3 s of requests for one tenant alternating over two instances; the number admitted. */
+    private static int traffic(Instance x, Instance y, String tenant) throws Exception {
+        long deadline = System.nanoTime() + 3_000_000_000L;
+        int admitted = 0;
+        for (int requests = 0; System.nanoTime() < deadline && requests < 600; requests++) {
+            if ((requests % 2 == 0 ? x : y).get(tenant) == 200) admitted++;
+        }
+        return admitted;
+    }
+
+    private static Object field(RedisServer redis, String key, String field) throws Exception {
+        return redis.command("HGET", key, field);
+    }
+}
