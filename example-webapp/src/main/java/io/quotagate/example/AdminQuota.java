@@ -84,6 +84,9 @@ final class AdminQuota extends HttpServlet {
         } catch (IllegalArgumentException e) { // e.g. below a route's cost
             problem(resp, 400, e.getMessage());
             return;
+        } catch (IllegalStateException e) { // the shared store cannot be reached: nothing changed anywhere
+            problem(resp, 503, e.getMessage());
+            return;
         }
         ExampleServlets.json(resp, 200, describe(List.of(quota)), "application/json");
     }
@@ -140,7 +143,8 @@ final class AdminQuota extends HttpServlet {
         return n.longValue();
     }
 
-    private boolean authorized(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+    /** Checks the bearer token (shared by every /admin/* servlet, so one lock-out covers them all). */
+    boolean authorized(HttpServletRequest req, HttpServletResponse resp) throws IOException {
         String client = ADDRESSES.of(req);
         long locked = backoff.lockedFor(client);
         if (locked > 0) { // refused before the token is even compared: guessing costs the guesser time
@@ -175,12 +179,14 @@ final class AdminQuota extends HttpServlet {
         return JSON.writeValueAsString(root);
     }
 
-    private static void problem(HttpServletResponse resp, int status, String detail) throws IOException {
+    static void problem(HttpServletResponse resp, int status, String detail) throws IOException {
         var o = JSON.createObjectNode();
         o.put("type", "about:blank");
         o.put("title", switch (status) {
             case 401 -> "Unauthorized";
+            case 404 -> "Not Found";
             case 429 -> "Too Many Requests";
+            case 503 -> "Service Unavailable";
             default -> "Bad Request";
         });
         o.put("status", status);

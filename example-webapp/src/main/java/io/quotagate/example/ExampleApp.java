@@ -216,8 +216,11 @@ public final class ExampleApp implements Callable<Integer> {
         managementContext.addServlet(new ServletHolder(new ObservabilityServlets.Dashboard(history)), "/dashboard/*");
         managementContext.addServlet(new ServletHolder(new ExampleServlets.Health()), "/health");
         if (adminToken != null) {
-            managementContext.addServlet(new ServletHolder(new AdminQuota(filter, adminToken,
-                    new WrongTokenBackoff(adminNanos))), "/admin/quota");
+            AdminQuota quotaAdmin = new AdminQuota(filter, adminToken, new WrongTokenBackoff(adminNanos));
+            managementContext.addServlet(new ServletHolder(quotaAdmin), "/admin/quota");
+            ServletHolder tenantsAdmin = new ServletHolder(new AdminTenants(filter, quotaAdmin));
+            managementContext.addServlet(tenantsAdmin, "/admin/tenants/*");
+            managementContext.addServlet(tenantsAdmin, "/admin/overrides");
         } else {
             managementContext.addServlet(new ServletHolder(new ExampleServlets.NotFound()), "/admin/*"); // off: as if absent
         }

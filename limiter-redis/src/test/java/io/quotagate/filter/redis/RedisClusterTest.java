@@ -10,6 +10,8 @@ import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.StoreSettings;
+import io.quotagate.filter.metrics.QuotaMeterBinder;
+import io.quotagate.tenant.TenantContract;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -89,6 +91,29 @@ class RedisClusterTest {
             assertThat(a.fallbackDecisions() + b.fallbackDecisions()).as("every decision made in Redis").isZero();
             assertThat(accepted).as("accepted over %.1f s by 40 tenants", seconds)
                     .isBetween(30, 30 + (int) Math.ceil(seconds / 10));
+        }
+    }
+
+    /**
+     * Shared limits on a cluster: the record is one key on one primary, the announcement is
+     * cluster-wide publish/subscribe; a change through A is enforced and reported by B.
+     */
+    @Test
+    void aLimitChangedOnOneInstanceIsEnforcedAndReportedByTheOtherOnACluster() throws Exception {
+        StoreSettings s = settings(RedisServer.randomPrefix());
+        try (SharedLimitsTest.Instance a = SharedLimitsTest.Instance.start(SharedLimitsTest.PLANS, s);
+             SharedLimitsTest.Instance b = SharedLimitsTest.Instance.start(SharedLimitsTest.PLANS, s)) {
+            a.control().setGlobalQuota(List.of(new Bandwidth("api", 10, 10, Duration.ofMinutes(1))));
+            Await.within(2, "B reports the new global quota",
+                    () -> b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 10.0);
+            b.control().setTenant("globex", new TenantContract("pro",
+                    List.of(new Bandwidth("burst", 3, 1, Duration.ofMinutes(1)))));
+            Await.within(2, "A has globex's contract", () -> a.control().tenant("globex").isPresent());
+            int admitted = 0;
+            for (int i = 0; i < 6; i++) if ((i % 2 == 0 ? a : b).get("globex") == 200) admitted++;
+            assertThat(admitted).isEqualTo(3);
+            assertThat(a.store().fallbackDecisions() + b.store().fallbackDecisions()).isZero();
+            assertThat(a.control().limitsStatus().version()).isEqualTo(b.control().limitsStatus().version());
         }
     }
 }
