@@ -8,6 +8,7 @@ import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.StoreSettings;
+import io.quotagate.tenant.JdbcTenantDirectory;
 import jakarta.servlet.DispatcherType;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
@@ -84,6 +85,25 @@ public final class ExampleApp implements Callable<Integer> {
             description = "Bearer token for PUT /admin/quota (default: env QUOTAGATE_ADMIN_TOKEN); none: the endpoint is off")
     String adminToken;
 
+    @Option(names = "--tenants-jdbc", paramLabel = "URL", arity = "0..1", fallbackValue = TenantsDatabase.H2,
+            description = "Tenants' plans and own limits from a database: a JDBC URL (jdbc:postgresql://host:5432/db), "
+                    + "or h2 (also the option alone) for the H2 file ./quotagate-tenants; table quotagate_tenants, "
+                    + "created if absent; default: none, the plans file's assignments only")
+    String tenantsJdbc;
+
+    @Option(names = "--tenants-jdbc-user", paramLabel = "USER", description = "User of the --tenants-jdbc database")
+    String tenantsJdbcUser;
+
+    @Option(names = "--tenants-jdbc-password", paramLabel = "PASSWORD",
+            defaultValue = "${env:QUOTAGATE_TENANTS_JDBC_PASSWORD}",
+            description = "Password of the --tenants-jdbc database (default: env QUOTAGATE_TENANTS_JDBC_PASSWORD)")
+    String tenantsJdbcPassword;
+
+    @Option(names = "--tenants-jdbc-query", paramLabel = "SQL",
+            description = "Query of one tenant in tables of your own: one ? (the tenant id), columns plan and, "
+                    + "optionally, limits (default: " + JdbcTenantDirectory.DEFAULT_QUERY + ")")
+    String tenantsJdbcQuery;
+
     /** How often a {@code --plans} file is polled for changes. */
     static final Duration RELOAD_INTERVAL = Duration.ofSeconds(2);
 
@@ -115,6 +135,14 @@ public final class ExampleApp implements Callable<Integer> {
                     return 2;
                 }
             }
+            if (tenantsJdbc != null) {
+                try {
+                    builder.tenantDirectory(tenantDirectory());
+                } catch (IllegalArgumentException | IllegalStateException e) {
+                    System.err.println("example-webapp: --tenants-jdbc: " + e.getMessage());
+                    return 2;
+                }
+            }
             filter = withEstimators(builder, loaded).build();
         } catch (InvalidPlansException e) {
             System.err.println("example-webapp: invalid plans: " + e.getMessage());
@@ -123,8 +151,23 @@ public final class ExampleApp implements Callable<Integer> {
         String token = adminToken == null || adminToken.isBlank() ? null : adminToken.trim();
         Running app = start(host, port, managementHost, managementPort, filter, token);
         System.out.println(banner(app, plans, token != null, redis != null));
+        if (tenantsJdbc != null) {
+            System.out.println("tenants from " + TenantsDatabase.redact(TenantsDatabase.url(tenantsJdbc))
+                    + (tenantsJdbcQuery == null ? " (table quotagate_tenants)" : " (" + tenantsJdbcQuery + ")"));
+        }
         app.server().join();
         return 0;
+    }
+
+    /**
+     * The {@code --tenants-jdbc} directory: the database reached, its default table created if absent,
+     * the query run once; the filter caches it.
+     *
+     * @throws IllegalArgumentException for a value that is not a JDBC URL or {@code h2}, or a bad query
+     * @throws IllegalStateException    if the database cannot be reached or the query does not run
+     */
+    JdbcTenantDirectory tenantDirectory() {
+        return TenantsDatabase.open(tenantsJdbc, tenantsJdbcUser, tenantsJdbcPassword, tenantsJdbcQuery);
     }
 
     /** The start-up lines: both base URLs, and what runs where. */

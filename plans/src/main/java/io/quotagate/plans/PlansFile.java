@@ -184,6 +184,24 @@ public final class PlansFile {
     }
 
     /**
+     * Parses a list of limits as a plans file's {@code limits:} writes it, for limits kept elsewhere (a
+     * tenant's contract in a database column): YAML, usually on one line
+     * ({@code [{capacity: 200, refill: 100, period: 10s}, {name: day, capacity: 100000, refill: 100000, period: 1d}]}),
+     * or the same as JSON, which is YAML too. The checks are the file's: at least one limit, only the
+     * keys {@code name}, {@code capacity}, {@code refill}, {@code period}, whole numbers &gt; 0, periods
+     * as {@link #parsePeriod} reads them, unique names ({@code b0}, {@code b1}... when none is written).
+     * A route's cost is not checked here: the caller knows the routes.
+     *
+     * @param source names the text in error messages (a table and column, a tenant)
+     * @throws InvalidPlansException naming the field ({@code limits[1].period}) and the reason
+     */
+    public static List<Bandwidth> parseLimits(String source, String text) {
+        FieldCursor in = new FieldCursor(source);
+        if (text == null || text.isBlank()) throw in.error(0, "limits", "at least one limit is required");
+        return new PlanBinder(in).limits(YamlTree.read(in, text), "limits");
+    }
+
+    /**
      * Parses a period as the plans file writes it: a whole number with a unit ({@code 500ms},
      * {@code 10s}, {@code 1m}, {@code 2h}, {@code 1d}) or ISO-8601 ({@code PT10S}). Also used to read
      * periods given at runtime (an admin API), so both accept exactly the same text.

@@ -362,6 +362,41 @@ class PlansFileTest {
         }
     }
 
+    @Test
+    void limitsKeptElsewhereParseAsTheFileWritesThemInYamlOrJson() {
+        List<Bandwidth> expected = List.of(new Bandwidth("b0", 200, 100, Duration.ofSeconds(10)),
+                new Bandwidth("day", 100000, 100000, Duration.ofDays(1)));
+        assertThat(PlansFile.parseLimits("t", "[{capacity: 200, refill: 100, period: 10s}, "
+                + "{name: day, capacity: 100000, refill: 100000, period: 1d}]")).isEqualTo(expected);
+        assertThat(PlansFile.parseLimits("t", "[{\"capacity\":200,\"refill\":100,\"period\":\"10s\"},"
+                + "{\"name\":\"day\",\"capacity\":100000,\"refill\":100000,\"period\":\"P1D\"}]")).isEqualTo(expected);
+    }
+
+    @ParameterizedTest(name = "[{index}] {1}: {2}")
+    @MethodSource("badLimitTexts")
+    void refusesBadLimitTextNamingTheFieldAndTheReason(String text, String field, String reason) {
+        assertThatThrownBy(() -> PlansFile.parseLimits("tenant acme", text))
+                .isInstanceOfSatisfying(InvalidPlansException.class, e -> {
+                    assertThat(e.file()).isEqualTo("tenant acme");
+                    assertThat(e.field()).isEqualTo(field);
+                    assertThat(e.reason()).contains(reason);
+                });
+    }
+
+    static Stream<Arguments> badLimitTexts() {
+        return Stream.of(
+                arguments("  ", "limits", "at least one limit is required"),
+                arguments("[]", "limits", "at least one limit is required"),
+                arguments("{capacity: 5, refill: 5, period: 1s}", "limits", "expected a list"),
+                arguments("[{capacity: 0, refill: 5, period: 1s}]", "limits[0].capacity", "must be > 0, was 0"),
+                arguments("[{capacity: 5, refill: 5, period: 10}]", "limits[0].period", "a number needs a unit"),
+                arguments("[{capacity: 5, refill: 5, period: 10x}]", "limits[0].period", "unknown period '10x'"),
+                arguments("[{capacity: 5, refill: 5, period: 1s, burst: 3}]", "limits[0].burst", "unknown key"),
+                arguments("[{capacity: 5, refill: 5, period: 1s}, {capacity: 5, refill: 5, period: 1s, name: b0}]",
+                        "limits[1].name", "duplicate limit name 'b0'"),
+                arguments("[{capacity: 5", "", "not valid YAML"));
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("badFiles")
     void refusesABadFileNamingFileLineAndField(String description, String yaml, int line, String field, String reason) {

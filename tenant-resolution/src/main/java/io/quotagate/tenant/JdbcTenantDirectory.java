@@ -1,0 +1,250 @@
+package io.quotagate.tenant;
+
+import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.InvalidPlansException;
+import io.quotagate.plans.PlansFile;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A {@link TenantDirectory} over the application's own database (its billing or customer tables):
+ * one query per lookup, the tenant id its only parameter, answering the tenant's plan and, if the
+ * tenant has a contract of its own, its limits.
+ *
+ * <pre>{@code
+ * TenantDirectory directory = JdbcTenantDirectory.builder(dataSource)
+ *         .query("select plan, limits from tenants where id = ?")
+ *         .build();
+ * QuotaFilter.builder().tenantDirectory(directory)   // the filter caches it
+ * }</pre>
+ *
+ * <p><b>What the query returns.</b> Zero rows: the directory does not know the tenant (empty, and the
+ * plans file's {@code tenants.unknown} decides). One row with the columns (labels, case-insensitive;
+ * use {@code as} to rename):
+ * <ul>
+ *   <li>{@code plan}, required, not NULL: the plan's name as the plans file defines it (blanks around
+ *       it, as a {@code CHAR} column pads, are ignored);</li>
+ *   <li>{@code limits}, optional: NULL or empty for the plan's limits, or the tenant's own limits as a
+ *       plans file's {@code limits:} writes them, in YAML or JSON
+ *       ({@code [{capacity: 200, refill: 100, period: 10s}, {name: day, capacity: 100000, refill: 100000, period: 1d}]}),
+ *       read by {@link PlansFile#parseLimits} with the file's checks and period rules.</li>
+ * </ul>
+ * Any other column, a missing {@code plan} column, a NULL plan, bad limits or a second row is an
+ * {@link IllegalStateException} naming the tenant, the column and the reason; so is a failing query
+ * (its {@link SQLException} is the cause). The filter answers that request with 500
+ * {@code internal_error} and logs the message, rate-limited. Nothing is cached here: wrap the
+ * directory in {@link TenantDirectory#cached} (the filter does so itself for the directory its
+ * builder is given) and call {@link TenantDirectory#invalidate} on the cache after a tenant's row
+ * changes.
+ *
+ * <p>Each lookup borrows a connection from the {@link DataSource} and returns it; use a pooled one in
+ * production. The query timeout bounds the query, not the wait for a connection: set the pool's or
+ * driver's connect timeout as well. Thread-safe.
+ */
+public final class JdbcTenantDirectory implements TenantDirectory {
+    /** The query unless {@link Builder#query} says otherwise: the table the README documents. */
+    public static final String DEFAULT_QUERY = "select plan, limits from quotagate_tenants where tenant_id = ?";
+    /** How long a lookup's query may run unless {@link Builder#queryTimeout} says otherwise. */
+    public static final Duration DEFAULT_QUERY_TIMEOUT = Duration.ofSeconds(2);
+
+    private static final String PLAN = "plan";
+    private static final String LIMITS = "limits";
+    /** How much of a bad limits value an error message quotes. */
+    private static final int QUOTED = 200;
+
+    private final DataSource dataSource;
+    private final String query;
+    private final int queryTimeoutSeconds;
+
+    private JdbcTenantDirectory(Builder b) {
+        this.dataSource = b.dataSource;
+        this.query = b.query;
+        // JDBC counts whole seconds, 0 meaning none: round up, so a timeout is never switched off
+        long seconds = (b.queryTimeout.toNanos() + 999_999_999L) / 1_000_000_000L;
+        this.queryTimeoutSeconds = (int) Math.min(Integer.MAX_VALUE, Math.max(1, seconds));
+    }
+
+    /** A builder of a directory that borrows its connections from {@code dataSource}. */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(dataSource);
+    }
+
+    /**
+     * The tenant's plan; empty if the query returns no row. A row that cannot be used (see the class
+     * comment) throws, here as in {@link #contractOf}: a tenant's row is good or it is not.
+     *
+     * @throws IllegalStateException naming the tenant, the column and the reason
+     */
+    @Override
+    public Optional<String> planOf(String tenantId) {
+        return contractOf(tenantId).map(TenantContract::plan);
+    }
+
+    /**
+     * The tenant's plan and its own limits (none if the {@code limits} column is absent, NULL or
+     * empty); empty if the query returns no row.
+     *
+     * @throws IllegalStateException naming the tenant, the column and the reason, for a row that
+     *                               cannot be used or a query that fails
+     */
+    @Override
+    public Optional<TenantContract> contractOf(String tenantId) {
+        Objects.requireNonNull(tenantId, "tenantId");
+        try (Connection connection = dataSource.getConnection();
+             PreparedStatement statement = connection.prepareStatement(query)) {
+            statement.setQueryTimeout(queryTimeoutSeconds);
+            statement.setMaxRows(2); // a second row is already an error: never read a whole table
+            statement.setString(1, tenantId);
+            try (ResultSet rows = statement.executeQuery()) {
+                Columns columns = columns(tenantId, rows.getMetaData());
+                if (!rows.next()) return Optional.empty();
+                String plan = rows.getString(columns.plan());
+                String limits = columns.limits() == 0 ? null : rows.getString(columns.limits());
+                if (rows.next()) {
+                    throw new IllegalStateException("tenant '" + tenantId + "': the tenant query returned more "
+                            + "than one row; it must return at most one per tenant id");
+                }
+                return Optional.of(contract(tenantId, plan, limits));
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("tenant '" + tenantId + "': the tenant query failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Where {@code plan} and {@code limits} are in the result (1-based; {@code limits} 0 if absent). */
+    private record Columns(int plan, int limits) {
+    }
+
+    private static Columns columns(String tenant, ResultSetMetaData meta) throws SQLException {
+        int plan = 0;
+        int limits = 0;
+        for (int i = 1; i <= meta.getColumnCount(); i++) {
+            String label = meta.getColumnLabel(i);
+            String name = label == null ? "" : label.toLowerCase(Locale.ROOT);
+            if (name.equals(PLAN) && plan == 0) {
+                plan = i;
+            } else if (name.equals(LIMITS) && limits == 0) {
+                limits = i;
+            } else {
+                throw new IllegalStateException("tenant '" + tenant + "': column '" + label + "': "
+                        + (name.equals(PLAN) || name.equals(LIMITS) ? "returned twice" : "unknown column")
+                        + "; the tenant query must return the columns plan and, optionally, limits");
+            }
+        }
+        if (plan == 0) {
+            throw new IllegalStateException("tenant '" + tenant + "': column plan: missing; the tenant query must "
+                    + "return the columns plan and, optionally, limits");
+        }
+        return new Columns(plan, limits);
+    }
+
+    private static TenantContract contract(String tenant, String planValue, String limitsValue) {
+        if (planValue == null) {
+            throw new IllegalStateException("tenant '" + tenant + "': column plan: is NULL; a tenant's row must name its plan");
+        }
+        String plan = planValue.strip();
+        if (plan.isEmpty()) {
+            throw new IllegalStateException("tenant '" + tenant + "': column plan: is empty; a tenant's row must name its plan");
+        }
+        if (limitsValue == null || limitsValue.isBlank()) return TenantContract.onPlan(plan);
+        List<Bandwidth> limits;
+        try {
+            limits = PlansFile.parseLimits("tenant '" + tenant + "'", limitsValue);
+        } catch (InvalidPlansException e) {
+            // the binder names fields from "limits": limits[1].period reads as a path inside the column
+            String field = e.field().isEmpty() ? LIMITS : e.field();
+            String quoted = limitsValue.length() > QUOTED ? limitsValue.substring(0, QUOTED) + "..." : limitsValue;
+            throw new IllegalStateException("tenant '" + tenant + "': column " + field + ": " + e.reason()
+                    + " (limits is '" + quoted + "')");
+        }
+        return new TenantContract(plan, limits);
+    }
+
+    @Override
+    public String toString() {
+        return "JdbcTenantDirectory[" + query + "]";
+    }
+
+    /**
+     * Settings of a {@link JdbcTenantDirectory}; each setter checks its value at once, so a bad setting
+     * fails at start-up, naming it.
+     */
+    public static final class Builder {
+        private final DataSource dataSource;
+        private String query = DEFAULT_QUERY;
+        private Duration queryTimeout = DEFAULT_QUERY_TIMEOUT;
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        }
+
+        /**
+         * The query of one tenant: one {@code ?} parameter (the tenant id, bound as a string, never
+         * spliced into the text), returning the columns {@code plan} and, optionally, {@code limits}.
+         * Default {@value JdbcTenantDirectory#DEFAULT_QUERY}.
+         *
+         * @throws IllegalArgumentException if the query is blank or has not exactly one {@code ?} outside
+         *                                  quotes ({@code ??}, the PostgreSQL driver's escaped
+         *                                  {@code ?} operator, is not a parameter)
+         */
+        public Builder query(String sql) {
+            Objects.requireNonNull(sql, "query");
+            if (sql.isBlank()) throw new IllegalArgumentException("query must not be blank");
+            int parameters = parameters(sql);
+            if (parameters != 1) {
+                throw new IllegalArgumentException("query must have exactly one ? parameter (the tenant id), found "
+                        + parameters + ": " + sql);
+            }
+            this.query = sql;
+            return this;
+        }
+
+        /**
+         * How long one lookup's query may run before the driver cancels it (whole seconds, rounded up);
+         * default {@link #DEFAULT_QUERY_TIMEOUT}. A lookup runs on a request's thread when the cache
+         * has no answer for the tenant.
+         *
+         * @throws IllegalArgumentException if not &gt; 0
+         */
+        public Builder queryTimeout(Duration timeout) {
+            Objects.requireNonNull(timeout, "queryTimeout");
+            if (timeout.isZero() || timeout.isNegative()) {
+                throw new IllegalArgumentException("query timeout must be > 0, was " + timeout);
+            }
+            this.queryTimeout = timeout;
+            return this;
+        }
+
+        public JdbcTenantDirectory build() {
+            return new JdbcTenantDirectory(this);
+        }
+
+        /** The {@code ?} outside quoted literals and identifiers; {@code ??} is an escaped operator. */
+        static int parameters(String sql) {
+            int count = 0;
+            char quote = 0;
+            for (int i = 0; i < sql.length(); i++) {
+                char c = sql.charAt(i);
+                if (quote != 0) {
+                    if (c == quote) quote = 0; // a doubled quote closes and reopens: same count
+                } else if (c == '\'' || c == '"') {
+                    quote = c;
+                } else if (c == '?') {
+                    if (i + 1 < sql.length() && sql.charAt(i + 1) == '?') i++;
+                    else count++;
+                }
+            }
+            return count;
+        }
+    }
+}

@@ -1,0 +1,260 @@
+package io.quotagate.tenant;
+
+import io.quotagate.plans.Bandwidth;
+import io.quotagate.tenant.testing.PostgresDatabase;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.params.provider.Arguments.arguments;
+
+/**
+ * {@link JdbcTenantDirectory} against a real PostgreSQL: a database of this class's own, created with a
+ * random name and dropped at the end.
+ */
+class JdbcTenantDirectoryTest {
+    /** The table the README documents, read by {@link JdbcTenantDirectory#DEFAULT_QUERY}. */
+    static final String DOCUMENTED_TABLE = "create table quotagate_tenants (tenant_id varchar(64) primary key, "
+            + "plan varchar(32) not null, limits varchar(4000))";
+
+    private static final String QUERY = "select plan, limits from tenants where id = ?";
+    private static final List<Bandwidth> BURST_AND_DAY = List.of(new Bandwidth("b0", 200, 100, Duration.ofSeconds(10)),
+            new Bandwidth("day", 100000, 100000, Duration.ofDays(1)));
+
+    private static PostgresDatabase db;
+    private static JdbcTenantDirectory directory;
+
+    @BeforeAll
+    static void createDatabase() {
+        db = PostgresDatabase.create();
+        // no constraints: the bad rows a careless billing schema allows
+        db.execute("create table tenants (id text, plan text, limits text)", DOCUMENTED_TABLE);
+        directory = JdbcTenantDirectory.builder(db.dataSource()).query(QUERY).build();
+        tenant("victim", "pro", null);
+    }
+
+    @AfterAll
+    static void dropDatabase() {
+        if (db != null) db.close();
+    }
+
+    private static void tenant(String id, String plan, String limits) {
+        db.update("insert into tenants (id, plan, limits) values (?, ?, ?)", id, plan, limits);
+    }
+
+    @Test
+    void aRowWithAPlanOnlyPutsTheTenantOnItsPlansLimits() {
+        tenant("plan-only", "pro", null);
+        tenant("plan-empty-limits", "free", "  ");
+        tenant("plan-padded", " pro  ", null);
+
+        assertThat(directory.contractOf("plan-only")).contains(TenantContract.onPlan("pro"));
+        assertThat(directory.planOf("plan-only")).contains("pro");
+        assertThat(directory.contractOf("plan-empty-limits")).contains(TenantContract.onPlan("free"));
+        assertThat(directory.contractOf("plan-padded")).as("as a CHAR column pads").contains(TenantContract.onPlan("pro"));
+        assertThat(JdbcTenantDirectory.builder(db.dataSource()).query("select plan from tenants where id = ?").build()
+                .contractOf("plan-only")).as("no limits column").contains(TenantContract.onPlan("pro"));
+    }
+
+    @Test
+    void aRowWithLimitsGivesTheTenantItsOwnLimitsWrittenAsInThePlansFileOrAsJson() {
+        tenant("own-yaml", "pro", "[{capacity: 200, refill: 100, period: 10s}, {name: day, capacity: 100000, refill: 100000, period: 1d}]");
+        tenant("own-json", "pro", "[{\"capacity\": 200, \"refill\": 100, \"period\": \"10s\"},"
+                + " {\"name\": \"day\", \"capacity\": 100000, \"refill\": 100000, \"period\": \"PT24H\"}]");
+
+        TenantContract expected = new TenantContract("pro", BURST_AND_DAY);
+        assertThat(directory.contractOf("own-yaml")).contains(expected);
+        assertThat(directory.contractOf("own-json")).contains(expected);
+        assertThat(directory.contractOf("own-json").orElseThrow().hasOwnLimits()).isTrue();
+        assertThat(directory.planOf("own-yaml")).contains("pro");
+    }
+
+    @Test
+    void aJsonbColumnWorksAsWellUnderAnyNamesRenamedInTheQuery() {
+        db.execute("create table customers (customer text primary key, tier text not null, contract jsonb)",
+                "insert into customers values ('initech', 'pro', '[{\"capacity\": 5, \"refill\": 1, \"period\": \"1h\"}]')");
+        JdbcTenantDirectory customers = JdbcTenantDirectory.builder(db.dataSource())
+                .query("select tier as plan, contract as \"LIMITS\" from customers where customer = ?").build();
+        assertThat(customers.contractOf("initech"))
+                .contains(new TenantContract("pro", List.of(new Bandwidth("b0", 5, 1, Duration.ofHours(1)))));
+    }
+
+    @Test
+    void theDefaultQueryReadsTheDocumentedTable() {
+        db.update("insert into quotagate_tenants (tenant_id, plan, limits) values (?, ?, ?)",
+                "documented", "pro", "[{capacity: 5, refill: 1, period: 1h}]");
+        JdbcTenantDirectory byDefault = JdbcTenantDirectory.builder(db.dataSource()).build();
+        assertThat(byDefault.contractOf("documented"))
+                .contains(new TenantContract("pro", List.of(new Bandwidth("b0", 5, 1, Duration.ofHours(1)))));
+        assertThat(byDefault.contractOf("nobody")).isEmpty();
+    }
+
+    @Test
+    void noRowIsAnUnknownTenant() {
+        assertThat(directory.contractOf("never-inserted")).isEmpty();
+        assertThat(directory.planOf("never-inserted")).isEmpty();
+    }
+
+    static Stream<Arguments> badRows() {
+        return Stream.of(
+                arguments(null, null, "column plan: is NULL"),
+                arguments("", null, "column plan: is empty"),
+                arguments("pro", "[{capacity: 0, refill: 5, period: 1s}]", "column limits[0].capacity: must be > 0, was 0"),
+                arguments("pro", "[{capacity: -3, refill: 5, period: 1s}]", "column limits[0].capacity: "),
+                arguments("pro", "[{capacity: 5, refill: 5, period: 1s}, {capacity: 5, refill: 5, period: 10}]",
+                        "column limits[1].period: expected a period such as 10s"),
+                arguments("pro", "[{capacity: 5, refill: 5, period: 10 s}]", "column limits[0].period: unknown period '10 s'"),
+                arguments("pro", "[{capacity: 5, refill: 5, period: 1s, burst: 9}]", "column limits[0].burst: unknown key"),
+                arguments("pro", "[{\"capacity\": 5, \"refill\": 5}]", "column limits[0].period: required"),
+                arguments("pro", "{capacity: 5, refill: 5, period: 1s}", "column limits: expected a list, found"),
+                arguments("pro", "[]", "column limits: at least one limit is required"),
+                arguments("pro", "capacity=5", "column limits: expected a list"),
+                arguments("pro", "[{capacity: 5", "column limits: not valid YAML"));
+    }
+
+    @ParameterizedTest(name = "[{index}] {2}")
+    @MethodSource("badRows")
+    void aRowWithBadDataIsAnErrorNamingTheTenantTheColumnAndTheReason(String plan, String limits, String reason) {
+        String tenant = "bad-" + Integer.toHexString((plan + "|" + limits).hashCode());
+        tenant(tenant, plan, limits);
+        for (var lookup : List.<Runnable>of(() -> directory.contractOf(tenant), () -> directory.planOf(tenant))) {
+            assertThatThrownBy(lookup::run)
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageStartingWith("tenant '" + tenant + "': ")
+                    .hasMessageContaining(reason);
+        }
+    }
+
+    @Test
+    void aQueryOfAnotherShapeIsAnErrorNamingTheColumn() {
+        tenant("shape", "pro", null);
+        assertThatThrownBy(() -> JdbcTenantDirectory.builder(db.dataSource())
+                .query("select plan, limits, id from tenants where id = ?").build().contractOf("shape"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("tenant 'shape': column 'id': unknown column; the tenant query must return the columns plan "
+                        + "and, optionally, limits");
+        assertThatThrownBy(() -> JdbcTenantDirectory.builder(db.dataSource())
+                .query("select limits from tenants where id = ?").build().contractOf("shape"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("tenant 'shape': column plan: missing");
+        assertThatThrownBy(() -> JdbcTenantDirectory.builder(db.dataSource())
+                .query("select plan, plan from tenants where id = ?").build().contractOf("shape"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("tenant 'shape': column 'plan': returned twice");
+    }
+
+    @Test
+    void twoRowsForOneTenantAreAnError() {
+        tenant("twice", "pro", null);
+        tenant("twice", "free", null);
+        assertThatThrownBy(() -> directory.contractOf("twice"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("tenant 'twice': the tenant query returned more than one row; it must return at most one per tenant id");
+    }
+
+    @Test
+    void aFailingQueryIsAnErrorNamingTheTenantWithTheDriversReasonAsCause() {
+        JdbcTenantDirectory missingTable = JdbcTenantDirectory.builder(db.dataSource())
+                .query("select plan, limits from no_such_table where id = ?").build();
+        assertThatThrownBy(() -> missingTable.contractOf("acme"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("tenant 'acme': the tenant query failed: ")
+                .hasMessageContaining("no_such_table")
+                .hasCauseInstanceOf(SQLException.class);
+    }
+
+    @Test
+    void aQueryOverItsTimeoutIsCancelled() {
+        tenant("slow", "pro", null);
+        JdbcTenantDirectory slow = JdbcTenantDirectory.builder(db.dataSource())
+                .query("select plan, limits from tenants where id = ? and pg_sleep(60) is not null")
+                .queryTimeout(Duration.ofMillis(300)) // whole seconds for JDBC: rounded up to 1 s, never 0 (no limit)
+                .build();
+        assertThatThrownBy(() -> slow.contractOf("slow"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("tenant 'slow': the tenant query failed: ")
+                .hasMessageContaining("canceling statement");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"x' or '1'='1", "x' or 1=1 --", "'; drop table tenants; --", "%", "*", "x\\' or true --"})
+    void aTenantIdThatLooksLikeSqlIsOnlyAParameter(String id) {
+        assertThat(directory.contractOf(id)).as(id).isEmpty();
+        assertThat(directory.contractOf("victim")).as("the table is still there").isPresent();
+        tenant(id, "enterprise", null);
+        assertThat(directory.contractOf(id)).as("the id is matched as written").contains(TenantContract.onPlan("enterprise"));
+    }
+
+    @Test
+    void theBuilderRefusesAQueryWithoutExactlyOneParameterAndANonPositiveTimeout() {
+        var b = JdbcTenantDirectory.builder(db.dataSource());
+        assertThatThrownBy(() -> b.query("select plan from tenants"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("query must have exactly one ? parameter (the tenant id), found 0: select plan from tenants");
+        assertThatThrownBy(() -> b.query("select plan from tenants where id = ? or alias = ?"))
+                .hasMessageContaining("found 2");
+        assertThatThrownBy(() -> b.query(" ")).hasMessage("query must not be blank");
+        assertThat(JdbcTenantDirectory.Builder.parameters("select plan, '?' as \"x?\" from t where id = ? and tags ?? 'a'"))
+                .as("quoted and escaped ? are not parameters").isOne();
+        assertThatThrownBy(() -> b.queryTimeout(Duration.ZERO)).hasMessage("query timeout must be > 0, was PT0S");
+        assertThatThrownBy(() -> JdbcTenantDirectory.builder(null)).isInstanceOf(NullPointerException.class);
+    }
+
+    @Test
+    void cachedItShowsAChangedRowAfterInvalidateAndAfterTheRefreshTime() {
+        tenant("upgraded", "free", null);
+        AtomicLong nanos = new AtomicLong();
+        TenantDirectory cached = TenantDirectory.cached(directory, 1000, Duration.ofMinutes(5), Duration.ofSeconds(30), nanos::get);
+        assertThat(cached.contractOf("upgraded")).contains(TenantContract.onPlan("free"));
+
+        db.update("update tenants set plan = 'pro', limits = ? where id = ?", "[{capacity: 5, refill: 1, period: 1h}]", "upgraded");
+        assertThat(cached.contractOf("upgraded")).as("cached").contains(TenantContract.onPlan("free"));
+        cached.invalidate("upgraded");
+        TenantContract upgraded = new TenantContract("pro", List.of(new Bandwidth("b0", 5, 1, Duration.ofHours(1))));
+        assertThat(cached.contractOf("upgraded")).as("after invalidate").contains(upgraded);
+        assertThat(cached.planOf("upgraded")).contains("pro");
+
+        db.update("update tenants set limits = null where id = ?", "upgraded");
+        nanos.addAndGet(Duration.ofSeconds(149).toNanos());
+        assertThat(cached.contractOf("upgraded")).as("before the refresh time (half the expiry)").contains(upgraded);
+        nanos.addAndGet(Duration.ofSeconds(2).toNanos());
+        assertThat(cached.contractOf("upgraded")).as("after the refresh time").contains(TenantContract.onPlan("pro"));
+    }
+
+    @Test
+    void cachedAnUnknownTenantIsFoundOnceItsShortExpiryHasPassedOrAfterInvalidate() {
+        AtomicLong nanos = new AtomicLong();
+        TenantDirectory cached = TenantDirectory.cached(directory, 1000, Duration.ofMinutes(5), Duration.ofSeconds(30), nanos::get);
+        assertThat(cached.contractOf("new-customer")).isEmpty();
+        assertThat(cached.contractOf("newer-customer")).isEmpty();
+        tenant("new-customer", "pro", null);
+        tenant("newer-customer", "pro", null);
+        assertThat(cached.contractOf("new-customer")).as("unknown is cached").isEmpty();
+        cached.invalidate("newer-customer");
+        assertThat(cached.contractOf("newer-customer")).as("after invalidate").contains(TenantContract.onPlan("pro"));
+        nanos.addAndGet(Duration.ofSeconds(31).toNanos());
+        assertThat(cached.contractOf("new-customer")).as("after the negative expiry").contains(TenantContract.onPlan("pro"));
+    }
+
+    @Test
+    void cachedABadRowIsNotCachedSoItsFixIsSeenAtOnce() {
+        tenant("fixed-later", "pro", "[{capacity: 0, refill: 1, period: 1h}]");
+        TenantDirectory cached = TenantDirectory.cached(directory, 1000, Duration.ofMinutes(5), Duration.ofSeconds(30), () -> 0L);
+        assertThatThrownBy(() -> cached.contractOf("fixed-later")).hasMessageContaining("column limits[0].capacity");
+        db.update("update tenants set limits = ? where id = ?", "[{capacity: 1, refill: 1, period: 1h}]", "fixed-later");
+        assertThat(cached.contractOf("fixed-later")).map(TenantContract::hasOwnLimits).contains(true);
+        assertThat(directory.toString()).contains(QUERY);
+    }
+}
