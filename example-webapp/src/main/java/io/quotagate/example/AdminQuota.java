@@ -1,10 +1,8 @@
 package io.quotagate.example;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.quotagate.filter.admission.RetryAfter;
 import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.plans.Bandwidth;
@@ -30,14 +28,13 @@ import java.util.Set;
  * the hidden global quota while running (the bucket keeps its tokens, capped at the new capacity).
  * {@code GET /admin/quota} shows it. Both need {@code Authorization: Bearer <admin token>}; wrong or
  * missing: 401, and repeated wrong tokens lock their address out for a while (429 with
- * {@code Retry-After}, {@link WrongTokenBackoff}). A body with a field twice is refused (400), as the
- * plans file refuses duplicate keys: "last one wins" would let a proxy and a client disagree about
- * the value. Every 400 names the bad value as it was sent. Only registered when an admin token is
+ * {@code Retry-After}, {@link WrongTokenBackoff}). A body with a field twice or anything after its
+ * object is refused (400, {@link JsonBody}). Every 400 names the bad value as it was sent. Only registered when an admin token is
  * configured (otherwise 404), on the management port.
  */
 final class AdminQuota extends HttpServlet {
     private static final long serialVersionUID = 1L;
-    private static final ObjectMapper JSON = JsonMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+    private static final ObjectMapper JSON = JsonBody.JSON;
     private static final String EXAMPLE = "{\"capacity\": 1500, \"refill\": 1500, \"period\": \"1m\"}";
     /** Wrong tokens are counted per connection address: the management port is not behind the public proxies. */
     private static final ClientAddress ADDRESSES = ClientAddress.behind(List.of());
@@ -100,9 +97,9 @@ final class AdminQuota extends HttpServlet {
     static Bandwidth parse(byte[] body, String name) {
         JsonNode root;
         try {
-            root = JSON.readTree(body);
-        } catch (JsonProcessingException e) { // a duplicate field too: Jackson's message names it
-            throw new IllegalArgumentException("The body is not valid JSON (" + e.getOriginalMessage() + "); expected " + EXAMPLE + ".");
+            root = JsonBody.read(body);
+        } catch (JsonProcessingException e) { // a duplicate field or data after the object too
+            throw new IllegalArgumentException("The body is not valid JSON (" + JsonBody.problem(e) + "); expected " + EXAMPLE + ".");
         } catch (IOException e) {
             throw new IllegalArgumentException("The body could not be read.");
         }
