@@ -1,10 +1,8 @@
 package io.quotagate.example;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.quotagate.filter.admission.RetryAfter;
 import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.plans.Bandwidth;
@@ -29,15 +27,15 @@ import java.util.Set;
  * {@code PUT /admin/quota} with {@code {"capacity": 1500, "refill": 1500, "period": "1m"}}: replaces
  * the hidden global quota while running (the bucket keeps its tokens, capped at the new capacity).
  * {@code GET /admin/quota} shows it. Both need {@code Authorization: Bearer <admin token>}; wrong or
- * missing: 401, and repeated wrong tokens lock their address out for a while (429 with
- * {@code Retry-After}, {@link WrongTokenBackoff}). A body with a field twice is refused (400), as the
- * plans file refuses duplicate keys: "last one wins" would let a proxy and a client disagree about
- * the value. Every 400 names the bad value as it was sent. Only registered when an admin token is
- * configured (otherwise 404), on the management port.
+ * missing: 401, and after repeated wrong tokens their address gets one token a second compared for
+ * a while (the others: 429 with {@code Retry-After}, {@link WrongTokenBackoff}). A body with a field
+ * twice or anything after its object is refused (400, {@link JsonBody}). Every 400 names the bad
+ * value as it was sent. Only registered when an admin token is configured (otherwise 404), on the
+ * management port.
  */
 final class AdminQuota extends HttpServlet {
     private static final long serialVersionUID = 1L;
-    private static final ObjectMapper JSON = JsonMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+    private static final ObjectMapper JSON = JsonBody.JSON;
     private static final String EXAMPLE = "{\"capacity\": 1500, \"refill\": 1500, \"period\": \"1m\"}";
     /** Wrong tokens are counted per connection address: the management port is not behind the public proxies. */
     private static final ClientAddress ADDRESSES = ClientAddress.behind(List.of());
@@ -103,9 +101,9 @@ final class AdminQuota extends HttpServlet {
     static Bandwidth parse(byte[] body, String name) {
         JsonNode root;
         try {
-            root = JSON.readTree(body);
-        } catch (JsonProcessingException e) { // a duplicate field too: Jackson's message names it
-            throw new IllegalArgumentException("The body is not valid JSON (" + e.getOriginalMessage() + "); expected " + EXAMPLE + ".");
+            root = JsonBody.read(body);
+        } catch (JsonProcessingException e) { // a duplicate field or data after the object too
+            throw new IllegalArgumentException("The body is not valid JSON (" + JsonBody.problem(e) + "); expected " + EXAMPLE + ".");
         } catch (IOException e) {
             throw new IllegalArgumentException("The body could not be read.");
         }
@@ -145,22 +143,25 @@ final class AdminQuota extends HttpServlet {
 
     /** Checks the bearer token (shared by every /admin/* servlet, so one lock-out covers them all). */
     boolean authorized(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-        String client = ADDRESSES.of(req);
-        long locked = backoff.lockedFor(client);
-        if (locked > 0) { // refused before the token is even compared: guessing costs the guesser time
-            long seconds = RetryAfter.seconds(locked);
-            resp.setHeader("Retry-After", Long.toString(seconds));
-            problem(resp, 429, "Too many wrong admin tokens from this address; retry after " + seconds + " s.");
-            return false;
-        }
         String header = req.getHeader("Authorization");
         byte[] given = header != null && header.regionMatches(true, 0, "Bearer ", 0, 7)
                 ? header.substring(7).trim().getBytes(StandardCharsets.UTF_8) : new byte[0];
-        if (given.length > 0 && MessageDigest.isEqual(given, token)) { // constant time
-            backoff.succeeded(client);
-            return true;
+        if (given.length > 0) { // no token: nothing to compare, nothing guessed
+            String client = ADDRESSES.of(req);
+            long wait = backoff.mayCompare(client);
+            if (wait > 0) { // locked out, and this second's comparison is taken: refused before the token is compared
+                long seconds = RetryAfter.seconds(wait);
+                resp.setHeader("Retry-After", Long.toString(seconds));
+                problem(resp, 429, "Too many wrong admin tokens from this address: one token a second is compared; retry after "
+                        + seconds + " s.");
+                return false;
+            }
+            if (MessageDigest.isEqual(given, token)) { // constant time
+                backoff.succeeded(client);
+                return true;
+            }
+            backoff.failed(client);
         }
-        if (given.length > 0) backoff.failed(client); // no token: nothing was compared, nothing guessed
         resp.setHeader("WWW-Authenticate", "Bearer realm=\"quotagate-admin\"");
         problem(resp, 401, "A valid admin bearer token is required.");
         return false;

@@ -1,11 +1,8 @@
 package io.quotagate.example;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.StreamReadFeature;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.quotagate.filter.admission.LimitStatus;
@@ -50,10 +47,7 @@ import java.util.Set;
  */
 final class AdminTenants extends HttpServlet {
     private static final long serialVersionUID = 1L;
-    private static final ObjectMapper JSON = JsonMapper.builder()
-            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .build();
+    private static final ObjectMapper JSON = JsonBody.JSON;
     private static final int MAX_BODY = 16_384;
     private static final String EXAMPLE = "{\"plan\": \"pro\", \"limits\": [{\"capacity\": 500, \"refill\": 100, "
             + "\"period\": \"10s\"}]}";
@@ -197,9 +191,9 @@ final class AdminTenants extends HttpServlet {
     private TenantContract contract(byte[] raw, String tenant) {
         JsonNode root;
         try {
-            root = JSON.readTree(raw);
-        } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException("The body is not valid JSON (" + e.getOriginalMessage() + "); expected "
+            root = JsonBody.read(raw);
+        } catch (JsonProcessingException e) { // trailing data and a field given twice too
+            throw new IllegalArgumentException("The body is not valid JSON (" + JsonBody.problem(e) + "); expected "
                     + EXAMPLE + ".");
         } catch (IOException e) {
             throw new IllegalArgumentException("The body could not be read.");

@@ -25,7 +25,7 @@ final class Completions extends HttpServlet {
     static final String ROUTE = "completions";
     /** The largest {@code max_tokens} accepted. */
     static final int MAX_TOKENS_LIMIT = 4096;
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = JsonBody.JSON;
 
     /** A parsed, validated request. */
     record Request(String prompt, int maxTokens) {
@@ -44,15 +44,16 @@ final class Completions extends HttpServlet {
     }
 
     /**
-     * @throws InvalidCostInputException for anything but a JSON object with a string {@code prompt}
-     *                                   and a whole {@code max_tokens} from 1 to {@value #MAX_TOKENS_LIMIT}
+     * @throws InvalidCostInputException for anything but one JSON object ({@link JsonBody}) with a string
+     *                                   {@code prompt} and a whole {@code max_tokens} from 1 to {@value #MAX_TOKENS_LIMIT}
      */
     static Request parse(byte[] body) {
         JsonNode root;
         try {
-            root = JSON.readTree(body);
-        } catch (JsonProcessingException e) {
-            throw new InvalidCostInputException("The body must be a JSON object {\"prompt\": \"...\", \"max_tokens\": N}.", e);
+            root = JsonBody.read(body);
+        } catch (JsonProcessingException e) { // a field twice or a second object: which one would be priced?
+            throw new InvalidCostInputException("The body must be one JSON object {\"prompt\": \"...\", \"max_tokens\": N} ("
+                    + JsonBody.problem(e) + ").", e);
         } catch (IOException e) {
             throw new InvalidCostInputException("The body could not be read.", e);
         }

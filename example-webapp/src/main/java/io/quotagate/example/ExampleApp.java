@@ -38,7 +38,8 @@ import java.util.function.LongSupplier;
  * {@code GET /dashboard} (live charts) and {@code PUT /admin/quota} (changes the hidden global quota;
  * only with an admin token), plus {@code GET /health}. They name customers and reveal the hidden
  * global quota, so the public API port answers 404 for them; only this machine reaches them unless
- * {@code --management-host} says otherwise.
+ * {@code --management-host} says otherwise, and only under the names the port is bound to (plus
+ * {@code --management-allowed-hosts}), against DNS rebinding ({@link ManagementHosts}).
  */
 @Command(name = "example-webapp", mixinStandardHelpOptions = true,
         description = "A multi-tenant demo API protected by quotagate.")
@@ -66,6 +67,11 @@ public final class ExampleApp implements Callable<Integer> {
     @Option(names = "--management-host", paramLabel = "ADDRESS",
             description = "Address the management port binds (default ${DEFAULT-VALUE}: this machine only)")
     String managementHost = "127.0.0.1";
+
+    @Option(names = "--management-allowed-hosts", paramLabel = "HOST", split = ",",
+            description = "Host names or addresses the management port also answers to, besides those it is bound to "
+                    + "(e.g. a name that reaches it through a proxy); others get 421")
+    List<String> managementAllowedHosts = new java.util.ArrayList<>();
 
     @Option(names = "--max-plans-bytes", paramLabel = "BYTES",
             description = "Largest --plans file read, at start and on every reload (default ${DEFAULT-VALUE})")
@@ -121,6 +127,16 @@ public final class ExampleApp implements Callable<Integer> {
             System.err.println("example-webapp: --max-plans-bytes must be 1 to " + (Integer.MAX_VALUE - 1) + ", was " + maxPlansBytes);
             return 2;
         }
+        ManagementHosts managementHosts;
+        try {
+            managementHosts = ManagementHosts.of(managementHost, managementAllowedHosts);
+        } catch (IllegalArgumentException e) {
+            System.err.println("example-webapp: --management-allowed-hosts: " + e.getMessage());
+            return 2;
+        } catch (java.net.UnknownHostException e) {
+            System.err.println("example-webapp: --management-host: no such host '" + managementHost + "'");
+            return 2;
+        }
         QuotaFilter filter;
         try {
             QuotaFilter.Builder builder = QuotaFilter.builder().maxPlansFileBytes(maxPlansBytes);
@@ -149,7 +165,7 @@ public final class ExampleApp implements Callable<Integer> {
             return 2;
         }
         String token = adminToken == null || adminToken.isBlank() ? null : adminToken.trim();
-        Running app = start(host, port, managementHost, managementPort, filter, token);
+        Running app = start(host, port, managementHost, managementPort, filter, token, managementHosts, System::nanoTime);
         System.out.println(banner(app, plans, token != null, redis != null));
         if (tenantsJdbc != null) {
             System.out.println("tenants from " + TenantsDatabase.redact(TenantsDatabase.url(tenantsJdbc))
@@ -228,6 +244,13 @@ public final class ExampleApp implements Callable<Integer> {
     /** As the public {@code start}, the admin endpoint's lockouts timed by {@code adminNanos} (tests). */
     static Running start(String host, int port, String managementHost, int managementPort, QuotaFilter filter,
                          String adminToken, LongSupplier adminNanos) throws Exception {
+        return start(host, port, managementHost, managementPort, filter, adminToken,
+                ManagementHosts.of(managementHost, List.of()), adminNanos);
+    }
+
+    /** As the public {@code start}, the management port answering {@code managementHosts} only. */
+    static Running start(String host, int port, String managementHost, int managementPort, QuotaFilter filter,
+                         String adminToken, ManagementHosts managementHosts, LongSupplier adminNanos) throws Exception {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         new QuotaMeterBinder(filter.control()).bindTo(registry);
         DashboardHistory history = new DashboardHistory(filter.control());
@@ -255,6 +278,8 @@ public final class ExampleApp implements Callable<Integer> {
         ServletContextHandler managementContext = new ServletContextHandler();
         managementContext.setContextPath("/");
         managementContext.setVirtualHosts(List.of("@management"));
+        // before every servlet of the port: a DNS-rebinding page must not read a byte of it
+        managementContext.addFilter(new FilterHolder(managementHosts), "/*", EnumSet.of(DispatcherType.REQUEST));
         managementContext.addServlet(new ServletHolder(new ObservabilityServlets.Metrics(registry)), "/metrics");
         managementContext.addServlet(new ServletHolder(new ObservabilityServlets.Dashboard(history)), "/dashboard/*");
         managementContext.addServlet(new ServletHolder(new ExampleServlets.Health()), "/health");

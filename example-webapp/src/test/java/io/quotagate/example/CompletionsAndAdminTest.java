@@ -91,6 +91,9 @@ class CompletionsAndAdminTest {
             "{\"prompt\": \"hi\", \"max_tokens\": 0}",          // zero
             "{\"prompt\": \"hi\", \"max_tokens\": 2.5}",        // fractional
             "{\"prompt\": \"hi\", \"max_tokens\": 1000000000000}", // absurd
+            "{\"prompt\": \"hi\", \"max_tokens\": 10}{\"max_tokens\": 4096}",   // a second object: once priced by the first
+            "{\"prompt\": \"hi\", \"max_tokens\": 10} trailing",                 // trailing text: once ignored
+            "{\"prompt\": \"hi\", \"max_tokens\": 4096, \"max_tokens\": 10}",   // a field twice: once the last won
             ""})
     void badCompletionBodiesAre400AndChargeOnlyTheRoutesMinimum(String body) throws Exception {
         start(null);
@@ -100,6 +103,21 @@ class CompletionsAndAdminTest {
         // the body was read and refused: it keeps the route's minimum cost (1) of acme's 200
         assertThat(complete("acme", 4, 199).statusCode()).as("only 199 left").isEqualTo(429);
         assertThat(complete("acme", 4, 198).statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void aCompletionWithASecondObjectOrAFieldTwiceIs400NamingTheProblem() throws Exception {
+        start(null);
+        HttpResponse<String> second = send("POST", "/v1/completions", "acme", null,
+                "{\"prompt\": \"hi\", \"max_tokens\": 10}{\"max_tokens\": 4096}");
+        assertThat(second.statusCode()).isEqualTo(400);
+        assertThat(second.body()).contains("\"reason\":\"invalid_request\"",
+                "The body must be one JSON object {\\\"prompt\\\": \\\"...\\\", \\\"max_tokens\\\": N} "
+                        + "(more data after the JSON value at line 1, column 35).");
+        HttpResponse<String> twice = send("POST", "/v1/completions", "acme", null,
+                "{\"prompt\": \"hi\", \"max_tokens\": 4096, \"max_tokens\": 10}");
+        assertThat(twice.statusCode()).isEqualTo(400);
+        assertThat(twice.body()).contains("(Duplicate field 'max_tokens')");
     }
 
     @Test
@@ -142,6 +160,10 @@ class CompletionsAndAdminTest {
             "{\"capacity\": 10, \"refill\": 10}",
             "{\"capacity\": 10, \"refill\": 10, \"period\": \"1m\", \"burst\": 3}",
             "{\"capacity\": 4, \"refill\": 4, \"period\": \"1m\"}",        // below the reports route's cost 5
+            "{\"capacity\": 10, \"refill\": 10, \"period\": \"1m\"}{\"capacity\": 1}", // a second object: once ignored
+            "{\"capacity\": 10, \"refill\": 10, \"period\": \"1m\"} trailing",         // trailing text: once ignored
+            "{\"capacity\": 10, \"refill\": 10, \"period\": \"P1000000000D\"}",       // past 292 years: once a 500
+            "{\"capacity\": 10, \"refill\": 10, \"period\": \"106752d\"}",
             "null"})
     void aBadQuotaIs400AndChangesNothing(String body) throws Exception {
         start("s3cret");
@@ -199,7 +221,18 @@ class CompletionsAndAdminTest {
                 arguments("null", "The body must be a JSON object such as " + EXAMPLE + ", was null."),
                 arguments("", "The body must be a JSON object such as " + EXAMPLE + ", was empty."),
                 arguments("{\"capacity\": 1, \"capacity\": 2}",
-                        "The body is not valid JSON (Duplicate field 'capacity'); expected " + EXAMPLE + "."));
+                        "The body is not valid JSON (Duplicate field 'capacity'); expected " + EXAMPLE + "."),
+                arguments("{\"capacity\": 10, \"refill\": 10, \"period\": \"1m\"}{\"capacity\": 1}",
+                        "The body is not valid JSON (more data after the JSON value at line 1, column 47); expected " + EXAMPLE + "."),
+                arguments("{\"capacity\": 10, \"refill\": 10, \"period\": \"1m\"}\n[1]",
+                        "The body is not valid JSON (more data after the JSON value at line 2, column 1); expected " + EXAMPLE + "."),
+                arguments("{\"capacity\": 10, \"refill\": 10, \"period\": \"1m\"} trailing",
+                        "The body is not valid JSON (Unrecognized token 'trailing': was expecting (JSON String, Number, Array, "
+                                + "Object or token 'null', 'true' or 'false')); expected " + EXAMPLE + "."),
+                arguments("{\"capacity\": 10, \"refill\": 10, \"period\": \"P1000000000D\"}",
+                        "period: must be at most 3650d (10 years), was 'P1000000000D'"),
+                arguments("{\"capacity\": 10, \"refill\": 10, \"period\": \"106752d\"}",
+                        "period: must be at most 3650d (10 years), was '106752d'"));
     }
 
     private static final String EXAMPLE = "{\"capacity\": 1500, \"refill\": 1500, \"period\": \"1m\"}";
@@ -228,7 +261,7 @@ class CompletionsAndAdminTest {
     }
 
     @Test
-    void repeatedWrongTokensLockTheirAddressOutBeforeAnyTokenIsCompared() throws Exception {
+    void repeatedWrongTokensLockTheirAddressOutToOneComparisonASecond() throws Exception {
         start("s3cret");
         String body = "{\"capacity\": 10, \"refill\": 10, \"period\": \"1m\"}";
         for (int i = 0; i < 5; i++) {
@@ -239,10 +272,12 @@ class CompletionsAndAdminTest {
             assertThat(send("PUT", "/admin/quota", null, "Bearer guess-" + i, body).statusCode()).isEqualTo(401);
         }
         HttpResponse<String> locked = send("PUT", "/admin/quota", null, "Bearer s3cret", body);
-        assertThat(locked.statusCode()).as("even the right token: it is not compared").isEqualTo(429);
+        assertThat(locked.statusCode()).as("even the right token: this second's comparison was the third guess").isEqualTo(429);
         assertThat(locked.headers().firstValue("Retry-After")).contains("1");
-        assertThat(locked.body()).contains("\"status\":429", "Too many wrong admin tokens from this address; retry after 1 s.");
+        assertThat(locked.body()).contains("\"status\":429",
+                "Too many wrong admin tokens from this address: one token a second is compared; retry after 1 s.");
         assertThat(send("GET", "/admin/quota", null, "Bearer s3cret", "").statusCode()).isEqualTo(429);
+        assertThat(send("GET", "/admin/quota", null, null, "").statusCode()).as("no token: nothing to ration").isEqualTo(401);
         assertThat(app.filter().control().plans().global().orElseThrow().limits().get(0).capacity()).as("nothing changed").isEqualTo(3000);
 
         assertThat(Http.status(fromAddress("127.0.0.2", "PUT", "Bearer s3cret", body)))
@@ -250,16 +285,36 @@ class CompletionsAndAdminTest {
         assertThat(app.filter().control().plans().global().orElseThrow().limits().get(0).capacity()).isEqualTo(10);
 
         clock.advance(Duration.ofSeconds(1));
-        assertThat(send("PUT", "/admin/quota", null, "Bearer guess-4", body).statusCode()).isEqualTo(401);
-        HttpResponse<String> longer = send("PUT", "/admin/quota", null, "Bearer s3cret", body);
-        assertThat(longer.statusCode()).isEqualTo(429);
-        assertThat(longer.headers().firstValue("Retry-After")).as("each further failure doubles the lockout").contains("2");
-
-        clock.advance(Duration.ofSeconds(2));
-        assertThat(send("PUT", "/admin/quota", null, "Bearer s3cret", body).statusCode()).isEqualTo(200);
-        assertThat(send("PUT", "/admin/quota", null, "Bearer guess-5", body).statusCode()).isEqualTo(401);
+        assertThat(send("PUT", "/admin/quota", null, "Bearer guess-4", body).statusCode()).as("compared: wrong").isEqualTo(401);
+        assertThat(send("PUT", "/admin/quota", null, "Bearer guess-5", body).statusCode()).as("this second's turn is taken")
+                .isEqualTo(429);
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(app.filter().control().plans().global().orElseThrow().limits().get(0).capacity()).isEqualTo(10);
+        assertThat(send("PUT", "/admin/quota", null, "Bearer s3cret", body).statusCode())
+                .as("1 s into the 4th guess's 2 s lockout, the right token gets its turn").isEqualTo(200);
+        assertThat(send("PUT", "/admin/quota", null, "Bearer guess-6", body).statusCode()).isEqualTo(401);
         assertThat(send("PUT", "/admin/quota", null, "Bearer s3cret", body).statusCode())
                 .as("the right token cleared the record: one failure locks nothing").isEqualTo(200);
+    }
+
+    @Test
+    void theRightTokenGetsInWithinASecondOfAFiveMinuteLockoutWhileGuessesStayThrottled() throws Exception {
+        start("s3cret");
+        String body = "{\"capacity\": 10, \"refill\": 10, \"period\": \"1m\"}";
+        for (int i = 1; i <= 12; i++) { // one a second: each is compared, and the 12th locks the address out for 5 minutes
+            if (i > 1) clock.advance(Duration.ofSeconds(1));
+            assertThat(send("PUT", "/admin/quota", null, "Bearer guess-" + i, body).statusCode()).isEqualTo(401);
+        }
+        for (int i = 0; i < 20; i++) {
+            HttpResponse<String> r = send("PUT", "/admin/quota", null, "Bearer guess-x" + i, body);
+            assertThat(r.statusCode()).as("guesses in the same second are not compared").isEqualTo(429);
+            assertThat(r.headers().firstValue("Retry-After")).contains("1");
+        }
+        assertThat(send("PUT", "/admin/quota", null, "Bearer s3cret", body).statusCode()).isEqualTo(429);
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(send("PUT", "/admin/quota", null, "Bearer s3cret", body).statusCode())
+                .as("a second later, 299 s before the lockout ends").isEqualTo(200);
+        assertThat(app.filter().control().plans().global().orElseThrow().limits().get(0).capacity()).isEqualTo(10);
     }
 
     @Test

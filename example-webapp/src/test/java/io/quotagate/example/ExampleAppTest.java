@@ -198,6 +198,16 @@ class ExampleAppTest {
     }
 
     @Test
+    void aPeriodPastTenYearsStopsTheAppWithFileLineAndFieldNotAStackTrace(@TempDir Path dir) throws Exception {
+        Path bad = dir.resolve("plans.yml");
+        Files.writeString(bad, "plans:\n  free:\n    limits: [ { capacity: 10, refill: 10, period: 106752d } ]\n");
+        String[] result = run("--port", "0", "--management-port", "0", "--plans", bad.toString());
+        assertThat(result[0]).isEqualTo("2");
+        assertThat(result[1]).isEqualTo("example-webapp: invalid plans: " + bad
+                + ":3: plans.free.limits[0].period: must be at most 3650d (10 years), was '106752d'" + System.lineSeparator());
+    }
+
+    @Test
     void withRedisTheBucketsLiveInRedisUnderTheConfiguredPrefix() throws Exception {
         io.quotagate.filter.testing.RedisServer redis = io.quotagate.filter.testing.RedisServer.shared();
         String prefix = io.quotagate.filter.testing.RedisServer.randomPrefix();

@@ -43,6 +43,53 @@ class WrongTokenBackoffTest {
     }
 
     @Test
+    void whileLockedOutOneTokenASecondIsComparedSoTheRightOneGetsInWithinASecond() {
+        for (int i = 0; i < 12; i++) {
+            assertThat(backoff.mayCompare("192.0.2.1")).isZero();
+            backoff.failed("192.0.2.1");
+            advance(Duration.ofSeconds(1));
+        }
+        assertThat(backoff.lockedFor("192.0.2.1")).as("locked out for 5 minutes").isEqualTo(Duration.ofSeconds(299).toNanos());
+        assertThat(backoff.mayCompare("192.0.2.1")).as("a turn a second, not one per lockout").isZero();
+        assertThat(backoff.mayCompare("192.0.2.1")).as("that turn is taken").isEqualTo(Duration.ofSeconds(1).toNanos());
+        advance(Duration.ofMillis(400));
+        assertThat(backoff.mayCompare("192.0.2.1")).isEqualTo(Duration.ofMillis(600).toNanos());
+        assertThat(backoff.mayCompare("198.51.100.7")).as("other addresses compare freely").isZero();
+        advance(Duration.ofMillis(600));
+        assertThat(backoff.mayCompare("192.0.2.1")).as("the right token's turn").isZero();
+        backoff.succeeded("192.0.2.1");
+        assertThat(backoff.lockedFor("192.0.2.1")).isZero();
+        assertThat(backoff.mayCompare("192.0.2.1")).isZero();
+        assertThat(backoff.mayCompare("192.0.2.1")).isZero();
+    }
+
+    @Test
+    void aGuesserDuringALockoutGetsOneComparisonASecondHoweverFastItAsks() {
+        for (int i = 0; i < WrongTokenBackoff.FREE_FAILURES; i++) backoff.failed("192.0.2.1");
+        int compared = 0;
+        for (int ms = 0; ms < 60_000; ms += 10) { // a wrong token every 10 ms for a minute
+            if (backoff.mayCompare("192.0.2.1") == 0) {
+                compared++;
+                backoff.failed("192.0.2.1");
+            }
+            advance(Duration.ofMillis(10));
+        }
+        assertThat(compared).as("one at each second after the third failure").isEqualTo(59);
+        assertThat(backoff.lockedFor("192.0.2.1")).as("and the lockout kept growing").isGreaterThan(Duration.ofMinutes(4).toNanos());
+    }
+
+    @Test
+    void anAddressThatIsNotLockedOutComparesEveryToken() {
+        backoff.failed("192.0.2.1");
+        backoff.failed("192.0.2.1");
+        for (int i = 0; i < 5; i++) assertThat(backoff.mayCompare("192.0.2.1")).isZero();
+        backoff.failed("192.0.2.1"); // the third: locked out for 1 s, and this comparison was its turn
+        assertThat(backoff.mayCompare("192.0.2.1")).isEqualTo(Duration.ofSeconds(1).toNanos());
+        advance(Duration.ofSeconds(1)); // the lockout is over
+        for (int i = 0; i < 5; i++) assertThat(backoff.mayCompare("192.0.2.1")).isZero();
+    }
+
+    @Test
     void aRightTokenClearsItsAddressesRecord() {
         for (int i = 0; i < 5; i++) backoff.failed("192.0.2.1");
         backoff.succeeded("192.0.2.1");

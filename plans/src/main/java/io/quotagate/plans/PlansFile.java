@@ -41,6 +41,13 @@ public final class PlansFile {
     public static final long DEFAULT_MAX_BYTES = 1L << 20;
 
     private static final Pattern PERIOD = Pattern.compile("(\\d+)(ms|s|m|h|d)");
+    /**
+     * The longest period accepted: 10 years. Buckets, Retry-After and expiry work in nanoseconds, and a
+     * {@code long} of them ends at about 292 years, before any sum or multiple of a period is taken
+     * (a Redis store's local share multiplies it by the instance count); 10 years leaves that room and
+     * is longer than any quota period in use.
+     */
+    static final Duration MAX_PERIOD = Duration.ofDays(3650);
 
     private PlansFile() {
     }
@@ -204,9 +211,10 @@ public final class PlansFile {
     /**
      * Parses a period as the plans file writes it: a whole number with a unit ({@code 500ms},
      * {@code 10s}, {@code 1m}, {@code 2h}, {@code 1d}) or ISO-8601 ({@code PT10S}). Also used to read
-     * periods given at runtime (an admin API), so both accept exactly the same text.
+     * periods given at runtime (an admin API), so both accept exactly the same text. Every period is
+     * at most 10 years ({@code 3650d}).
      *
-     * @throws IllegalArgumentException naming the reason, if the text is not a period &gt; 0
+     * @throws IllegalArgumentException naming the reason, if the text is not a period &gt; 0 and &lt;= 10 years
      */
     public static Duration parsePeriod(String text) {
         if (text == null || text.isEmpty()) throw new IllegalArgumentException("a period is required, e.g. 10s, 1m, 1d or PT10S");
@@ -240,6 +248,9 @@ public final class PlansFile {
             throw new IllegalArgumentException("unknown period '" + text + "': use a number with a unit (ms, s, m, h, d) or ISO-8601 like PT10S");
         }
         if (d.isZero() || d.isNegative()) throw new IllegalArgumentException("must be > 0, was '" + text + "'");
+        if (d.compareTo(MAX_PERIOD) > 0) {
+            throw new IllegalArgumentException("must be at most " + MAX_PERIOD.toDays() + "d (10 years), was '" + text + "'");
+        }
         return d;
     }
 }

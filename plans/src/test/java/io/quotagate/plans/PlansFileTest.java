@@ -335,7 +335,15 @@ class PlansFileTest {
                 arguments("top-level shadow not a boolean", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "shadow: sometimes\n", 5, "shadow", "expected true or false"),
                 arguments("period out of range", plan + "      - { capacity: 5, refill: 5, period: 999999999999999999d }\n",
-                        4, "plans.free.limits[0].period", "out of range"));
+                        4, "plans.free.limits[0].period", "out of range"),
+                // past 292 years a period's nanoseconds overflow a long: once an ArithmeticException at start
+                arguments("period of 292 years", plan + "      - { capacity: 5, refill: 5, period: 106752d }\n",
+                        4, "plans.free.limits[0].period", "must be at most 3650d (10 years), was '106752d'"),
+                arguments("ISO period of millions of years", plan + "      - { capacity: 5, refill: 5, period: P1000000000D }\n",
+                        4, "plans.free.limits[0].period", "must be at most 3650d (10 years), was 'P1000000000D'"),
+                arguments("a global period a day past the bound", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "global: { limits: [ { capacity: 5, refill: 5, period: P3651D } ] }\n", 5, "global.limits[0].period",
+                        "must be at most 3650d (10 years), was 'P3651D'"));
     }
 
     @Test
@@ -357,7 +365,10 @@ class PlansFileTest {
     void periodsParseTheSameAtRuntimeAsInTheFile() {
         assertThat(PlansFile.parsePeriod("1m")).isEqualTo(Duration.ofMinutes(1));
         assertThat(PlansFile.parsePeriod("PT10S")).isEqualTo(Duration.ofSeconds(10));
-        for (String bad : List.of("", "0s", "10", "10x", "-1s", "PT-1S", "P1Y")) {
+        assertThat(PlansFile.parsePeriod("3650d")).as("the longest: 10 years").isEqualTo(Duration.ofDays(3650));
+        assertThat(PlansFile.parsePeriod("PT87600H")).isEqualTo(Duration.ofDays(3650));
+        for (String bad : List.of("", "0s", "10", "10x", "-1s", "PT-1S", "P1Y", "3651d", "PT87600H0.001S", "106752d",
+                "P1000000000D", "9223372036854775807ms")) {
             assertThatThrownBy(() -> PlansFile.parsePeriod(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
         }
     }

@@ -169,6 +169,15 @@ final class FilterRuntime implements QuotaControl {
     @Override
     public void apply(Plans plans) {
         Objects.requireNonNull(plans, "plans");
+        for (String route : setup.estimators().keySet()) {
+            // estimators are registered at start: without its route, an estimated request would be charged
+            // the static cost of whatever route it now matches, and nobody told
+            if (plans.routes().stream().noneMatch(r -> r.name().equals(route) && r.limited())) {
+                throw new IllegalArgumentException(plans.source() + ": routes: no limited route '" + route
+                        + "', but the filter has a costEstimator for it; keep the route (or rebuild the filter "
+                        + "without that estimator)");
+            }
+        }
         for (RouteRule r : plans.routes()) {
             // slots are sized at start: a group the running filter does not know has no limiter
             if (r.group().isPresent() && !concurrency.groups().contains(r.group().get())) {

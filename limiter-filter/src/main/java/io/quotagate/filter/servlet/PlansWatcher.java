@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
  * {@code WatchService}: it sees edits through symbolic links (a Kubernetes ConfigMap swaps a link),
  * works the same on every file system, and an unchanged file costs one small read per interval.
  *
- * <p>An invalid file is logged once with its file:line:field reason, and the plans in force stay;
+ * <p>An invalid file, or one the running filter refuses ({@link QuotaControl#apply}: a new concurrency
+ * group, an estimated route gone), is logged once with its reason, and the plans in force stay;
  * the next valid version is applied. Each poll reads no more than one byte past the plans file size
  * limit: enough to see every change a reload would read, never a whole oversized file.
  */
@@ -52,7 +53,8 @@ final class PlansWatcher implements AutoCloseable {
             lastSeen = now;
             reload.run();
             LOG.log(System.Logger.Level.INFO, "plans reloaded from " + file);
-        } catch (InvalidPlansException e) {
+        } catch (InvalidPlansException | IllegalArgumentException e) {
+            // IllegalArgumentException: a valid file the running filter cannot take (QuotaControl.apply says why)
             LOG.log(System.Logger.Level.WARNING, "plans file changed but is invalid, keeping the previous plans: " + e.getMessage());
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "plans reload from " + file + " failed, keeping the previous plans", e);

@@ -31,6 +31,8 @@ public interface QuotaControl extends QuotaSource {
      * and the store are fixed at start.
      *
      * @throws InvalidPlansException if the file is invalid or too large; the plans in force stay
+     * @throws IllegalArgumentException if the running filter cannot take the file (see {@link #apply});
+     *                                  the plans in force stay
      * @throws IllegalStateException if the filter was built from {@link Plans}, not a file
      */
     void reload();
@@ -38,7 +40,9 @@ public interface QuotaControl extends QuotaSource {
     /**
      * Puts these plans in force (see {@link #reload()}).
      *
-     * @throws IllegalArgumentException if they add a concurrency group (groups take effect at restart)
+     * @throws IllegalArgumentException if they add a concurrency group (groups take effect at restart), or
+     *                                  lack a limited route of a name the builder registered a
+     *                                  {@code costEstimator} for; the plans in force stay
      */
     void apply(Plans plans);
 

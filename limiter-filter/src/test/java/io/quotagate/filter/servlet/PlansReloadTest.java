@@ -133,6 +133,114 @@ class PlansReloadTest {
         }
     }
 
+    /** Every record the filter's logger publishes from WARNING up: its text, and whether it carries a stack trace. */
+    private static final class Warnings extends java.util.logging.Handler implements AutoCloseable {
+        private final java.util.logging.Logger logger = java.util.logging.Logger.getLogger(QuotaFilter.class.getName());
+        private final List<java.util.logging.LogRecord> records = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        Warnings() {
+            logger.addHandler(this);
+        }
+
+        @Override
+        public void publish(java.util.logging.LogRecord r) {
+            if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) records.add(r);
+        }
+
+        boolean any(String text) {
+            return records.stream().anyMatch(r -> r.getMessage().contains(text));
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+            logger.removeHandler(this);
+        }
+    }
+
+    @Test
+    void theWatcherRefusesAPeriodPastTenYearsWithFileLineAndFieldNotAStackTrace() throws Exception {
+        try (Warnings log = new Warnings()) {
+            Path f = file(V1);
+            QuotaFilter filter = QuotaFilter.builder().plansFile(f).watchPlansFile(Duration.ofMillis(20)).clock(clock).build();
+            server = JettyServer.start(filter);
+
+            // 106752 days is past 2^63 ns: it used to reach the policy and fail there with an ArithmeticException
+            replace(f, V2.replace("capacity: 10, refill: 10, period: 1m", "capacity: 10, refill: 10, period: 106752d"));
+            await(() -> log.any("keeping the previous plans"));
+            assertThat(log.records).singleElement().satisfies(r -> {
+                assertThat(r.getLevel()).isEqualTo(java.util.logging.Level.WARNING);
+                assertThat(r.getMessage()).contains(f + ":3: plans.free.limits[0].period: must be at most 3650d (10 years), was '106752d'");
+                assertThat(r.getThrown()).as("no stack trace").isNull();
+            });
+            assertThat(filter.control().plans().plan("free").orElseThrow().limits().get(0).capacity()).isEqualTo(5);
+            assertThatThrownBy(filter.control()::reload).isInstanceOf(InvalidPlansException.class)
+                    .hasMessageStartingWith(f + ":3: plans.free.limits[0].period: must be at most 3650d");
+        }
+    }
+
+    static final String ESTIMATED = """
+            plans:
+              free: { limits: [ { name: burst, capacity: 50, refill: 50, period: 1m } ] }
+            routes:
+              - { name: completions, methods: [POST], paths: ["/v1/completions"] }
+            """;
+
+    /** Prices a request at the number in its body, as the builder registered it for {@code completions}. */
+    private static final CostEstimator BODY_NUMBER = (request, body) -> Long.parseLong(new String(body).trim());
+
+    private int post(String path, String tenant, String body) throws Exception {
+        var request = java.net.http.HttpRequest.newBuilder(server.uri(path)).timeout(Duration.ofSeconds(10))
+                .header("X-Tenant-Id", tenant).POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)).build();
+        return java.net.http.HttpClient.newHttpClient().send(request, java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode();
+    }
+
+    @Test
+    void aReloadThatRenamesAnEstimatedRouteIsRefusedNamingTheEstimatorAndTheRoute() throws Exception {
+        Path f = file(ESTIMATED);
+        QuotaFilter filter = QuotaFilter.builder().plansFile(f).costEstimator("completions", BODY_NUMBER).clock(clock).build();
+        server = JettyServer.start(filter);
+        assertThat(post("/v1/completions", "acme", "100")).as("estimated 100, above the capacity 50").isEqualTo(400);
+
+        Files.writeString(f, ESTIMATED.replace("name: completions", "name: llm"));
+        assertThatThrownBy(filter.control()::reload).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(f + ": routes: no limited route 'completions', but the filter has a costEstimator for it; "
+                        + "keep the route (or rebuild the filter without that estimator)");
+        Files.writeString(f, ESTIMATED.replace("methods: [POST],", "limited: false,"));
+        assertThatThrownBy(filter.control()::reload).as("an unlimited route is never estimated either")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no limited route 'completions'");
+        var renamed = io.quotagate.plans.PlansFile.parse("api.yml", ESTIMATED.replace("name: completions", "name: llm"));
+        assertThatThrownBy(() -> filter.control().apply(renamed)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("api.yml: routes: no limited route 'completions'");
+
+        assertThat(filter.control().plans().routes()).extracting(io.quotagate.plans.RouteRule::name).containsExactly("completions");
+        assertThat(post("/v1/completions", "acme", "100")).as("still estimated, not charged 1 as 'llm'").isEqualTo(400);
+        assertThat(post("/v1/completions", "acme", "40")).isEqualTo(200);
+    }
+
+    @Test
+    void theWatcherLogsARefusedEstimatedRouteAsAnInvalidFileWithoutAStackTrace() throws Exception {
+        try (Warnings log = new Warnings()) {
+            Path f = file(ESTIMATED);
+            QuotaFilter filter = QuotaFilter.builder().plansFile(f).costEstimator("completions", BODY_NUMBER)
+                    .watchPlansFile(Duration.ofMillis(20)).clock(clock).build();
+            server = JettyServer.start(filter);
+
+            replace(f, ESTIMATED.replace("name: completions", "name: llm"));
+            await(() -> log.any("keeping the previous plans"));
+            assertThat(log.records).singleElement().satisfies(r -> {
+                assertThat(r.getLevel()).isEqualTo(java.util.logging.Level.WARNING);
+                assertThat(r.getMessage()).contains("plans file changed but is invalid, keeping the previous plans: "
+                        + f + ": routes: no limited route 'completions', but the filter has a costEstimator for it");
+                assertThat(r.getThrown()).as("no stack trace").isNull();
+            });
+            assertThat(post("/v1/completions", "acme", "100")).isEqualTo(400);
+        }
+    }
+
     @Test
     void aContainerCreatedFilterWatchesItsFileWhenAskedTo() throws Exception {
         Path f = file(V1);
