@@ -76,29 +76,22 @@ public interface TenantResolver {
 
     /**
      * The path segment after {@code prefix}: {@code path("/t/")} maps {@code /t/acme/items/1} to
-     * {@code acme}. The segment is taken from the raw (still percent-encoded) request URI inside the
-     * context, so an encoded {@code %2F} or {@code %2E} never turns into a separator or a dot: it
-     * makes an invalid id (400).
+     * {@code acme}. The segment is taken from the path the container dispatches (servlet path + path
+     * info, decoded, inside the context), read as the filter's route matching reads it: empty and
+     * {@code .} segments are skipped and path parameters cut, so {@code /t/acme/../globex/items/1},
+     * which the container serves as {@code /t/globex/items/1}, is globex's, and {@code /./t/acme/items/1}
+     * is acme's. A {@code ..} segment still in that path (a container that does not resolve it) is
+     * refused with 400 {@code invalid_path}.
      *
-     * @param prefix starts and ends with {@code /}
+     * @param prefix starts and ends with {@code /}, without empty, {@code .} or {@code ..} segments
      */
     static TenantResolver path(String prefix) {
         Objects.requireNonNull(prefix, "prefix");
         if (!prefix.startsWith("/") || !prefix.endsWith("/")) {
             throw new IllegalArgumentException("prefix must start and end with '/', e.g. /t/, was '" + prefix + "'");
         }
-        return request -> {
-            String uri = request.getRequestURI();
-            if (uri == null) return Optional.empty();
-            String context = request.getContextPath();
-            int from = context != null && !context.isEmpty() && uri.startsWith(context) ? context.length() : 0;
-            if (!uri.startsWith(prefix, from)) return Optional.empty();
-            int start = from + prefix.length();
-            int end = uri.indexOf('/', start);
-            int semi = uri.indexOf(';', start); // a path parameter is not part of the id
-            if (semi >= 0 && (end < 0 || semi < end)) end = semi;
-            return Optional.of(uri.substring(start, end < 0 ? uri.length() : end));
-        };
+        DispatchedPath after = new DispatchedPath(prefix);
+        return request -> Optional.ofNullable(after.segmentAfterPrefix(DispatchedPath.of(request)));
     }
 
     /**

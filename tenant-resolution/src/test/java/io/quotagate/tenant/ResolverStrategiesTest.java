@@ -2,6 +2,9 @@ package io.quotagate.tenant;
 
 import io.quotagate.plans.AddressRange;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
 import java.util.List;
@@ -30,16 +33,57 @@ class ResolverStrategiesTest {
     }
 
     @Test
-    void pathTakesTheRawSegmentAfterThePrefixInsideTheContext() {
+    void pathTakesTheSegmentAfterThePrefixInThePathTheContainerDispatched() {
         TenantResolver r = TenantResolver.path("/t/");
-        assertThat(r.resolve(request().uri("", "/t/acme/items/1").build())).contains("acme");
-        assertThat(r.resolve(request().uri("", "/t/acme").build())).contains("acme");
-        assertThat(r.resolve(request().uri("/app", "/app/t/acme/x").build())).contains("acme");
-        assertThat(r.resolve(request().uri("", "/t/acme;jsessionid=1/x").build())).contains("acme");
-        assertThat(r.resolve(request().uri("", "/t/%2e%2e/x").build())).as("never decoded").contains("%2e%2e");
-        assertThat(r.resolve(request().uri("", "/t//x").build())).contains("");
-        assertThat(r.resolve(request().uri("", "/items/1").build())).isEmpty();
-        assertThat(r.resolve(request().uri("", "/t").build())).isEmpty();
+        assertThat(r.resolve(request().path("", "/t/acme/items/1").build())).contains("acme");
+        assertThat(r.resolve(request().path("/t", "/acme/items/1").build())).as("servlet path + path info").contains("acme");
+        assertThat(r.resolve(request().path("/t/acme/items/1", null).build())).as("a default servlet").contains("acme");
+        assertThat(r.resolve(request().path("", "/t/acme").build())).contains("acme");
+        assertThat(r.resolve(request().path("", "/t/acme;jsessionid=1/x").build())).contains("acme");
+        assertThat(r.resolve(request().path("", "/items/1").build())).isEmpty();
+        assertThat(r.resolve(request().path("", "/t").build())).isEmpty();
+        assertThat(r.resolve(request().path("", "/t/").build())).isEmpty();
+        assertThat(r.resolve(request().path("", "").build())).isEmpty();
+        assertThat(TenantResolver.path("/").resolve(request().path("", "/acme/x").build())).contains("acme");
+        assertThat(TenantResolver.path("/api/t/").resolve(request().path("", "/api/t/acme/x").build())).contains("acme");
+        assertThat(TenantResolver.path("/api/t/").resolve(request().path("", "/api/x/acme/x").build())).isEmpty();
+    }
+
+    /** A container that passes dot segments on (Undertow does) gets the tenant route matching would see. */
+    @ParameterizedTest(name = "{0} -> {1}")
+    @CsvSource(nullValues = "none", value = {
+            "/./t/acme/items/1, acme",
+            "//t//acme//items/1, acme",
+            "/t/./acme/items/1, acme",
+            "/t/%2e/acme/items/1, acme",
+            "/t/%2E/acme, acme",
+            "/t;x=1/acme/items, acme",
+            "/t/;x=1/acme/items, acme",
+            "/t/acme%2e/items, acme%2e",
+            "/t/.acme/items, .acme",
+            "/t/.../items, ...",
+            "/x/t/acme/items, none",
+            "/T/acme/items, none"})
+    void pathReadsDotAndEmptySegmentsAsRouteMatchingDoes(String path, String tenant) {
+        assertThat(TenantResolver.path("/t/").resolve(request().path("", path).build()))
+                .isEqualTo(Optional.ofNullable(tenant));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"/t/acme/../globex/items", "/t/../items", "/../t/acme", "/t/%2e%2e/x", "/t/.%2E/x",
+            "/t/..;x=1/x", "/t/acme/..", "/t/acme/%2E%2e"})
+    void pathRefusesADotDotSegmentTheContainerLeftIn(String path) {
+        assertThatThrownBy(() -> TenantResolver.path("/t/").resolve(request().path("", path).build()))
+                .isInstanceOfSatisfying(TenantRejectedException.class, e -> {
+                    assertThat(e.status()).isEqualTo(400);
+                    assertThat(e.reason()).isEqualTo("invalid_path");
+                });
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"t/", "/t", "/./", "/../", "/t/../", "/t//"})
+    void pathRefusesAPrefixThatIsNoDispatchedPath(String prefix) {
+        assertThatThrownBy(() -> TenantResolver.path(prefix)).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
