@@ -209,6 +209,57 @@ class ResolverStrategiesTest {
         assertThat(direct.of(request().remote("::ffff:192.0.2.1").build())).isEqualTo("192.0.2.1");
     }
 
+    /** {@code n} untrusted addresses, 10.200.(i / 250).(i % 250 + 1) for i < n, comma-separated. */
+    private static String forwardedEntries(int n, String last) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < n - 1; i++) b.append("10.200.").append(i / 250).append('.').append(i % 250 + 1).append(", ");
+        return b.append(last).toString();
+    }
+
+    @ParameterizedTest(name = "{0} entries")
+    @ValueSource(ints = {1, 32, 33, 34, 41, 1_000})
+    void theRightmostUntrustedEntryIsTheClientWhateverTheCount(int entries) {
+        ClientAddress behind = ClientAddress.behind(List.of(AddressRange.parse("127.0.0.1")));
+        assertThat(behind.of(request().remote("127.0.0.1").header("X-Forwarded-For", forwardedEntries(entries, "10.250.34.1"))
+                .build())).isEqualTo("10.250.34.1");
+        assertThat(behind.of(request().remote("127.0.0.1").header("X-Forwarded-For", forwardedEntries(entries, "10.250.41.2"))
+                .build())).as("another client sending as many entries").isEqualTo("10.250.41.2");
+        assertThat(behind.of(request().remote("127.0.0.1")
+                .header("X-Forwarded-For", forwardedEntries(entries, "10.250.34.1") + ", 127.0.0.1, 127.0.0.1").build()))
+                .as("trusted hops on the right are skipped").isEqualTo("10.250.34.1");
+    }
+
+    @Test
+    void severalHeaderLinesAreOneListReadFromTheLastLine() {
+        ClientAddress behind = ClientAddress.behind(List.of(AddressRange.parse("127.0.0.0/8")));
+        FakeRequest hundredLines = request().remote("127.0.0.1");
+        for (int line = 0; line < 100; line++) hundredLines.header("X-Forwarded-For", forwardedEntries(10, "10.250." + line + ".1"));
+        assertThat(behind.of(hundredLines.build())).as("1,000 entries on 100 lines").isEqualTo("10.250.99.1");
+
+        FakeRequest trustedLastLine = request().remote("127.0.0.1")
+                .header("X-Forwarded-For", forwardedEntries(41, "198.51.100.7"))
+                .header("X-Forwarded-For", "127.0.0.2, 127.0.0.3");
+        assertThat(behind.of(trustedLastLine.build())).as("the walk goes on into the line before").isEqualTo("198.51.100.7");
+
+        FakeRequest emptyLastLine = request().remote("127.0.0.1")
+                .header("X-Forwarded-For", forwardedEntries(34, "198.51.100.8")).header("X-Forwarded-For", "");
+        assertThat(behind.of(emptyLastLine.build())).as("an empty line holds no entry").isEqualTo("198.51.100.8");
+
+        FakeRequest thousandTrusted = request().remote("127.0.0.1")
+                .header("X-Forwarded-For", "6.6.6.6, 198.51.100.9, " + "127.0.0.1, ".repeat(999) + "127.0.0.1");
+        assertThat(behind.of(thousandTrusted.build())).as("a long chain of trusted hops").isEqualTo("198.51.100.9");
+    }
+
+    @Test
+    void entriesLeftOfTheClientAreNeverRead() {
+        ClientAddress behind = ClientAddress.behind(List.of(AddressRange.parse("10.0.0.0/8")));
+        String garbage = "not-an-address, ".repeat(5_000) + "x".repeat(100_000) + ", ";
+        assertThat(behind.of(request().remote("10.0.0.2").header("X-Forwarded-For", garbage + "198.51.100.7, 10.0.0.5").build()))
+                .isEqualTo("198.51.100.7");
+        assertThat(behind.of(request().remote("10.0.0.2").header("X-Forwarded-For", "198.51.100.7,, 10.0.0.5,").build()))
+                .as("empty entries are skipped (RFC 9110 section 5.6.1)").isEqualTo("198.51.100.7");
+    }
+
     @Test
     void cachedDirectoryAsksOncePerTenantAndForgetsUnknownTenantsSooner() {
         AtomicLong now = new AtomicLong();
