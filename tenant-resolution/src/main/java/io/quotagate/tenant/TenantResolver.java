@@ -52,7 +52,9 @@ public interface TenantResolver {
     /**
      * The single DNS label in front of {@code suffix} in the request's host name:
      * {@code host(".api.example.com")} maps {@code acme.api.example.com} to {@code acme}. A host that
-     * does not end with the suffix, or has more than one label in front of it, yields nothing.
+     * does not end with the suffix, or has more than one label in front of it, yields nothing. A host
+     * name in absolute form, with its trailing dot ({@code acme.api.example.com.}), names the same host
+     * and the same tenant.
      *
      * @param suffix the shared domain, starting with a dot ({@code .api.example.com})
      */
@@ -64,11 +66,12 @@ public interface TenantResolver {
         String s = suffix.toLowerCase(Locale.ROOT);
         return request -> {
             String name = request.getServerName();
-            if (name == null || name.length() <= s.length()) {
-                return Optional.empty();
-            }
-            if (!name.regionMatches(true, name.length() - s.length(), s, 0, s.length())) return Optional.empty();
-            String label = name.substring(0, name.length() - s.length());
+            if (name == null) return Optional.empty();
+            int end = name.length();
+            if (end > 0 && name.charAt(end - 1) == '.') end--; // absolute form (RFC 1034 section 3.1): the same host
+            if (end <= s.length()) return Optional.empty();
+            if (!name.regionMatches(true, end - s.length(), s, 0, s.length())) return Optional.empty();
+            String label = name.substring(0, end - s.length());
             if (label.indexOf('.') >= 0) return Optional.empty();
             return Optional.of(label.toLowerCase(Locale.ROOT));
         };

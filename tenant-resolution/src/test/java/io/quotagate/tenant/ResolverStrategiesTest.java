@@ -29,6 +29,14 @@ class ResolverStrategiesTest {
         assertThat(r.resolve(request().host("x.acme.api.example.com").build())).as("two labels").isEmpty();
         assertThat(r.resolve(request().host("acme.api.example.org").build())).isEmpty();
         assertThat(r.resolve(request().host("evilapi.example.com").build())).isEmpty();
+        assertThat(r.resolve(request().host("acme.api.example.com.").build())).as("absolute name").contains("acme");
+        assertThat(r.resolve(request().host("ACME.API.EXAMPLE.COM.").build())).contains("acme");
+        assertThat(r.resolve(request().host("acme.api.example.com..").build())).as("two dots: no host name").isEmpty();
+        assertThat(r.resolve(request().host(".api.example.com.").build())).isEmpty();
+        assertThat(r.resolve(request().host("api.example.com.").build())).isEmpty();
+        assertThat(r.resolve(request().host("x.acme.api.example.com.").build())).isEmpty();
+        assertThat(r.resolve(request().host(".").build())).isEmpty();
+        assertThat(r.resolve(request().host("").build())).isEmpty();
         assertThatThrownBy(() -> TenantResolver.host("api.example.com")).isInstanceOf(IllegalArgumentException.class);
     }
 
