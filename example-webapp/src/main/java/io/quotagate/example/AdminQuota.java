@@ -9,7 +9,6 @@ import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.tenant.ClientAddress;
-import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
@@ -33,7 +32,7 @@ import java.util.Set;
  * value as it was sent. Only registered when an admin token is configured (otherwise 404), on the
  * management port.
  */
-final class AdminQuota extends HttpServlet {
+final class AdminQuota extends ApiServlet {
     private static final long serialVersionUID = 1L;
     private static final ObjectMapper JSON = JsonBody.JSON;
     private static final String EXAMPLE = "{\"capacity\": 1500, \"refill\": 1500, \"period\": \"1m\"}";

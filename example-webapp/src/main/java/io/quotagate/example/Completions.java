@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.quotagate.filter.servlet.InvalidCostInputException;
 import io.quotagate.filter.servlet.QuotaGate;
-import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
@@ -18,7 +17,7 @@ import java.io.InputStream;
  * {@code max_tokens} before the request runs; the servlet "generates" a quarter of {@code max_tokens}
  * (rounded up) and reports the tokens really used, so the filter refunds the rest.
  */
-final class Completions extends HttpServlet {
+final class Completions extends ApiServlet {
     private static final long serialVersionUID = 1L;
 
     /** The route name in the plans file. */

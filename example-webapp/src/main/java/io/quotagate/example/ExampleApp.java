@@ -274,6 +274,7 @@ public final class ExampleApp implements Callable<Integer> {
         apiContext.addServlet(new ServletHolder(new Completions()), "/v1/completions");
         ServletHolder notHere = new ServletHolder(new ExampleServlets.NotFound());
         for (String path : MANAGEMENT_PATHS) apiContext.addServlet(notHere, path); // as if absent
+        apiContext.addServlet(notHere, "/"); // not Jetty's default servlet, whose HttpServlet.doTrace echoes headers
 
         ServletContextHandler managementContext = new ServletContextHandler();
         managementContext.setContextPath("/");

@@ -38,7 +38,7 @@ final class ExampleServlets {
     }
 
     /** {@code GET /items/{id}}: a cheap lookup. */
-    static final class Items extends HttpServlet {
+    static final class Items extends ApiServlet {
         private static final long serialVersionUID = 1L;
 
         @Override
@@ -54,7 +54,7 @@ final class ExampleServlets {
      * report after N ms of simulated work (default {@value #DEFAULT_MS}, at most {@value #MAX_MS}),
      * so a slow report holds its concurrency slot, not a server thread.
      */
-    static final class Reports extends HttpServlet {
+    static final class Reports extends ApiServlet {
         private static final long serialVersionUID = 1L;
         static final int DEFAULT_MS = 1000;
         static final int MAX_MS = 30_000;
@@ -109,7 +109,7 @@ final class ExampleServlets {
     }
 
     /** {@code GET /health}: never limited. */
-    static final class Health extends HttpServlet {
+    static final class Health extends ApiServlet {
         private static final long serialVersionUID = 1L;
 
         @Override

@@ -1,7 +1,6 @@
 package io.quotagate.example;
 
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
@@ -15,7 +14,7 @@ final class ObservabilityServlets {
     }
 
     /** Prometheus text exposition of every meter. */
-    static final class Metrics extends HttpServlet {
+    static final class Metrics extends ApiServlet {
         private static final long serialVersionUID = 1L;
         private final transient PrometheusMeterRegistry registry;
 
@@ -34,7 +33,7 @@ final class ObservabilityServlets {
      * The dashboard: {@code /dashboard} the page, {@code /dashboard/data} its JSON, and the uPlot
      * script and style from the WebJar on the class path (no CDN).
      */
-    static final class Dashboard extends HttpServlet {
+    static final class Dashboard extends ApiServlet {
         private static final long serialVersionUID = 1L;
         private static final String UPLOT = "META-INF/resources/webjars/uplot/1.6.30/dist/";
         private static final Map<String, String[]> FILES = Map.of(

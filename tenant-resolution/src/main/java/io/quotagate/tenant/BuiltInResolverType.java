@@ -14,7 +14,8 @@ abstract class BuiltInResolverType implements ResolverType {
     /** An HTTP header name (RFC 9110 token), short enough for a configuration value. */
     static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}");
     private static final Pattern HOST_SUFFIX = Pattern.compile("(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+");
-    private static final Pattern PATH_PREFIX = Pattern.compile("/([A-Za-z0-9._~-]+/)*");
+    /** Path segments, none of them {@code .} or {@code ..}: a prefix names the path as the container dispatches it. */
+    private static final Pattern PATH_PREFIX = Pattern.compile("/((?!\\.\\.?/)[A-Za-z0-9._~-]+/)*");
 
     /** {@code { type: header, name: X-Tenant-Id }}. */
     static final ResolverType HEADER = oneOptional("header", "name", HEADER_NAME, TenantResolver.DEFAULT_HEADER,

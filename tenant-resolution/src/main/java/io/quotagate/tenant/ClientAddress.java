@@ -12,17 +12,18 @@ import java.util.List;
  *
  * <p>The connection's peer address ({@link HttpServletRequest#getRemoteAddr()}) is used, unless the
  * peer is a trusted proxy ({@code tenants.trusted-proxies}): then {@code X-Forwarded-For} is read from
- * right to left, skipping trusted hops, and the first untrusted address is the client. Entries a
- * client could have forged (left of the first untrusted hop) are never believed, and an entry that is
- * not a numeric address stops the walk at the last hop that can be trusted to have reported it. No
- * name is ever resolved through DNS.
+ * right to left, skipping trusted hops, and the first untrusted address is the client, however many
+ * entries the header holds. Several header lines are one list, in the order they came (RFC 9110
+ * section 5.3). Entries a client could have forged (left of the first untrusted hop) are never
+ * believed, nor even read: the walk stops there, so a client that pads the header with a thousand
+ * entries costs no more than one that sends one. An entry that is not a numeric address stops the
+ * walk at the last hop that can be trusted to have reported it; empty entries ({@code a,,b}) are
+ * skipped, as RFC 9110 section 5.6.1 asks of list recipients. No name is ever resolved through DNS.
  *
  * <p>An IPv6 client is keyed by its {@code /64} network: one host usually owns a whole /64 and could
  * otherwise take a fresh bucket with every address in it.
  */
 public final class ClientAddress {
-    /** At most this many {@code X-Forwarded-For} hops are examined. */
-    static final int MAX_HOPS = 32;
     private static final String FORWARDED_FOR = "X-Forwarded-For";
 
     private final List<AddressRange> trusted;
@@ -42,20 +43,47 @@ public final class ClientAddress {
         byte[] peer = AddressRange.parseAddress(remote);
         if (peer == null) return remote == null ? "unknown" : remote; // the container always gives a literal
         if (trusted.isEmpty() || !isTrusted(peer)) return key(peer);
+        return key(client(forwardedLines(request), peer));
+    }
 
-        List<String> hops = new ArrayList<>();
+    /** The header's lines, first to last (usually one, so no list is made for it). */
+    private static String[] forwardedLines(HttpServletRequest request) {
         Enumeration<String> values = request.getHeaders(FORWARDED_FOR);
-        while (values != null && values.hasMoreElements()) {
-            for (String hop : values.nextElement().split(",", MAX_HOPS + 1)) hops.add(hop.strip());
+        if (values == null) { // a container may deny access to the header list: then only the first is known
+            String one = request.getHeader(FORWARDED_FOR);
+            return one == null ? new String[0] : new String[]{one};
         }
+        if (!values.hasMoreElements()) return new String[0];
+        String first = values.nextElement();
+        if (!values.hasMoreElements()) return new String[]{first};
+        List<String> lines = new ArrayList<>();
+        lines.add(first);
+        while (values.hasMoreElements()) lines.add(values.nextElement());
+        return lines.toArray(new String[0]);
+    }
+
+    /**
+     * Walks the entries from the rightmost (the hop next to the trusted peer) to the left: each trusted
+     * hop reported the one to its left, so the first untrusted entry is the client. Only the entries
+     * up to it are cut out and parsed.
+     */
+    private byte[] client(String[] lines, byte[] peer) {
         byte[] client = peer;
-        for (int i = hops.size() - 1, seen = 0; i >= 0 && seen < MAX_HOPS; i--, seen++) {
-            byte[] hop = AddressRange.parseAddress(hops.get(i));
-            if (hop == null) break; // garbage: the last trusted hop is as far as we can see
-            client = hop;
-            if (!isTrusted(hop)) break;
+        for (int line = lines.length - 1; line >= 0; line--) {
+            String value = lines[line];
+            int end = value.length();
+            while (end >= 0) {
+                int comma = value.lastIndexOf(',', end - 1);
+                String entry = value.substring(comma + 1, end).strip();
+                end = comma; // -1 after the line's first entry
+                if (entry.isEmpty()) continue;
+                byte[] hop = AddressRange.parseAddress(entry);
+                if (hop == null) return client; // garbage: the last trusted hop is as far as we can see
+                client = hop;
+                if (!isTrusted(hop)) return client;
+            }
         }
-        return key(client);
+        return client;
     }
 
     private boolean isTrusted(byte[] address) {

@@ -52,7 +52,9 @@ public interface TenantResolver {
     /**
      * The single DNS label in front of {@code suffix} in the request's host name:
      * {@code host(".api.example.com")} maps {@code acme.api.example.com} to {@code acme}. A host that
-     * does not end with the suffix, or has more than one label in front of it, yields nothing.
+     * does not end with the suffix, or has more than one label in front of it, yields nothing. A host
+     * name in absolute form, with its trailing dot ({@code acme.api.example.com.}), names the same host
+     * and the same tenant.
      *
      * @param suffix the shared domain, starting with a dot ({@code .api.example.com})
      */
@@ -64,11 +66,12 @@ public interface TenantResolver {
         String s = suffix.toLowerCase(Locale.ROOT);
         return request -> {
             String name = request.getServerName();
-            if (name == null || name.length() <= s.length()) {
-                return Optional.empty();
-            }
-            if (!name.regionMatches(true, name.length() - s.length(), s, 0, s.length())) return Optional.empty();
-            String label = name.substring(0, name.length() - s.length());
+            if (name == null) return Optional.empty();
+            int end = name.length();
+            if (end > 0 && name.charAt(end - 1) == '.') end--; // absolute form (RFC 1034 section 3.1): the same host
+            if (end <= s.length()) return Optional.empty();
+            if (!name.regionMatches(true, end - s.length(), s, 0, s.length())) return Optional.empty();
+            String label = name.substring(0, end - s.length());
             if (label.indexOf('.') >= 0) return Optional.empty();
             return Optional.of(label.toLowerCase(Locale.ROOT));
         };
@@ -76,29 +79,22 @@ public interface TenantResolver {
 
     /**
      * The path segment after {@code prefix}: {@code path("/t/")} maps {@code /t/acme/items/1} to
-     * {@code acme}. The segment is taken from the raw (still percent-encoded) request URI inside the
-     * context, so an encoded {@code %2F} or {@code %2E} never turns into a separator or a dot: it
-     * makes an invalid id (400).
+     * {@code acme}. The segment is taken from the path the container dispatches (servlet path + path
+     * info, decoded, inside the context), read as the filter's route matching reads it: empty and
+     * {@code .} segments are skipped and path parameters cut, so {@code /t/acme/../globex/items/1},
+     * which the container serves as {@code /t/globex/items/1}, is globex's, and {@code /./t/acme/items/1}
+     * is acme's. A {@code ..} segment still in that path (a container that does not resolve it) is
+     * refused with 400 {@code invalid_path}.
      *
-     * @param prefix starts and ends with {@code /}
+     * @param prefix starts and ends with {@code /}, without empty, {@code .} or {@code ..} segments
      */
     static TenantResolver path(String prefix) {
         Objects.requireNonNull(prefix, "prefix");
         if (!prefix.startsWith("/") || !prefix.endsWith("/")) {
             throw new IllegalArgumentException("prefix must start and end with '/', e.g. /t/, was '" + prefix + "'");
         }
-        return request -> {
-            String uri = request.getRequestURI();
-            if (uri == null) return Optional.empty();
-            String context = request.getContextPath();
-            int from = context != null && !context.isEmpty() && uri.startsWith(context) ? context.length() : 0;
-            if (!uri.startsWith(prefix, from)) return Optional.empty();
-            int start = from + prefix.length();
-            int end = uri.indexOf('/', start);
-            int semi = uri.indexOf(';', start); // a path parameter is not part of the id
-            if (semi >= 0 && (end < 0 || semi < end)) end = semi;
-            return Optional.of(uri.substring(start, end < 0 ? uri.length() : end));
-        };
+        DispatchedPath after = new DispatchedPath(prefix);
+        return request -> Optional.ofNullable(after.segmentAfterPrefix(DispatchedPath.of(request)));
     }
 
     /**

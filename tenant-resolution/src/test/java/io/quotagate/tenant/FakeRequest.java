@@ -10,13 +10,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-/** A request that answers what resolvers ask (headers, host, URI, peer, principal, attributes). */
+/** A request that answers what resolvers ask (headers, host, dispatched path, peer, principal, attributes). */
 final class FakeRequest {
     private final Map<String, List<String>> headers = new HashMap<>();
     private final Map<String, Object> attributes = new HashMap<>();
     private String serverName = "localhost";
-    private String uri = "/";
-    private String contextPath = "";
+    private String servletPath = "";
+    private String pathInfo = "/";
     private String remoteAddr = "127.0.0.1";
     private Principal principal;
 
@@ -34,9 +34,10 @@ final class FakeRequest {
         return this;
     }
 
-    FakeRequest uri(String contextPath, String uri) {
-        this.contextPath = contextPath;
-        this.uri = uri;
+    /** The path the container dispatched, inside the context: servlet path and path info (may be null). */
+    FakeRequest path(String servletPath, String pathInfo) {
+        this.servletPath = servletPath;
+        this.pathInfo = pathInfo;
         return this;
     }
 
@@ -64,8 +65,8 @@ final class FakeRequest {
                     }
                     case "getHeaders" -> Collections.enumeration(headers.getOrDefault(((String) args[0]).toLowerCase(), List.of()));
                     case "getServerName" -> serverName;
-                    case "getRequestURI" -> uri;
-                    case "getContextPath" -> contextPath;
+                    case "getServletPath" -> servletPath;
+                    case "getPathInfo" -> pathInfo;
                     case "getRemoteAddr" -> remoteAddr;
                     case "getUserPrincipal" -> principal;
                     case "getAttribute" -> attributes.get((String) args[0]);

@@ -182,10 +182,12 @@ class HostileCredentialTest {
                 arguments("host: no name", host, request().host(null), "Optional.empty"),
                 arguments("host: only the suffix", host, request().host(".api.example.com"), "Optional.empty"),
                 arguments("host: 1 MB name", host, request().host(huge + ".api.example.com"), "Optional[" + huge + "]"),
-                arguments("path: no URI", path, request().uri("", null), "Optional.empty"),
-                arguments("path: context longer than the URI", path, request().uri("/a/very/long/context", "/t/"), "Optional[]"),
-                arguments("path: only the prefix", path, request().uri("", "/t/"), "Optional[]"),
-                arguments("path: path parameter first", path, request().uri("", "/t/;x=1/items"), "Optional[]"));
+                arguments("path: no path", path, request().path(null, null), "Optional.empty"),
+                arguments("path: only the prefix", path, request().path("", "/t/"), "Optional.empty"),
+                arguments("path: path parameter first", path, request().path("", "/t/;x=1/items"), "Optional[items]"),
+                arguments("path: 1 MB segment", path, request().path("", "/t/" + huge + "/x"), "Optional[" + huge + "]"),
+                arguments("path: 1 MB of slashes", path, request().path("", "/".repeat(1 << 20)), "Optional.empty"),
+                arguments("path: .. left in", path, request().path("/t", "/../x"), "400 invalid_path"));
     }
 
     @ParameterizedTest(name = "{0}")

@@ -224,7 +224,7 @@ class JwtClaimResolverTest {
         assertThat(r.resolve(request().header("X-Api-Key", "k-123").build())).contains("keyed");
         assertThat(r.resolve(request().header("Authorization", "ApiKey k-123").build())).contains("keyed");
         assertThat(r.resolve(request().host("hosted.api.example.com").build())).contains("hosted");
-        assertThat(r.resolve(request().uri("", "/tenants/pathed/x").build())).contains("pathed");
+        assertThat(r.resolve(request().path("", "/tenants/pathed/x").build())).contains("pathed");
         assertThat(r.resolve(request().principal("user1").build())).contains("user1");
         assertThat(r.resolve(request().attribute("org", "attr").build())).contains("attr");
         assertThat(r.resolve(request().header("X-Org", "hdr").build())).contains("hdr");

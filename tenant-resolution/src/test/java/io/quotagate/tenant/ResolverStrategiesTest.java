@@ -2,6 +2,9 @@ package io.quotagate.tenant;
 
 import io.quotagate.plans.AddressRange;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
 import java.util.List;
@@ -26,20 +29,69 @@ class ResolverStrategiesTest {
         assertThat(r.resolve(request().host("x.acme.api.example.com").build())).as("two labels").isEmpty();
         assertThat(r.resolve(request().host("acme.api.example.org").build())).isEmpty();
         assertThat(r.resolve(request().host("evilapi.example.com").build())).isEmpty();
+        assertThat(r.resolve(request().host("acme.api.example.com.").build())).as("absolute name").contains("acme");
+        assertThat(r.resolve(request().host("ACME.API.EXAMPLE.COM.").build())).contains("acme");
+        assertThat(r.resolve(request().host("acme.api.example.com..").build())).as("two dots: no host name").isEmpty();
+        assertThat(r.resolve(request().host(".api.example.com.").build())).isEmpty();
+        assertThat(r.resolve(request().host("api.example.com.").build())).isEmpty();
+        assertThat(r.resolve(request().host("x.acme.api.example.com.").build())).isEmpty();
+        assertThat(r.resolve(request().host(".").build())).isEmpty();
+        assertThat(r.resolve(request().host("").build())).isEmpty();
         assertThatThrownBy(() -> TenantResolver.host("api.example.com")).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
-    void pathTakesTheRawSegmentAfterThePrefixInsideTheContext() {
+    void pathTakesTheSegmentAfterThePrefixInThePathTheContainerDispatched() {
         TenantResolver r = TenantResolver.path("/t/");
-        assertThat(r.resolve(request().uri("", "/t/acme/items/1").build())).contains("acme");
-        assertThat(r.resolve(request().uri("", "/t/acme").build())).contains("acme");
-        assertThat(r.resolve(request().uri("/app", "/app/t/acme/x").build())).contains("acme");
-        assertThat(r.resolve(request().uri("", "/t/acme;jsessionid=1/x").build())).contains("acme");
-        assertThat(r.resolve(request().uri("", "/t/%2e%2e/x").build())).as("never decoded").contains("%2e%2e");
-        assertThat(r.resolve(request().uri("", "/t//x").build())).contains("");
-        assertThat(r.resolve(request().uri("", "/items/1").build())).isEmpty();
-        assertThat(r.resolve(request().uri("", "/t").build())).isEmpty();
+        assertThat(r.resolve(request().path("", "/t/acme/items/1").build())).contains("acme");
+        assertThat(r.resolve(request().path("/t", "/acme/items/1").build())).as("servlet path + path info").contains("acme");
+        assertThat(r.resolve(request().path("/t/acme/items/1", null).build())).as("a default servlet").contains("acme");
+        assertThat(r.resolve(request().path("", "/t/acme").build())).contains("acme");
+        assertThat(r.resolve(request().path("", "/t/acme;jsessionid=1/x").build())).contains("acme");
+        assertThat(r.resolve(request().path("", "/items/1").build())).isEmpty();
+        assertThat(r.resolve(request().path("", "/t").build())).isEmpty();
+        assertThat(r.resolve(request().path("", "/t/").build())).isEmpty();
+        assertThat(r.resolve(request().path("", "").build())).isEmpty();
+        assertThat(TenantResolver.path("/").resolve(request().path("", "/acme/x").build())).contains("acme");
+        assertThat(TenantResolver.path("/api/t/").resolve(request().path("", "/api/t/acme/x").build())).contains("acme");
+        assertThat(TenantResolver.path("/api/t/").resolve(request().path("", "/api/x/acme/x").build())).isEmpty();
+    }
+
+    /** A container that passes dot segments on (Undertow does) gets the tenant route matching would see. */
+    @ParameterizedTest(name = "{0} -> {1}")
+    @CsvSource(nullValues = "none", value = {
+            "/./t/acme/items/1, acme",
+            "//t//acme//items/1, acme",
+            "/t/./acme/items/1, acme",
+            "/t/%2e/acme/items/1, acme",
+            "/t/%2E/acme, acme",
+            "/t;x=1/acme/items, acme",
+            "/t/;x=1/acme/items, acme",
+            "/t/acme%2e/items, acme%2e",
+            "/t/.acme/items, .acme",
+            "/t/.../items, ...",
+            "/x/t/acme/items, none",
+            "/T/acme/items, none"})
+    void pathReadsDotAndEmptySegmentsAsRouteMatchingDoes(String path, String tenant) {
+        assertThat(TenantResolver.path("/t/").resolve(request().path("", path).build()))
+                .isEqualTo(Optional.ofNullable(tenant));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"/t/acme/../globex/items", "/t/../items", "/../t/acme", "/t/%2e%2e/x", "/t/.%2E/x",
+            "/t/..;x=1/x", "/t/acme/..", "/t/acme/%2E%2e"})
+    void pathRefusesADotDotSegmentTheContainerLeftIn(String path) {
+        assertThatThrownBy(() -> TenantResolver.path("/t/").resolve(request().path("", path).build()))
+                .isInstanceOfSatisfying(TenantRejectedException.class, e -> {
+                    assertThat(e.status()).isEqualTo(400);
+                    assertThat(e.reason()).isEqualTo("invalid_path");
+                });
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"t/", "/t", "/./", "/../", "/t/../", "/t//"})
+    void pathRefusesAPrefixThatIsNoDispatchedPath(String prefix) {
+        assertThatThrownBy(() -> TenantResolver.path(prefix)).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
@@ -163,6 +215,57 @@ class ResolverStrategiesTest {
         assertThat(behind.of(request().remote("0:0:0:0:0:0:0:1").header("X-Forwarded-For", "2001:db8:1:2:3:4:5:6").build()))
                 .as("IPv6 via an IPv6 proxy, keyed by /64").isEqualTo("2001:db8:1:2::/64");
         assertThat(direct.of(request().remote("::ffff:192.0.2.1").build())).isEqualTo("192.0.2.1");
+    }
+
+    /** {@code n} untrusted addresses, 10.200.(i / 250).(i % 250 + 1) for i < n, comma-separated. */
+    private static String forwardedEntries(int n, String last) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < n - 1; i++) b.append("10.200.").append(i / 250).append('.').append(i % 250 + 1).append(", ");
+        return b.append(last).toString();
+    }
+
+    @ParameterizedTest(name = "{0} entries")
+    @ValueSource(ints = {1, 32, 33, 34, 41, 1_000})
+    void theRightmostUntrustedEntryIsTheClientWhateverTheCount(int entries) {
+        ClientAddress behind = ClientAddress.behind(List.of(AddressRange.parse("127.0.0.1")));
+        assertThat(behind.of(request().remote("127.0.0.1").header("X-Forwarded-For", forwardedEntries(entries, "10.250.34.1"))
+                .build())).isEqualTo("10.250.34.1");
+        assertThat(behind.of(request().remote("127.0.0.1").header("X-Forwarded-For", forwardedEntries(entries, "10.250.41.2"))
+                .build())).as("another client sending as many entries").isEqualTo("10.250.41.2");
+        assertThat(behind.of(request().remote("127.0.0.1")
+                .header("X-Forwarded-For", forwardedEntries(entries, "10.250.34.1") + ", 127.0.0.1, 127.0.0.1").build()))
+                .as("trusted hops on the right are skipped").isEqualTo("10.250.34.1");
+    }
+
+    @Test
+    void severalHeaderLinesAreOneListReadFromTheLastLine() {
+        ClientAddress behind = ClientAddress.behind(List.of(AddressRange.parse("127.0.0.0/8")));
+        FakeRequest hundredLines = request().remote("127.0.0.1");
+        for (int line = 0; line < 100; line++) hundredLines.header("X-Forwarded-For", forwardedEntries(10, "10.250." + line + ".1"));
+        assertThat(behind.of(hundredLines.build())).as("1,000 entries on 100 lines").isEqualTo("10.250.99.1");
+
+        FakeRequest trustedLastLine = request().remote("127.0.0.1")
+                .header("X-Forwarded-For", forwardedEntries(41, "198.51.100.7"))
+                .header("X-Forwarded-For", "127.0.0.2, 127.0.0.3");
+        assertThat(behind.of(trustedLastLine.build())).as("the walk goes on into the line before").isEqualTo("198.51.100.7");
+
+        FakeRequest emptyLastLine = request().remote("127.0.0.1")
+                .header("X-Forwarded-For", forwardedEntries(34, "198.51.100.8")).header("X-Forwarded-For", "");
+        assertThat(behind.of(emptyLastLine.build())).as("an empty line holds no entry").isEqualTo("198.51.100.8");
+
+        FakeRequest thousandTrusted = request().remote("127.0.0.1")
+                .header("X-Forwarded-For", "6.6.6.6, 198.51.100.9, " + "127.0.0.1, ".repeat(999) + "127.0.0.1");
+        assertThat(behind.of(thousandTrusted.build())).as("a long chain of trusted hops").isEqualTo("198.51.100.9");
+    }
+
+    @Test
+    void entriesLeftOfTheClientAreNeverRead() {
+        ClientAddress behind = ClientAddress.behind(List.of(AddressRange.parse("10.0.0.0/8")));
+        String garbage = "not-an-address, ".repeat(5_000) + "x".repeat(100_000) + ", ";
+        assertThat(behind.of(request().remote("10.0.0.2").header("X-Forwarded-For", garbage + "198.51.100.7, 10.0.0.5").build()))
+                .isEqualTo("198.51.100.7");
+        assertThat(behind.of(request().remote("10.0.0.2").header("X-Forwarded-For", "198.51.100.7,, 10.0.0.5,").build()))
+                .as("empty entries are skipped (RFC 9110 section 5.6.1)").isEqualTo("198.51.100.7");
     }
 
     @Test

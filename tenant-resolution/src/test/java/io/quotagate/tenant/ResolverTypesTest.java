@@ -36,6 +36,8 @@ class ResolverTypesTest {
                         7, "tenants.resolvers[0].suffix", "must match"),
                 arguments("path prefix without slashes", head + "    - { type: path, prefix: t }\n",
                         7, "tenants.resolvers[0].prefix", "must match"),
+                arguments("path prefix with a dot segment", head + "    - { type: path, prefix: /t/../ }\n",
+                        7, "tenants.resolvers[0].prefix", "must match"),
                 arguments("bad header name", head + "    - { type: header, name: \"X Org\" }\n",
                         7, "tenants.resolvers[0].name", "must match"),
                 arguments("attribute resolver without name", head + "    - { type: attribute }\n",

@@ -151,6 +151,23 @@ class RequestShapeTest {
         assertThat(Http.status(response)).isEqualTo(429);
     }
 
+    /**
+     * The README's security model: a method no rule lists needs a tenant, is charged by the default
+     * route (1 unit, no group) and then reaches the application, which answers it (here HttpServlet:
+     * TRACE echoes, OPTIONS lists Allow, an unknown method is 501).
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"TRACE", "OPTIONS", "PROPFIND", "FOO"})
+    void aMethodNoRuleListsIsLimitedByTheDefaultRoute(String method) throws Exception {
+        holdTheSlot(); // t1: 5 units and its one reports slot
+        String anonymous = Http.raw(server.port(), method, "/reports/2", "");
+        assertThat(Http.status(anonymous)).isEqualTo(401);
+        assertThat(anonymous).contains("\"reason\":\"missing_tenant\"").doesNotContain("X-Tenant-Id");
+        String response = Http.raw(server.port(), method, "/reports/2", "X-Tenant-Id: t1\r\n");
+        assertThat(Http.status(response)).as("outside the reports group: no 429").isIn(200, 501);
+        assertThat(filter.control().tenantLimits("t1").get(0).remaining()).as("charged 1, the default route").isEqualTo(94);
+    }
+
     /** Containers disagree on these, so none may decide the route: {@code /reports/..;/x} is a report on some. */
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"/reports/../../etc", "/x/../reports/1", "/reports/..;/health", "/reports/%2e%2e/health",

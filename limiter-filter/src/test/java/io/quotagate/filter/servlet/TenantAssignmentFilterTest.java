@@ -5,6 +5,10 @@ import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.tenant.TenantDirectory;
+import jakarta.servlet.DispatcherType;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -12,6 +16,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -56,6 +61,50 @@ class TenantAssignmentFilterTest {
         assertThat(status("/x", one)).isEqualTo(429);
         assertThat(status("/x", Map.of("X-Forwarded-For", "198.51.100.2"))).as("another client").isEqualTo(200);
         assertThat(status("/x", Map.of("X-Forwarded-For", "6.6.6.6, 198.51.100.1"))).as("a forged left part is ignored").isEqualTo(429);
+    }
+
+    /** {@code n} comma-separated addresses ending in {@code last}, the others 10.200.x.y. */
+    private static String forwarded(int n, String last) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < n - 1; i++) b.append("10.200.").append(i / 250).append('.').append(i % 250 + 1).append(", ");
+        return b.append(last).toString();
+    }
+
+    /** Sends the X-Forwarded-For lines byte for byte (the JDK client may fold them). */
+    private int rawStatus(String... forwardedLines) throws Exception {
+        StringBuilder head = new StringBuilder("GET /x HTTP/1.1\r\nHost: localhost\r\n");
+        for (String line : forwardedLines) head.append("X-Forwarded-For: ").append(line).append("\r\n");
+        return Http.status(Http.rawHead(server.port(), head.toString()));
+    }
+
+    @Test
+    void longForwardedForListsAreKeyedByTheirRightmostUntrustedAddress() throws Exception {
+        ServletContextHandler context = new ServletContextHandler();
+        context.setContextPath("/");
+        context.addFilter(new FilterHolder(QuotaFilter.builder().clock(clock).plans(PlansFile.parse("p.yml", PLANS + """
+                  unresolved: anonymous
+                  trusted-proxies: [ 127.0.0.1 ]
+                """)).build()), "/*", EnumSet.of(DispatcherType.REQUEST));
+        context.addServlet(new ServletHolder(new JettyServer.OkServlet()), "/");
+        server = JettyServer.start(context, 32 * 1024); // 1,000 entries are about 14 KB
+
+        String of34 = forwarded(34, "10.250.34.1");
+        assertThat(rawStatus(of34)).isEqualTo(200);
+        assertThat(rawStatus(of34)).isEqualTo(200);
+        assertThat(rawStatus(of34)).as("34 entries: one client, its own bucket").isEqualTo(429);
+        assertThat(rawStatus(forwarded(41, "10.250.41.1"))).as("41 entries: another client").isEqualTo(200);
+        assertThat(rawStatus(forwarded(41, "10.250.41.2"))).as("41 entries: a third client, not the second's bucket").isEqualTo(200);
+        assertThat(rawStatus(forwarded(41, "10.250.41.2"))).isEqualTo(200);
+        assertThat(rawStatus(forwarded(41, "10.250.41.2"))).isEqualTo(429);
+        assertThat(rawStatus(forwarded(1_000, "10.250.100.1"))).as("1,000 entries").isEqualTo(200);
+        assertThat(rawStatus(forwarded(1_000, "10.250.100.1"))).isEqualTo(200);
+        assertThat(rawStatus(forwarded(1_000, "10.250.100.1"))).isEqualTo(429);
+        assertThat(rawStatus(forwarded(500, "10.250.200.1"), forwarded(500, "10.250.34.1")))
+                .as("two lines: the last line's rightmost entry, the 34-entry client").isEqualTo(429);
+        assertThat(rawStatus(forwarded(20, "10.250.34.1"), forwarded(20, "10.250.200.2"), "127.0.0.1"))
+                .as("three lines, the last a trusted hop").isEqualTo(200);
+        assertThat(rawStatus()).as("the proxy's own bucket was never charged").isEqualTo(200);
+        assertThat(rawStatus()).isEqualTo(200);
     }
 
     @Test
