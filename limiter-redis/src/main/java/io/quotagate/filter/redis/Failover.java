@@ -15,16 +15,19 @@ import java.util.function.Function;
  * request costs bucket4j's GET + compare-and-swap script (2 round trips), each bounded by the command
  * timeout, retried at most {@code max-retries} times on a conflict. A failure is classified by
  * {@link RedisHealth}: an outage flips the store to local buckets (once); contention or a single slow
- * command answers only that operation locally.
+ * command answers only that operation locally; a value that is no bucket is that key's trouble alone
+ * ({@link ValueRepair}).
  */
 final class Failover {
     private final RedisConnection redis;
     private final RedisHealth health;
     private final LocalShares shares;
     private final StoreSettings settings;
+    private final ValueRepair values;
 
     Failover(RedisConnection redis, RedisHealth health, LocalShares shares, StoreSettings settings) {
         this.redis = redis;
+        this.values = new ValueRepair(redis, settings);
         this.health = health;
         this.shares = shares;
         this.settings = settings;
@@ -36,16 +39,19 @@ final class Failover {
             RemoteBucket remote = remote(b);
             if (remote != null) {
                 try {
-                    if (b.moveFirst()) {
-                        remote.moveTo(b.limits());
-                        b.moved();
-                    }
-                    T result = op.apply(remote);
-                    health.succeeded();
-                    return result;
+                    return onRedis(b, remote, op);
                 } catch (RuntimeException e) {
-                    // contention or one slow command: only this operation is decided locally
-                    if (!health.failed(e)) return answerLocally(b, op);
+                    RuntimeException failure = e;
+                    if (RedisHealth.classify(e) == RedisHealth.Failure.VALUE) {
+                        // one key's value, not Redis: repaired, the operation runs again on a fresh bucket
+                        try {
+                            if (values.repair(b.key(), e)) return onRedis(b, remote, op);
+                        } catch (RuntimeException again) {
+                            failure = again;
+                        }
+                    }
+                    // contention, one slow command or one key's value: only this operation is decided locally
+                    if (!health.failed(failure)) return answerLocally(b, op);
                 }
             }
         }
@@ -54,6 +60,17 @@ final class Failover {
                     (settings.heartbeat().toMillis() + 999) / 1000);
         }
         return answerLocally(b, op);
+    }
+
+    /** Runs {@code op} on Redis, moving the bucket to its limits first if they may have changed. */
+    private <T> T onRedis(FailoverBucket b, RemoteBucket remote, Function<QuotaBucket, T> op) {
+        if (b.moveFirst()) {
+            remote.moveTo(b.limits());
+            b.moved();
+        }
+        T result = op.apply(remote);
+        health.succeeded();
+        return result;
     }
 
     /** Counts a fallback decision and runs {@code op} on this instance's share of {@code b}. */
