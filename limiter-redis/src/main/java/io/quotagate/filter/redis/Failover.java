@@ -1,6 +1,5 @@
 package io.quotagate.filter.redis;
 
-import io.github.bucket4j.distributed.BucketProxy;
 import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.store.StoreUnavailableException;
 import io.quotagate.plans.StoreSettings;
@@ -83,9 +82,8 @@ final class Failover {
     private RemoteBucket remote(FailoverBucket b) {
         RemoteBucket r = b.currentRemote();
         if (r != null) return r;
-        BucketProxy proxy = redis.proxy(b.key(), b.limits().configuration());
-        if (proxy == null) return null;
-        r = new RemoteBucket(proxy);
+        if (redis.current() == null) return null;
+        r = new RemoteBucket(b.limits(), redis.clock(), creation -> redis.proxy(b.key(), creation));
         b.remote(r);
         return r;
     }

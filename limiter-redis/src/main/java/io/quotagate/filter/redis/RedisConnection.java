@@ -19,6 +19,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * The client side of Redis: the {@link RedisTopology} (one server, Sentinel's primary or a cluster)
@@ -93,11 +94,20 @@ final class RedisConnection implements AutoCloseable {
         return l;
     }
 
-    /** A proxy for this key on the current link, or null when there is no connection yet. */
-    BucketProxy proxy(String key, BucketConfiguration configuration) {
+    /**
+     * A proxy for this key on the current link, or null when there is no connection yet.
+     *
+     * @param creation the configuration to create the key with when it is missing, asked each time
+     */
+    BucketProxy proxy(String key, Supplier<BucketConfiguration> creation) {
         Link l = link;
         if (l == null) return null;
-        return optimized(l.proxies().builder()).build(key, () -> configuration);
+        return optimized(l.proxies().builder()).build(key, creation);
+    }
+
+    /** The clock of the Redis buckets (bucket4j's client-side clock): the wall clock, in nanoseconds. */
+    TimeMeter clock() {
+        return wallClock;
     }
 
     /**
