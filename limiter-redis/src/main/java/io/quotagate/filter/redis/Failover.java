@@ -34,17 +34,29 @@ final class Failover {
 
     /** Runs {@code op} on the Redis bucket, or on the local share when Redis is unavailable or fails. */
     <T> T apply(FailoverBucket b, Function<QuotaBucket, T> op) {
+        return apply(b, op, true);
+    }
+
+    /**
+     * As {@link #apply}, for an operation that only reads: a bucket not moved to new limits yet is read as
+     * it is (moving it would create a missing key), and moved by the next operation that writes.
+     */
+    <T> T look(FailoverBucket b, Function<QuotaBucket, T> op) {
+        return apply(b, op, false);
+    }
+
+    private <T> T apply(FailoverBucket b, Function<QuotaBucket, T> op, boolean move) {
         if (health.available()) { // volatile read: the whole cost of the failover on the happy path
             RemoteBucket remote = remote(b);
             if (remote != null) {
                 try {
-                    return onRedis(b, remote, op);
+                    return onRedis(b, remote, op, move);
                 } catch (RuntimeException e) {
                     RuntimeException failure = e;
                     if (RedisHealth.classify(e) == RedisHealth.Failure.VALUE) {
                         // one key's value, not Redis: repaired, the operation runs again on a fresh bucket
                         try {
-                            if (values.repair(b.key(), e)) return onRedis(b, remote, op);
+                            if (values.repair(b.key(), e)) return onRedis(b, remote, op, move);
                         } catch (RuntimeException again) {
                             failure = again;
                         }
@@ -62,8 +74,8 @@ final class Failover {
     }
 
     /** Runs {@code op} on Redis, moving the bucket to its limits first if they may have changed. */
-    private <T> T onRedis(FailoverBucket b, RemoteBucket remote, Function<QuotaBucket, T> op) {
-        if (b.moveFirst()) {
+    private <T> T onRedis(FailoverBucket b, RemoteBucket remote, Function<QuotaBucket, T> op, boolean move) {
+        if (move && b.moveFirst()) {
             remote.moveTo(b.limits());
             b.moved();
         }
@@ -83,7 +95,7 @@ final class Failover {
         RemoteBucket r = b.currentRemote();
         if (r != null) return r;
         if (redis.current() == null) return null;
-        r = new RemoteBucket(b.limits(), redis.clock(), creation -> redis.proxy(b.key(), creation));
+        r = new RemoteBucket(b.limits(), redis, b.key());
         b.remote(r);
         return r;
     }

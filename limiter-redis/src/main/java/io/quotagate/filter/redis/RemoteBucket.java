@@ -2,17 +2,17 @@ package io.quotagate.filter.redis;
 
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.EstimationProbe;
-import io.github.bucket4j.TimeMeter;
 import io.github.bucket4j.VerboseBucket;
 import io.github.bucket4j.VerboseResult;
 import io.github.bucket4j.distributed.BucketProxy;
+import io.github.bucket4j.distributed.remote.CommandResult;
+import io.github.bucket4j.distributed.remote.RemoteVerboseResult;
+import io.github.bucket4j.distributed.remote.commands.EstimateAbilityToConsumeCommand;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.plans.Bandwidth;
 
 import java.util.List;
-import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
  * A bucket in Redis: bucket4j's proxy (two round trips per operation, or fewer with an optimisation).
@@ -32,21 +32,23 @@ final class RemoteBucket implements QuotaBucket {
     }
 
     private final BucketLimits limits;
-    private final TimeMeter clock;
+    private final RedisConnection redis;
+    private final String key;
     private final BucketProxy proxy;
     private final VerboseBucket verbose;
     private volatile Seen seen;
 
     /**
      * @param limits the limits the bucket is created with
-     * @param clock  the Redis buckets' clock (bucket4j's client-side clock)
-     * @param proxy  builds the proxy for a supplier of the configuration to create a missing bucket with
+     * @param redis  the connection (a link exists)
+     * @param key    the bucket's key
      */
-    RemoteBucket(BucketLimits limits, TimeMeter clock, Function<Supplier<BucketConfiguration>, BucketProxy> proxy) {
+    RemoteBucket(BucketLimits limits, RedisConnection redis, String key) {
         this.limits = limits;
-        this.clock = clock;
-        this.proxy = proxy.apply(this::creation);
-        this.verbose = this.proxy.asVerbose();
+        this.redis = redis;
+        this.key = key;
+        this.proxy = redis.proxy(key, this::creation);
+        this.verbose = proxy.asVerbose();
     }
 
     /** The proxy, for sending the units a local allowance admitted. */
@@ -64,9 +66,22 @@ final class RemoteBucket implements QuotaBucket {
         return noted(verbose.tryConsume(units));
     }
 
+    /**
+     * The wait, creating no key: a bucket this instance never saw is looked at on the proxy manager, so a
+     * missing one (full, by definition) stays missing; a guest refused before it touched its own bucket
+     * writes nothing. A bucket seen before is asked through the proxy (and its local allowance's copy).
+     */
     @Override
     public long nanosToWait(long units) {
-        EstimationProbe probe = noted(verbose.estimateAbilityToConsume(units));
+        EstimationProbe probe;
+        if (seen != null) {
+            probe = noted(verbose.estimateAbilityToConsume(units));
+        } else {
+            CommandResult<RemoteVerboseResult<EstimationProbe>> r =
+                    redis.look(key, new EstimateAbilityToConsumeCommand(units).asVerbose());
+            if (r.isBucketNotFound()) return units <= limits.smallestCapacity() ? 0 : Long.MAX_VALUE;
+            probe = noted(r.getData().asLocal());
+        }
         return probe.canBeConsumed() ? 0 : probe.getNanosToWaitForRefill();
     }
 
@@ -107,7 +122,7 @@ final class RemoteBucket implements QuotaBucket {
         Seen s = seen;
         List<Bandwidth> bandwidths = limits.bandwidths();
         if (s == null || s.tokens().length != bandwidths.size()) return limits.configuration();
-        long elapsed = Math.max(0, clock.currentTimeNanos() - s.atNanos());
+        long elapsed = Math.max(0, redis.clock().currentTimeNanos() - s.atNanos());
         var builder = BucketConfiguration.builder();
         for (int i = 0; i < bandwidths.size(); i++) {
             Bandwidth b = bandwidths.get(i);
