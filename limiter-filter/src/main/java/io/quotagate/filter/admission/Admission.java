@@ -19,7 +19,9 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The servlet-free admission decision: takes a request's cost from the tenant's bucket (sized by its
- * plan, every bandwidth at once) and then from the global quota, if one is configured.
+ * plan, every bandwidth at once) and then from the global quota, if one is configured. A guest's units
+ * come from the guest pool before its own bucket, which is only looked at until then, so a guest the
+ * pool refuses leaves no bucket of its own behind.
  *
  * <p>A tenant is never charged for a refused request: when the global quota refuses, the units just
  * taken from the tenant are given back. When a request is refused, the wait reported is the longest
@@ -162,15 +164,21 @@ final class Admission {
         QuotaBucket guests = kind == BucketKind.GUEST ? l.guests : null;
         QuotaBucket global = l.global;
         Decision.Rejected refusal = null;
+        // a guest's own bucket is only looked at until the guest pool has taken the units: a guest the
+        // pool refuses writes no bucket of its own (with Redis, no key per made-up id of a flood)
+        long guestWait = guests == null ? 0 : tenantBucket.nanosToWait(cost);
         // tryConsume allocates nothing; the wait is computed only for the rare refusal
-        if (!tenantBucket.tryTake(cost)) {
+        if (guestWait > 0) {
             // the client must also find the shared buckets able to take it when it comes back
-            refusal = longest(new Decision.Rejected(Reason.TENANT_RATE, tenantBucket.nanosToWait(cost)),
-                    guests, Reason.GUEST_RATE, global, cost);
-        } else if (guests != null && !takeShared(guests, tenantBucket, null, cost)) {
-            // the tenant is never charged for a request that does not run
-            tenantBucket.refund(cost);
+            refusal = longest(new Decision.Rejected(Reason.TENANT_RATE, guestWait), guests, Reason.GUEST_RATE,
+                    global, cost);
+        } else if (guests != null && !guests.tryTake(cost)) {
             refusal = longest(new Decision.Rejected(Reason.GUEST_RATE, guests.nanosToWait(cost)),
+                    null, null, global, cost);
+        } else if (!takeOwn(tenantBucket, guests, cost)) {
+            // the pool is never charged for a request that does not run (a guest that raced itself empty)
+            if (guests != null) guests.refund(cost);
+            refusal = longest(new Decision.Rejected(Reason.TENANT_RATE, tenantBucket.nanosToWait(cost)),
                     null, null, global, cost);
         } else if (global != null && !takeShared(global, tenantBucket, guests, cost)) {
             tenantBucket.refund(cost);
@@ -294,6 +302,20 @@ final class Admission {
         } catch (RuntimeException storeFailure) {
             try {
                 tenantBucket.refund(cost);
+                if (guests != null) guests.refund(cost);
+            } catch (RuntimeException alsoFailed) {
+                storeFailure.addSuppressed(alsoFailed);
+            }
+            throw storeFailure;
+        }
+    }
+
+    /** Takes {@code cost} from the tenant's own bucket; if that throws, the guest pool's units (taken first) go back. */
+    private static boolean takeOwn(QuotaBucket own, QuotaBucket guests, long cost) {
+        try {
+            return own.tryTake(cost);
+        } catch (RuntimeException storeFailure) {
+            try {
                 if (guests != null) guests.refund(cost);
             } catch (RuntimeException alsoFailed) {
                 storeFailure.addSuppressed(alsoFailed);

@@ -102,6 +102,14 @@ public abstract class BucketStoreContract {
     }
 
     @Test
+    void aBucketNeverUsedIsSeenFullByALook() {
+        QuotaBucket b = store().bucket(BucketKind.GUEST, "new", TEN_PER_TEN_SECONDS);
+        assertThat(b.nanosToWait(10)).isZero();
+        assertThat(b.tryTake(10)).isTrue();
+        assertThat(b.nanosToWait(1)).isEqualTo(Duration.ofSeconds(1).toNanos());
+    }
+
+    @Test
     void reportsEveryBandwidthInTheLimitsOrder() {
         BucketLimits two = BucketLimits.of(List.of(new Bandwidth("burst", 10, 1, Duration.ofSeconds(1)),
                 new Bandwidth("daily", 100, 100, Duration.ofDays(1))));

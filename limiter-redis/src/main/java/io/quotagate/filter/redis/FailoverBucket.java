@@ -83,7 +83,7 @@ final class FailoverBucket implements QuotaBucket {
 
     @Override
     public long nanosToWait(long units) {
-        return failover.apply(this, b -> b.nanosToWait(units));
+        return failover.look(this, b -> b.nanosToWait(units));
     }
 
     @Override

@@ -5,6 +5,10 @@ import io.github.bucket4j.TimeMeter;
 import io.github.bucket4j.distributed.BucketProxy;
 import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
 import io.github.bucket4j.distributed.proxy.ProxyManager;
+import io.github.bucket4j.distributed.proxy.generic.compare_and_swap.AbstractCompareAndSwapBasedProxyManager;
+import io.github.bucket4j.distributed.remote.CommandResult;
+import io.github.bucket4j.distributed.remote.RemoteCommand;
+import io.github.bucket4j.distributed.remote.Request;
 import io.github.bucket4j.distributed.proxy.RemoteBucketBuilder;
 import io.github.bucket4j.distributed.proxy.optimization.DelayParameters;
 import io.github.bucket4j.distributed.proxy.optimization.OptimizationListener;
@@ -19,6 +23,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * The client side of Redis: the {@link RedisTopology} (one server, Sentinel's primary or a cluster)
@@ -98,11 +103,31 @@ final class RedisConnection implements AutoCloseable {
         return l;
     }
 
-    /** A proxy for this key on the current link, or null when there is no connection yet. */
-    BucketProxy proxy(String key, BucketConfiguration configuration) {
+    /**
+     * A proxy for this key on the current link, or null when there is no connection yet.
+     *
+     * @param creation the configuration to create the key with when it is missing, asked each time
+     */
+    BucketProxy proxy(String key, Supplier<BucketConfiguration> creation) {
         Link l = link;
         if (l == null) return null;
-        return optimized(l.proxies().builder()).build(key, () -> configuration);
+        return optimized(l.proxies().builder()).build(key, creation);
+    }
+
+    /**
+     * Runs a command that only reads a bucket, on the bucket4j proxy manager itself rather than through a
+     * proxy: a missing key is answered {@link CommandResult#isBucketNotFound() not found} and stays
+     * missing (a proxy would create it), and no optimisation is involved. One {@code GET}; never writes.
+     */
+    <T> CommandResult<T> look(String key, RemoteCommand<T> command) {
+        // bucket4j's compare-and-swap managers run a command on the client: public there, protected in general
+        var manager = (AbstractCompareAndSwapBasedProxyManager<String>) link().proxies();
+        return manager.execute(key, new Request<>(command, null, wallClock.currentTimeNanos(), null));
+    }
+
+    /** The clock of the Redis buckets (bucket4j's client-side clock): the wall clock, in nanoseconds. */
+    TimeMeter clock() {
+        return wallClock;
     }
 
     /**

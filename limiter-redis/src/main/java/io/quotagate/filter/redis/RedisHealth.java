@@ -1,12 +1,12 @@
 package io.quotagate.filter.redis;
 
 import io.github.bucket4j.BucketExceptions;
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisException;
 import io.quotagate.filter.store.StoreHealth;
 import io.quotagate.plans.StoreSettings;
 
-import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
@@ -29,8 +29,13 @@ import java.util.function.IntSupplier;
  *       bucket4j's or the JDK's timeout). While other operations still succeed it is a slow moment
  *       (a burst, a GC pause) and that operation is answered locally; with no success for a while it
  *       is an outage.</li>
- *   <li>{@link Failure#OUTAGE}: anything else: a refused or broken connection
- *       ({@code RedisConnectionException}), a command rejected while disconnected, an I/O error.</li>
+ *   <li>{@link Failure#OUTAGE}: any other failure Lettuce reports ({@link RedisException}): a refused
+ *       or broken connection ({@code RedisConnectionException}), a command rejected while disconnected,
+ *       an I/O error, an error reply such as {@code OOM} or {@code READONLY}. bucket4j's Lettuce proxy
+ *       reports every failure of a command as one (it wraps any other cause in a {@code RedisException}).</li>
+ *   <li>{@link Failure#VALUE}: Redis answered, but the answer concerns one key only: a value of another
+ *       Redis type ({@code WRONGTYPE}, the error reply's code), or a failure with no Lettuce exception at
+ *       all, such as a value bucket4j cannot read. Only that key is concerned ({@link ValueRepair}).</li>
  * </ul>
  */
 final class RedisHealth implements StoreHealth {
@@ -43,7 +48,9 @@ final class RedisHealth implements StoreHealth {
         /** A timeout: an outage only if nothing succeeded for a while. */
         SLOW,
         /** Redis cannot be reached. */
-        OUTAGE
+        OUTAGE,
+        /** Redis answered, but one key's value is unusable: that key's trouble alone. */
+        VALUE
     }
 
     private final StoreSettings settings;
@@ -76,13 +83,26 @@ final class RedisHealth implements StoreHealth {
             if (t instanceof RedisCommandTimeoutException || t instanceof io.github.bucket4j.TimeoutException
                     || t instanceof java.util.concurrent.TimeoutException) {
                 timeout = true;
-            } else if (t instanceof RedisException || t instanceof IOException) {
+            } else if (t instanceof RedisCommandExecutionException x && wrongType(x)) {
+                return Failure.VALUE;
+            } else if (t instanceof RedisException) {
                 return Failure.OUTAGE;
             } else if (t.getClass() == BucketExceptions.BucketExecutionException.class && t.getCause() == null) {
                 return timeout ? Failure.SLOW : Failure.CONTENTION;
             }
         }
-        return timeout ? Failure.SLOW : Failure.OUTAGE;
+        // no Lettuce exception: Redis answered and the answer could not be used (an IOException here is
+        // bucket4j reading a value cut short, never the network, which Lettuce reports as RedisException)
+        return timeout ? Failure.SLOW : Failure.VALUE;
+    }
+
+    /**
+     * Whether Redis refused the command because the key holds a value of another type: told by the error
+     * reply's code (its first word, which Redis defines per kind of error), not by the text after it.
+     */
+    static boolean wrongType(RedisCommandExecutionException e) {
+        String m = e.getMessage();
+        return m != null && m.startsWith("WRONGTYPE ");
     }
 
     /**
@@ -92,7 +112,7 @@ final class RedisHealth implements StoreHealth {
      */
     boolean failed(RuntimeException e) {
         Failure failure = classify(e);
-        if (failure == Failure.CONTENTION) return false;
+        if (failure == Failure.CONTENTION || failure == Failure.VALUE) return false;
         if (failure == Failure.SLOW && System.nanoTime() - lastSuccessNanos <= silenceForOutageNanos) return false;
         markDown(e);
         return true;

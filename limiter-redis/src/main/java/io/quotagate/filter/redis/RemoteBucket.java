@@ -1,16 +1,54 @@
 package io.quotagate.filter.redis;
 
+import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.EstimationProbe;
+import io.github.bucket4j.VerboseBucket;
+import io.github.bucket4j.VerboseResult;
 import io.github.bucket4j.distributed.BucketProxy;
+import io.github.bucket4j.distributed.remote.CommandResult;
+import io.github.bucket4j.distributed.remote.RemoteVerboseResult;
+import io.github.bucket4j.distributed.remote.commands.EstimateAbilityToConsumeCommand;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.QuotaBucket;
+import io.quotagate.plans.Bandwidth;
 
-/** A bucket in Redis: bucket4j's proxy (two round trips per operation, or fewer with an optimisation). */
+import java.util.List;
+
+/**
+ * A bucket in Redis: bucket4j's proxy (two round trips per operation, or fewer with an optimisation).
+ *
+ * <p>Every operation also notes the bucket's tokens as it saw them ({@link Seen}: bucket4j's verbose
+ * variant of the same command, computed from the same reply, so no extra round trip). When the key is
+ * missing, bucket4j asks for the configuration to create it with ({@link #creation}): a bucket this
+ * instance has seen is created as it was then, refilled since, so Redis losing its data (a restart
+ * without persistence, {@code FLUSHALL}, a failover to a replica that lagged) hands out no fresh burst
+ * and no fresh day; a key that expired after a full refill is created full, as before. Units another
+ * instance took since this one last looked, and units decided on the local share during an outage, are
+ * not known here: they are the bound's "one extra burst".
+ */
 final class RemoteBucket implements QuotaBucket {
-    private final BucketProxy proxy;
+    /** Tokens per bandwidth (in the order of the limits) at a time of the Redis buckets' clock. */
+    private record Seen(long[] tokens, long atNanos) {
+    }
 
-    RemoteBucket(BucketProxy proxy) {
-        this.proxy = proxy;
+    private final BucketLimits limits;
+    private final RedisConnection redis;
+    private final String key;
+    private final BucketProxy proxy;
+    private final VerboseBucket verbose;
+    private volatile Seen seen;
+
+    /**
+     * @param limits the limits the bucket is created with
+     * @param redis  the connection (a link exists)
+     * @param key    the bucket's key
+     */
+    RemoteBucket(BucketLimits limits, RedisConnection redis, String key) {
+        this.limits = limits;
+        this.redis = redis;
+        this.key = key;
+        this.proxy = redis.proxy(key, this::creation);
+        this.verbose = proxy.asVerbose();
     }
 
     /** The proxy, for sending the units a local allowance admitted. */
@@ -25,32 +63,74 @@ final class RemoteBucket implements QuotaBucket {
 
     @Override
     public boolean tryTake(long units) {
-        return proxy.tryConsume(units);
+        return noted(verbose.tryConsume(units));
     }
 
+    /**
+     * The wait, creating no key: a bucket this instance never saw is looked at on the proxy manager, so a
+     * missing one (full, by definition) stays missing; a guest refused before it touched its own bucket
+     * writes nothing. A bucket seen before is asked through the proxy (and its local allowance's copy).
+     */
     @Override
     public long nanosToWait(long units) {
-        EstimationProbe probe = proxy.estimateAbilityToConsume(units);
+        EstimationProbe probe;
+        if (seen != null) {
+            probe = noted(verbose.estimateAbilityToConsume(units));
+        } else {
+            CommandResult<RemoteVerboseResult<EstimationProbe>> r =
+                    redis.look(key, new EstimateAbilityToConsumeCommand(units).asVerbose());
+            if (r.isBucketNotFound()) return units <= limits.smallestCapacity() ? 0 : Long.MAX_VALUE;
+            probe = noted(r.getData().asLocal());
+        }
         return probe.canBeConsumed() ? 0 : probe.getNanosToWaitForRefill();
     }
 
     @Override
     public void refund(long units) {
-        proxy.addTokens(units);
+        noted(verbose.addTokens(units));
     }
 
     @Override
     public void forceTake(long units) {
-        proxy.consumeIgnoringRateLimits(units);
+        noted(verbose.consumeIgnoringRateLimits(units));
     }
 
     @Override
     public long available() {
-        return proxy.getAvailableTokens();
+        return noted(verbose.getAvailableTokens());
     }
 
     @Override
     public long[] availablePerBandwidth() {
-        return proxy.asVerbose().getAvailableTokens().getDiagnostics().getAvailableTokensPerEachBandwidth();
+        VerboseResult<Long> r = verbose.getAvailableTokens();
+        noted(r);
+        return r.getDiagnostics().getAvailableTokensPerEachBandwidth();
+    }
+
+    /** Notes the tokens the reply shows, and returns its value. */
+    private <T> T noted(VerboseResult<T> r) {
+        seen = new Seen(r.getDiagnostics().getAvailableTokensPerEachBandwidth(), r.getOperationTimeNanos());
+        return r.getValue();
+    }
+
+    /**
+     * The configuration bucket4j creates a missing key with: the limits, each bandwidth holding what it
+     * held when this instance last saw it plus the refill since (capped at capacity; a debt counts as
+     * empty, as bucket4j starts no bucket in debt), or full if this instance never saw it.
+     */
+    BucketConfiguration creation() {
+        Seen s = seen;
+        List<Bandwidth> bandwidths = limits.bandwidths();
+        if (s == null || s.tokens().length != bandwidths.size()) return limits.configuration();
+        long elapsed = Math.max(0, redis.clock().currentTimeNanos() - s.atNanos());
+        var builder = BucketConfiguration.builder();
+        for (int i = 0; i < bandwidths.size(); i++) {
+            Bandwidth b = bandwidths.get(i);
+            double refilled = (double) elapsed * b.refill() / b.period().toNanos();
+            long tokens = (long) Math.max(0, Math.min(b.capacity(), s.tokens()[i] + Math.floor(refilled)));
+            builder.addLimit(l -> l.capacity(b.capacity()).refillGreedy(b.refill(), b.period()).initialTokens(tokens)
+                    .id(b.name()));
+        }
+        return builder.build();
     }
 }

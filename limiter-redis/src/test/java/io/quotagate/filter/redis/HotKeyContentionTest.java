@@ -76,7 +76,17 @@ class HotKeyContentionTest {
         assertThat(RedisHealth.classify(BucketExceptions.from(new RedisCommandTimeoutException("slow"))))
                 .isEqualTo(RedisHealth.Failure.SLOW);
         assertThat(RedisHealth.classify(BucketExceptions.timeoutReached(1, 2))).isEqualTo(RedisHealth.Failure.SLOW);
-        assertThat(RedisHealth.classify(new IllegalStateException("something else")))
-                .isEqualTo(RedisHealth.Failure.OUTAGE);
+        // an error reply: the server's trouble, unless its code says the key holds another type
+        assertThat(RedisHealth.classify(new io.lettuce.core.RedisCommandExecutionException(
+                "OOM command not allowed when used memory > 'maxmemory'."))).isEqualTo(RedisHealth.Failure.OUTAGE);
+        assertThat(RedisHealth.classify(BucketExceptions.from(new io.lettuce.core.RedisCommandExecutionException(
+                "WRONGTYPE Operation against a key holding the wrong kind of value"))))
+                .isEqualTo(RedisHealth.Failure.VALUE);
+        // no Lettuce exception at all: Redis answered, the value could not be read (bucket4j wraps the cause)
+        assertThat(RedisHealth.classify(new IllegalStateException(new java.io.EOFException())))
+                .isEqualTo(RedisHealth.Failure.VALUE);
+        assertThat(RedisHealth.classify(new IllegalStateException(
+                new io.github.bucket4j.distributed.versioning.UsageOfUnsupportedApiException(1_734_439_522, 2))))
+                .isEqualTo(RedisHealth.Failure.VALUE);
     }
 }
