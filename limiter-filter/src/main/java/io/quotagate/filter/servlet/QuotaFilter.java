@@ -204,7 +204,8 @@ public final class QuotaFilter implements Filter {
      * reserved while the body arrives: a tenant out of slots is refused before a byte is read, and its
      * own units and slots bound its slow bodies in flight. A tenant out of units is read only while it
      * holds the route's slot ({@link Ticket#unpaid()}), so that its refusal states the wait for the
-     * request's own cost; nothing is charged for it.
+     * request's own cost; it is charged nothing then, unless its body is bad input or too slow (the
+     * minimum, in debt).
      */
     private static HttpServletRequest priced(FilterRuntime rt, FilterRuntime.Engine engine, Ticket ticket,
                                              HttpServletRequest request, HttpServletResponse response)
