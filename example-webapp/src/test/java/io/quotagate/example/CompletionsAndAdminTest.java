@@ -131,6 +131,24 @@ class CompletionsAndAdminTest {
         assertThat(complete("globex", 8, 17).statusCode()).isEqualTo(200);
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {
+            "{\"prompt\":\"hello world hello\",\"max_tokens\":11}", // 5 + 11 = 16
+            "{\"prompt\":\"hello world hello\",\"max_tokens\":15}"}) // 5 + 15 = 20
+    void aRefusedCompletionIsToldTheWaitForItsOwnCostAndWaitingItIsEnough(String body) throws Exception {
+        start(null);
+        int spent = 0; // a guest on the free plan: spend its 20 units on cheap items
+        while (send("GET", "/items/1", "t1", null, "").statusCode() == 200) spent++;
+        assertThat(spent).isEqualTo(20);
+        long cost = Completions.parse(body.getBytes(StandardCharsets.UTF_8)).reservation();
+        HttpResponse<String> refused = send("POST", "/v1/completions", "t1", null, body);
+        assertThat(refused.statusCode()).isEqualTo(429);
+        // free refills 1 unit a second: the wait for this request's cost, not for the route's minimum (1)
+        assertThat(refused.headers().firstValue("Retry-After")).contains(Long.toString(cost));
+        clock.advance(Duration.ofSeconds(cost));
+        assertThat(send("POST", "/v1/completions", "t1", null, body).statusCode()).isEqualTo(200);
+    }
+
     @Test
     void theAdminEndpointIsOffWithoutAToken() throws Exception {
         start(null);

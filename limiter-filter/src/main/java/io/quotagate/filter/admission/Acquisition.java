@@ -17,7 +17,9 @@ public sealed interface Acquisition permits Acquisition.Granted, Acquisition.Ref
      * wait in it timed out).
      *
      * @param group       the route's concurrency group
-     * @param nanosToWait the estimated time until a slot frees: the group's average request duration
+     * @param nanosToWait the estimated time until a slot frees: for a tenant at its own cap, until its
+     *                    oldest running request of the group is expected to end; otherwise the group's
+     *                    average request duration (see {@link GroupLimiter})
      * @param timedOut    true if the request waited in the group's queue for the whole max-wait
      */
     record Refused(String group, long nanosToWait, boolean timedOut) implements Acquisition {

@@ -192,6 +192,30 @@ final class Admission {
         return new Decision.Admitted(kind, key, plan, 0, false, false, refusal);
     }
 
+    /**
+     * {@code refusal}, or the refusal a request of {@code cost} from {@code caller} would get now if
+     * that makes it wait longer; nothing is taken.
+     */
+    Decision.Rejected longerOf(Policy policy, Caller caller, Decision.Rejected refusal, long cost) {
+        Limits l = policy.limits;
+        PlanLimits pl = limitsOf(l, caller.kind(), caller.key(), caller.plan());
+        long wait = tenantBucket(caller.kind(), caller.key(), pl).nanosToWait(cost);
+        if (wait > refusal.nanosToWait()) refusal = new Decision.Rejected(Reason.TENANT_RATE, wait);
+        return longest(refusal, caller.kind() == BucketKind.GUEST ? l.guests : null, Reason.GUEST_RATE, l.global, cost);
+    }
+
+    /**
+     * Charges {@code cost} units to the caller's own bucket even if that puts it into debt (nothing in
+     * shadow mode): the price of a concurrency slot held by a request refused for its units whose body
+     * then did not arrive in time or was not valid input (see {@link Ticket#keepCharge()}).
+     */
+    void forceCharge(Policy policy, Caller caller, long cost) {
+        PlanLimits pl = limitsOf(policy.limits, caller.kind(), caller.key(), caller.plan());
+        if (pl.shadow) return;
+        tenantBucket(caller.kind(), caller.key(), pl).forceTake(cost);
+        store.changed(caller.kind(), caller.key()); // a bucket in debt needs longer to be full
+    }
+
     /** {@code refusal}, or the refusal of a shared bucket that would make the client wait longer. */
     private static Decision.Rejected longest(Decision.Rejected refusal, QuotaBucket guests, Reason guestsReason,
                                              QuotaBucket global, long cost) {

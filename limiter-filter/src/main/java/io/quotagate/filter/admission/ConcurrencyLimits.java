@@ -25,12 +25,14 @@ import java.util.function.IntSupplier;
  * <p>A request that finds no slot is refused at once ({@link Acquisition.Refused}, answered with 429
  * {@code reason: concurrency}) unless its group has a {@code queue}: it then waits, first in first
  * served, at most {@code max-wait}, and is refused if the queue is full or the wait times out. The
- * refusal's wait estimate is the group's moving average of completed request durations (1 s before
- * the first one completes).
+ * refusal's wait estimate is, for a tenant at its own cap, the expected end of its own oldest running
+ * request of the group (from its own moving average of durations), otherwise the group's moving
+ * average of completed request durations (1 s before the first one completes).
  *
  * <p>Guests (unknown tenants, anonymous clients: {@link BucketKind#GUEST}) each have their plan's cap,
  * and together at most {@code tenants.guests.concurrency.<group>}: a guest takes a slot of that shared
- * cap first, then its own, so a flood of made-up ids cannot hold all of a group's {@code max-inflight}.
+ * cap first, then its own, so a flood of made-up ids cannot hold all of a group's {@code max-inflight};
+ * and no guest key or client address holds more than its fair share of that shared cap.
  *
  * <p>A route group that no plan caps and that has no {@code max-inflight} is still counted (its
  * in-flight numbers and durations are visible through {@link ConcurrencyView}), but never refuses.
@@ -46,7 +48,7 @@ public final class ConcurrencyLimits implements ConcurrencyView {
     private final Map<String, GroupLimiter> groups;
     private final IntSupplier instanceCount;
     /** group → the limiter in which all guests together hold at most their cap, under one key. */
-    private final Map<String, GroupLimiter> guestGroups;
+    private final Map<String, GuestLimiters> guestGroups;
     /** The policy of the plans this was built with, for {@link #acquire(String, String, String)}. */
     private final Policy startPolicy;
     /** The one key that stands for every guest in {@link #guestGroups}; no tenant id contains '@'. */
@@ -87,8 +89,8 @@ public final class ConcurrencyLimits implements ConcurrencyView {
         }
         this.groups = Map.copyOf(g);
         // one per group, whether the guests are capped on it now or only after a reload
-        Map<String, GroupLimiter> shared = new HashMap<>();
-        for (String name : names) shared.put(name, new FailFastGroup(name, Integer.MAX_VALUE, clock));
+        Map<String, GuestLimiters> shared = new HashMap<>();
+        for (String name : names) shared.put(name, new GuestLimiters(name, clock));
         this.guestGroups = Map.copyOf(shared);
         this.startPolicy = new Policy(plans, TenantDirectory.of(Map.of()), null);
     }
@@ -108,33 +110,70 @@ public final class ConcurrencyLimits implements ConcurrencyView {
         return acquire(startPolicy, BucketKind.TENANT, tenant, plan, group);
     }
 
-    private Acquisition acquireOwn(Policy policy, String tenant, String plan, String group) {
-        GroupLimiter limiter = limiter(group);
-        return limiter.acquire(Objects.requireNonNull(tenant, "tenant"), share(policy.cap(plan, group)));
-    }
-
     /**
      * As {@link #acquire(String, String, String)}, capped by {@code policy}; a {@link BucketKind#GUEST}
      * also takes a slot of the guests' shared cap of the group, if {@code tenants.guests.concurrency}
-     * sets one, and the permit then gives back both.
+     * sets one, and the permit then gives back both. Without its client address a guest is held to
+     * its fair share by its key only; see {@link #acquire(Policy, BucketKind, String, String, String, String)}.
      */
     public Acquisition acquire(Policy policy, BucketKind kind, String tenant, String plan, String group) {
+        return acquire(policy, kind, tenant, plan, group, null);
+    }
+
+    /**
+     * As {@link #acquire(Policy, BucketKind, String, String, String)}, for a guest sending from
+     * {@code address}. Under a guests' cap of the group, neither one guest key nor one client
+     * address may hold more than its fair share of it: one that already holds slots of the pool may
+     * take another only while it would hold at most the cap divided among the keys (addresses)
+     * holding slots now plus one newcomer. So a newcomer always finds a slot unless as many guests as
+     * the cap hold one each, and a client that opens more connections, or sends under more made-up
+     * ids, does not get more of the pool for it.
+     *
+     * @param address the client address of a guest (its key for the per-address share), or null
+     */
+    public Acquisition acquire(Policy policy, BucketKind kind, String tenant, String plan, String group,
+                               String address) {
         Integer guestCap = kind == BucketKind.GUEST ? policy.guestCap(group) : null;
-        if (guestCap == null) return acquireOwn(policy, tenant, plan, group);
-        Acquisition pool = guestGroups.get(group).acquire(GUESTS, share(guestCap));
-        if (!(pool instanceof Acquisition.Granted guests)) return pool;
-        Acquisition own;
+        if (guestCap == null) return acquireOwn(policy, tenant, plan, group, Integer.MAX_VALUE);
+        int pool = share(guestCap);
+        GuestLimiters guests = guestGroups.get(group);
+        Permit[] taken = new Permit[4];
+        int n = 0;
         try {
-            own = acquireOwn(policy, tenant, plan, group);
-        } catch (RuntimeException e) {
-            guests.permit().cancel();
-            throw e;
+            // the shares first, the slot counted in the group's numbers last: a refused guest never
+            // shows in them, not even for a moment
+            Acquisition step = fairShare(guests.keys, tenant, pool);
+            if (step instanceof Acquisition.Granted key) taken[n++] = key.permit();
+            else return step;
+            if (address != null) {
+                step = fairShare(guests.addresses, address, pool);
+                if (step instanceof Acquisition.Granted from) taken[n++] = from.permit();
+                else return step;
+            }
+            step = guests.pool.acquire(GUESTS, pool);
+            if (step instanceof Acquisition.Granted pooled) taken[n++] = pooled.permit();
+            else return step;
+            step = acquireOwn(policy, tenant, plan, group, pool);
+            if (step instanceof Acquisition.Granted own) taken[n++] = own.permit();
+            else return step;
+            Acquisition granted = new Acquisition.Granted(new GuestPermits(taken, n));
+            n = 0; // handed over
+            return granted;
+        } finally {
+            for (int i = n - 1; i >= 0; i--) taken[i].cancel();
         }
-        if (own instanceof Acquisition.Granted granted) {
-            return new Acquisition.Granted(new BothPermits(guests.permit(), granted.permit()));
-        }
-        guests.permit().cancel();
-        return own;
+    }
+
+    /** A slot of {@code key} in {@code shares}, at most its fair share of {@code pool} (see above). */
+    private static Acquisition fairShare(GroupLimiter shares, String key, int pool) {
+        int holders = shares.trackedTenants();
+        return shares.acquire(key, Math.max(1, pool / (holders + 1)));
+    }
+
+    private Acquisition acquireOwn(Policy policy, String tenant, String plan, String group, int atMost) {
+        GroupLimiter limiter = limiter(group);
+        return limiter.acquire(Objects.requireNonNull(tenant, "tenant"),
+                Math.min(atMost, share(policy.cap(plan, group))));
     }
 
     /** This instance's share of a cap (null: uncapped): the cap divided by the instances counted now. */
@@ -144,36 +183,46 @@ public final class ConcurrencyLimits implements ConcurrencyView {
         return instances <= 1 ? cap : (int) BucketStore.perInstanceShare(cap, instances);
     }
 
-    /** A guest's own slot and its slot of the guests' shared cap, given back together (each idempotent). */
-    private record BothPermits(Permit shared, Permit own) implements Permit {
+    /** The guests' slots of one group: the shared cap, and who holds how many of it. */
+    private record GuestLimiters(GroupLimiter pool, GroupLimiter keys, GroupLimiter addresses) {
+        GuestLimiters(String group, QuotaClock clock) {
+            this(new FailFastGroup(group, Integer.MAX_VALUE, clock), new FailFastGroup(group, Integer.MAX_VALUE, clock),
+                    new FailFastGroup(group, Integer.MAX_VALUE, clock));
+        }
+    }
+
+    /** A guest's slots (its shares, the pool's, its own last), given back together (each idempotent). */
+    private record GuestPermits(Permit[] permits, int count) implements Permit {
         @Override
         public void release() {
-            try {
-                own.release();
-            } finally {
-                shared.release();
-            }
+            end(true, 0);
         }
 
         @Override
         public void cancel() {
+            end(false, 0);
+        }
+
+        private void end(boolean completed, int from) {
+            if (from == count) return;
             try {
-                own.cancel();
+                if (completed) permits[from].release();
+                else permits[from].cancel();
             } finally {
-                shared.cancel();
+                end(completed, from + 1);
             }
         }
 
         @Override
         public String group() {
-            return own.group();
+            return permits[count - 1].group();
         }
     }
 
     /** Requests of the group in flight for all guests together, counted against their shared cap (0 without one). */
     public int guestsInflight(String group) {
-        GroupLimiter shared = guestGroups.get(group);
-        return shared == null ? 0 : shared.inflight();
+        GuestLimiters shared = guestGroups.get(group);
+        return shared == null ? 0 : shared.pool().inflight();
     }
 
     private GroupLimiter limiter(String group) {

@@ -8,7 +8,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A group without a queue: a request that finds its tenant's cap or the group's cap reached is
- * refused at once. Lock-free: one compare-and-set loop on the tenant's count, one on the group's.
+ * refused at once. Lock-free: one compare-and-set loop on the tenant's count, one on the group's;
+ * only the list of the tenant's running requests (for the {@code Retry-After} of its refusals) is
+ * linked and unlinked under the tenant's own monitor, which no other tenant touches.
  *
  * <p>Memory stays bounded by the requests in flight: a tenant's entry exists only while it has a
  * request in flight, and is removed when its count returns to 0 (see {@link #free}).
@@ -17,7 +19,7 @@ final class FailFastGroup extends GroupLimiter {
     /** A count no acquire may touch: the entry is being removed from the map. */
     private static final int DEAD = Integer.MIN_VALUE;
 
-    private final ConcurrentHashMap<String, AtomicInteger> tenants = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Running> tenants = new ConcurrentHashMap<>();
     private final AtomicInteger inflight = new AtomicInteger();
 
     FailFastGroup(String name, int maxInflight, QuotaClock clock) {
@@ -29,21 +31,35 @@ final class FailFastGroup extends GroupLimiter {
         // The tenant's slot first, then the group's: if the group is full we give the tenant's slot
         // back. In that short window another request of the same tenant may be refused although a
         // slot is about to free; a refusal too many under a race, never a request too many.
-        AtomicInteger count = takeTenantSlot(tenant, cap);
-        if (count == null) return refused(false);
+        Running count = takeTenantSlot(tenant, cap);
+        if (count == null) return refusedAtTenantCap(tenant, oldestStart(tenant), false);
         if (!takeGroupSlot()) {
             freeTenantSlot(tenant, count);
             return refused(false);
         }
-        return new Acquisition.Granted(new GroupPermit(this, tenant, count));
+        GroupPermit permit = new GroupPermit(this, tenant, count);
+        // linked while the count includes it, so the entry cannot be leaving the map (see free)
+        synchronized (count) {
+            count.add(permit);
+        }
+        return new Acquisition.Granted(permit);
+    }
+
+    /** The start of the tenant's oldest running request, or {@link #NONE_RUNNING}. */
+    private long oldestStart(String tenant) {
+        Running running = tenants.get(tenant);
+        if (running == null) return NONE_RUNNING;
+        synchronized (running) {
+            return running.oldestStart();
+        }
     }
 
     /** The tenant's count after taking a slot in it, or null if the tenant is at its cap. */
-    private AtomicInteger takeTenantSlot(String tenant, int cap) {
+    private Running takeTenantSlot(String tenant, int cap) {
         for (;;) {
-            AtomicInteger count = tenants.get(tenant);
+            Running count = tenants.get(tenant);
             if (count == null) {
-                AtomicInteger fresh = new AtomicInteger(1);
+                Running fresh = new Running(1);
                 count = tenants.putIfAbsent(tenant, fresh);
                 if (count == null) return fresh; // cap >= 1 always: the first slot is ours
             }
@@ -72,8 +88,12 @@ final class FailFastGroup extends GroupLimiter {
 
     @Override
     void free(GroupPermit permit) {
+        Running count = permit.running;
+        synchronized (count) { // unlinked before the count drops: a dying entry holds no permit
+            count.remove(permit);
+        }
         inflight.decrementAndGet();
-        freeTenantSlot(permit.tenant, (AtomicInteger) permit.slot);
+        freeTenantSlot(permit.tenant, count);
     }
 
     /**
@@ -90,7 +110,7 @@ final class FailFastGroup extends GroupLimiter {
      * </ol>
      * A count is held only by permits that incremented it, so no other thread decrements it below 0.
      */
-    private void freeTenantSlot(String tenant, AtomicInteger count) {
+    private void freeTenantSlot(String tenant, Running count) {
         if (count.decrementAndGet() == 0 && count.compareAndSet(0, DEAD)) tenants.remove(tenant, count);
     }
 
@@ -101,7 +121,7 @@ final class FailFastGroup extends GroupLimiter {
 
     @Override
     int inflight(String tenant) {
-        AtomicInteger c = tenants.get(tenant);
+        Running c = tenants.get(tenant);
         return c == null ? 0 : Math.max(0, c.get());
     }
 

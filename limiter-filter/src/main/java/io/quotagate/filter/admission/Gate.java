@@ -12,6 +12,7 @@ import io.quotagate.tenant.TenantDirectory;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * The servlet-free decision: given a request's route and who sent it, under one {@link Policy},
@@ -28,6 +29,8 @@ public final class Gate {
             "The tenant id must be 1-" + TenantId.MAX_LENGTH + " characters of A-Z a-z 0-9 . _ : -", null, 0);
     static final Outcome.Refused MISSING_TENANT = new Outcome.Refused(401, "missing_tenant",
             "No tenant could be identified for this request.", null, 0);
+
+    private static final Function<String, String> GIVEN = Function.identity();
 
     private final Admission admission;
     private final ConcurrencyLimits concurrency;
@@ -85,6 +88,28 @@ public final class Gate {
      *                          (nothing is held then)
      */
     public Outcome decide(Policy policy, Route route, String tenant, String clientAddress) {
+        return decide(policy, route, tenant, clientAddress, GIVEN, false);
+    }
+
+    /**
+     * As {@link #decide(Policy, Route, String, String)}, finding the client's address only if it is
+     * needed: for an anonymous client (its key), and for a guest on a group the guests' cap limits
+     * (no client address holds more than its fair share of it, see {@link ConcurrencyLimits}).
+     *
+     * <p>With {@code estimated} (the route's cost comes from its body), a request its buckets refuse
+     * at the route's minimum cost while it holds the route's concurrency slot gets a {@link Ticket}
+     * all the same, one that holds the slot and nothing else ({@link Ticket#unpaid()}): the caller
+     * reads the body within its limits, estimates the cost and {@link Ticket#reprice reprices} it, so
+     * the refusal states the wait for the request's own cost. A refused request of an estimated route
+     * without a concurrency group is not read (nothing would bound how many of its bodies are read at
+     * once): it is refused with the wait for the largest cost its buckets can admit, an upper bound.
+     *
+     * @param request       handed to {@code clientAddress}, only if the address is needed
+     * @param clientAddress the client's address (the key of an anonymous client) from the request
+     * @param estimated     true if the route's cost is estimated from the request's body
+     */
+    public <R> Outcome decide(Policy policy, Route route, String tenant, R request,
+                              Function<? super R, String> clientAddress, boolean estimated) {
         Caller caller;
         if (tenant != null) {
             if (!TenantId.isValid(tenant)) return INVALID_TENANT;
@@ -103,7 +128,7 @@ public final class Gate {
             caller = new Caller(tenant, tenant, placed.get().kind(), placed.get().plan());
         } else if (policy.plans().tenants().unresolved() == TenantSettings.Unresolved.ANONYMOUS) {
             String plan = policy.placement().anonymous().plan();
-            caller = new Caller(null, anonymousKey(clientAddress), BucketKind.GUEST, plan);
+            caller = new Caller(null, anonymousKey(clientAddress.apply(request)), BucketKind.GUEST, plan);
         } else {
             return MISSING_TENANT;
         }
@@ -111,8 +136,11 @@ public final class Gate {
         // concurrency before tokens: a request never holds tokens while it waits for a slot
         Permit permit = null;
         if (route.group().isPresent()) {
-            Acquisition acquired = concurrency.acquire(policy, caller.kind(), caller.key(), caller.plan(),
-                    route.group().get());
+            String group = route.group().get();
+            String address = caller.kind() == BucketKind.GUEST && policy.guestCap(group) != null
+                    ? (caller.anonymous() ? caller.key().substring(1) : clientAddress.apply(request)) : null;
+            Acquisition acquired = concurrency.acquire(policy, caller.kind(), caller.key(), caller.plan(), group,
+                    address);
             if (acquired instanceof Acquisition.Refused refused) return tooMany(refused.asDecision(), caller);
             permit = ((Acquisition.Granted) acquired).permit();
         }
@@ -127,6 +155,12 @@ public final class Gate {
             throw failure;
         }
         if (decision instanceof Decision.Rejected rejected) {
+            if (estimated) {
+                // the slot bounds the bodies read for refusals, as the minimum bounds the others
+                if (permit != null) return new Ticket(this, policy, caller, route, permit, null);
+                rejected = admission.longerOf(policy, caller, rejected,
+                        admission.maxCost(policy, caller.kind(), caller.key(), caller.plan()));
+            }
             if (permit != null) permit.cancel(); // the request does not run: free its slot at once
             return tooMany(rejected, caller);
         }

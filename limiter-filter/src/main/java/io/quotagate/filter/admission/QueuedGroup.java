@@ -51,6 +51,8 @@ final class QueuedGroup extends GroupLimiter {
     private static final class TenantState {
         int inflight;
         int queued;
+        /** Its running requests, oldest first (their count is {@link #inflight}). */
+        final Running running = new Running(0);
     }
 
     /** A parked request; guarded by {@link #lock}. */
@@ -71,6 +73,7 @@ final class QueuedGroup extends GroupLimiter {
     Acquisition acquire(String tenant, int cap) {
         long waitStart;
         boolean admitted;
+        Acquisition result;
         lock.lock();
         try {
             TenantState state = tenants.get(tenant);
@@ -78,9 +81,9 @@ final class QueuedGroup extends GroupLimiter {
                 if (state == null) tenants.put(tenant, state = new TenantState());
                 state.inflight++;
                 inflight++;
-                return new Acquisition.Granted(new GroupPermit(this, tenant, null));
+                return new Acquisition.Granted(started(tenant, state));
             }
-            if (waiters.size() >= queueSize) return refused(false);
+            if (waiters.size() >= queueSize) return refusal(tenant, state, cap, false);
 
             if (state == null) tenants.put(tenant, state = new TenantState());
             Waiter w = new Waiter(tenant, cap, lock.newCondition());
@@ -97,10 +100,14 @@ final class QueuedGroup extends GroupLimiter {
                     break;
                 }
             }
-            if (!w.granted) {
+            if (w.granted) {
+                // the permit exists before any foreign code runs, so a throwing listener cannot strand the slot
+                result = new Acquisition.Granted(started(tenant, state));
+            } else {
                 // timed out (or interrupted): leave the queue; no slot was counted for us
                 waiters.remove(w);
                 state.queued--;
+                result = refusal(tenant, state, cap, true);
                 dropIfIdle(tenant, state);
             }
             if (interrupted) Thread.currentThread().interrupt();
@@ -108,14 +115,30 @@ final class QueuedGroup extends GroupLimiter {
         } finally {
             lock.unlock();
         }
-        // the permit exists before any foreign code runs, so a throwing listener cannot strand the slot
-        Acquisition result = admitted ? new Acquisition.Granted(new GroupPermit(this, tenant, null)) : refused(true);
         try {
             listener.queueWait(name, tenant, System.nanoTime() - waitStart, admitted);
         } catch (RuntimeException listenerBug) {
             LOG.log(System.Logger.Level.WARNING, "concurrency listener failed; ignored", listenerBug);
         }
         return result;
+    }
+
+    /** A permit for a slot just counted as the tenant's; called under the lock. */
+    private GroupPermit started(String tenant, TenantState state) {
+        GroupPermit permit = new GroupPermit(this, tenant, state.running);
+        state.running.add(permit);
+        return permit;
+    }
+
+    /**
+     * The refusal of a request that found no slot: if its own tenant holds its cap, it waits for the
+     * tenant's oldest running request; otherwise for any request of the group. Called under the lock.
+     */
+    private Acquisition.Refused refusal(String tenant, TenantState state, int cap, boolean timedOut) {
+        if (state != null && state.inflight >= cap) {
+            return refusedAtTenantCap(tenant, state.running.oldestStart(), timedOut);
+        }
+        return refused(timedOut);
     }
 
     private boolean fits(TenantState state, int cap) {
@@ -127,6 +150,7 @@ final class QueuedGroup extends GroupLimiter {
         lock.lock();
         try {
             TenantState state = tenants.get(permit.tenant);
+            state.running.remove(permit);
             state.inflight--;
             inflight--;
             handOver();

@@ -13,6 +13,9 @@ import java.util.List;
  * settled with {@link #settle}. Use it in try-with-resources, so every exit between the decision and
  * the chain frees what the decision took.
  *
+ * <p>A ticket of an estimated route may hold the slot alone ({@link #unpaid()}): its buckets refused
+ * the route's minimum cost, and the body is read only to state the wait for the request's own cost.
+ *
  * <p>Confined to the thread that decides; {@link #settle} may be called later from any thread.
  */
 public final class Ticket implements Outcome, AutoCloseable {
@@ -46,7 +49,19 @@ public final class Ticket implements Outcome, AutoCloseable {
         return route;
     }
 
-    /** What was charged for the request (the units, and whether shadow mode let it through). */
+    /**
+     * True if nothing is charged: the buckets refused the route's minimum cost and the ticket holds
+     * only the concurrency slot, so the body can be read and {@link #reprice priced}; the request runs
+     * only if its buckets can take that cost by then.
+     */
+    public boolean unpaid() {
+        return decision == null;
+    }
+
+    /**
+     * What was charged for the request (the units, and whether shadow mode let it through); null
+     * while {@link #unpaid()}.
+     */
     public Decision.Admitted decision() {
         return decision;
     }
@@ -58,7 +73,8 @@ public final class Ticket implements Outcome, AutoCloseable {
 
     /**
      * Charges {@code cost} units in place of what was reserved (the route's minimum, held while the
-     * body arrived): the reservation goes back, then {@code cost} is taken as a new admission.
+     * body arrived; nothing for an {@link #unpaid()} ticket): the reservation goes back, then
+     * {@code cost} is taken as a new admission. A refusal states the wait for {@code cost}.
      *
      * @return null if the request may run at that cost; otherwise the refusal (nothing is charged
      *         then, and {@link #close()} frees the slot)
@@ -66,7 +82,7 @@ public final class Ticket implements Outcome, AutoCloseable {
     public Outcome.Refused reprice(long cost) {
         Decision.Admitted reserved = decision;
         decision = null; // from here on nothing is reserved, whatever the store does
-        gate.admission().reconcile(policy, reserved, 0);
+        if (reserved != null) gate.admission().reconcile(policy, reserved, 0);
         Decision next;
         try {
             next = gate.admission().admit(policy, caller.kind(), caller.key(), caller.plan(), cost);
@@ -80,7 +96,9 @@ public final class Ticket implements Outcome, AutoCloseable {
 
     /**
      * Keeps what was charged when the ticket closes without running: the request made the server
-     * read and parse its body before it was refused as bad input, and that work is paid for.
+     * read and parse its body before it was refused as bad input, or held its slot with a body that
+     * never came, and that is paid for. An {@link #unpaid()} ticket is charged the route's minimum
+     * cost then, even into debt: holding a slot is never free.
      */
     public void keepCharge() {
         keepCharge = true;
@@ -102,6 +120,7 @@ public final class Ticket implements Outcome, AutoCloseable {
      * @return the concurrency slot to release at the request's end, or null if the route has none
      */
     public Permit run() {
+        if (decision == null) throw new IllegalStateException("an unpaid ticket must be repriced before it runs");
         running = true;
         return permit;
     }
@@ -126,6 +145,14 @@ public final class Ticket implements Outcome, AutoCloseable {
             if (permit != null) permit.cancel();
         } finally {
             Decision.Admitted charged = decision;
+            if (charged == null && keepCharge) {
+                try {
+                    gate.admission().forceCharge(policy, caller, route.cost());
+                } catch (RuntimeException storeFailure) {
+                    LOG.log(System.Logger.Level.WARNING, "slot held by tenant " + caller.key()
+                            + " not charged: " + storeFailure);
+                }
+            }
             if (charged != null && !keepCharge) {
                 try {
                     gate.admission().reconcile(policy, charged, 0);

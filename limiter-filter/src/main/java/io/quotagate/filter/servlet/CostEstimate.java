@@ -61,6 +61,15 @@ record CostEstimate(long cost, HttpServletRequest request, Problem problem, bool
     }
 
     /**
+     * Whether a refused request keeps what it was charged: every refusal but a 413 by declared length
+     * (refused before a byte was read). A body read and refused as input made the server do the work;
+     * one too slow (408) or broken off held the route's slot meanwhile.
+     */
+    boolean keepsCharge() {
+        return bodyRead || problem == null || problem.status() != 413;
+    }
+
+    /**
      * Whether part of the body is still unread: it was refused before or while being read (too slow,
      * broken), or found too large after reading past the limit (413).
      */

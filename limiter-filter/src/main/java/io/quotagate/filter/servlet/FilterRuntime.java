@@ -25,6 +25,7 @@ import io.quotagate.tenant.TenantContract;
 import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.tenant.TenantResolver;
 import io.quotagate.tenant.TenantResolvers;
+import jakarta.servlet.http.HttpServletRequest;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,6 +33,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * A configured filter: the composition root ({@link #compose}, from the builder's settings), what is
@@ -45,7 +47,7 @@ final class FilterRuntime implements QuotaControl {
      * What the requests read, swapped as one: the policy, and the servlet-side pieces built from the
      * same plans (the resolver chain, the trusted proxies).
      */
-    record Engine(Policy policy, TenantResolver resolver, ClientAddress clientAddress) {
+    record Engine(Policy policy, TenantResolver resolver, Function<HttpServletRequest, String> clientAddress) {
     }
 
     /**
@@ -144,7 +146,7 @@ final class FilterRuntime implements QuotaControl {
         if (setup.resolver() != null) TenantResolvers.check(s);
         TenantResolver resolver = setup.resolver() != null ? setup.resolver() : TenantResolvers.fromSettings(s);
         Policy policy = gate.policy(plans, directory, previous == null ? null : previous.policy());
-        return new Engine(policy, resolver, ClientAddress.behind(s.trustedProxies()));
+        return new Engine(policy, resolver, ClientAddress.behind(s.trustedProxies())::of);
     }
 
     /** What requests read now. */

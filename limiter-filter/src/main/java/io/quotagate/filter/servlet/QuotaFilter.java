@@ -62,8 +62,10 @@ import java.util.Objects;
  *
  * <p>Routes are matched on the upper-cased method ({@code GET} rules cover {@code HEAD}) and the
  * normalised path ({@link RequestPath}), so no variant served by the same servlet leaves its route.
- * The body of a route with a {@link CostEstimator} is read only after its slot and its route's
- * minimum cost are granted, within {@link Builder#bodyReadTimeout}.
+ * The body of a route with a {@link CostEstimator} is read only while the request holds its slot and,
+ * on a route without a concurrency group, its route's minimum cost, within
+ * {@link Builder#bodyReadTimeout}: a request its buckets refuse is read only to state the wait for
+ * its own cost.
  *
  * <p>Two ways to install it: {@link #builder()} for code, or a container-created instance with the
  * init-param {@value #PLANS_PARAM} naming the plans file ({@code classpath:plans.yml} or a path).
@@ -190,16 +192,20 @@ public final class QuotaFilter implements Filter {
             rt.setup.resolverFailures().failed("", bug);
             return RESOLVER_FAILED;
         }
-        String address = tenant == null ? engine.clientAddress().of(request) : null;
-        return rt.gate.decide(engine.policy(), route, tenant, address);
+        // an estimated route's refusal reads the body to state the wait for its own cost (see priced)
+        boolean estimated = rt.setup.estimators().containsKey(route.name());
+        return rt.gate.decide(engine.policy(), route, tenant, request, engine.clientAddress(), estimated);
     }
 
     /**
      * The request to pass on: itself, or for a route with a {@link CostEstimator}, its body replayed
      * with the estimate charged instead of the minimum; null if it was refused (and answered). The body
      * is read only now that the tenant holds its slot and its buckets paid the route's minimum cost,
-     * reserved while the body arrives: a tenant out of units or slots is refused before a byte is read,
-     * and its own units bound its slow bodies in flight.
+     * reserved while the body arrives: a tenant out of slots is refused before a byte is read, and its
+     * own units and slots bound its slow bodies in flight. A tenant out of units is read only while it
+     * holds the route's slot ({@link Ticket#unpaid()}), so that its refusal states the wait for the
+     * request's own cost; it is charged nothing then, unless its body is bad input or too slow (the
+     * minimum, in debt).
      */
     private static HttpServletRequest priced(FilterRuntime rt, FilterRuntime.Engine engine, Ticket ticket,
                                              HttpServletRequest request, HttpServletResponse response)
@@ -209,9 +215,10 @@ public final class QuotaFilter implements Filter {
         CostEstimate estimate = CostEstimate.of(request, estimator, rt.setup.body(), ticket.maxCost(),
                 ticket.caller().tenant());
         if (estimate.problem() != null) {
-            // A body read and refused (bad input) keeps the minimum: the server did the work, and a
-            // client sending bad bodies spends its own units until it is refused before reading.
-            if (estimate.bodyRead()) ticket.keepCharge();
+            // A body read and refused (bad input), too slow or broken off keeps the minimum: the server
+            // did the work or held the slot, and a client sending such bodies spends its own units
+            // until it is refused before reading.
+            if (estimate.keepsCharge()) ticket.keepCharge();
             ticket.close(); // before the answer: a client that sees it finds its units already back
             Problem p = estimate.problem();
             refuse(rt, engine, response, ticket.route(),

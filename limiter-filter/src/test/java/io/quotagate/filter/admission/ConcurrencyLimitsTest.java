@@ -331,6 +331,55 @@ class ConcurrencyLimitsTest {
     }
 
     @Test
+    void noGuestIdNorClientAddressHoldsMoreThanItsFairShareOfTheGuestsCap() {
+        String yaml = PLANS.replace("  default-plan: free", """
+                  default-plan: free
+                  guests: { concurrency: { slow: 8 } }
+                """).replace("slow: { max-inflight: 2, queue: { size: 3, max-wait: 60s } }",
+                "slow: { max-inflight: 40 }").replace("concurrency: { reports: 2, slow: 2 }",
+                "concurrency: { reports: 2, slow: 8 }");
+        ConcurrencyLimits l = limits(yaml);
+        Policy p = new Admission(BucketStore.local(10, clock)).policy(PlansFile.parse("test.yml", yaml));
+        // one address, many made-up ids (each of the free plan's cap of 1): alone it gets half of the 8
+        for (int i = 0; i < 4; i++) granted(l.acquire(p, BucketKind.GUEST, "made-up-" + i, "free", "slow", "10.0.0.66"));
+        Acquisition refused = l.acquire(p, BucketKind.GUEST, "made-up-4", "free", "slow", "10.0.0.66");
+        assertThat(refused).isInstanceOf(Acquisition.Refused.class);
+        // another address is a newcomer: it finds a slot; then each holds at most 8 / (2 + 1) = 2 more...
+        granted(l.acquire(p, BucketKind.GUEST, "visitor", "free", "slow", "10.0.0.7"));
+        assertThat(l.guestsInflight("slow")).isEqualTo(5);
+        // one id on a plan that allows 8 (a guest on pro): alone, half of the pool's slots left to others
+        ConcurrencyLimits fresh = limits(yaml);
+        for (int i = 0; i < 4; i++) granted(fresh.acquire(p, BucketKind.GUEST, "big", "pro", "slow", "10.0.0." + i));
+        assertThat(fresh.acquire(p, BucketKind.GUEST, "big", "pro", "slow", "10.0.0.9"))
+                .isInstanceOf(Acquisition.Refused.class);
+        // a refused guest holds nothing: neither its own slot nor a share
+        assertThat(fresh.inflight("slow", "big")).isEqualTo(4);
+        assertThat(fresh.guestsInflight("slow")).isEqualTo(4);
+    }
+
+    @Test
+    void aTenantAtItsCapWaitsForItsOwnOldestRequestByItsOwnDurations() {
+        // b's requests take 12 s: one finished, so its own average says so
+        Permit first = granted(limits.acquire("b", "pro", "reports"));
+        clock.advance(Duration.ofSeconds(12));
+        first.release();
+        Permit oldest = granted(limits.acquire("b", "pro", "reports"));
+        clock.advance(Duration.ofSeconds(5));
+        granted(limits.acquire("b", "pro", "reports"));
+        // a's instant requests pull the group's average to almost nothing
+        for (int i = 0; i < 20; i++) granted(limits.acquire("a", "free", "reports")).release();
+        clock.advance(Duration.ofSeconds(2));
+        Acquisition.Refused refused = (Acquisition.Refused) limits.acquire("b", "pro", "reports");
+        assertThat(refused.nanosToWait()).isEqualTo(Duration.ofSeconds(12 - 7).toNanos()); // the oldest ran 7 s
+        // past its expected end, the wait is what it overran by
+        clock.advance(Duration.ofSeconds(8));
+        refused = (Acquisition.Refused) limits.acquire("b", "pro", "reports");
+        assertThat(refused.nanosToWait()).isEqualTo(Duration.ofSeconds(3).toNanos());
+        oldest.release();
+        granted(limits.acquire("b", "pro", "reports"));
+    }
+
+    @Test
     void capsComeFromThePolicyEachRequestReadSoAReloadChangesThemAndANewPlanIsCapped() {
         Admission admission = new Admission(BucketStore.local(10, clock));
         Policy before = admission.policy(PlansFile.parse("v1.yml", PLANS));

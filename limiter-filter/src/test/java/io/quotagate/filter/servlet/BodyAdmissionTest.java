@@ -122,15 +122,23 @@ class BodyAdmissionTest {
     }
 
     @Test
-    void aTenantWithoutUnitsIsRefusedBeforeItsBodyIsRead() throws Exception {
+    void aTenantWithoutUnitsHasItsBodyReadOnlyWhileItHoldsItsSlotAndPaysForAStall() throws Exception {
         assertThat(Http.status(post("attacker", "50"))).isEqualTo(200); // empties its bucket
-        int before = estimates.get();
-        try (Socket s = slowBody("attacker", 1_000_000, "")) { // not one byte of the body is sent
-            String answer = response(s);
-            assertThat(Http.status(answer)).isEqualTo(429);
-            assertThat(answer).contains("\"reason\":\"tenant_rate\"");
+        // refused for its units, it is read (to state the wait for its own cost) only in its 2 slots
+        try (Socket a = slowBody("attacker", 1_000_000, ""); Socket b = slowBody("attacker", 1_000_000, "")) {
+            awaitInflight("attacker", 2);
+            try (Socket third = slowBody("attacker", 10, "")) {
+                String answer = response(third);
+                assertThat(Http.status(answer)).isEqualTo(429);
+                assertThat(answer).contains("\"reason\":\"concurrency\"");
+            }
+            assertThat(Http.status(response(a))).isEqualTo(408);
+            assertThat(Http.status(response(b))).isEqualTo(408);
         }
-        assertThat(estimates.get()).isEqualTo(before);
+        assertThat(estimates.get()).isOne(); // only the first, admitted, body was priced
+        // each stalled body held a slot and cost the route's minimum, in debt (the bucket had refilled ~1)
+        assertThat(filter.control().tenantLimits("attacker").get(0).remaining()).isZero();
+        assertThat(filter.control().concurrency().inflight("gen", "attacker")).isZero();
     }
 
     @Test
@@ -147,13 +155,14 @@ class BodyAdmissionTest {
     }
 
     @Test
-    void aSlowBodyGets408AndItsReservedUnitsBack() throws Exception {
+    void aSlowBodyGets408AndKeepsItsReservedUnits() throws Exception {
         try (Socket s = slowBody("attacker", 10, "1")) {
             String answer = response(s);
             assertThat(Http.status(answer)).isEqualTo(408);
             assertThat(answer).contains("\"reason\":\"body_timeout\"");
         }
-        assertThat(filter.control().tenantLimits("attacker").get(0).remaining()).isEqualTo(50);
+        // it held a slot for the whole read timeout: that costs the route's minimum (1 of 50)
+        assertThat(filter.control().tenantLimits("attacker").get(0).remaining()).isEqualTo(49);
         assertThat(filter.control().concurrency().inflight("gen", "attacker")).isZero();
         // the threads that waited serve the next requests, uninterrupted (checked in stop())
         for (int i = 0; i < 20; i++) assertThat(Http.status(post("victim", "1"))).isEqualTo(200);
