@@ -39,6 +39,7 @@ class SharedLimitsTest {
                 limits: [ { name: burst, capacity: 20, refill: 1, period: 10s } ]
               pro:
                 limits: [ { name: burst, capacity: 200, refill: 10, period: 10s } ]
+                publish: true
             tenants:
               default-plan: free
               assignments: { acme: pro }
@@ -141,10 +142,14 @@ class SharedLimitsTest {
             assertThat(b.control().tenant("globex")).contains(new TenantContract("pro", own));
             assertThat(b.control().tenantLimits("globex")).singleElement()
                     .satisfies(l -> assertThat(l.capacity()).isEqualTo(3));
-            // globex: 3 units over both instances, its own contract
+            // B publishes the limit in force (pro publishes its limits): globex's own 3 units
+            var published = Http.get(b.server().uri("/items/1"), "globex");
+            assertThat(published.headers().firstValue("RateLimit-Policy")).hasValueSatisfying(
+                    p -> assertThat(p).contains("q=3"));
+            // globex: 2 more units over both instances, its own contract
             List<Integer> globex = new ArrayList<>();
-            for (int i = 0; i < 5; i++) globex.add((i % 2 == 0 ? b : a).get("globex"));
-            assertThat(globex).containsExactly(200, 200, 200, 429, 429);
+            for (int i = 0; i < 4; i++) globex.add((i % 2 == 0 ? b : a).get("globex"));
+            assertThat(globex).containsExactly(200, 200, 429, 429);
             // a guest on free: 5 over both
             long admitted = 0;
             for (int i = 0; i < 8; i++) if ((i % 2 == 0 ? b : a).get("newcomer") == 200) admitted++;
