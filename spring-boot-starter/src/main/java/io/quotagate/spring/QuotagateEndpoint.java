@@ -145,8 +145,8 @@ public class QuotagateEndpoint {
             spent |= running > 0 || waiting > 0;
         }
         if (contract.isEmpty() && !spent) {
-            return response(WebEndpointResponse.STATUS_NOT_FOUND, "unknown tenant '" + tenant + "': no assignment, runtime entry or "
-                    + "directory knows it, and it has no bucket state");
+            return response(WebEndpointResponse.STATUS_NOT_FOUND, "unknown tenant '" + tenant
+                    + "': no assignment, runtime entry or directory knows it, and it has no bucket state");
         }
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("tenant", tenant);
@@ -323,8 +323,8 @@ public class QuotagateEndpoint {
     }
 
     private static WebEndpointResponse<Map<String, Object>> notFound(String segment, String expected) {
-        return response(WebEndpointResponse.STATUS_NOT_FOUND, "no such path: " + WriteBody.describe(segment) + ", expected "
-                + expected);
+        return response(WebEndpointResponse.STATUS_NOT_FOUND, "no such path: " + WriteBody.describe(segment)
+                + ", expected " + expected);
     }
 
     private static WebEndpointResponse<Map<String, Object>> badRequest(String message) {

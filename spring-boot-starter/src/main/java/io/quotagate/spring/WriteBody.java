@@ -111,7 +111,9 @@ final class WriteBody {
         } catch (NumberFormatException e) {
             value = 0;
         }
-        if (value <= 0) throw new IllegalArgumentException(field + ": must be a whole number > 0, was " + describe(text));
+        if (value <= 0) {
+            throw new IllegalArgumentException(field + ": must be a whole number > 0, was " + describe(text));
+        }
         return value;
     }
 
