@@ -2,11 +2,15 @@ package io.quotagate.spring;
 
 import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.admission.LimitStatus;
+import io.quotagate.filter.limits.LimitOverrides;
+import io.quotagate.filter.limits.LimitsStatus;
 import io.quotagate.filter.servlet.QuotaControl;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.Plan;
-import io.quotagate.plans.PlansFile;
+import io.quotagate.plans.TenantId;
+import io.quotagate.tenant.TenantContract;
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
@@ -14,34 +18,59 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.lang.Nullable;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
- * The Actuator endpoint {@code quotagate}: what the filter enforces, one tenant's state, and runtime changes of
- * the global quota and a plan's limits (the buckets keep their tokens, see {@link QuotaControl}). Expose it with
+ * The Actuator endpoint {@code quotagate}: what the filter enforces and where it comes from, one tenant's
+ * contract and state, and runtime changes of the global quota, a plan's limits and a tenant's contract (the
+ * buckets keep their tokens, see {@link QuotaControl}). With a shared store (Redis) a change made here is
+ * enforced and reported by every instance sharing it. Expose it with
  * {@code management.endpoints.web.exposure.include=quotagate} and protect it as the application protects
  * Actuator: a write changes every tenant's limits.
  *
  * <ul>
- * <li>{@code GET /actuator/quotagate}: plans, global quota (limits, capacity, available), concurrency groups.</li>
- * <li>{@code GET /actuator/quotagate/{tenant}}: the tenant's bandwidths (capacity, remaining, seconds to full)
- *     and its requests in flight and queued per concurrency group.</li>
+ * <li>{@code GET /actuator/quotagate}: plans, global quota (limits, capacity, available), concurrency groups,
+ *     and {@code limits}: where the limits in force come from (shared record's version, source, whether this
+ *     instance's plans file agrees, records refused) and the runtime {@code overrides} (global, plans,
+ *     tenants).</li>
+ * <li>{@code GET /actuator/quotagate/{tenant}} (or {@code /tenant/{tenant}}): the tenant's {@code contract}
+ *     (plan and own limits), its bandwidths (capacity, remaining, seconds to full) and its requests in flight
+ *     and queued per concurrency group; 404 if nothing knows the tenant and it has no bucket state.</li>
  * <li>{@code POST /actuator/quotagate} {@code {"capacity":1500,"refill":1500,"period":"1m"}}: sets the global
  *     quota's bandwidth.</li>
  * <li>{@code POST /actuator/quotagate/{plan}} with the same body: sets that plan's bandwidth.</li>
+ * <li>{@code POST /actuator/quotagate/tenant/{tenant}} {@code {"plan":"pro"}}: places the tenant on a plan with
+ *     the plan's limits; with {@code "capacity":50,"refill":10,"period":"1m","bandwidth":"burst"} besides, with
+ *     limits of its own (one bandwidth per write, changed in its own limits on that plan, else in the plan's).
+ *     {@code DELETE} on the same path removes that runtime entry.</li>
+ * <li>{@code DELETE /actuator/quotagate/overrides}: drops every runtime change.</li>
+ * <li>{@code POST /actuator/quotagate/invalidate/{tenant}} (no body, {@code Content-Type: application/json} as
+ *     every Actuator write): drops the tenant's cached directory answer on every instance.</li>
  * </ul>
  *
+ * <p>Actuator reads a write's body as flat fields of text (a nested object or list is refused with 400 before
+ * the endpoint sees it), so every write sets one bandwidth.
+ *
+ * <p>The paths differ by their number of segments, so a plan or tenant of any name is reachable: {@code POST
+ * /actuator/quotagate/tenant} sets the limits of a plan named {@code tenant}.
+ *
  * <p>A write changes one bandwidth, named by the optional {@code bandwidth} field, and keeps the others; without
- * it the list must have at most one (which is replaced). A new name adds a bandwidth. Bad values (not &gt; 0, an
- * unknown period or plan, a capacity below a route's cost) answer 400 with {@code {"error": "..."}}.
+ * it the list must have at most one (which is replaced). A new name adds a bandwidth. Bad
+ * values (not &gt; 0, an unknown period or plan, a capacity below a route's cost, an invalid tenant id) answer
+ * 400 with {@code {"error": "..."}} naming the field; a shared store that cannot be reached, or whose record
+ * cannot be used, answers 503 with the reason, and nothing changed.
  */
 @Endpoint(id = "quotagate")
 public class QuotagateEndpoint {
+
+    private static final String TENANT = "tenant";
+    private static final String INVALIDATE = "invalidate";
+    private static final String OVERRIDES = "overrides";
 
     private final QuotaControl control;
 
@@ -50,7 +79,7 @@ public class QuotagateEndpoint {
         this.control = Objects.requireNonNull(control, "control");
     }
 
-    /** What is in force: plans, global quota and concurrency groups. */
+    /** What is in force: plans, global quota, concurrency groups, and where the limits come from. */
     @ReadOperation
     public Map<String, Object> quotas() {
         Map<String, Object> plans = new LinkedHashMap<>();
@@ -73,18 +102,27 @@ public class QuotagateEndpoint {
         body.put("plans", plans);
         body.put("global", global);
         body.put("concurrency", groups);
+        body.put("limits", limits());
         return body;
     }
 
-    /** One tenant's bandwidths as its next request would find them, and its requests in flight. */
+    /**
+     * One tenant: its contract in force, its bandwidths as its next request would find them, and its requests in
+     * flight; 404 if no assignment, runtime entry or directory knows it and it has no bucket state (no units
+     * spent that have not refilled, nothing in flight or queued).
+     */
     @ReadOperation
     public WebEndpointResponse<Map<String, Object>> tenant(@Selector String tenant) {
+        if (!TenantId.isValid(tenant)) return badRequest(invalidTenant(tenant));
+        Optional<TenantContract> contract;
         List<LimitStatus> limits;
         try {
+            contract = control.tenant(tenant);
             limits = control.tenantLimits(tenant);
         } catch (IllegalArgumentException e) {
             return badRequest(e.getMessage());
         }
+        boolean spent = false;
         List<Map<String, Object>> bandwidths = new ArrayList<>();
         for (LimitStatus s : limits) {
             Map<String, Object> b = new LinkedHashMap<>();
@@ -94,20 +132,36 @@ public class QuotagateEndpoint {
             b.put("remaining", s.remaining());
             b.put("secondsToFull", s.secondsToFull()); // as the RateLimit field's t
             bandwidths.add(b);
+            spent |= s.nanosToFull() > 0;
         }
         ConcurrencyView concurrency = control.concurrency();
         Map<String, Integer> inflight = new LinkedHashMap<>();
         Map<String, Integer> queued = new LinkedHashMap<>();
         for (String group : concurrency.groups()) {
-            inflight.put(group, concurrency.inflight(group, tenant));
-            queued.put(group, concurrency.queued(group, tenant));
+            int running = concurrency.inflight(group, tenant);
+            int waiting = concurrency.queued(group, tenant);
+            inflight.put(group, running);
+            queued.put(group, waiting);
+            spent |= running > 0 || waiting > 0;
+        }
+        if (contract.isEmpty() && !spent) {
+            return response(WebEndpointResponse.STATUS_NOT_FOUND, "unknown tenant '" + tenant
+                    + "': no assignment, runtime entry or directory knows it, and it has no bucket state");
         }
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("tenant", tenant);
+        contract.ifPresent(c -> body.put("contract", contract(c))); // absent: a guest
         body.put("limits", bandwidths);
         body.put("inflight", inflight);
         body.put("queued", queued);
         return new WebEndpointResponse<>(body);
+    }
+
+    /** {@code GET /actuator/quotagate/tenant/{tenant}}: the same as {@link #tenant(String)}. */
+    @ReadOperation
+    public WebEndpointResponse<Map<String, Object>> tenantEntry(@Selector String kind, @Selector String tenant) {
+        if (!TENANT.equals(kind)) return notFound(kind, TENANT);
+        return tenant(tenant);
     }
 
     /** Sets one bandwidth of the global quota (creating the quota if there is none). */
@@ -116,11 +170,13 @@ public class QuotagateEndpoint {
                                                                  @Nullable String bandwidth) {
         List<Bandwidth> current = control.plans().global().map(GlobalQuota::limits).orElse(List.of());
         try {
-            List<Bandwidth> limits = withBandwidth(current, bandwidth, capacity, refill, period);
+            List<Bandwidth> limits = WriteBody.withBandwidth(current, bandwidth, capacity, refill, period);
             control.setGlobalQuota(limits);
             return new WebEndpointResponse<>(Map.of("global", bandwidths(limits)));
         } catch (IllegalArgumentException e) {
             return badRequest(e.getMessage());
+        } catch (IllegalStateException e) {
+            return unavailable(e);
         }
     }
 
@@ -129,48 +185,123 @@ public class QuotagateEndpoint {
     public WebEndpointResponse<Map<String, Object>> setPlanLimits(@Selector String plan, long capacity, long refill,
                                                                 String period, @Nullable String bandwidth) {
         Plan current = control.plans().plan(plan).orElse(null);
-        if (current == null) return badRequest("unknown plan '" + plan + "'");
+        if (current == null) {
+            return badRequest("plan: unknown plan " + WriteBody.describe(plan) + ", defined: "
+                    + control.plans().plans().keySet());
+        }
         try {
-            List<Bandwidth> limits = withBandwidth(current.limits(), bandwidth, capacity, refill, period);
+            List<Bandwidth> limits = WriteBody.withBandwidth(current.limits(), bandwidth, capacity, refill, period);
             control.setPlanLimits(plan, limits);
             return new WebEndpointResponse<>(Map.of("plan", plan, "limits", bandwidths(limits)));
         } catch (IllegalArgumentException e) {
             return badRequest(e.getMessage());
+        } catch (IllegalStateException e) {
+            return unavailable(e);
         }
     }
 
     /**
-     * The list with the named bandwidth replaced (or added); unnamed, the list's only one, or {@code b0} (the
-     * plans file's default name) when the list is empty.
+     * {@code POST /actuator/quotagate/tenant/{tenant}} {@code {"plan": "pro"}}: places the tenant on a plan, with
+     * the plan's limits, replacing what the plans file or the directory says (it keeps its tokens). With
+     * {@code capacity}, {@code refill}, {@code period} and the optional {@code bandwidth}, the tenant gets limits of
+     * its own: that bandwidth changed (or added) in its current own limits on that plan, else in the plan's.
+     * {@code POST /actuator/quotagate/invalidate/{tenant}} (no fields): drops the tenant's cached directory answer
+     * on every instance.
      */
-    private static List<Bandwidth> withBandwidth(List<Bandwidth> current, String name, long capacity, long refill,
-                                                 String period) {
-        Duration duration;
+    @WriteOperation
+    public WebEndpointResponse<Map<String, Object>> write(@Selector String kind, @Selector String tenant,
+                                                        @Nullable String plan, @Nullable String capacity,
+                                                        @Nullable String refill, @Nullable String period,
+                                                        @Nullable String bandwidth) {
+        if (!TENANT.equals(kind) && !INVALIDATE.equals(kind)) return notFound(kind, TENANT + " or " + INVALIDATE);
+        if (!TenantId.isValid(tenant)) return badRequest(invalidTenant(tenant));
         try {
-            duration = PlansFile.parsePeriod(period);
+            if (INVALIDATE.equals(kind)) {
+                control.invalidate(tenant);
+                return new WebEndpointResponse<>(Map.of("tenant", tenant, "invalidated", true));
+            }
+            TenantContract contract = WriteBody.contract(control.plans(), control.tenant(tenant), plan, capacity,
+                    refill, period, bandwidth);
+            control.setTenant(tenant, contract);
+            return new WebEndpointResponse<>(Map.of("tenant", tenant, "contract", contract(contract)));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("period: " + e.getMessage(), e);
+            return badRequest(e.getMessage());
+        } catch (IllegalStateException e) {
+            return unavailable(e);
         }
-        if (name == null) {
-            if (current.size() > 1) {
-                throw new IllegalArgumentException("bandwidth: name the bandwidth to change, one of "
-                        + current.stream().map(Bandwidth::name).toList());
-            }
-            name = current.isEmpty() ? "b0" : current.get(0).name();
+    }
+
+    /**
+     * {@code DELETE /actuator/quotagate/tenant/{tenant}}: removes the tenant's runtime entry, so the plans file
+     * or the directory places it again; {@code cleared} is false if it had none (nothing changed).
+     */
+    @DeleteOperation
+    public WebEndpointResponse<Map<String, Object>> clearTenant(@Selector String kind, @Selector String tenant) {
+        if (!TENANT.equals(kind)) return notFound(kind, TENANT);
+        if (!TenantId.isValid(tenant)) return badRequest(invalidTenant(tenant));
+        try {
+            boolean cleared = control.clearTenant(tenant);
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("tenant", tenant);
+            body.put("cleared", cleared);
+            control.tenant(tenant).ifPresent(c -> body.put("contract", contract(c))); // what places it now
+            return new WebEndpointResponse<>(body);
+        } catch (IllegalArgumentException e) {
+            return badRequest(e.getMessage());
+        } catch (IllegalStateException e) {
+            return unavailable(e);
         }
-        Bandwidth changed = new Bandwidth(name, capacity, refill, duration);
-        List<Bandwidth> limits = new ArrayList<>();
-        boolean replaced = false;
-        for (Bandwidth b : current) {
-            if (b.name().equals(name)) {
-                limits.add(changed);
-                replaced = true;
-            } else {
-                limits.add(b);
-            }
+    }
+
+    /** {@code DELETE /actuator/quotagate/overrides}: drops every runtime change; the plans file applies again. */
+    @DeleteOperation
+    public WebEndpointResponse<Map<String, Object>> clear(@Selector String what) {
+        if (!OVERRIDES.equals(what)) return notFound(what, OVERRIDES);
+        try {
+            control.clearOverrides();
+            return new WebEndpointResponse<>(Map.of(OVERRIDES, overrides(control.overrides())));
+        } catch (IllegalStateException e) {
+            return unavailable(e);
         }
-        if (!replaced) limits.add(changed);
-        return List.copyOf(limits);
+    }
+
+    /** Where the limits in force come from, and the runtime changes on top of the plans file. */
+    private Map<String, Object> limits() {
+        LimitsStatus status = control.limitsStatus();
+        Map<String, Object> limits = new LinkedHashMap<>();
+        if (status != null) {
+            limits.put("shared", status.shared());
+            limits.put("version", status.version());
+            limits.put("source", status.source());
+            limits.put("publishedBy", status.publishedBy());
+            limits.put("fileAgrees", status.fileAgrees());
+            limits.put("reachable", status.reachable());
+            limits.put("refused", status.refused());
+            status.lastRefusal().ifPresent(r -> limits.put("lastRefusal", r));
+        }
+        limits.put(OVERRIDES, overrides(status != null ? status.overrides() : control.overrides()));
+        return limits;
+    }
+
+    /** {@code global} only when set at runtime ({@code []}: the global quota was removed). */
+    private static Map<String, Object> overrides(LimitOverrides overrides) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        overrides.global().ifPresent(g -> out.put("global", bandwidths(g)));
+        Map<String, Object> plans = new LinkedHashMap<>();
+        overrides.plans().forEach((plan, limits) -> plans.put(plan, bandwidths(limits)));
+        out.put("plans", plans);
+        Map<String, Object> tenants = new LinkedHashMap<>();
+        overrides.tenants().forEach((tenant, c) -> tenants.put(tenant, contract(c)));
+        out.put("tenants", tenants);
+        return out;
+    }
+
+    /** {@code limits} is empty when the tenant has the plan's. */
+    private static Map<String, Object> contract(TenantContract c) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("plan", c.plan());
+        out.put("limits", bandwidths(c.limits()));
+        return out;
     }
 
     private static List<Map<String, Object>> bandwidths(List<Bandwidth> limits) {
@@ -186,8 +317,26 @@ public class QuotagateEndpoint {
         return out;
     }
 
+    private static String invalidTenant(String tenant) {
+        return "tenant: not a valid tenant id (1 to " + TenantId.MAX_LENGTH + " of A-Z a-z 0-9 . _ : -, not only "
+                + "dots): " + WriteBody.describe(tenant);
+    }
+
+    private static WebEndpointResponse<Map<String, Object>> notFound(String segment, String expected) {
+        return response(WebEndpointResponse.STATUS_NOT_FOUND, "no such path: " + WriteBody.describe(segment)
+                + ", expected " + expected);
+    }
+
     private static WebEndpointResponse<Map<String, Object>> badRequest(String message) {
-        return new WebEndpointResponse<>(Map.of("error", String.valueOf(message)),
-                WebEndpointResponse.STATUS_BAD_REQUEST);
+        return response(WebEndpointResponse.STATUS_BAD_REQUEST, message);
+    }
+
+    /** The shared store could not be reached or its record cannot be used: nothing changed, try again. */
+    private static WebEndpointResponse<Map<String, Object>> unavailable(IllegalStateException e) {
+        return response(WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE, e.getMessage());
+    }
+
+    private static WebEndpointResponse<Map<String, Object>> response(int status, String message) {
+        return new WebEndpointResponse<>(Map.of("error", String.valueOf(message)), status);
     }
 }

@@ -1,5 +1,6 @@
 package io.quotagate.spring;
 
+import io.quotagate.filter.limits.LimitsStatus;
 import io.quotagate.filter.servlet.QuotaControl;
 import io.quotagate.filter.store.StoreHealth;
 import io.quotagate.plans.StoreSettings;
@@ -13,9 +14,14 @@ import java.util.Optional;
  * ({@link QuotagateHealthIndicator}) and Boot 4.0 ({@link QuotagateBoot4HealthIndicator}) have their health
  * types in different packages, and both adapters must say the same thing.
  *
+ * <p>The limits never make an instance {@code DOWN}: one whose plans file disagrees with the shared limits (a
+ * rolling deploy between two files) enforces the shared ones, like every other instance, and says so.
+ *
  * @param up      false only while a shared store is unreachable under {@code store.on-failure: closed}
  * @param details {@code store} and, for a shared store, {@code available}, {@code fallback}, {@code instances},
- *                {@code fallbackDecisions}, {@code outages}
+ *                {@code fallbackDecisions}, {@code outages}; when the limits are shared, {@code limitsVersion},
+ *                {@code limitsFileAgrees}, {@code limitsReachable}, {@code limitsRefused}, and
+ *                {@code limitsLastRefusal} and {@code limitsNote} when there is something to say
  */
 record StoreStatus(boolean up, Map<String, Object> details) {
 
@@ -33,6 +39,24 @@ record StoreStatus(boolean up, Map<String, Object> details) {
         details.put("instances", store.instanceCount());
         details.put("fallbackDecisions", store.fallbackDecisions());
         details.put("outages", store.outages());
+        limits(control.limitsStatus(), details);
         return new StoreStatus(available || !closed, Map.copyOf(details));
+    }
+
+    private static void limits(LimitsStatus limits, Map<String, Object> details) {
+        if (limits == null || !limits.shared()) return;
+        details.put("limitsVersion", limits.version());
+        details.put("limitsFileAgrees", limits.fileAgrees());
+        details.put("limitsReachable", limits.reachable());
+        details.put("limitsRefused", limits.refused());
+        limits.lastRefusal().ifPresent(r -> details.put("limitsLastRefusal", r));
+        if (!limits.fileAgrees()) {
+            details.put("limitsNote", "this instance's plans file has other limits than the shared ones; enforcing "
+                    + "the shared limits of " + limits.source() + " published by " + limits.publishedBy()
+                    + " (the plans file published last wins)");
+        } else if (!limits.reachable()) {
+            details.put("limitsNote", "the shared limits cannot be read; the limits in force stay until the store "
+                    + "answers");
+        }
     }
 }

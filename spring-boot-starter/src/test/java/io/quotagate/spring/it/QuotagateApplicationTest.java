@@ -205,16 +205,148 @@ class QuotagateApplicationTest {
     }
 
     @Test
+    void endpointSetsReadsAndClearsATenantsContract() throws Exception {
+        // wayne is no user and unknown to the plans file (unknown: reject): nothing knows it yet
+        HttpResponse<String> unknown = send(get("/actuator/quotagate/wayne", "ops"));
+        assertThat(unknown.statusCode()).isEqualTo(404);
+        assertThat(json.readTree(unknown.body()).at("/error").asText()).contains("unknown tenant 'wayne'");
+
+        HttpResponse<String> set = send(post("/actuator/quotagate/tenant/wayne",
+                "{\"plan\": \"pro\", \"capacity\": 7, \"refill\": 7, \"period\": \"1m\", \"bandwidth\": \"burst\"}"));
+        assertThat(set.statusCode()).as(set.body()).isEqualTo(200);
+        assertThat(json.readTree(set.body()).at("/contract/limits/0/capacity").asLong()).isEqualTo(7);
+        // a second write adds a bandwidth to the tenant's own limits on the same plan
+        HttpResponse<String> daily = send(post("/actuator/quotagate/tenant/wayne",
+                "{\"plan\": \"pro\", \"capacity\": 500, \"refill\": 500, \"period\": \"1d\", \"bandwidth\": \"daily\"}"));
+        assertThat(daily.statusCode()).as(daily.body()).isEqualTo(200);
+
+        for (String path : new String[] {"/actuator/quotagate/wayne", "/actuator/quotagate/tenant/wayne"}) {
+            HttpResponse<String> read = send(get(path, "ops"));
+            assertThat(read.statusCode()).as(path).isEqualTo(200);
+            JsonNode tenant = json.readTree(read.body());
+            assertThat(tenant.at("/contract/plan").asText()).isEqualTo("pro");
+            assertThat(tenant.at("/contract/limits/0/period").asText()).isEqualTo("PT1M");
+            // the bucket is sized by the tenant's own limits, not the plan's 100
+            assertThat(tenant.at("/limits/0/capacity").asLong()).isEqualTo(7);
+            assertThat(tenant.at("/limits/1/name").asText()).isEqualTo("daily");
+        }
+        JsonNode all = json.readTree(send(get("/actuator/quotagate", "ops")).body());
+        assertThat(all.at("/limits/shared").asBoolean()).as("a local store").isFalse();
+        assertThat(all.at("/limits/fileAgrees").asBoolean()).isTrue();
+        assertThat(all.at("/limits/overrides/tenants/wayne/plan").asText()).isEqualTo("pro");
+
+        // on a plan alone: the plan's limits
+        assertThat(send(post("/actuator/quotagate/tenant/wayne", "{\"plan\": \"free\"}")).statusCode()).isEqualTo(200);
+        JsonNode onPlan = json.readTree(send(get("/actuator/quotagate/wayne", "ops")).body());
+        assertThat(onPlan.at("/contract/limits").size()).isZero();
+        assertThat(onPlan.at("/limits/0/capacity").asLong()).isEqualTo(3);
+
+        HttpResponse<String> cleared = send(delete("/actuator/quotagate/tenant/wayne"));
+        assertThat(cleared.statusCode()).isEqualTo(200);
+        assertThat(json.readTree(cleared.body()).at("/cleared").asBoolean()).isTrue();
+        assertThat(send(get("/actuator/quotagate/wayne", "ops")).statusCode()).isEqualTo(404);
+        assertThat(json.readTree(send(delete("/actuator/quotagate/tenant/wayne")).body()).at("/cleared").asBoolean())
+                .as("nothing left to clear").isFalse();
+    }
+
+    @Test
+    void endpointRefusesABadTenantWriteNamingTheFieldAndChangesNothing() throws Exception {
+        String[][] cases = {
+                {"{}", "plan: required"},
+                {"{\"plan\": \"gold\"}", "plan: unknown plan 'gold'"},
+                {bandwidth("\"capacity\": 1, \"refill\": 1, \"period\": \"1m\""),
+                        "capacity: capacity 1 of limit 'burst' is below the cost 2 of route export"},
+                {bandwidth("\"capacity\": 0, \"refill\": 1, \"period\": \"1m\""), "capacity: must be a whole number > 0"},
+                {bandwidth("\"capacity\": 5, \"refill\": 1.5, \"period\": \"1m\""),
+                        "refill: must be a whole number > 0, was '1.5'"},
+                {bandwidth("\"capacity\": 5, \"period\": \"1m\""), "refill: required"},
+                {bandwidth("\"capacity\": 5, \"refill\": 5, \"period\": \"0\""), "period:"},
+                {bandwidth("\"capacity\": 5, \"refill\": 5"), "period: required"},
+                {bandwidth("\"capacity\": 5, \"refill\": 5, \"period\": \"1m\", \"bandwidth\": \"Burst Limit\""),
+                        "bandwidth: must match"},
+        };
+        for (String[] c : cases) {
+            HttpResponse<String> refused = send(post("/actuator/quotagate/tenant/acme", c[0]));
+            assertThat(refused.statusCode()).as(c[0]).isEqualTo(400);
+            assertThat(json.readTree(refused.body()).at("/error").asText()).as(c[0]).startsWith(c[1]);
+        }
+        // Actuator reads a write's body as flat text fields: a list is refused before the endpoint, still a 400
+        HttpResponse<String> nested = send(post("/actuator/quotagate/tenant/acme", "{\"plan\": \"pro\", \"limits\": []}"));
+        assertThat(nested.statusCode()).isEqualTo(400);
+        assertThat(nested.body()).doesNotContain("\tat ");
+        HttpResponse<String> badId = send(post("/actuator/quotagate/tenant/in%20valid", "{\"plan\": \"pro\"}"));
+        assertThat(badId.statusCode()).isEqualTo(400);
+        assertThat(json.readTree(badId.body()).at("/error").asText()).startsWith("tenant: not a valid tenant id");
+        assertThat(send(delete("/actuator/quotagate/tenant/in%20valid")).statusCode()).isEqualTo(400);
+        assertThat(send(post("/actuator/quotagate/invalidate/in%20valid", "{}")).statusCode()).isEqualTo(400);
+
+        // nothing changed: acme is on the file's plan, with no runtime entry
+        JsonNode acme = json.readTree(send(get("/actuator/quotagate/acme", "ops")).body());
+        assertThat(acme.at("/contract/plan").asText()).isEqualTo("free");
+        assertThat(filter.control().overrides().tenants()).doesNotContainKey("acme");
+        // no stack trace in any refusal
+        assertThat(badId.body()).doesNotContain("Exception").doesNotContain("\tat ");
+    }
+
+    @Test
+    void endpointPathsAreToldApartBySegmentCountSoNoPlanNameClashes() throws Exception {
+        // one segment: the plan write, whatever the plan is called (here no plan is named "tenant")
+        HttpResponse<String> plan = send(post("/actuator/quotagate/tenant",
+                "{\"capacity\": 5, \"refill\": 5, \"period\": \"1m\"}"));
+        assertThat(plan.statusCode()).isEqualTo(400);
+        assertThat(plan.body()).contains("plan: unknown plan 'tenant'");
+        // two segments: only tenant/ and invalidate/ exist
+        assertThat(send(post("/actuator/quotagate/nosuch/acme", "{\"plan\": \"pro\"}")).statusCode()).isEqualTo(404);
+        assertThat(send(get("/actuator/quotagate/nosuch/acme", "ops")).statusCode()).isEqualTo(404);
+        assertThat(send(delete("/actuator/quotagate/nosuch")).statusCode()).isEqualTo(404);
+        // invalidate takes no body (the content type of every Actuator write)
+        HttpResponse<String> invalidated = send(HttpRequest.newBuilder(uri("/actuator/quotagate/invalidate/acme"))
+                .header("Authorization", basic("ops")).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.noBody()).build());
+        assertThat(invalidated.statusCode()).isEqualTo(200);
+        assertThat(json.readTree(invalidated.body()).at("/invalidated").asBoolean()).isTrue();
+    }
+
+    @Test
+    void endpointClearsEveryRuntimeChange() throws Exception {
+        assertThat(send(post("/actuator/quotagate/pro", "{\"capacity\": 60, \"refill\": 6, \"period\": \"1m\"}"))
+                .statusCode()).isEqualTo(200);
+        assertThat(send(post("/actuator/quotagate/tenant/wayne", "{\"plan\": \"pro\"}")).statusCode()).isEqualTo(200);
+        JsonNode before = json.readTree(send(get("/actuator/quotagate", "ops")).body());
+        assertThat(before.at("/limits/overrides/plans/pro/0/capacity").asLong()).isEqualTo(60);
+        assertThat(before.at("/limits/overrides/tenants/wayne/plan").asText()).isEqualTo("pro");
+
+        HttpResponse<String> cleared = send(delete("/actuator/quotagate/overrides"));
+        assertThat(cleared.statusCode()).isEqualTo(200);
+        JsonNode after = json.readTree(send(get("/actuator/quotagate", "ops")).body());
+        assertThat(after.at("/plans/pro/limits/0/capacity").asLong()).as("the file's again").isEqualTo(100);
+        assertThat(after.at("/limits/overrides/plans").size()).isZero();
+        assertThat(after.at("/limits/overrides/tenants").size()).isZero();
+        assertThat(after.at("/limits/overrides/global").isMissingNode()).isTrue();
+        assertThat(send(get("/actuator/quotagate/wayne", "ops")).statusCode()).isEqualTo(404);
+    }
+
+    @Test
     void healthReportsTheLocalStore() throws Exception {
         HttpResponse<String> response = send(get("/actuator/health/quotagate", "ops"));
         assertThat(response.statusCode()).isEqualTo(200);
         JsonNode health = json.readTree(response.body());
         assertThat(health.at("/status").asText()).isEqualTo("UP");
         assertThat(health.at("/details/store").asText()).isEqualTo("local");
+        assertThat(health.at("/details/limitsVersion").isMissingNode()).as("limits are not shared").isTrue();
     }
 
     private HttpResponse<String> send(HttpRequest request) throws Exception {
         return client.send(request, HttpResponse.BodyHandlers.ofString());
+    }
+
+    private HttpRequest delete(String path) {
+        return HttpRequest.newBuilder(uri(path)).header("Authorization", basic("ops")).DELETE().build();
+    }
+
+    /** A tenant write placing it on pro with a bandwidth of its own: these fields. */
+    private static String bandwidth(String fields) {
+        return "{\"plan\": \"pro\", " + fields + "}";
     }
 
     private HttpRequest get(String path, String user) {
