@@ -32,7 +32,8 @@ final class EffectiveLimits {
      */
     static Plans of(Plans file, LimitsBase base, LimitOverrides overrides) {
         Plans p = file;
-        if (!base.equals(LimitsBase.of(file))) {
+        LimitsBase fileBase = LimitsBase.of(file);
+        if (!base.equals(fileBase)) {
             for (Map.Entry<String, List<Bandwidth>> e : base.plans().entrySet()) {
                 if (p.plan(e.getKey()).isEmpty()) {
                     throw new IllegalArgumentException("plan '" + e.getKey() + "' is not defined in " + file.source()
@@ -49,7 +50,7 @@ final class EffectiveLimits {
         if (overrides.global().isPresent()) p = p.withGlobal(global(overrides.global().get()));
         Map<String, TenantContract> tenants = new TreeMap<>(base.tenants());
         tenants.putAll(overrides.tenants());
-        if (!tenants.equals(LimitsBase.of(file).tenants())) {
+        if (!tenants.equals(fileBase.tenants())) {
             Map<String, String> assignments = new HashMap<>();
             Map<String, List<Bandwidth>> own = new HashMap<>();
             tenants.forEach((tenant, c) -> {

@@ -52,8 +52,14 @@ public final class SharedLimits implements AutoCloseable {
     /** Puts plans in force: the filter's policy swap. Must not call back into this object. */
     @FunctionalInterface
     public interface Target {
-        /** @throws RuntimeException if the plans cannot be put in force (nothing changed then) */
-        void put(Plans plans);
+        /**
+         * @param plans    the plans in force from now on
+         * @param asAtStart true if no shared bucket can hold other limits than these: the record has
+         *                 never changed since this file's limits were first published (so a bucket this
+         *                 instance has not seen yet needs no move, saving a round trip at its first use)
+         * @throws RuntimeException if the plans cannot be put in force (nothing changed then)
+         */
+        void put(Plans plans, boolean asAtStart);
     }
 
     private final LimitsChannel channel;
@@ -160,7 +166,7 @@ public final class SharedLimits implements AutoCloseable {
         Objects.requireNonNull(newFile, "plans");
         if (channel == null) {
             LimitOverrides kept = keepable(localOverrides.forNewFile(), newFile);
-            target.put(EffectiveLimits.of(newFile, LimitsBase.of(newFile), kept));
+            target.put(EffectiveLimits.of(newFile, LimitsBase.of(newFile), kept), false);
             useFile(newFile);
             localOverrides = kept;
             publishStatus(true, Optional.empty());
@@ -188,7 +194,7 @@ public final class SharedLimits implements AutoCloseable {
     public synchronized void change(String what, UnaryOperator<LimitOverrides> change) {
         if (channel == null) {
             LimitOverrides next = change.apply(localOverrides);
-            target.put(EffectiveLimits.of(file, fileBase, next));
+            target.put(EffectiveLimits.of(file, fileBase, next), false);
             localOverrides = next;
             publishStatus(true, Optional.empty());
             return;
@@ -205,7 +211,9 @@ public final class SharedLimits implements AutoCloseable {
             LimitsRecord current;
             long version = 0;
             if (stored.isEmpty()) {
-                current = record(fileBase, file.source(), LimitOverrides.NONE, "published " + file.source());
+                // no record: the one in force if Redis lost it (the change goes on top), else this file's
+                current = applied != null ? applied
+                        : record(fileBase, file.source(), LimitOverrides.NONE, "published " + file.source());
             } else {
                 version = stored.get().version();
                 try {
@@ -384,8 +392,11 @@ public final class SharedLimits implements AutoCloseable {
     }
 
     private void install(long version, LimitsRecord record, Plans effective) {
+        // version 1 of this very file, unchanged: every bucket was created at these limits
+        boolean asAtStart = applied == null && version == 1 && record.overrides().isEmpty()
+                && record.fingerprint().equals(fileFingerprint);
         try {
-            target.put(effective);
+            target.put(effective, asAtStart);
         } catch (RuntimeException cannot) {
             refuse(version, cannot.getMessage());
             return;

@@ -1,9 +1,11 @@
 package io.quotagate.filter.metrics;
 
-import io.quotagate.filter.limits.LimitsStatus;
-import io.quotagate.filter.admission.Reason;
 import io.quotagate.filter.admission.ConcurrencyView;
+import io.quotagate.filter.admission.Reason;
+import io.quotagate.filter.limits.LimitsStatus;
 import io.quotagate.filter.store.BucketStore;
+
+import java.util.Set;
 
 /**
  * What a quota filter exposes for monitoring; {@code QuotaFilter} implements it, so
@@ -20,8 +22,8 @@ public interface QuotaSource {
     long globalQuotaCapacity();
 
     /** The plans in force, by name. */
-    default java.util.Set<String> planNames() {
-        return java.util.Set.of();
+    default Set<String> planNames() {
+        return Set.of();
     }
 
     /** The smallest capacity in force of a plan's buckets, or NaN if the plan is not in force. */

@@ -33,6 +33,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -194,9 +195,11 @@ final class FilterRuntime implements QuotaControl {
     }
 
     /** Puts the limits in force: called by {@link SharedLimits}, under its lock, for every change from anywhere. */
-    private void install(Plans plans) {
+    private void install(Plans plans, boolean asAtStart) {
         synchronized (swap) {
-            engine = engine(plans, engine);
+            // limits as at start are built afresh (initial: a bucket not seen yet needs no move), else
+            // from the policy in force, keeping what did not change
+            engine = engine(plans, asAtStart ? null : engine);
         }
     }
 
@@ -291,7 +294,7 @@ final class FilterRuntime implements QuotaControl {
     }
 
     @Override
-    public java.util.Set<String> planNames() {
+    public Set<String> planNames() {
         return plans().plans().keySet();
     }
 

@@ -235,7 +235,8 @@ class SharedLimitsTest {
             try (Instance next = Instance.start(PLANS_V2, s)) {
                 // the file published last wins, on both
                 Await.within(2, "the old instance enforces the new file", () ->
-                        old.control().plans().plan("free").orElseThrow().limits().get(0).capacity() == 40);
+                        old.control().plans().plan("free").orElseThrow().limits().get(0).capacity() == 40
+                                && old.control().limitsStatus().version() == 2);
                 assertThat(next.control().limitsStatus().fileAgrees()).isTrue();
                 assertThat(old.control().limitsStatus().fileAgrees()).isFalse();
                 assertThat(old.gauge(QuotaMeterBinder.LIMITS_FILE_AGREES)).isEqualTo(0.0);
