@@ -6,8 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.quotagate.filter.admission.LimitStatus;
-import io.quotagate.filter.limits.LimitOverrides;
-import io.quotagate.filter.limits.LimitsStatus;
+import io.quotagate.filter.limits.LimitsReport;
 import io.quotagate.filter.servlet.QuotaControl;
 import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.plans.Bandwidth;
@@ -24,7 +23,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -248,7 +246,11 @@ final class AdminTenants extends HttpServlet {
             throw new IllegalArgumentException(field + ".period: " + e.getMessage());
         }
         String n = name == null ? field.replace("limits[", "b").replace("]", "") : name.textValue();
-        return new Bandwidth(n, capacity, refill, d);
+        try {
+            return new Bandwidth(n, capacity, refill, d);
+        } catch (IllegalArgumentException e) { // a name unsafe in a header, a period past 10 years
+            throw new IllegalArgumentException(field + ": " + e.getMessage());
+        }
     }
 
     private static long positive(JsonNode node, String field, String key) {
@@ -270,38 +272,13 @@ final class AdminTenants extends HttpServlet {
     }
 
     private ObjectNode overrides() {
-        LimitsStatus status = control().limitsStatus();
-        LimitOverrides o = control().overrides();
         ObjectNode body = JSON.createObjectNode();
-        ObjectNode limits = body.putObject("limits");
-        limits.put("shared", status.shared());
-        limits.put("version", status.version());
-        limits.put("source", status.source());
-        limits.put("publishedBy", status.publishedBy());
-        limits.put("fileAgrees", status.fileAgrees());
-        limits.put("reachable", status.reachable());
-        limits.put("refused", status.refused());
-        limits.put("lastRefusal", status.lastRefusal().orElse(null));
-        ObjectNode overrides = body.putObject("overrides");
-        if (o.global().isPresent()) overrides.set("global", bandwidths(o.global().get()));
-        ObjectNode plans = overrides.putObject("plans");
-        o.plans().forEach((name, l) -> plans.set(name, bandwidths(l)));
-        ObjectNode tenants = overrides.putObject("tenants");
-        for (Map.Entry<String, TenantContract> e : o.tenants().entrySet()) {
-            ObjectNode t = tenants.putObject(e.getKey());
-            t.put("plan", e.getValue().plan());
-            t.set("limits", bandwidths(e.getValue().limits()));
-        }
+        body.set("limits", JSON.valueToTree(LimitsReport.status(control().limitsStatus())));
         return body;
     }
 
     private static ArrayNode bandwidths(List<Bandwidth> limits) {
-        ArrayNode a = JSON.createArrayNode();
-        for (Bandwidth b : limits) {
-            a.addObject().put("name", b.name()).put("capacity", b.capacity()).put("refill", b.refill())
-                    .put("period", b.period().toString());
-        }
-        return a;
+        return JSON.valueToTree(LimitsReport.bandwidths(limits));
     }
 
     private static void json(HttpServletResponse resp, int status, ObjectNode body) throws IOException {

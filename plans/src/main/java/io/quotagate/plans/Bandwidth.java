@@ -12,10 +12,11 @@ import java.util.Objects;
  * them. {@code refill} may exceed {@code capacity} (a bucket that refills in less than its period).
  *
  * @param name     a short label used in published headers and metrics ({@code b0}, {@code b1}...
- *                 when the file gives none)
+ *                 when the file gives none): {@code [a-z][a-z0-9_-]{0,31}}, so it is safe in a header
  * @param capacity the most units the bucket holds, &gt; 0
  * @param refill   units added per period, &gt; 0
- * @param period   the refill period, &gt; 0
+ * @param period   the refill period, &gt; 0 and at most 10 years ({@code 3650d}: nanosecond arithmetic
+ *                 on it never overflows)
  */
 public record Bandwidth(String name, long capacity, long refill, Duration period) {
     public Bandwidth {
@@ -25,6 +26,14 @@ public record Bandwidth(String name, long capacity, long refill, Duration period
         if (refill <= 0) throw new IllegalArgumentException("refill must be > 0, was " + refill);
         if (period.isZero() || period.isNegative()) {
             throw new IllegalArgumentException("period must be > 0, was " + period);
+        }
+        if (period.compareTo(PlansFile.MAX_PERIOD) > 0) {
+            throw new IllegalArgumentException("period must be at most " + PlansFile.MAX_PERIOD.toDays()
+                    + "d (10 years), was " + period);
+        }
+        if (!FieldCursor.NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("name must be 1-32 characters of a-z 0-9 _ - starting with a letter, was '"
+                    + name + "'");
         }
     }
 

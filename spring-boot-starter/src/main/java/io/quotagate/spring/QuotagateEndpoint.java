@@ -2,7 +2,7 @@ package io.quotagate.spring;
 
 import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.admission.LimitStatus;
-import io.quotagate.filter.limits.LimitOverrides;
+import io.quotagate.filter.limits.LimitsReport;
 import io.quotagate.filter.limits.LimitsStatus;
 import io.quotagate.filter.servlet.QuotaControl;
 import io.quotagate.plans.Bandwidth;
@@ -259,7 +259,7 @@ public class QuotagateEndpoint {
         if (!OVERRIDES.equals(what)) return notFound(what, OVERRIDES);
         try {
             control.clearOverrides();
-            return new WebEndpointResponse<>(Map.of(OVERRIDES, overrides(control.overrides())));
+            return new WebEndpointResponse<>(Map.of(OVERRIDES, LimitsReport.overrides(control.overrides())));
         } catch (IllegalStateException e) {
             return unavailable(e);
         }
@@ -268,53 +268,16 @@ public class QuotagateEndpoint {
     /** Where the limits in force come from, and the runtime changes on top of the plans file. */
     private Map<String, Object> limits() {
         LimitsStatus status = control.limitsStatus();
-        Map<String, Object> limits = new LinkedHashMap<>();
-        if (status != null) {
-            limits.put("shared", status.shared());
-            limits.put("version", status.version());
-            limits.put("source", status.source());
-            limits.put("publishedBy", status.publishedBy());
-            limits.put("fileAgrees", status.fileAgrees());
-            limits.put("reachable", status.reachable());
-            limits.put("refused", status.refused());
-            status.lastRefusal().ifPresent(r -> limits.put("lastRefusal", r));
-        }
-        limits.put(OVERRIDES, overrides(status != null ? status.overrides() : control.overrides()));
-        return limits;
+        if (status != null) return LimitsReport.status(status);
+        return Map.of(OVERRIDES, LimitsReport.overrides(control.overrides()));
     }
 
-    /** {@code global} only when set at runtime ({@code []}: the global quota was removed). */
-    private static Map<String, Object> overrides(LimitOverrides overrides) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        overrides.global().ifPresent(g -> out.put("global", bandwidths(g)));
-        Map<String, Object> plans = new LinkedHashMap<>();
-        overrides.plans().forEach((plan, limits) -> plans.put(plan, bandwidths(limits)));
-        out.put("plans", plans);
-        Map<String, Object> tenants = new LinkedHashMap<>();
-        overrides.tenants().forEach((tenant, c) -> tenants.put(tenant, contract(c)));
-        out.put("tenants", tenants);
-        return out;
-    }
-
-    /** {@code limits} is empty when the tenant has the plan's. */
     private static Map<String, Object> contract(TenantContract c) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("plan", c.plan());
-        out.put("limits", bandwidths(c.limits()));
-        return out;
+        return LimitsReport.contract(c);
     }
 
     private static List<Map<String, Object>> bandwidths(List<Bandwidth> limits) {
-        List<Map<String, Object>> out = new ArrayList<>();
-        for (Bandwidth b : limits) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("name", b.name());
-            m.put("capacity", b.capacity());
-            m.put("refill", b.refill());
-            m.put("period", b.period().toString());
-            out.add(m);
-        }
-        return out;
+        return LimitsReport.bandwidths(limits);
     }
 
     private static String invalidTenant(String tenant) {

@@ -43,6 +43,8 @@ import java.util.function.Function;
  */
 final class FilterRuntime implements QuotaControl {
     private static final System.Logger LOG = System.getLogger(QuotaFilter.class.getName());
+    /** The most tenants with a runtime entry ({@link #setTenant}); each change rewrites the whole record. */
+    static final int MAX_RUNTIME_TENANTS = 10_000;
 
     /**
      * What the requests read, swapped as one: the policy, and the servlet-side pieces built from the
@@ -237,7 +239,14 @@ final class FilterRuntime implements QuotaControl {
     public void setTenant(String tenant, TenantContract contract) {
         if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: " + tenant);
         Objects.requireNonNull(contract, "contract");
-        limits.change("setTenant " + tenant, o -> o.withTenant(tenant, contract));
+        limits.change("setTenant " + tenant, o -> {
+            // the record is read by every instance at every change: customers' contracts belong in the directory
+            if (o.tenants().size() >= MAX_RUNTIME_TENANTS && !o.tenants().containsKey(tenant)) {
+                throw new IllegalArgumentException("at most " + MAX_RUNTIME_TENANTS + " tenants may have runtime "
+                        + "entries; give contracts through the tenant directory (JdbcTenantDirectory)");
+            }
+            return o.withTenant(tenant, contract);
+        });
     }
 
     @Override

@@ -79,7 +79,9 @@ public interface QuotaControl extends QuotaSource {
      * plans file or the directory says; its bucket moves to them keeping its tokens. Kept across changes
      * of the plans file (as long as the plan exists). Shared as {@link #setGlobalQuota}.
      *
-     * @throws IllegalArgumentException if the plan is unknown or a route's cost exceeds an own capacity
+     * @throws IllegalArgumentException if the plan is unknown, a route's cost exceeds an own capacity, or
+     *                                  10,000 other tenants have runtime entries (contracts in bulk belong in a
+     *                                  {@link io.quotagate.tenant.TenantDirectory})
      * @throws IllegalStateException    if the shared store cannot be reached (nothing changed anywhere)
      */
     void setTenant(String tenant, TenantContract contract);

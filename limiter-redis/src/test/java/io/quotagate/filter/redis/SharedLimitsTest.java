@@ -170,6 +170,31 @@ class SharedLimitsTest {
     }
 
     @Test
+    void concurrentChangesThroughTwoInstancesAreAllKept() throws Exception {
+        StoreSettings s = settings(RedisServer.shared().uri(), RedisServer.randomPrefix());
+        try (Instance a = Instance.start(PLANS, s); Instance b = Instance.start(PLANS, s)) {
+            int perInstance = 20;
+            var pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+            try {
+                List<java.util.concurrent.Future<?>> writes = new ArrayList<>();
+                for (int i = 0; i < perInstance; i++) {
+                    for (Instance x : List.of(a, b)) {
+                        String tenant = (x == a ? "a" : "b") + i;
+                        writes.add(pool.submit(() -> x.control().setTenant(tenant, TenantContract.onPlan("pro"))));
+                    }
+                }
+                for (var w : writes) w.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            } finally {
+                pool.shutdownNow();
+            }
+            // every write read the latest version before writing it: none lost, on either instance
+            Await.within(2, "both hold all 40", () -> a.control().overrides().tenants().size() == 2 * perInstance
+                    && b.control().overrides().tenants().size() == 2 * perInstance);
+            assertThat(a.control().limitsStatus().version()).isEqualTo(1 + 2L * perInstance);
+        }
+    }
+
+    @Test
     void aLostAnnouncementHealsWithinTwoSecondsByTheVersionCheck() throws Exception {
         RedisServer redis = RedisServer.shared();
         String prefix = RedisServer.randomPrefix();

@@ -1,0 +1,72 @@
+package io.quotagate.filter.limits;
+
+import io.quotagate.plans.Bandwidth;
+import io.quotagate.tenant.TenantContract;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The limits in force as plain, ordered maps and lists, for every surface that shows them as JSON (the
+ * Actuator endpoint, the example app's {@code /admin/*}), so they all say the same thing the same way.
+ */
+public final class LimitsReport {
+    private LimitsReport() {
+    }
+
+    /**
+     * Where the limits come from ({@code shared}, {@code version}, {@code source}, {@code publishedBy},
+     * {@code fileAgrees}, {@code reachable}, {@code refused}, {@code lastRefusal} when there is one) and
+     * the runtime changes ({@code overrides}).
+     */
+    public static Map<String, Object> status(LimitsStatus status) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("shared", status.shared());
+        out.put("version", status.version());
+        out.put("source", status.source());
+        out.put("publishedBy", status.publishedBy());
+        out.put("fileAgrees", status.fileAgrees());
+        out.put("reachable", status.reachable());
+        out.put("refused", status.refused());
+        status.lastRefusal().ifPresent(r -> out.put("lastRefusal", r));
+        out.put("overrides", overrides(status.overrides()));
+        return out;
+    }
+
+    /** {@code global} only when set at runtime ({@code []}: removed), then {@code plans} and {@code tenants}. */
+    public static Map<String, Object> overrides(LimitOverrides overrides) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        overrides.global().ifPresent(g -> out.put("global", bandwidths(g)));
+        Map<String, Object> plans = new LinkedHashMap<>();
+        overrides.plans().forEach((plan, limits) -> plans.put(plan, bandwidths(limits)));
+        out.put("plans", plans);
+        Map<String, Object> tenants = new LinkedHashMap<>();
+        overrides.tenants().forEach((tenant, c) -> tenants.put(tenant, contract(c)));
+        out.put("tenants", tenants);
+        return out;
+    }
+
+    /** {@code plan}, and {@code limits}: empty when the tenant has the plan's. */
+    public static Map<String, Object> contract(TenantContract contract) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("plan", contract.plan());
+        out.put("limits", bandwidths(contract.limits()));
+        return out;
+    }
+
+    /** Each bandwidth as {@code name}, {@code capacity}, {@code refill}, {@code period} (ISO-8601). */
+    public static List<Map<String, Object>> bandwidths(List<Bandwidth> limits) {
+        List<Map<String, Object>> out = new ArrayList<>(limits.size());
+        for (Bandwidth b : limits) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", b.name());
+            m.put("capacity", b.capacity());
+            m.put("refill", b.refill());
+            m.put("period", b.period().toString());
+            out.add(m);
+        }
+        return out;
+    }
+}
