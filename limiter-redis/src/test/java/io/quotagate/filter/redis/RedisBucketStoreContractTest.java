@@ -22,7 +22,7 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
         prefix = RedisServer.randomPrefix();
         store = RedisStore.connect(settings(StoreSettings.redis(uri()).withPrefix(prefix)
                         // generous for a loaded 2-core machine: this test is about behaviour, not speed
-                        .withTimeout(Duration.ofMillis(500))), 1_000,
+                        .withTimeout(Duration.ofSeconds(2))), 1_000,
                 clock.wallClock(), clock);
     }
 
