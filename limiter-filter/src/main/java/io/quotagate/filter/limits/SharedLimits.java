@@ -46,6 +46,7 @@ public final class SharedLimits implements AutoCloseable {
     /** How often an instance compares the stored version with its own (announcements come at once). */
     public static final Duration CHECK_INTERVAL = Duration.ofSeconds(1);
     private static final int MAX_ATTEMPTS = 8;
+    private static final int FAILED_CHECKS_BEFORE_UNREACHABLE = 3;
     private static final String VERSION_MESSAGE = "v";
     private static final String INVALIDATE_PREFIX = "i:";
 
@@ -80,6 +81,7 @@ public final class SharedLimits implements AutoCloseable {
     private long appliedVersion;
     private long refusedVersion = -1;
     private boolean started;
+    private int failedChecks;
     private volatile LimitsStatus status;
 
     private SharedLimits(Plans file, LimitsChannel channel, Target target, Consumer<String> invalidate, Clock clock) {
@@ -258,6 +260,10 @@ public final class SharedLimits implements AutoCloseable {
             unreachable("at a version check", unreachable);
             return;
         }
+        if (failedChecks > 0 && status != null && !status.reachable()) {
+            LOG.log(System.Logger.Level.INFO, "quotagate: the shared limits store answers again");
+        }
+        failedChecks = 0;
         if (!started) {
             publishFile(false);
             return;
@@ -423,7 +429,13 @@ public final class SharedLimits implements AutoCloseable {
         publishStatus(true, Optional.of("version " + version + ": " + reason));
     }
 
+    /**
+     * A check or a change that could not reach the store. One slow command (the store's timeout is a
+     * request's, tens of milliseconds) is not an outage: the status says unreachable, and the log says
+     * so once, after {@value #FAILED_CHECKS_BEFORE_UNREACHABLE} checks in a row failed.
+     */
     private void unreachable(String when, RuntimeException failure) {
+        if (++failedChecks < FAILED_CHECKS_BEFORE_UNREACHABLE) return;
         if (status != null && status.reachable()) {
             LOG.log(System.Logger.Level.WARNING, "quotagate: the shared limits store cannot be reached " + when
                     + "; the limits in force stay: " + failure);

@@ -1,6 +1,7 @@
 package io.quotagate.filter.redis;
 
 import io.lettuce.core.KeyValue;
+import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
@@ -11,10 +12,12 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * The shared limits record in Redis: one hash, {@code <prefix>:limits}, with fields {@code version}
@@ -68,7 +71,7 @@ final class RedisLimitsChannel implements LimitsChannel, AutoCloseable {
         subscribeIfNeeded();
         byte[] v;
         try {
-            v = await(redis.link().commands().hget(key, "version"));
+            v = read(() -> redis.link().commands().hget(key, "version"));
         } catch (WrongType wrongType) {
             return UNREADABLE;
         }
@@ -79,7 +82,7 @@ final class RedisLimitsChannel implements LimitsChannel, AutoCloseable {
     public Optional<Versioned> read() {
         List<KeyValue<String, byte[]>> fields;
         try {
-            fields = await(redis.link().commands().hmget(key, "version", "body"));
+            fields = read(() -> redis.link().commands().hmget(key, "version", "body"));
         } catch (WrongType wrongType) {
             return Optional.of(new Versioned(UNREADABLE, "(" + key + " is not a hash)"));
         }
@@ -142,7 +145,23 @@ final class RedisLimitsChannel implements LimitsChannel, AutoCloseable {
         pubSub = c;
     }
 
-    private <T> T await(java.util.concurrent.CompletionStage<T> command) {
+    /**
+     * A read, sent again after a timeout (at most three tries): the connection's timeout is a request's
+     * (tens of milliseconds), which a loaded machine's first commands may exceed; a read repeats safely.
+     */
+    private <T> T read(Supplier<CompletionStage<T>> command) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return await(command.get());
+            } catch (IllegalStateException failure) {
+                if (attempt >= 3 || !(failure.getCause() instanceof RedisCommandTimeoutException)) {
+                    throw failure;
+                }
+            }
+        }
+    }
+
+    private <T> T await(CompletionStage<T> command) {
         try {
             return command.toCompletableFuture().get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {

@@ -311,7 +311,7 @@ class SharedLimitsTest {
                 assertThatThrownBy(() -> a.control().setGlobalQuota(List.of(new Bandwidth("api", 50, 50,
                         Duration.ofMinutes(1))))).isInstanceOf(IllegalStateException.class)
                         .hasMessageContaining("nothing changed");
-                Await.within(3, "B notices", () -> !b.control().limitsStatus().reachable());
+                Await.within(6, "B notices", () -> !b.control().limitsStatus().reachable());
                 assertThat(b.gauge(QuotaMeterBinder.LIMITS_REACHABLE)).isEqualTo(0.0);
                 assertThat(b.get("t1")).as("still serving").isIn(200, 429);
                 assertThat(b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY)).isEqualTo(10.0);
