@@ -129,8 +129,9 @@ public class QuotagateAutoConfiguration {
     /**
      * The Actuator's paths when it serves on the application's port: left unlimited (a readiness probe or a scrape
      * has no tenant) unless {@code quotagate.limit-actuator}. A management port of its own is a servlet context
-     * this filter is not registered in (the same rule as Boot's {@code ManagementPortType}: a port set, and 0 or
-     * not {@code server.port}); under a base path of {@code /} the endpoints are not told apart from the API's.
+     * of its own (the same rule as Boot's {@code ManagementPortType}: a port set, and 0 or not {@code server.port}),
+     * filtered only when opted in ({@link QuotagateManagementContextConfiguration}); under a base path of {@code /}
+     * the endpoints are not told apart from the API's.
      */
     static Optional<String> actuatorPaths(Environment env) {
         if (!ClassUtils.isPresent(ACTUATOR_ENDPOINT, QuotagateAutoConfiguration.class.getClassLoader())) {

@@ -21,9 +21,9 @@ import java.util.List;
  *                    authenticated request.
  * @param watchPlans  How often to poll the plans file and reload it when its content changes, keeping every
  *                    bucket's tokens. Only for a file path, not a class-path resource. Unset: never.
- * @param limitActuator Whether the filter limits the Actuator's endpoints on the application's port too. By
- *                    default they are never limited and need no tenant (health probes, Prometheus scrapes), and a
- *                    separate management port (management.server.port) is not filtered at all.
+ * @param limitActuator Whether the filter limits the Actuator's endpoints too, on the application's port and on a
+ *                    separate management port (management.server.port). By default they are never limited and need
+ *                    no tenant (health probes, Prometheus scrapes).
  */
 @ConfigurationProperties("quotagate")
 public record QuotagateProperties(

@@ -54,10 +54,20 @@ class ActuatorPathsApplicationTest {
 
     @Test
     void aManagementPortOfItsOwnIsNotLimited() throws Exception {
-        try (ConfigurableApplicationContext app = start("management.server.port=0", "quotagate.limit-actuator=true")) {
+        try (ConfigurableApplicationContext app = start("management.server.port=0")) {
             for (int i = 0; i < 5; i++) {
                 assertThat(get(app, "local.management.port", "/actuator/health").statusCode()).isEqualTo(200);
             }
+            assertThat(get(app, "local.server.port", "/hello").statusCode()).isEqualTo(401);
+        }
+    }
+
+    @Test
+    void limitActuatorOptsInOnAManagementPortOfItsOwnToo() throws Exception {
+        try (ConfigurableApplicationContext app = start("management.server.port=0", "quotagate.limit-actuator=true")) {
+            HttpResponse<String> probe = get(app, "local.management.port", "/actuator/health");
+            assertThat(probe.statusCode()).isEqualTo(401);
+            assertThat(probe.body()).contains("missing_tenant");
         }
     }
 
