@@ -23,9 +23,12 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
 
 import java.nio.file.Path;
 import java.util.HashSet;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -59,6 +62,7 @@ public class QuotagateAutoConfiguration {
 
     private static final String PLANS_PROPERTY = "quotagate.plans";
     private static final String WATCH_PROPERTY = "quotagate.watch-plans";
+    private static final String ACTUATOR_ENDPOINT = "org.springframework.boot.actuate.endpoint.annotation.Endpoint";
 
     /**
      * The filter, built from the plans file and the application's optional beans.
@@ -72,7 +76,8 @@ public class QuotagateAutoConfiguration {
                                    ObjectProvider<TenantResolver> resolver,
                                    ObjectProvider<TenantDirectory> directory,
                                    ObjectProvider<BucketStore> store,
-                                   ObjectProvider<RouteCostEstimator> estimators) {
+                                   ObjectProvider<RouteCostEstimator> estimators,
+                                   Environment environment) {
         String plans = properties.plans();
         if (plans == null || plans.isBlank()) {
             throw new InvalidConfigurationPropertyValueException(PLANS_PROPERTY, plans,
@@ -102,6 +107,7 @@ public class QuotagateAutoConfiguration {
                         e.getMessage());
             }
         }
+        if (!properties.limitActuator()) actuatorPaths(environment).ifPresent(builder::unlimitedPaths);
         resolver.ifAvailable(builder::tenantResolver);
         directory.ifAvailable(builder::tenantDirectory);
         store.ifAvailable(builder::store);
@@ -118,6 +124,30 @@ public class QuotagateAutoConfiguration {
             // the file is read by build(): its file:line:field reason is the property's problem
             throw new InvalidConfigurationPropertyValueException(PLANS_PROPERTY, plans, e.getMessage());
         }
+    }
+
+    /**
+     * The Actuator's paths when it serves on the application's port: left unlimited (a readiness probe or a scrape
+     * has no tenant) unless {@code quotagate.limit-actuator}. A management port of its own is a servlet context
+     * of its own (the same rule as Boot's {@code ManagementPortType}: a port set, and 0 or not {@code server.port}),
+     * filtered only when opted in ({@link QuotagateManagementContextConfiguration}); under a base path of {@code /}
+     * the endpoints are not told apart from the API's.
+     */
+    static Optional<String> actuatorPaths(Environment env) {
+        if (!ClassUtils.isPresent(ACTUATOR_ENDPOINT, QuotagateAutoConfiguration.class.getClassLoader())) {
+            return Optional.empty();
+        }
+        Integer management = env.getProperty("management.server.port", Integer.class);
+        Integer server = env.getProperty("server.port", Integer.class);
+        boolean samePort = management == null || (server == null && management == 8080)
+                || (management != 0 && management.equals(server));
+        String base = trimSlash(env.getProperty("management.endpoints.web.base-path", "/actuator"));
+        if (!samePort || base.isEmpty()) return Optional.empty();
+        return Optional.of(trimSlash(env.getProperty("spring.mvc.servlet.path", "")) + base + "/**");
+    }
+
+    private static String trimSlash(String path) {
+        return path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
     }
 
     /**

@@ -21,6 +21,9 @@ import java.util.List;
  *                    authenticated request.
  * @param watchPlans  How often to poll the plans file and reload it when its content changes, keeping every
  *                    bucket's tokens. Only for a file path, not a class-path resource. Unset: never.
+ * @param limitActuator Whether the filter limits the Actuator's endpoints too, on the application's port and on a
+ *                    separate management port (management.server.port). By default they are never limited and need
+ *                    no tenant (health probes, Prometheus scrapes).
  */
 @ConfigurationProperties("quotagate")
 public record QuotagateProperties(
@@ -28,7 +31,8 @@ public record QuotagateProperties(
         @DefaultValue("true") boolean enabled,
         @DefaultValue("/*") List<String> urlPatterns,
         @DefaultValue("" + QuotagateProperties.DEFAULT_ORDER) int order,
-        Duration watchPlans) {
+        Duration watchPlans,
+        @DefaultValue("false") boolean limitActuator) {
 
     /**
      * Right after Spring Security's filter chain ({@code SecurityProperties.DEFAULT_FILTER_ORDER + 1}). A literal,

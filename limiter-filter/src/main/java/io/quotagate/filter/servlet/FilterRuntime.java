@@ -6,6 +6,7 @@ import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.admission.FailureLog;
 import io.quotagate.filter.admission.Gate;
 import io.quotagate.filter.admission.LimitStatus;
+import io.quotagate.filter.admission.Outcome;
 import io.quotagate.filter.admission.Policy;
 import io.quotagate.filter.admission.Reason;
 import io.quotagate.filter.limits.LimitOverrides;
@@ -14,13 +15,16 @@ import io.quotagate.filter.limits.SharedLimits;
 import io.quotagate.filter.metrics.RequestStatistics;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.PathPattern;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.RouteRule;
 import io.quotagate.plans.StoreSettings;
 import io.quotagate.plans.TenantId;
 import io.quotagate.plans.TenantSettings;
+import io.quotagate.tenant.ApiKeyResolver;
 import io.quotagate.tenant.ClientAddress;
+import io.quotagate.tenant.JwtClaimResolver;
 import io.quotagate.tenant.TenantContract;
 import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.tenant.TenantResolver;
@@ -35,6 +39,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 
 /**
  * A configured filter: the composition root ({@link #compose}, from the builder's settings), what is
@@ -50,7 +55,8 @@ final class FilterRuntime implements QuotaControl {
      * What the requests read, swapped as one: the policy, and the servlet-side pieces built from the
      * same plans (the resolver chain, the trusted proxies).
      */
-    record Engine(Policy policy, TenantResolver resolver, Function<HttpServletRequest, String> clientAddress) {
+    record Engine(Policy policy, TenantResolver resolver, Function<HttpServletRequest, String> clientAddress,
+                  Outcome.Refused missingTenant) {
     }
 
     /**
@@ -63,7 +69,7 @@ final class FilterRuntime implements QuotaControl {
     record Setup(TenantResolver resolver, TenantDirectory directory, Map<String, CostEstimator> estimators,
                  BodyLimits body, boolean legacyHeaders, Path plansFile, Duration reloadInterval,
                  long maxPlansFileBytes, ShadowLog shadowLog, BucketStore store, boolean ownsStore,
-                 FailureLog resolverFailures) {
+                 FailureLog resolverFailures, List<PathPattern> unlimitedPaths) {
     }
 
     final Setup setup;
@@ -133,7 +139,7 @@ final class FilterRuntime implements QuotaControl {
         Setup setup = new Setup(b.resolver, userDirectory, Map.copyOf(b.estimators),
                 new BodyLimits(b.maxBodyBytes, b.bodyReadTimeout), b.legacyHeaders, b.plansFile, b.reloadInterval,
                 b.maxPlansFileBytes, new ShadowLog(b.clock), store, owned,
-                new FailureLog(LOG, b.clock, "tenant resolver"));
+                new FailureLog(LOG, b.clock, "tenant resolver"), List.copyOf(b.unlimitedPaths));
         ConcurrencyLimits concurrency = new ConcurrencyLimits(plans, b.clock, waits, store::instanceCount);
         Gate gate = new Gate(store, concurrency, new FailureLog(LOG, b.clock, "tenant directory"));
         return new FilterRuntime(setup, gate, concurrency, statistics, new RejectionLog(LOG, b.clock), plans);
@@ -149,7 +155,29 @@ final class FilterRuntime implements QuotaControl {
         if (setup.resolver() != null) TenantResolvers.check(s);
         TenantResolver resolver = setup.resolver() != null ? setup.resolver() : TenantResolvers.fromSettings(s);
         Policy policy = gate.policy(plans, directory, previous == null ? null : previous.policy());
-        return new Engine(policy, resolver, ClientAddress.behind(s.trustedProxies())::of);
+        return new Engine(policy, resolver, ClientAddress.behind(s.trustedProxies())::of,
+                new Outcome.Refused(401, "missing_tenant", missingTenantDetail(s, setup.resolver() != null), null, 0));
+    }
+
+    /**
+     * The 401's detail: how a client sends its tenant under these resolvers, and how a route that needs none
+     * (a probe, a scrape) is let through, so that a first deploy's 401 says what to change.
+     */
+    static String missingTenantDetail(TenantSettings s, boolean ownResolver) {
+        String how = ownResolver ? "send it the way this application's tenant resolver reads it"
+                : s.resolvers().isEmpty() ? "send the header " + TenantResolver.DEFAULT_HEADER
+                : "send " + s.resolvers().stream().map(FilterRuntime::howToSend).collect(Collectors.joining(", or "));
+        return "No tenant could be identified for this request: " + how
+                + ". A path that needs no tenant (health, metrics) is marked limited: false in the plans file's routes.";
+    }
+
+    private static String howToSend(TenantSettings.ResolverSpec spec) {
+        return switch (spec.type()) {
+            case "header" -> "the header " + spec.string("name").orElse(TenantResolver.DEFAULT_HEADER);
+            case "api-key" -> "an API key in the header " + spec.string("header").orElse(ApiKeyResolver.DEFAULT_HEADER);
+            case "jwt-claim" -> "a bearer token with the claim " + spec.string("claim").orElse(JwtClaimResolver.DEFAULT_CLAIM);
+            default -> "a tenant for the " + spec.type() + " resolver";
+        };
     }
 
     /** What requests read now. */

@@ -15,6 +15,7 @@ import io.quotagate.filter.route.RequestPath;
 import io.quotagate.filter.route.Route;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.InvalidPlansException;
+import io.quotagate.plans.PathPattern;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.StoreSettings;
@@ -34,6 +35,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -158,6 +160,10 @@ public final class QuotaFilter implements Filter {
         }
         FilterRuntime.Engine engine = rt.engine(); // read once: one policy decides and settles this request
         String path = RequestPath.normalize(pathOf(request));
+        if (path != null && unlimitedPath(rt, path)) {
+            chain.doFilter(request, response);
+            return;
+        }
         if (path == null) { // a ".." segment: which servlet runs it depends on the container
             refuse(rt, engine, response, Route.DEFAULT, INVALID_PATH, hasHttp1Body(request));
             return;
@@ -194,7 +200,18 @@ public final class QuotaFilter implements Filter {
         }
         // an estimated route's refusal reads the body to state the wait for its own cost (see priced)
         boolean estimated = rt.setup.estimators().containsKey(route.name());
-        return rt.gate.decide(engine.policy(), route, tenant, request, engine.clientAddress(), estimated);
+        Outcome outcome = rt.gate.decide(engine.policy(), route, tenant, request, engine.clientAddress(), estimated);
+        // the 401 says how to send a tenant under the resolvers in force, and how to need none
+        return outcome instanceof Outcome.Refused r && r.status() == 401 && "missing_tenant".equals(r.reason())
+                ? engine.missingTenant() : outcome;
+    }
+
+    /** Whether the path is one of the builder's {@link Builder#unlimitedPaths}, passed before any route. */
+    private static boolean unlimitedPath(FilterRuntime rt, String path) {
+        for (PathPattern p : rt.setup.unlimitedPaths()) {
+            if (p.matches(path)) return true;
+        }
+        return false;
     }
 
     /**
@@ -391,6 +408,7 @@ public final class QuotaFilter implements Filter {
         Duration reloadInterval;
         int topTenants = DEFAULT_TOP_TENANTS;
         ConcurrencyListener concurrencyListener = ConcurrencyListener.NONE;
+        final List<PathPattern> unlimitedPaths = new ArrayList<>();
 
         /** How long a plan from a user directory is cached. */
         public static final long DIRECTORY_TTL_MINUTES = 5;
@@ -542,6 +560,19 @@ public final class QuotaFilter implements Filter {
                 throw new IllegalArgumentException("bodyReadTimeout must be > 0, was " + timeout);
             }
             this.bodyReadTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * Paths that are never limited and need no tenant, whatever the plans file's routes (also after a
+         * reload): e.g. {@code "/actuator/**"} for a framework's operational endpoints. Patterns as in
+         * {@code routes[].paths} ({@code *} one segment, a final {@code **} any rest), matched against the
+         * normalised path before any route. Default: none.
+         *
+         * @throws IllegalArgumentException if a pattern is not a valid path pattern
+         */
+        public Builder unlimitedPaths(String... patterns) {
+            for (String p : patterns) unlimitedPaths.add(PathPattern.parse(Objects.requireNonNull(p, "pattern")));
             return this;
         }
 

@@ -119,6 +119,39 @@ class QuotaFilterTest {
     }
 
     @Test
+    void the401SaysHowToSendATenantAndHowToNeedNone() throws Exception {
+        start(PLANS);
+        assertThat(Http.get(server.uri("/items/1"), null).body())
+                .contains("send the header X-Tenant-Id", "limited: false");
+        server.close();
+        start(PLANS.replace("default-plan: free", """
+                default-plan: free
+                  resolvers:
+                    - { type: api-key, header: X-Key }
+                    - { type: header, name: X-Org }
+                  api-keys: { "%s": acme }""".formatted("a".repeat(64))));
+        assertThat(Http.get(server.uri("/items/1"), null).body())
+                .contains("send an API key in the header X-Key, or the header X-Org", "limited: false");
+    }
+
+    @Test
+    void unlimitedPathsPassWithoutATenantAfterAReloadToo() throws Exception {
+        Plans plans = PlansFile.parse("test.yml", PLANS);
+        QuotaFilter filter = QuotaFilter.builder().plans(plans).clock(clock).unlimitedPaths("/actuator/**").build();
+        server = JettyServer.start(filter);
+        for (int i = 0; i < 5; i++) {
+            assertThat(Http.get(server.uri("/actuator/health"), null).statusCode()).isEqualTo(200);
+            assertThat(Http.get(server.uri("/actuator"), "globex").statusCode()).isEqualTo(200);
+        }
+        filter.control().apply(plans);
+        assertThat(Http.get(server.uri("/actuator/prometheus"), null).statusCode()).isEqualTo(200);
+        assertThat(Http.get(server.uri("/actuators"), null).statusCode()).as("a prefix of a segment is not the path")
+                .isEqualTo(401);
+        assertThatThrownBy(() -> QuotaFilter.builder().unlimitedPaths("actuator/**"))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void unknownTenantsGet403WhenThePlansSaySo() throws Exception {
         start(PLANS.replace("default-plan: free", "default-plan: free\n  unknown: reject"));
         assertThat(Http.get(server.uri("/items/1"), "acme").statusCode()).isEqualTo(200);

@@ -47,14 +47,16 @@ import java.util.concurrent.atomic.LongAdder;
  * attack measures what the filter controls (bodies, slots, units) rather than a raw connection flood,
  * which only the container can limit (and which, on a machine shared with this generator, mostly
  * measures the generator). The table gives the victim's p50, p99 and max per phase and the p99 ratio
- * to the baseline. Exit
- * status 1 if a victim request failed or a ratio exceeds {@code --max-ratio} (default 2).
+ * to the baseline, then one line per check that failed, naming its figure and threshold. Exit status 1 if a
+ * victim request failed or a ratio exceeds {@code --max-ratio} (default 2); 3 if no victim request failed but a
+ * phase had fewer than {@code --min-samples} victim requests, too few for a p99 to mean anything.
  */
 @Command(name = "attack", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Another tenant's latency while one client attacks the body-reading route (slow bodies, "
                 + "rotating ids, big bodies), against the example app in this JVM.",
-                "Exit status 1 if a victim request failed or its p99 grew more than --max-ratio times, 2 for an "
-                        + "invalid option."})
+                "Exit status 1 if a victim request failed or its p99 grew more than --max-ratio times (each "
+                        + "failed check is named with its figure and threshold), 2 for an invalid option, 3 when a "
+                        + "phase had too few victim requests (--min-samples) for its p99 to be judged."})
 public final class AttackCommand implements Callable<Integer> {
     static final String VICTIM = "acme";
     static final String PATH = "/v1/completions";
@@ -82,6 +84,13 @@ public final class AttackCommand implements Callable<Integer> {
     @Option(names = "--max-ratio", description = "largest acceptable p99 ratio to the baseline (default: ${DEFAULT-VALUE})")
     double maxRatio = 2.0;
 
+    @Option(names = "--min-samples", description = "fewest victim requests per phase for its p99 to be judged "
+            + "(default: ${DEFAULT-VALUE}: a p99 of fewer is the slowest request or two)")
+    int minSamples = 100;
+
+    /** Exit status when a phase had too few victim requests for its p99 to be judged. */
+    static final int TOO_FEW_SAMPLES = 3;
+
     @Spec
     CommandSpec spec;
     private PrintWriter out;
@@ -98,7 +107,8 @@ public final class AttackCommand implements Callable<Integer> {
                 : pause.isNegative() ? "--pause must be >= 0, was " + pause
                 : connections <= 0 ? "--connections must be > 0, was " + connections
                 : victimRate <= 0 ? "--victim-rate must be > 0, was " + victimRate
-                : !(maxRatio > 0) ? "--max-ratio must be > 0, was " + maxRatio : null;
+                : !(maxRatio > 0) ? "--max-ratio must be > 0, was " + maxRatio
+                : minSamples <= 0 ? "--min-samples must be > 0, was " + minSamples : null;
         if (invalid != null) {
             spec.commandLine().getErr().println("attack: " + invalid);
             return 2;
@@ -129,16 +139,49 @@ public final class AttackCommand implements Callable<Integer> {
             out.println("| Phase | Victim requests | 200 | p50 ms | p99 ms | max ms | p99 / baseline | Attacker answered |");
             out.println("|---|---|---|---|---|---|---|---|");
             double base = phases.get(0).p99Millis();
-            boolean ok = true;
             for (Phase p : phases) {
-                double ratio = p.p99Millis() / base;
-                ok &= p.ok() == p.sent() && ratio <= maxRatio;
                 out.printf(Locale.ROOT, "| %s | %d | %d | %.2f | %.2f | %.2f | %.2f | %s |%n", p.name(), p.sent(),
-                        p.ok(), p.p50Millis(), p.p99Millis(), p.maxMillis(), ratio,
+                        p.ok(), p.p50Millis(), p.p99Millis(), p.maxMillis(), p.p99Millis() / base,
                         p.attackerAnswers().isEmpty() ? "-" : p.attackerAnswers().toString());
             }
-            return ok ? 0 : 1;
+            out.println();
+            return verdict(phases, maxRatio, minSamples, out);
         }
+    }
+
+    /**
+     * Prints one line per check, each naming its figure and threshold, and answers the exit status: 1 if a check
+     * failed on enough samples (a failed victim request always counts), {@value #TOO_FEW_SAMPLES} if a ratio
+     * could not be judged for want of samples, else 0.
+     */
+    static int verdict(List<Phase> phases, double maxRatio, int minSamples, PrintWriter out) {
+        Phase baseline = phases.get(0);
+        boolean failed = false;
+        boolean tooFew = false;
+        for (Phase p : phases) {
+            if (p.ok() != p.sent()) {
+                failed = true;
+                out.printf(Locale.ROOT, "FAILED %s: %d of %d victim requests were not answered 200 (threshold: 0)%n",
+                        p.name(), p.sent() - p.ok(), p.sent());
+            }
+            if (p == baseline) continue;
+            double ratio = p.p99Millis() / baseline.p99Millis();
+            int samples = Math.min(p.sent(), baseline.sent());
+            String figure = String.format(Locale.ROOT, "p99 / baseline %.2f (%.2f ms / %.2f ms) %s --max-ratio %.2f",
+                    ratio, p.p99Millis(), baseline.p99Millis(), ratio <= maxRatio ? "<=" : ">", maxRatio);
+            if (samples < minSamples) {
+                tooFew = true;
+                out.printf(Locale.ROOT, "TOO FEW SAMPLES %s: %s, but over %d victim requests, fewer than --min-samples "
+                        + "%d: not judged (a longer --duration or a higher --victim-rate gives more)%n",
+                        p.name(), figure, samples, minSamples);
+            } else if (ratio > maxRatio) {
+                failed = true;
+                out.printf(Locale.ROOT, "FAILED %s: %s, over %d victim requests%n", p.name(), figure, samples);
+            } else {
+                out.printf(Locale.ROOT, "passed %s: %s%n", p.name(), figure);
+            }
+        }
+        return failed ? 1 : tooFew ? TOO_FEW_SAMPLES : 0;
     }
 
     private Phase phase(String name, int port, String shape, Duration length) throws Exception {

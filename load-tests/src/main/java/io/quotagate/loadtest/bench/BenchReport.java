@@ -153,15 +153,15 @@ final class BenchReport {
         if (!comparisons.isEmpty()) {
             out.println();
             out.println("QuotaFilter against its peers in the same rounds (medians of the per-round ratios; "
-                    + "CPU/req: QuotaFilter's server CPU per request over the peer's; 95 % CI: where that median lies, "
+                    + "CPU/req: QuotaFilter's server CPU per request over the peer's; req/s ratio: its throughput over the peer's; 95 % CI: where that median lies, "
                     + "from the rounds' spread; the verdict names a cheaper filter only if the whole CI is on its side "
                     + "of 1)");
-            out.printf(Locale.ROOT, "%-24s %-28s %9s %15s %15s %10s %9s  %s%n", "QuotaFilter", "peer", "CPU/req",
-                    "95 % CI", "quartiles", "rounds<=1", "req/s", "verdict");
+            out.printf(Locale.ROOT, "%-24s %-28s %9s %15s %15s %10s %11s  %s%n", "QuotaFilter", "peer", "CPU/req",
+                    "95 % CI", "quartiles", "rounds<=1", "req/s ratio", "verdict");
             for (Comparison c : comparisons) {
                 String interval = Double.isNaN(c.cpuMedianLow()) ? "n/a"
                         : String.format(Locale.ROOT, "%.3f-%.3f", c.cpuMedianLow(), c.cpuMedianHigh());
-                out.printf(Locale.ROOT, "%-24s %-28s %9.3f %15s %7.3f-%-7.3f %10s %9.3f  %s%n", c.mode().label(),
+                out.printf(Locale.ROOT, "%-24s %-28s %9.3f %15s %7.3f-%-7.3f %10s %11.3f  %s%n", c.mode().label(),
                         c.peer().label(), c.cpuRatio(), interval, c.cpuLow(), c.cpuHigh(),
                         c.roundsAtMost1() + "/" + c.rounds(), c.rpsRatio(), c.verdict());
             }

@@ -23,7 +23,10 @@ import java.util.concurrent.Future;
  */
 @Command(name = "scenario", mixinStandardHelpOptions = true,
         description = {"Runs adaptive clients (none, fixed, aimd, cubic, headers) against a hidden global quota.",
-                "Scenarios: race, steady, neighbour, scale-out, quota-drop."})
+                "Scenarios: race, steady, neighbour, scale-out, quota-drop.",
+                "Exit status: 0 every check passed; 1 a check failed (named on stderr with its figure and threshold); "
+                        + "2 bad arguments; 3 the checks passed but a mode was SATURATED (the machine could not keep the "
+                        + "schedule: use a lower --speed)."})
 public final class ScenarioCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "NAME", description = "race | steady | neighbour | scale-out | quota-drop")
     String name;
@@ -57,7 +60,14 @@ public final class ScenarioCommand implements Callable<Integer> {
     @Option(names = "--quiet", description = "no progress lines")
     boolean quiet;
 
+    @Option(names = "--no-calibration", negatable = false,
+            description = "skip the short measurement before an in-process run that warns when this machine cannot keep the schedule")
+    boolean noCalibration;
+
     PrintStream stdout = System.out;
+
+    /** Exit status of a run whose checks passed but whose generator could not keep the schedule. */
+    static final int SATURATED = 3;
 
     /** Requests per client before the clock starts ({@link ModeRun#warmUp}). */
     static final int WARM_UP_REQUESTS = 3_000;
@@ -93,6 +103,7 @@ public final class ScenarioCommand implements Callable<Integer> {
                 scenario.quota(), scenario.burst(), scenario.workers().size(), scenario.demand(), Reports.fmt(speed),
                 ModeRun.mmss((long) (scenario.duration().toNanos() / speed)), chosen.stream().map(m -> m.id).toList());
         Capacity.warning(scenario, chosen, speed).ifPresent(stdout::println);
+        if (target == null && !noCalibration) Calibration.warning(scenario, chosen, speed).ifPresent(stdout::println);
         List<ModeResult> results = target == null ? runInProcess(scenario, chosen) : runAgainst(scenario, chosen, target);
         stdout.println();
         stdout.print(Reports.table(results));
@@ -120,7 +131,20 @@ public final class ScenarioCommand implements Callable<Integer> {
                 exit = 1;
             }
         }
-        if (!results.stream().allMatch(r -> r.window().passed())) exit = 1;
+        for (ModeResult r : results) {
+            if (!r.window().passed()) {
+                System.err.printf(Locale.ROOT, "scenario: %s: the server-side window check failed: a 60 s window admitted "
+                                + "%,d units, more than the %,.0f allowed (quota + burst + counting delay)%n",
+                        r.mode().id, r.window().worstAccepted(), r.window().worstAllowed());
+                exit = 1;
+            }
+        }
+        if (exit == 0 && results.stream().anyMatch(r -> r.pace().saturated())) {
+            // the checks passed, but on figures that are not those of --speed 1: a script must notice
+            System.err.printf(Locale.ROOT, "scenario: exit status %d: saturated at speed %s (see SATURATED above)%n",
+                    SATURATED, Reports.fmt(speed));
+            exit = SATURATED;
+        }
         return exit;
     }
 

@@ -1,0 +1,23 @@
+package io.quotagate.example.readme;
+
+// README snippet
+import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.tenant.JdbcTenantDirectory;
+import io.quotagate.tenant.TenantDirectory;
+import java.time.Duration;
+// README snippet end
+import java.nio.file.Path;
+import javax.sql.DataSource;
+
+/** README, "Tenants from your database": compiled here, held verbatim by the README. */
+class JdbcDirectorySnippet {
+    void install(DataSource dataSource, Path plans) {
+        // README snippet
+        TenantDirectory tenants = JdbcTenantDirectory.builder(dataSource)      // a pooled DataSource
+                .query("select tier as plan, custom_limits as limits from customers where id = ?")
+                .queryTimeout(Duration.ofSeconds(2))                            // the default
+                .build();
+        QuotaFilter filter = QuotaFilter.builder().plansFile(plans).tenantDirectory(tenants).build();
+        // README snippet end
+    }
+}

@@ -1,0 +1,38 @@
+package io.quotagate.example.readme;
+
+// README snippet
+import io.quotagate.filter.core.QuotaClock;
+import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.store.BucketStore;
+import io.quotagate.plans.Plans;
+import io.quotagate.plans.PlansFile;
+import io.quotagate.tenant.TenantResolver;
+import jakarta.servlet.DispatcherType;
+import java.util.EnumSet;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+// README snippet end
+import java.util.Optional;
+
+/** README, "Programmatically": compiled here, held verbatim by the README. */
+class ProgrammaticSnippet {
+    interface Billing {
+        Optional<String> planOf(String tenant);
+    }
+
+    void register(ServletContextHandler context, Billing billing) {
+        // README snippet
+        Plans plans = PlansFile.load("classpath:plans.yml");   // or PlansFile.parse(name, yamlText)
+        QuotaFilter filter = QuotaFilter.builder()
+                .plans(plans)                                         // required
+                .tenantResolver(TenantResolver.header("X-Org-Id"))    // default: tenants.resolvers of the file
+                .tenantDirectory(tenant -> billing.planOf(tenant))    // an Optional<String> (empty: unknown); cached
+                .clock(QuotaClock.system())                           // inject a manual clock in tests
+                .store(BucketStore.local(100_000, QuotaClock.system())) // default: local, tenants.max-tracked
+                .build();
+        FilterHolder holder = new FilterHolder(filter);
+        holder.setAsyncSupported(true);                               // always (see above)
+        context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST));   // a Jetty ServletContextHandler
+        // README snippet end
+    }
+}

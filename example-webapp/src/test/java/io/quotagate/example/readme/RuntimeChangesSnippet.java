@@ -1,0 +1,32 @@
+package io.quotagate.example.readme;
+
+// README snippet
+import io.quotagate.filter.servlet.QuotaControl;
+import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.PlansFile;
+import io.quotagate.tenant.TenantContract;
+import java.time.Duration;
+import java.util.List;
+// README snippet end
+import io.quotagate.filter.servlet.QuotaFilter;
+import java.nio.file.Path;
+
+/** README, "Changing limits while running": compiled here, held verbatim by the README. */
+class RuntimeChangesSnippet {
+    void change(QuotaFilter filter, Path path) {
+        // README snippet
+        QuotaControl control = filter.control();
+        control.setGlobalQuota(List.of(new Bandwidth("api", 1500, 1500, Duration.ofMinutes(1)))); // List.of(): none
+        control.setPlanLimits("free", List.of(new Bandwidth("burst", 40, 20, Duration.ofSeconds(10))));
+        control.apply(PlansFile.load(path));   // a whole new plans set
+        control.reload();                      // re-read the plans file given to builder().plansFile(path)
+        control.tenantLimits("acme");          // each bandwidth of acme's bucket: capacity, remaining, time to full
+        control.setTenant("acme", new TenantContract("pro",                        // a customer upgraded, with
+                List.of(new Bandwidth("burst", 500, 100, Duration.ofSeconds(10))))); // a contract of its own
+        control.tenant("acme");                // Optional<TenantContract>: runtime entry, plans file, else the directory
+        control.clearTenant("acme");           // back to what the plans file or the directory says
+        control.overrides();                   // every runtime change in force; control.clearOverrides() drops them
+        control.invalidate("acme");            // drop acme's cached directory answer (every instance)
+        // README snippet end
+    }
+}
