@@ -222,7 +222,7 @@ public final class QuotaFilter implements Filter {
         Outcome.Refused refused = ticket.reprice(estimate.cost());
         if (refused != null) {
             ticket.close();
-            refuse(rt, engine, response, ticket.route(), refused, false); // the body was read to its end
+            refuse(rt, engine, response, ticket.route(), refused, false, estimate.cost()); // the body was read to its end
             return null;
         }
         return estimate.request();
@@ -241,7 +241,7 @@ public final class QuotaFilter implements Filter {
             }
             rt.statistics.record(tenant, caller.known(), caller.plan(), route, RequestStatistics.Outcome.ALLOWED, null);
             List<LimitStatus> published = ticket.published();
-            if (published != null) RateLimitHeaders.write(response, published, 0, rt.setup.legacyHeaders());
+            if (published != null) RateLimitHeaders.write(response, published, caller.tenant(), rt.setup.legacyHeaders());
         } catch (RuntimeException failure) {
             // the request will not run: closing the ticket gives back its slot and every unit it was charged
             ticket.close();
@@ -277,6 +277,12 @@ public final class QuotaFilter implements Filter {
      */
     private static void refuse(FilterRuntime rt, FilterRuntime.Engine engine, HttpServletResponse response, Route route,
                                Outcome.Refused refused, boolean unreadBody) throws IOException {
+        refuse(rt, engine, response, route, refused, unreadBody, route.cost());
+    }
+
+    /** As above; {@code cost}: the refused request's cost (a published policy with fewer units is exhausted). */
+    private static void refuse(FilterRuntime rt, FilterRuntime.Engine engine, HttpServletResponse response, Route route,
+                               Outcome.Refused refused, boolean unreadBody, long cost) throws IOException {
         Caller caller = refused.caller();
         String tenant = caller == null ? null : tenantTag(caller);
         String plan = caller == null ? null : caller.plan();
@@ -284,15 +290,19 @@ public final class QuotaFilter implements Filter {
                 RequestStatistics.Outcome.REJECTED, refused.reason());
         rt.rejections.rejected(tenant, plan, route.name(), refused.reason(), refused.status(),
                 refused.retryAfterSeconds());
+        List<String> violated = List.of();
         if (refused.status() == 429 && !Reason.CONCURRENCY.code().equals(refused.reason())) {
             List<LimitStatus> published = rt.gate.published(engine.policy(), caller);
             if (published != null) {
-                RateLimitHeaders.write(response, published, refused.retryAfterSeconds(), rt.setup.legacyHeaders());
+                violated = RateLimitHeaders.write(response, published, caller.tenant(), refused.retryAfterSeconds(),
+                        cost, rt.setup.legacyHeaders());
             }
         }
         if (unreadBody) response.setHeader("Connection", "close");
+        // quota-exceeded names published policies only: a hidden plan, the global quota and the guest pool
+        // leave the type about:blank (nothing published was exceeded)
         new Problem(refused.status(), refused.reason(), refused.detail(), caller == null ? null : caller.tenant(),
-                refused.retryAfterSeconds()).write(response);
+                refused.retryAfterSeconds(), violated).write(response);
     }
 
     /**
