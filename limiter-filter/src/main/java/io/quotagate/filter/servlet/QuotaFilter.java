@@ -13,6 +13,7 @@ import io.quotagate.filter.admission.Ticket;
 import io.quotagate.filter.metrics.RequestStatistics;
 import io.quotagate.filter.route.RequestPath;
 import io.quotagate.filter.route.Route;
+import io.quotagate.filter.signals.QuotaListener;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.Plans;
@@ -34,6 +35,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -240,6 +242,7 @@ public final class QuotaFilter implements Filter {
                 rt.setup.shadowLog().wouldReject(tenant, caller.plan(), route, admitted.shadowRejection());
             }
             rt.statistics.record(tenant, caller.known(), caller.plan(), route, RequestStatistics.Outcome.ALLOWED, null);
+            if (caller.known()) rt.signals.admitted(caller.tenant(), caller.plan());
             List<LimitStatus> published = ticket.published();
             if (published != null) RateLimitHeaders.write(response, published, caller.tenant(), rt.setup.legacyHeaders());
         } catch (RuntimeException failure) {
@@ -290,6 +293,9 @@ public final class QuotaFilter implements Filter {
                 RequestStatistics.Outcome.REJECTED, refused.reason());
         rt.rejections.rejected(tenant, plan, route.name(), refused.reason(), refused.status(),
                 refused.retryAfterSeconds());
+        if (refused.status() == 429 && caller != null && caller.known()) {
+            rt.signals.refused(caller.tenant(), plan, refused.reason());
+        }
         List<String> violated = List.of();
         if (refused.status() == 429 && !Reason.CONCURRENCY.code().equals(refused.reason())) {
             List<LimitStatus> published = rt.gate.published(engine.policy(), caller);
@@ -394,6 +400,7 @@ public final class QuotaFilter implements Filter {
         Duration reloadInterval;
         int topTenants = DEFAULT_TOP_TENANTS;
         ConcurrencyListener concurrencyListener = ConcurrencyListener.NONE;
+        final List<QuotaListener> listeners = new ArrayList<>();
 
         /** How long a plan from a user directory is cached. */
         public static final long DIRECTORY_TTL_MINUTES = 5;
@@ -448,6 +455,16 @@ public final class QuotaFilter implements Filter {
          */
         public Builder storeSettings(StoreSettings settings) {
             this.storeSettings = Objects.requireNonNull(settings, "settings");
+            return this;
+        }
+
+        /**
+         * Told of every quota event (near a limit, exhausted, throttled for long, recovered, the global
+         * quota near its limit, store fallback), on the filter's signals thread, never a request's; the
+         * thresholds are the plans file's {@code signals:}. May be called several times.
+         */
+        public Builder listener(QuotaListener listener) {
+            listeners.add(Objects.requireNonNull(listener, "listener"));
             return this;
         }
 
