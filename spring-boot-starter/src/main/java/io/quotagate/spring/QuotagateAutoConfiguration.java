@@ -3,6 +3,7 @@ package io.quotagate.spring;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.quotagate.filter.metrics.QuotaMeterBinder;
 import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.signals.QuotaListener;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.PlansFile;
@@ -72,7 +73,8 @@ public class QuotagateAutoConfiguration {
                                    ObjectProvider<TenantResolver> resolver,
                                    ObjectProvider<TenantDirectory> directory,
                                    ObjectProvider<BucketStore> store,
-                                   ObjectProvider<RouteCostEstimator> estimators) {
+                                   ObjectProvider<RouteCostEstimator> estimators,
+                                   ObjectProvider<QuotaListener> listeners) {
         String plans = properties.plans();
         if (plans == null || plans.isBlank()) {
             throw new InvalidConfigurationPropertyValueException(PLANS_PROPERTY, plans,
@@ -105,6 +107,7 @@ public class QuotagateAutoConfiguration {
         resolver.ifAvailable(builder::tenantResolver);
         directory.ifAvailable(builder::tenantDirectory);
         store.ifAvailable(builder::store);
+        listeners.orderedStream().forEach(builder::listener); // every QuotaListener bean hears the quota events
         Set<String> routes = new HashSet<>();
         estimators.orderedStream().forEach(e -> {
             if (!routes.add(e.route())) {
