@@ -79,8 +79,8 @@ public sealed interface QuotaEvent {
      * A tenant that was refused has been refused nothing for the recovery time.
      *
      * @param refusedFor from its first to its last refusal of the spell
-     * @param refusals   refusals seen in the spell (at most one per signals check and tenant is certain:
-     *                   the count is of checks with refusals, a lower bound)
+     * @param refusals   the signals checks (about one a second) in which it was refused during the spell:
+     *                   a lower bound of its refusals, which the request path does not count one by one
      */
     record Recovered(Instant at, String tenant, String plan, Duration refusedFor, long refusals)
             implements QuotaEvent {

@@ -213,6 +213,56 @@ class QuotaSignalsTest {
     }
 
     @Test
+    void thePlansFilesWebhookReceivesEveryEventSignedWithTheSecretFromItsFile(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        BlockingQueue<String[]> received = new LinkedBlockingQueue<>();
+        com.sun.net.httpserver.HttpServer hook = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+        hook.createContext("/hook", exchange -> {
+            received.add(new String[]{new String(exchange.getRequestBody().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8),
+                    exchange.getRequestHeaders().getFirst("X-Quotagate-Signature")});
+            exchange.sendResponseHeaders(204, -1);
+            exchange.close();
+        });
+        hook.start();
+        try {
+            java.nio.file.Path secret = dir.resolve("hook.secret");
+            java.nio.file.Files.writeString(secret, "from-a-file\n");
+            start(PLANS + "  webhook: { url: \"http://127.0.0.1:" + hook.getAddress().getPort() + "/hook\", secret-file: \""
+                    + secret + "\", timeout: 1s, retries: 1 }\n", events::add);
+            for (int i = 0; i < 6; i++) get("globex");
+            check();
+            String[] first = received.poll(5, TimeUnit.SECONDS);
+            assertThat(first).isNotNull();
+            assertThat(first[0]).startsWith("{\"type\":\"").contains("\"tenant\":\"globex\"");
+            assertThat(first[1]).isEqualTo(io.quotagate.filter.signals.WebhookListener.sign(
+                    "from-a-file".getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                    first[0].getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        } finally {
+            hook.stop(0);
+        }
+    }
+
+    @Test
+    void theLogLineOfEventsIsRateLimitedAndCountsWhatItHeldBack() throws Exception {
+        StringBuilder assigned = new StringBuilder("acme: pro");
+        for (int t = 0; t < 30; t++) assigned.append(", t").append(t).append(": free");
+        try (LogCapture log = LogCapture.of(io.quotagate.filter.signals.QuotaSignals.class, java.util.logging.Level.ALL)) {
+            start(PLANS.replace("acme: pro, globex: free", assigned).replace("global: { limits: [ { name: api, capacity: 100,"
+                    + " refill: 100, period: 1m } ] }\n", ""), events::add);
+            for (int t = 0; t < 30; t++) for (int i = 0; i < 6; i++) get("t" + t); // 30 exhausted + 30 near-limit
+            check();
+            assertThat(log.messages().stream().filter(m -> m.startsWith("quotagate event=")).count()).isEqualTo(10);
+            clock.advance(Duration.ofSeconds(1));
+            get("acme");
+            get("acme");
+            for (int i = 0; i < 4; i++) get("acme");
+            check();
+            assertThat(log.messages()).anyMatch(m -> m.startsWith("quotagate event=") && m.endsWith("unlogged_events=50"));
+        }
+    }
+
+    @Test
     void aBadSignalsSectionFailsAtStartNamingFileLineAndField() {
         assertThatThrownBy(() -> PlansFile.parse("p.yml", PLANS.replace("pro: { burst: 50%", "pro: { bust: 50%")))
                 .isInstanceOf(InvalidPlansException.class)
