@@ -63,7 +63,7 @@ public final class RateLimitFields {
             Long w = item.params.containsKey("w") ? nonNegative(item, "w", true) : null;
             if (w != null && w == 0) throw new IllegalArgumentException("policy " + item.name + ": w must be > 0");
             if (item.params.containsKey("qu") && !(item.params.get("qu") instanceof String)) {
-                throw new IllegalArgumentException("policy " + item.name + ": qu must be a string");
+                throw new IllegalArgumentException("policy " + item.name + ": qu must be a string (not a number or a boolean)");
             }
             policies.add(new Policy(item.name, q, Optional.ofNullable(w), item.params));
         }
