@@ -86,15 +86,15 @@ final class FilterRuntime implements QuotaControl {
     private final WebhookListener webhook;
 
     private FilterRuntime(Setup setup, Gate gate, ConcurrencyLimits concurrency, RequestStatistics statistics,
-                          RejectionLog rejections, Plans plans, List<QuotaListener> listeners, QuotaClock clock) {
+                          RejectionLog rejections, Plans plans, List<QuotaListener> listeners, QuotaClock clock,
+                          byte[] webhookSecret) {
         this.setup = setup;
         this.gate = gate;
         this.concurrency = concurrency;
         this.statistics = statistics;
         this.rejections = rejections;
         this.engine = engine(plans, null);
-        // the webhook's secret is read now: a missing one fails the start with file:line: field: reason
-        this.webhook = plans.signals().webhook().map(w -> WebhookListener.builder(w.url(), w.secret())
+        this.webhook = plans.signals().webhook().map(w -> WebhookListener.builder(w.url(), webhookSecret)
                 .timeout(w.timeout()).retries(w.retries()).queue(w.queue())
                 .instance(setup.store().limitsChannel().map(LimitsChannel::instanceId).orElse(null)).build())
                 .orElse(null);
@@ -154,6 +154,9 @@ final class FilterRuntime implements QuotaControl {
                         + "', but " + p.source() + " has no limited route of that name");
             }
         }
+        // the webhook's secret is read before anything is opened: a missing one fails the start with
+        // file:line: field: reason, and leaves no store connection behind
+        byte[] webhookSecret = plans.signals().webhook().map(SignalSettings.Webhook::secret).orElse(null);
         TenantSettings settings = plans.tenants();
         StoreSettings where = b.storeSettings != null ? b.storeSettings : plans.store();
         // a shared store comes from its module (store.type: redis needs io.quotagate:limiter-redis)
@@ -176,7 +179,7 @@ final class FilterRuntime implements QuotaControl {
         ConcurrencyLimits concurrency = new ConcurrencyLimits(plans, b.clock, waits, store::instanceCount);
         Gate gate = new Gate(store, concurrency, new FailureLog(LOG, b.clock, "tenant directory"));
         return new FilterRuntime(setup, gate, concurrency, statistics, new RejectionLog(LOG, b.clock), plans,
-                b.listeners, b.clock);
+                b.listeners, b.clock, webhookSecret);
     }
 
     /** The engine of these plans; the builder's own resolver and directory are kept. */
