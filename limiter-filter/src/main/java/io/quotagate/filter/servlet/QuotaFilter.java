@@ -305,8 +305,8 @@ public final class QuotaFilter implements Filter {
             }
         }
         if (unreadBody) response.setHeader("Connection", "close");
-        // quota-exceeded names published policies only: a hidden plan, the global quota and the guest pool
-        // leave the type about:blank (nothing published was exceeded)
+        // quota-exceeded names published policies only: a hidden plan, or a refusal by the global quota or the
+        // guest pool while the published policies hold enough, leaves the type about:blank
         new Problem(refused.status(), refused.reason(), refused.detail(), caller == null ? null : caller.tenant(),
                 refused.retryAfterSeconds(), violated).write(response);
     }
