@@ -28,12 +28,14 @@ class WebhookListenerTest {
     private final BlockingQueue<Received> received = new LinkedBlockingQueue<>();
     private final AtomicInteger answered = new AtomicInteger();
     private HttpServer server;
+    private java.util.concurrent.ExecutorService serverThreads;
     private WebhookListener webhook;
 
     /** A server whose first {@code failures} answers are {@code failStatus} (or a hang of {@code hang}), then 204. */
     private URI serve(int failures, int failStatus, Duration hang) throws IOException {
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        server.setExecutor(java.util.concurrent.Executors.newCachedThreadPool());
+        serverThreads = java.util.concurrent.Executors.newCachedThreadPool();
+        server.setExecutor(serverThreads);
         server.createContext("/hook", exchange -> {
             String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
             received.add(new Received(body, exchange.getRequestHeaders().getFirst("X-Quotagate-Signature"),
@@ -62,6 +64,7 @@ class WebhookListenerTest {
     void stop() {
         if (webhook != null) webhook.close();
         if (server != null) server.stop(0);
+        if (serverThreads != null) serverThreads.shutdownNow();
     }
 
     private static QuotaEvent near() {
