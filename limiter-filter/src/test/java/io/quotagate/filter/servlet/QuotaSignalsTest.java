@@ -125,7 +125,8 @@ class QuotaSignalsTest {
 
     @Test
     void exhaustedAtTheFirstRefusalThrottledForLongAfterMoreThanNMinutesRecoveredWhenQuiet() throws Exception {
-        start();
+        // recovery after 2 minutes: the background check never sees a minute-long quiet between the steps below
+        start(PLANS.replace("recovered-after: 1m", "recovered-after: 2m"), events::add);
         for (int i = 0; i < 6; i++) get("globex");
         check();
         List<QuotaEvent> first = drain();
@@ -145,7 +146,10 @@ class QuotaSignalsTest {
         assertThat(later).filteredOn(QuotaEvent.Exhausted.class::isInstance).as("one spell").isEmpty();
         assertThat(later).filteredOn(QuotaEvent.ThrottledForLong.class::isInstance).singleElement()
                 .satisfies(x -> assertThat(((QuotaEvent.ThrottledForLong) x).refusedMinutes()).isEqualTo(4));
-        clock.advance(Duration.ofSeconds(61));
+        clock.advance(Duration.ofSeconds(119));
+        check();
+        assertThat(drain()).as("not quiet for 2 minutes yet").isEmpty();
+        clock.advance(Duration.ofSeconds(1));
         check();
         QuotaEvent recovered = next();
         assertThat(recovered).isInstanceOf(QuotaEvent.Recovered.class);
