@@ -23,6 +23,7 @@ public final class Plans {
     private final Map<String, GroupSettings> groups;
     private final boolean shadow;
     private final StoreSettings store;
+    private final SignalSettings signals;
 
     private Plans(Builder b) {
         this.source = b.source;
@@ -32,6 +33,7 @@ public final class Plans {
         this.groups = Collections.unmodifiableMap(new LinkedHashMap<>(b.groups));
         this.shadow = b.shadow;
         this.store = b.store;
+        this.signals = b.signals;
         if (plans.isEmpty()) throw new IllegalArgumentException("at least one plan is required");
         TenantSettings t = b.tenants;
         if (t == null) {
@@ -68,6 +70,7 @@ public final class Plans {
         b.groups.putAll(prototype.groups);
         b.shadow = prototype.shadow;
         b.store = prototype.store;
+        b.signals = prototype.signals;
         return b;
     }
 
@@ -112,6 +115,11 @@ public final class Plans {
     /** Where the buckets live (local by default, or Redis). */
     public StoreSettings store() {
         return store;
+    }
+
+    /** When quota events are raised and where the plans file sends them ({@code signals:}). */
+    public SignalSettings signals() {
+        return signals;
     }
 
     /** A copy using another store (e.g. a Redis URI given on the command line). */
@@ -239,12 +247,12 @@ public final class Plans {
     public boolean equals(Object o) {
         return o instanceof Plans p && source.equals(p.source) && global.equals(p.global) && plans.equals(p.plans)
                 && routes.equals(p.routes) && tenants.equals(p.tenants) && groups.equals(p.groups)
-                && shadow == p.shadow && store.equals(p.store);
+                && shadow == p.shadow && store.equals(p.store) && signals.equals(p.signals);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(source, global, plans, routes, tenants, groups, shadow, store);
+        return Objects.hash(source, global, plans, routes, tenants, groups, shadow, store, signals);
     }
 
     @Override
@@ -263,6 +271,7 @@ public final class Plans {
         private final Map<String, GroupSettings> groups = new LinkedHashMap<>();
         private boolean shadow;
         private StoreSettings store = StoreSettings.local();
+        private SignalSettings signals = SignalSettings.DEFAULTS;
 
         private Builder(String source) {
             this.source = Objects.requireNonNull(source, "source");
@@ -327,6 +336,12 @@ public final class Plans {
         /** Whether every plan and the global quota are in shadow mode (default false). */
         public Builder shadow(boolean shadow) {
             this.shadow = shadow;
+            return this;
+        }
+
+        /** When quota events are raised and where the file sends them (default {@link SignalSettings#DEFAULTS}). */
+        public Builder signals(SignalSettings signals) {
+            this.signals = Objects.requireNonNull(signals, "signals");
             return this;
         }
 

@@ -167,7 +167,8 @@ public final class PlansFile {
     // ---- tree -> model: one binder per section, in an order where each sees what it checks against --------
 
     private static Plans plans(FieldCursor in, YamlNode root) {
-        Mapping top = in.mapping(root, "", Set.of("global", "plans", "routes", "tenants", "groups", "shadow", "store"));
+        Mapping top = in.mapping(root, "", Set.of("global", "plans", "routes", "tenants", "groups", "shadow", "store",
+                "signals"));
         PlanBinder planBinder = new PlanBinder(in);
         Map<String, Plan> plans = planBinder.plans(top);
         Optional<GlobalQuota> global = planBinder.global(top.entries().get("global"));
@@ -179,6 +180,7 @@ public final class PlansFile {
         Map<String, GroupSettings> groups = groupBinder.groups(top.entries().get("groups"), usedGroups);
         boolean shadow = in.bool(top, "shadow", "shadow", false);
         StoreSettings store = new StoreBinder(in).store(top.entries().get("store"));
+        SignalSettings signals = new SignalBinder(in).signals(top.entries().get("signals"), plans);
         return Plans.builder(in.source())
                 .global(global)
                 .plans(plans.values())
@@ -187,6 +189,7 @@ public final class PlansFile {
                 .groups(groups.values())
                 .shadow(shadow)
                 .store(store)
+                .signals(signals)
                 .build();
     }
 

@@ -3,6 +3,7 @@ package io.quotagate.spring;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.quotagate.filter.metrics.QuotaMeterBinder;
 import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.signals.QuotaListener;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.PlansFile;
@@ -77,6 +78,7 @@ public class QuotagateAutoConfiguration {
                                    ObjectProvider<TenantDirectory> directory,
                                    ObjectProvider<BucketStore> store,
                                    ObjectProvider<RouteCostEstimator> estimators,
+                                   ObjectProvider<QuotaListener> listeners,
                                    Environment environment) {
         String plans = properties.plans();
         if (plans == null || plans.isBlank()) {
@@ -111,6 +113,7 @@ public class QuotagateAutoConfiguration {
         resolver.ifAvailable(builder::tenantResolver);
         directory.ifAvailable(builder::tenantDirectory);
         store.ifAvailable(builder::store);
+        listeners.orderedStream().forEach(builder::listener); // every QuotaListener bean hears the quota events
         Set<String> routes = new HashSet<>();
         estimators.orderedStream().forEach(e -> {
             if (!routes.add(e.route())) {

@@ -310,8 +310,11 @@ final class Admission {
             Bandwidth b = bandwidths.get(i);
             long window = RetryAfter.seconds(nanosToRefill(b, b.capacity()));
             long missing = b.capacity() - tokens[i];
+            // the next whole unit: one more than now, or (in debt) the first one above 0; a full
+            // bandwidth gives back a unit spent now after one unit's refill time
+            long nextUnit = nanosToRefill(b, Math.max(1, 1 - tokens[i]));
             out.add(new LimitStatus(b.name(), b.capacity(), window, Math.max(0, tokens[i]),
-                    missing <= 0 ? 0 : nanosToRefill(b, missing)));
+                    missing <= 0 ? 0 : nanosToRefill(b, missing), nextUnit));
         }
         return out;
     }

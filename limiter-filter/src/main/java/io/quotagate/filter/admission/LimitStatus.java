@@ -4,16 +4,42 @@ package io.quotagate.filter.admission;
  * The state of one bandwidth of a tenant's bucket, as published in {@code RateLimit-Policy} and
  * {@code RateLimit} fields.
  *
- * @param name          the bandwidth's name (the policy identifier)
- * @param capacity      the most units the bandwidth holds (the quota, {@code q})
- * @param windowSeconds whole seconds an empty bandwidth needs to be full again, rounded up ({@code w})
- * @param remaining     units available now, 0 when the bucket is in debt ({@code r})
- * @param nanosToFull   nanoseconds until the bandwidth is full again, if nothing consumes meanwhile
+ * @param name            the bandwidth's name (the policy identifier)
+ * @param capacity        the most units the bandwidth holds (the quota, {@code q})
+ * @param windowSeconds   whole seconds an empty bandwidth needs to be full again, rounded up ({@code w})
+ * @param remaining       units available now, 0 when the bucket is in debt ({@code r})
+ * @param nanosToFull     nanoseconds until the bandwidth is full again, if nothing consumes meanwhile
+ * @param nanosToNextUnit nanoseconds until the bandwidth holds one unit more than {@code remaining} (for a
+ *                        full one: until a unit spent now is back), if nothing consumes meanwhile; an upper
+ *                        bound, as the bucket does not report the part of a unit already refilled
  */
-public record LimitStatus(String name, long capacity, long windowSeconds, long remaining, long nanosToFull) {
-    /** {@link #nanosToFull} in whole seconds, rounded up (0 when full): the {@code RateLimit} field's {@code t}. */
+public record LimitStatus(String name, long capacity, long windowSeconds, long remaining, long nanosToFull,
+                          long nanosToNextUnit) {
+
+    /**
+     * A status whose next unit is taken to come at the bandwidth's average pace
+     * ({@code nanosToFull / (capacity − remaining)}), or at once when it is full.
+     */
+    public LimitStatus(String name, long capacity, long windowSeconds, long remaining, long nanosToFull) {
+        this(name, capacity, windowSeconds, remaining, nanosToFull,
+                capacity - remaining <= 0 ? 0 : -Math.floorDiv(-nanosToFull, capacity - remaining));
+    }
+
+    /** {@link #nanosToFull} in whole seconds, rounded up (0 when full). */
     public long secondsToFull() {
-        long whole = nanosToFull / 1_000_000_000L;
-        return nanosToFull % 1_000_000_000L == 0 ? whole : whole + 1;
+        return ceilSeconds(nanosToFull);
+    }
+
+    /**
+     * {@link #nanosToNextUnit} in whole seconds, rounded up: the {@code RateLimit} field's {@code t}
+     * (draft-ietf-httpapi-ratelimit-headers-11 §4.1.2, see the README's "Published mode").
+     */
+    public long secondsToNextUnit() {
+        return ceilSeconds(nanosToNextUnit);
+    }
+
+    private static long ceilSeconds(long nanos) {
+        long whole = nanos / 1_000_000_000L;
+        return nanos % 1_000_000_000L == 0 ? whole : whole + 1;
     }
 }

@@ -53,7 +53,10 @@ import java.util.concurrent.TimeUnit;
  *       buckets), {@value #STORE_AVAILABLE} (gauge, 1 while on Redis) and {@value #STORE_INSTANCES}
  *       (gauge, instances counted by the heartbeat);</li>
  *   <li>{@value #SHADOW_REJECTIONS}: function counter per {@code reason}, the requests shadow mode
- *       let through although the limits would have refused them.</li>
+ *       let through although the limits would have refused them;</li>
+ *   <li>{@value #EVENTS}: function counter per event {@code type} ({@code near_limit}, {@code exhausted},
+ *       {@code throttled_for_long}, {@code recovered}, {@code global_near_limit}, {@code store_fallback}), the
+ *       quota events raised; {@value #EVENTS_DROPPED}: those the listeners' full queue dropped.</li>
  * </ul>
  */
 public final class QuotaMeterBinder implements MeterBinder {
@@ -75,6 +78,10 @@ public final class QuotaMeterBinder implements MeterBinder {
     public static final String GLOBAL_AVAILABLE = "quotagate.global.available";
     /** Requests shadow mode let through although the limits would have refused them. */
     public static final String SHADOW_REJECTIONS = "quotagate.shadow.rejections";
+    /** Quota events raised, by type. */
+    public static final String EVENTS = "quotagate.events";
+    /** Quota events dropped because the listeners' queue was full. */
+    public static final String EVENTS_DROPPED = "quotagate.events.dropped";
 
     /** Bucket operations answered from local buckets instead of Redis. */
     public static final String STORE_FALLBACK = "quotagate.store.fallback";
@@ -207,6 +214,19 @@ public final class QuotaMeterBinder implements MeterBinder {
                     .description("Capacity of the plan's buckets in force (smallest bandwidth), as every view reports it")
                     .baseUnit("units")
                     .tag("plan", plan)
+                    .register(registry);
+        }
+        io.quotagate.filter.signals.QuotaSignals signals = source.signals();
+        if (signals != null) {
+            for (String type : io.quotagate.filter.signals.QuotaEvent.types()) {
+                FunctionCounter.builder(EVENTS, signals, s -> s.raised(type))
+                        .description("Quota events raised (near a limit, exhausted, throttled for long, recovered, "
+                                + "global quota near its limit, store fallback)")
+                        .tag("type", type)
+                        .register(registry);
+            }
+            FunctionCounter.builder(EVENTS_DROPPED, signals, io.quotagate.filter.signals.QuotaSignals::dropped)
+                    .description("Quota events dropped because the listeners' queue was full")
                     .register(registry);
         }
         LimitsStatus limits = source.limitsStatus();

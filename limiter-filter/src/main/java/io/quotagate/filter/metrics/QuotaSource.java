@@ -52,4 +52,9 @@ public interface QuotaSource {
     default LimitsStatus limitsStatus() {
         return null;
     }
+
+    /** The filter's quota events ({@code quotagate.events{type}}, {@code quotagate.events.dropped}). Null: none to report. */
+    default io.quotagate.filter.signals.QuotaSignals signals() {
+        return null;
+    }
 }

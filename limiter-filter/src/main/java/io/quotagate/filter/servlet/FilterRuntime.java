@@ -9,16 +9,24 @@ import io.quotagate.filter.admission.LimitStatus;
 import io.quotagate.filter.admission.Outcome;
 import io.quotagate.filter.admission.Policy;
 import io.quotagate.filter.admission.Reason;
+import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.filter.limits.LimitOverrides;
 import io.quotagate.filter.limits.LimitsStatus;
 import io.quotagate.filter.limits.SharedLimits;
 import io.quotagate.filter.metrics.RequestStatistics;
+import io.quotagate.filter.signals.QuotaListener;
+import io.quotagate.filter.signals.QuotaSignals;
+import io.quotagate.filter.signals.SignalProbe;
+import io.quotagate.filter.signals.WebhookListener;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.LimitsChannel;
+import io.quotagate.filter.store.StoreHealth;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.PathPattern;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.RouteRule;
+import io.quotagate.plans.SignalSettings;
 import io.quotagate.plans.StoreSettings;
 import io.quotagate.plans.TenantId;
 import io.quotagate.plans.TenantSettings;
@@ -33,6 +41,7 @@ import jakarta.servlet.http.HttpServletRequest;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -82,18 +91,53 @@ final class FilterRuntime implements QuotaControl {
     private volatile Engine engine;
     /** The plans file, the shared record and the runtime changes, put in force through {@link #install}. */
     private final SharedLimits limits;
+    /** Quota events: the request path reports admissions and refusals, a daemon thread checks them. */
+    final QuotaSignals signals;
+    /** The plans file's {@code signals.webhook}, created (and closed) by the filter; null for none. */
+    private final WebhookListener webhook;
 
     private FilterRuntime(Setup setup, Gate gate, ConcurrencyLimits concurrency, RequestStatistics statistics,
-                          RejectionLog rejections, Plans plans) {
+                          RejectionLog rejections, Plans plans, List<QuotaListener> listeners, QuotaClock clock,
+                          byte[] webhookSecret) {
         this.setup = setup;
         this.gate = gate;
         this.concurrency = concurrency;
         this.statistics = statistics;
         this.rejections = rejections;
         this.engine = engine(plans, null);
+        this.webhook = plans.signals().webhook().map(w -> WebhookListener.builder(w.url(), webhookSecret)
+                .timeout(w.timeout()).retries(w.retries()).queue(w.queue())
+                .instance(setup.store().limitsChannel().map(LimitsChannel::instanceId).orElse(null)).build())
+                .orElse(null);
+        List<QuotaListener> all = new ArrayList<>(listeners);
+        if (webhook != null) all.add(webhook);
+        this.signals = QuotaSignals.start(() -> plans().signals(), all, new Probe(), clock, true);
         this.limits = setup.store().limitsChannel()
                 .map(channel -> SharedLimits.shared(plans, channel, this::install, this::forget))
                 .orElseGet(() -> SharedLimits.local(plans, this::install, this::forget));
+    }
+
+    /** What the signals thread reads: the limits in force, read off the request path. */
+    private final class Probe implements SignalProbe {
+        @Override
+        public List<LimitStatus> tenantLimits(String tenant) {
+            return gate.tenantLimits(engine.policy(), tenant);
+        }
+
+        @Override
+        public long globalCapacity() {
+            return gate.globalCapacity(engine.policy());
+        }
+
+        @Override
+        public long globalAvailable() {
+            return gate.globalAvailable(engine.policy());
+        }
+
+        @Override
+        public Optional<Boolean> storeAvailable() {
+            return setup.store().health().map(StoreHealth::available);
+        }
     }
 
     /** The composition root: the filter's parts from the builder's settings. */
@@ -121,6 +165,9 @@ final class FilterRuntime implements QuotaControl {
                         + "', but " + p.source() + " has no limited route of that name");
             }
         }
+        // the webhook's secret is read before anything is opened: a missing one fails the start with
+        // file:line: field: reason, and leaves no store connection behind
+        byte[] webhookSecret = plans.signals().webhook().map(SignalSettings.Webhook::secret).orElse(null);
         TenantSettings settings = plans.tenants();
         StoreSettings where = b.storeSettings != null ? b.storeSettings : plans.store();
         // a shared store comes from its module (store.type: redis needs io.quotagate:limiter-redis)
@@ -142,7 +189,8 @@ final class FilterRuntime implements QuotaControl {
                 new FailureLog(LOG, b.clock, "tenant resolver"), List.copyOf(b.unlimitedPaths));
         ConcurrencyLimits concurrency = new ConcurrencyLimits(plans, b.clock, waits, store::instanceCount);
         Gate gate = new Gate(store, concurrency, new FailureLog(LOG, b.clock, "tenant directory"));
-        return new FilterRuntime(setup, gate, concurrency, statistics, new RejectionLog(LOG, b.clock), plans);
+        return new FilterRuntime(setup, gate, concurrency, statistics, new RejectionLog(LOG, b.clock), plans,
+                b.listeners, b.clock, webhookSecret);
     }
 
     /** The engine of these plans; the builder's own resolver and directory are kept. */
@@ -356,8 +404,15 @@ final class FilterRuntime implements QuotaControl {
         return setup.store();
     }
 
-    /** Closes what the filter created: a shared store made from {@code store:}. */
+    @Override
+    public QuotaSignals signals() {
+        return signals;
+    }
+
+    /** Closes what the filter created: the signals threads, the webhook, a shared store made from {@code store:}. */
     void close() {
+        signals.close();
+        if (webhook != null) webhook.close();
         limits.close();
         if (setup.ownsStore() && setup.store() instanceof AutoCloseable owned) {
             try {

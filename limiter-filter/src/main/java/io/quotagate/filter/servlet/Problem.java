@@ -4,20 +4,35 @@ import jakarta.servlet.http.HttpServletResponse;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 /**
  * An RFC 9457 problem answer: {@code application/problem+json} with {@code type}, {@code title},
  * {@code status}, {@code detail}, and the members {@code tenant}, {@code reason} and (for 429)
- * {@code retryAfterSeconds}.
+ * {@code retryAfterSeconds}. The type is {@code about:blank} (the {@code reason} member says why),
+ * except for a 429 that names the published policies it exhausted: then it is draft-11's
+ * {@value #QUOTA_EXCEEDED} with the member {@code violated-policies}.
  *
  * @param status            HTTP status
  * @param reason            machine-readable reason ({@code tenant_rate}, {@code invalid_tenant}...)
  * @param detail            human-readable explanation; never echoes unvalidated client input
  * @param tenant            the (valid) tenant id, or null when there is none to name
  * @param retryAfterSeconds the Retry-After delay, or 0 for none
+ * @param violatedPolicies  the published policies the request exceeded; empty for {@code about:blank}
  */
-record Problem(int status, String reason, String detail, String tenant, long retryAfterSeconds) {
+record Problem(int status, String reason, String detail, String tenant, long retryAfterSeconds,
+               List<String> violatedPolicies) {
     static final String CONTENT_TYPE = "application/problem+json";
+    /** draft-ietf-httpapi-ratelimit-headers-11 §5.1. */
+    static final String QUOTA_EXCEEDED = "https://iana.org/assignments/http-problem-types#quota-exceeded";
+
+    Problem {
+        violatedPolicies = List.copyOf(violatedPolicies);
+    }
+
+    Problem(int status, String reason, String detail, String tenant, long retryAfterSeconds) {
+        this(status, reason, detail, tenant, retryAfterSeconds, List.of());
+    }
 
     void write(HttpServletResponse response) throws IOException {
         response.setStatus(status);
@@ -31,8 +46,11 @@ record Problem(int status, String reason, String detail, String tenant, long ret
 
     String json() {
         StringBuilder b = new StringBuilder(256);
-        b.append("{\"type\":\"about:blank\",\"title\":");
-        quote(b, title(status));
+        boolean quota = !violatedPolicies.isEmpty();
+        b.append("{\"type\":");
+        quote(b, quota ? QUOTA_EXCEEDED : "about:blank");
+        b.append(",\"title\":");
+        quote(b, quota ? "Quota Exceeded" : title(status));
         b.append(",\"status\":").append(status).append(",\"detail\":");
         quote(b, detail);
         if (tenant != null) {
@@ -42,6 +60,14 @@ record Problem(int status, String reason, String detail, String tenant, long ret
         b.append(",\"reason\":");
         quote(b, reason);
         if (retryAfterSeconds > 0) b.append(",\"retryAfterSeconds\":").append(retryAfterSeconds);
+        if (quota) {
+            b.append(",\"violated-policies\":[");
+            for (int i = 0; i < violatedPolicies.size(); i++) {
+                if (i > 0) b.append(',');
+                quote(b, violatedPolicies.get(i));
+            }
+            b.append(']');
+        }
         return b.append('}').toString();
     }
 

@@ -13,6 +13,7 @@ import io.quotagate.filter.admission.Ticket;
 import io.quotagate.filter.metrics.RequestStatistics;
 import io.quotagate.filter.route.RequestPath;
 import io.quotagate.filter.route.Route;
+import io.quotagate.filter.signals.QuotaListener;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.PathPattern;
@@ -246,7 +247,7 @@ public final class QuotaFilter implements Filter {
         Outcome.Refused refused = ticket.reprice(estimate.cost());
         if (refused != null) {
             ticket.close();
-            refuse(rt, engine, response, ticket.route(), refused, false); // the body was read to its end
+            refuse(rt, engine, response, ticket.route(), refused, false, estimate.cost()); // the body was read to its end
             return null;
         }
         return estimate.request();
@@ -264,8 +265,9 @@ public final class QuotaFilter implements Filter {
                 rt.setup.shadowLog().wouldReject(tenant, caller.plan(), route, admitted.shadowRejection());
             }
             rt.statistics.record(tenant, caller.known(), caller.plan(), route, RequestStatistics.Outcome.ALLOWED, null);
+            if (caller.known()) rt.signals.admitted(caller.tenant(), caller.plan());
             List<LimitStatus> published = ticket.published();
-            if (published != null) RateLimitHeaders.write(response, published, 0, rt.setup.legacyHeaders());
+            if (published != null) RateLimitHeaders.write(response, published, caller.tenant(), rt.setup.legacyHeaders());
         } catch (RuntimeException failure) {
             // the request will not run: closing the ticket gives back its slot and every unit it was charged
             ticket.close();
@@ -301,6 +303,12 @@ public final class QuotaFilter implements Filter {
      */
     private static void refuse(FilterRuntime rt, FilterRuntime.Engine engine, HttpServletResponse response, Route route,
                                Outcome.Refused refused, boolean unreadBody) throws IOException {
+        refuse(rt, engine, response, route, refused, unreadBody, route.cost());
+    }
+
+    /** As above; {@code cost}: the refused request's cost (a published policy with fewer units is exhausted). */
+    private static void refuse(FilterRuntime rt, FilterRuntime.Engine engine, HttpServletResponse response, Route route,
+                               Outcome.Refused refused, boolean unreadBody, long cost) throws IOException {
         Caller caller = refused.caller();
         String tenant = caller == null ? null : tenantTag(caller);
         String plan = caller == null ? null : caller.plan();
@@ -308,15 +316,22 @@ public final class QuotaFilter implements Filter {
                 RequestStatistics.Outcome.REJECTED, refused.reason());
         rt.rejections.rejected(tenant, plan, route.name(), refused.reason(), refused.status(),
                 refused.retryAfterSeconds());
+        if (refused.status() == 429 && caller != null && caller.known()) {
+            rt.signals.refused(caller.tenant(), plan, refused.reason());
+        }
+        List<String> violated = List.of();
         if (refused.status() == 429 && !Reason.CONCURRENCY.code().equals(refused.reason())) {
             List<LimitStatus> published = rt.gate.published(engine.policy(), caller);
             if (published != null) {
-                RateLimitHeaders.write(response, published, refused.retryAfterSeconds(), rt.setup.legacyHeaders());
+                violated = RateLimitHeaders.write(response, published, caller.tenant(), refused.retryAfterSeconds(),
+                        cost, rt.setup.legacyHeaders());
             }
         }
         if (unreadBody) response.setHeader("Connection", "close");
+        // quota-exceeded names published policies only: a hidden plan, or a refusal by the global quota or the
+        // guest pool while the published policies hold enough, leaves the type about:blank
         new Problem(refused.status(), refused.reason(), refused.detail(), caller == null ? null : caller.tenant(),
-                refused.retryAfterSeconds()).write(response);
+                refused.retryAfterSeconds(), violated).write(response);
     }
 
     /**
@@ -409,6 +424,7 @@ public final class QuotaFilter implements Filter {
         int topTenants = DEFAULT_TOP_TENANTS;
         ConcurrencyListener concurrencyListener = ConcurrencyListener.NONE;
         final List<PathPattern> unlimitedPaths = new ArrayList<>();
+        final List<QuotaListener> listeners = new ArrayList<>();
 
         /** How long a plan from a user directory is cached. */
         public static final long DIRECTORY_TTL_MINUTES = 5;
@@ -463,6 +479,16 @@ public final class QuotaFilter implements Filter {
          */
         public Builder storeSettings(StoreSettings settings) {
             this.storeSettings = Objects.requireNonNull(settings, "settings");
+            return this;
+        }
+
+        /**
+         * Told of every quota event (near a limit, exhausted, throttled for long, recovered, the global
+         * quota near its limit, store fallback), on the filter's signals thread, never a request's; the
+         * thresholds are the plans file's {@code signals:}. May be called several times.
+         */
+        public Builder listener(QuotaListener listener) {
+            listeners.add(Objects.requireNonNull(listener, "listener"));
             return this;
         }
 

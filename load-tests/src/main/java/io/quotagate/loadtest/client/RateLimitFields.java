@@ -9,17 +9,20 @@ import java.util.Optional;
 
 /**
  * The IETF {@code RateLimit} and {@code RateLimit-Policy} fields
- * (draft-ietf-httpapi-ratelimit-headers-10): lists of Structured Field items (RFC 8941) naming a
+ * (draft-ietf-httpapi-ratelimit-headers-11): lists of Structured Field items (RFC 9651) naming a
  * policy, with parameters.
  *
  * <pre>
- * RateLimit-Policy: "burst";q=100;w=60, "daily";q=1000;w=86400
- * RateLimit: "burst";r=37;t=4
+ * RateLimit-Policy: "burst";q=100;w=60;pk=:YWNtZQ==:, "daily";q=1000;w=86400;pk=:YWNtZQ==:
+ * RateLimit: "burst";r=37;t=1;pk=:YWNtZQ==:
  * </pre>
  *
- * <p>{@code RateLimit} parameters: {@code r} remaining units, {@code t} seconds until the quota
- * resets, {@code pk} partition key. {@code RateLimit-Policy} parameters: {@code q} quota, {@code w}
- * window in seconds, {@code qu} quota unit, {@code pk}. Unknown parameters are kept and ignored.
+ * <p>{@code RateLimit} parameters: {@code r} available units, {@code t} the effective window (-11
+ * §4.1.2: seconds within which the client can use no more than {@code r}; quotagate sends the wait for
+ * the next unit, see its README), {@code pk} partition key. {@code RateLimit-Policy} parameters:
+ * {@code q} quota, {@code w} window in seconds, {@code qu} quota unit (a string), {@code pk} (a byte
+ * sequence, kept as its base64 text). On a 429, {@code RateLimit} may list only the exhausted
+ * policies. Unknown parameters are kept and ignored; a malformed field is refused (callers ignore it).
  */
 public final class RateLimitFields {
     private RateLimitFields() {
@@ -59,6 +62,9 @@ public final class RateLimitFields {
             long q = nonNegative(item, "q", true);
             Long w = item.params.containsKey("w") ? nonNegative(item, "w", true) : null;
             if (w != null && w == 0) throw new IllegalArgumentException("policy " + item.name + ": w must be > 0");
+            if (item.params.containsKey("qu") && !(item.params.get("qu") instanceof String)) {
+                throw new IllegalArgumentException("policy " + item.name + ": qu must be a string (not a number or a boolean)");
+            }
             policies.add(new Policy(item.name, q, Optional.ofNullable(w), item.params));
         }
         return policies;

@@ -53,7 +53,7 @@ class RateLimitFieldsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"\"p\"", "\"p\";w=60", "\"p\";q=10;w=0", "\"p\";q=?1"})
+    @ValueSource(strings = {"\"p\"", "\"p\";w=60", "\"p\";q=10;w=0", "\"p\";q=?1", "\"p\";q=10;qu=5", "\"p\";q=10;qu=?1"})
     void rejectsMalformedPolicies(String value) {
         assertThatThrownBy(() -> RateLimitFields.parsePolicy(value)).isInstanceOf(IllegalArgumentException.class);
     }

@@ -1,0 +1,284 @@
+package io.quotagate.filter.servlet;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.quotagate.filter.metrics.QuotaMeterBinder;
+import io.quotagate.filter.signals.QuotaEvent;
+import io.quotagate.filter.signals.QuotaListener;
+import io.quotagate.filter.testing.Http;
+import io.quotagate.filter.testing.JettyServer;
+import io.quotagate.filter.testing.LogCapture;
+import io.quotagate.filter.testing.ManualClock;
+import io.quotagate.plans.InvalidPlansException;
+import io.quotagate.plans.PlansFile;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Quota events: raised from what requests met, once per crossing, delivered off the request path. */
+class QuotaSignalsTest {
+    private static final String PLANS = """
+            global: { limits: [ { name: api, capacity: 100, refill: 100, period: 1m } ] }
+            plans:
+              pro:
+                limits:
+                  - { name: burst, capacity: 10, refill: 10, period: 10s }
+                  - { name: daily, capacity: 1000, refill: 1000, period: 1d }
+              free:
+                limits: [ { name: burst, capacity: 5, refill: 5, period: 10s } ]
+            tenants:
+              default-plan: free
+              assignments: { acme: pro, globex: free }
+            signals:
+              near-limit:
+                default: 80%
+                plans: { pro: { burst: 50%, daily: 90% } }
+              global-near-limit: 90%
+              throttled-for-long: { minutes: 3, within: 10m }
+              recovered-after: 1m
+            """;
+
+    private final ManualClock clock = new ManualClock();
+    private final BlockingQueue<QuotaEvent> events = new LinkedBlockingQueue<>();
+    private JettyServer server;
+    private QuotaFilter filter;
+
+    private void start(String plans, QuotaListener listener) throws Exception {
+        filter = QuotaFilter.builder().plans(PlansFile.parse("signals.yml", plans)).clock(clock).listener(listener).build();
+        server = JettyServer.start(filter);
+    }
+
+    private void start() throws Exception {
+        start(PLANS, events::add);
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (server != null) server.close();
+        if (filter != null) filter.destroy();
+    }
+
+    private void check() {
+        ((FilterRuntime) filter.control()).signals.check();
+    }
+
+    private int get(String tenant) throws Exception {
+        return Http.get(server.uri("/items/1"), tenant).statusCode();
+    }
+
+    /** The next event (the listener runs on its own thread), or null after 5 s. */
+    private QuotaEvent next() throws InterruptedException {
+        return events.poll(5, TimeUnit.SECONDS);
+    }
+
+    private List<QuotaEvent> drain() throws InterruptedException {
+        List<QuotaEvent> out = new ArrayList<>();
+        QuotaEvent e;
+        while ((e = events.poll(300, TimeUnit.MILLISECONDS)) != null) out.add(e);
+        return out;
+    }
+
+    @Test
+    void nearLimitFiresOncePerCrossingAtThePlansOwnThresholdAndRearmsWhenUsageFallsBack() throws Exception {
+        start();
+        for (int i = 0; i < 4; i++) get("acme");
+        check();
+        assertThat(drain()).as("40% of burst: below pro's 50%").isEmpty();
+        get("acme");
+        check();
+        QuotaEvent e = next();
+        assertThat(e).isInstanceOf(QuotaEvent.NearLimit.class);
+        QuotaEvent.NearLimit near = (QuotaEvent.NearLimit) e;
+        assertThat(near.tenant()).isEqualTo("acme");
+        assertThat(near.plan()).isEqualTo("pro");
+        assertThat(near.limit()).isEqualTo("burst");
+        assertThat(near.thresholdPercent()).isEqualTo(50);
+        assertThat(near.used()).isEqualTo(5);
+        get("acme");
+        check();
+        assertThat(drain()).as("once per crossing").isEmpty();
+        clock.advance(Duration.ofSeconds(10)); // full again
+        get("acme");
+        check(); // 10% used: re-armed
+        for (int i = 0; i < 5; i++) get("acme");
+        check();
+        assertThat(next()).as("a second crossing").isInstanceOf(QuotaEvent.NearLimit.class);
+        // globex is on free: the file's default 80%
+        for (int i = 0; i < 4; i++) get("globex");
+        check();
+        QuotaEvent.NearLimit free = (QuotaEvent.NearLimit) next();
+        assertThat(free.tenant()).isEqualTo("globex");
+        assertThat(free.thresholdPercent()).isEqualTo(80);
+    }
+
+    @Test
+    void exhaustedAtTheFirstRefusalThrottledForLongAfterMoreThanNMinutesRecoveredWhenQuiet() throws Exception {
+        // recovery after 2 minutes: the background check never sees a minute-long quiet between the steps below
+        start(PLANS.replace("recovered-after: 1m", "recovered-after: 2m"), events::add);
+        for (int i = 0; i < 6; i++) get("globex");
+        check();
+        List<QuotaEvent> first = drain();
+        assertThat(first).filteredOn(QuotaEvent.Exhausted.class::isInstance).singleElement()
+                .satisfies(x -> {
+                    QuotaEvent.Exhausted ex = (QuotaEvent.Exhausted) x;
+                    assertThat(ex.tenant()).isEqualTo("globex");
+                    assertThat(ex.reason()).isEqualTo("tenant_rate");
+                });
+        // refused in 4 distinct minutes (each minute: the bucket refilled, then drained again)
+        for (int minute = 0; minute < 3; minute++) {
+            clock.advance(Duration.ofSeconds(60));
+            for (int i = 0; i < 6; i++) get("globex");
+            check();
+        }
+        List<QuotaEvent> later = drain();
+        assertThat(later).filteredOn(QuotaEvent.Exhausted.class::isInstance).as("one spell").isEmpty();
+        assertThat(later).filteredOn(QuotaEvent.ThrottledForLong.class::isInstance).singleElement()
+                .satisfies(x -> assertThat(((QuotaEvent.ThrottledForLong) x).refusedMinutes()).isEqualTo(4));
+        clock.advance(Duration.ofSeconds(119));
+        check();
+        assertThat(drain()).as("not quiet for 2 minutes yet").isEmpty();
+        clock.advance(Duration.ofSeconds(1));
+        check();
+        QuotaEvent recovered = next();
+        assertThat(recovered).isInstanceOf(QuotaEvent.Recovered.class);
+        assertThat(((QuotaEvent.Recovered) recovered).refusedFor()).isEqualTo(Duration.ofSeconds(180));
+        // the next refusal opens a new spell
+        for (int i = 0; i < 6; i++) get("globex");
+        check();
+        assertThat(drain()).filteredOn(QuotaEvent.Exhausted.class::isInstance).hasSize(1);
+    }
+
+    @Test
+    void theGlobalQuotaNearItsLimitIsRaisedOnceAndEveryEventIsCountedAndLogged() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (LogCapture log = LogCapture.of(io.quotagate.filter.signals.QuotaSignals.class, java.util.logging.Level.ALL)) {
+            start();
+            new QuotaMeterBinder(filter.control()).bindTo(registry);
+            List<String> tenants = List.of("t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9", "t10",
+                    "t11", "t12", "t13", "t14", "t15", "t16", "t17", "t18", "t19");
+            for (String t : tenants) for (int i = 0; i < 5; i++) get(t); // 95 of the global 100
+            check();
+            List<QuotaEvent> all = drain();
+            assertThat(all).filteredOn(QuotaEvent.GlobalNearLimit.class::isInstance).singleElement()
+                    .satisfies(x -> assertThat(((QuotaEvent.GlobalNearLimit) x).used()).isEqualTo(95));
+            check();
+            assertThat(drain()).filteredOn(QuotaEvent.GlobalNearLimit.class::isInstance).isEmpty();
+            assertThat(registry.get("quotagate.events").tag("type", "global_near_limit").functionCounter().count())
+                    .isEqualTo(1.0);
+            assertThat(log.messages()).anyMatch(m -> m.startsWith("quotagate event=global_near_limit threshold=90 used=95"));
+        }
+    }
+
+    @Test
+    void aListenerThatSleepsTenSecondsNeverSlowsOrFailsARequestAndAFullQueueDropsCounted() throws Exception {
+        StringBuilder assigned = new StringBuilder("acme: pro");
+        for (int t = 0; t < 40; t++) assigned.append(", t").append(t).append(": free");
+        String plans = PLANS.replace("recovered-after: 1m", "recovered-after: 1m\n  queue: 4")
+                .replace("acme: pro, globex: free", assigned);
+        start(plans, e -> {
+            try {
+                Thread.sleep(10_000);
+            } catch (InterruptedException stop) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IllegalStateException("and then it throws");
+        });
+        HttpClient client = HttpClient.newHttpClient();
+        long started = System.nanoTime();
+        List<CompletableFuture<HttpResponse<Void>>> load = new ArrayList<>();
+        for (int round = 0; round < 5; round++) {
+            for (int t = 0; t < 40; t++) {
+                load.add(client.sendAsync(HttpRequest.newBuilder(server.uri("/items/1"))
+                        .header("X-Tenant-Id", "t" + t).build(), HttpResponse.BodyHandlers.discarding()));
+            }
+            CompletableFuture.allOf(load.toArray(CompletableFuture[]::new)).get(9, TimeUnit.SECONDS);
+            check(); // raises events (exhausted, near-limit) for the listener that sleeps
+        }
+        for (CompletableFuture<HttpResponse<Void>> f : load) {
+            assertThat(f.get().statusCode()).isIn(200, 429);
+        }
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("not one listener call long")
+                .isLessThan(Duration.ofSeconds(10));
+        var signals = ((FilterRuntime) filter.control()).signals;
+        assertThat(signals.dropped()).as("the queue of 4 overflowed").isPositive();
+        assertThat(signals.raised("exhausted") + signals.raised("near_limit")).isGreaterThan(5);
+    }
+
+    @Test
+    void thePlansFilesWebhookReceivesEveryEventSignedWithTheSecretFromItsFile(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        BlockingQueue<String[]> received = new LinkedBlockingQueue<>();
+        com.sun.net.httpserver.HttpServer hook = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+        hook.createContext("/hook", exchange -> {
+            received.add(new String[]{new String(exchange.getRequestBody().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8),
+                    exchange.getRequestHeaders().getFirst("X-Quotagate-Signature")});
+            exchange.sendResponseHeaders(204, -1);
+            exchange.close();
+        });
+        hook.start();
+        try {
+            java.nio.file.Path secret = dir.resolve("hook.secret");
+            java.nio.file.Files.writeString(secret, "from-a-file\n");
+            start(PLANS + "  webhook: { url: \"http://127.0.0.1:" + hook.getAddress().getPort() + "/hook\", secret-file: \""
+                    + secret + "\", timeout: 1s, retries: 1 }\n", events::add);
+            for (int i = 0; i < 6; i++) get("globex");
+            check();
+            String[] first = received.poll(5, TimeUnit.SECONDS);
+            assertThat(first).isNotNull();
+            assertThat(first[0]).startsWith("{\"type\":\"").contains("\"tenant\":\"globex\"");
+            assertThat(first[1]).isEqualTo(io.quotagate.filter.signals.WebhookListener.sign(
+                    "from-a-file".getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                    first[0].getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        } finally {
+            hook.stop(0);
+        }
+    }
+
+    @Test
+    void theLogLineOfEventsIsRateLimitedAndCountsWhatItHeldBack() throws Exception {
+        StringBuilder assigned = new StringBuilder("acme: pro");
+        for (int t = 0; t < 30; t++) assigned.append(", t").append(t).append(": free");
+        try (LogCapture log = LogCapture.of(io.quotagate.filter.signals.QuotaSignals.class, java.util.logging.Level.ALL)) {
+            start(PLANS.replace("acme: pro, globex: free", assigned).replace("global: { limits: [ { name: api, capacity: 100,"
+                    + " refill: 100, period: 1m } ] }\n", ""), events::add);
+            for (int t = 0; t < 30; t++) for (int i = 0; i < 6; i++) get("t" + t); // 30 exhausted + 30 near-limit
+            check();
+            assertThat(log.messages().stream().filter(m -> m.startsWith("quotagate event=")).count()).isEqualTo(10);
+            clock.advance(Duration.ofSeconds(1));
+            get("acme");
+            get("acme");
+            for (int i = 0; i < 4; i++) get("acme");
+            check();
+            assertThat(log.messages()).anyMatch(m -> m.startsWith("quotagate event=") && m.endsWith("unlogged_events=50"));
+        }
+    }
+
+    @Test
+    void aBadSignalsSectionFailsAtStartNamingFileLineAndField() {
+        assertThatThrownBy(() -> PlansFile.parse("p.yml", PLANS.replace("pro: { burst: 50%", "pro: { bust: 50%")))
+                .isInstanceOf(InvalidPlansException.class)
+                .hasMessage("p.yml:15: signals.near-limit.plans.pro.bust: plan pro has no limit 'bust', its limits: [burst, daily]");
+        assertThatThrownBy(() -> PlansFile.parse("p.yml", PLANS.replace("global-near-limit: 90%", "global-near-limit: 190%")))
+                .hasMessage("p.yml:16: signals.global-near-limit: must be 1% to 100%, was '190%'");
+        assertThatThrownBy(() -> PlansFile.parse("p.yml", PLANS.replace("{ minutes: 3, within: 10m }",
+                "{ minutes: 30, within: 10m }")))
+                .hasMessageStartingWith("p.yml:17: signals.throttled-for-long.within: throttled-for-long: more than 30 minutes");
+        String hook = PLANS + "  webhook: { url: http://127.0.0.1:1/hook, secret-env: QUOTAGATE_TEST_UNSET_SECRET }\n";
+        assertThatThrownBy(() -> QuotaFilter.builder().plans(PlansFile.parse("p.yml", hook)).build())
+                .isInstanceOf(InvalidPlansException.class)
+                .hasMessage("p.yml:19: signals.webhook.secret-env: environment variable QUOTAGATE_TEST_UNSET_SECRET is not set (or empty)");
+    }
+}
