@@ -151,6 +151,30 @@ public final class Plans {
     }
 
     /**
+     * These plans with new calendar quotas for one plan (its other settings kept), as set at runtime or
+     * by the shared limits record; an empty list removes them.
+     *
+     * @throws IllegalArgumentException if the plan is unknown, two quotas share a name, or a route's
+     *                                  cost exceeds a quota's limit
+     */
+    public Plans withPlanQuotas(String planName, List<CalendarQuota> quotas) {
+        Plan old = plans.get(planName);
+        if (old == null) throw new IllegalArgumentException("unknown plan '" + planName + "', defined: " + plans.keySet());
+        if (old.quotas().equals(quotas)) return this;
+        Plan changed = Plan.from(old).quotas(quotas).build();
+        for (RouteRule route : routes) {
+            if (!route.limited()) continue;
+            int i = firstQuotaBelow(route.cost(), quotas);
+            if (i >= 0) {
+                throw new IllegalArgumentException("limit " + quotas.get(i).limit() + " of plans." + planName
+                        + " quota '" + quotas.get(i).name() + "' is below the cost " + route.cost() + " of route '"
+                        + route.name() + "': such requests could never be admitted");
+            }
+        }
+        return from(this).plan(changed).build();
+    }
+
+    /**
      * These plans with the guest pool's bandwidths replaced (its concurrency caps kept), as set at
      * runtime or by another instance's plans file. An empty list: no shared guest bucket.
      *
@@ -225,6 +249,14 @@ public final class Plans {
     static int firstLimitBelow(long cost, List<Bandwidth> limits) {
         for (int i = 0; i < limits.size(); i++) {
             if (cost > limits.get(i).capacity()) return i;
+        }
+        return -1;
+    }
+
+    /** The index of the first of {@code quotas} whose limit is below {@code cost}, or -1 if the cost fits each. */
+    static int firstQuotaBelow(long cost, List<CalendarQuota> quotas) {
+        for (int i = 0; i < quotas.size(); i++) {
+            if (cost > quotas.get(i).limit()) return i;
         }
         return -1;
     }
