@@ -133,7 +133,7 @@ final class FilterRuntime implements QuotaControl {
                 b.maxPlansFileBytes, new ShadowLog(b.clock), store, owned,
                 new FailureLog(LOG, b.clock, "tenant resolver"));
         ConcurrencyLimits concurrency = new ConcurrencyLimits(plans, b.clock, waits, store::instanceCount);
-        Gate gate = new Gate(store, concurrency, new FailureLog(LOG, b.clock, "tenant directory"));
+        Gate gate = new Gate(store, concurrency, new FailureLog(LOG, b.clock, "tenant directory"), b.wallClock);
         return new FilterRuntime(setup, gate, concurrency, statistics, new RejectionLog(LOG, b.clock), plans);
     }
 

@@ -380,6 +380,7 @@ public final class QuotaFilter implements Filter {
         TenantResolver resolver;
         TenantDirectory directory;
         QuotaClock clock = QuotaClock.system();
+        java.time.Clock wallClock = java.time.Clock.systemUTC();
         BucketStore store;
         StoreSettings storeSettings;
         final Map<String, CostEstimator> estimators = new HashMap<>();
@@ -426,6 +427,15 @@ public final class QuotaFilter implements Filter {
         /** Time source; also used by the default store. Give a custom store the same clock. */
         public Builder clock(QuotaClock clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * The calendar of the plans' calendar quotas (which day, week and month it is; their zones are
+         * the quotas' own); the system's by default. Tests move it by hand.
+         */
+        public Builder wallClock(java.time.Clock wallClock) {
+            this.wallClock = Objects.requireNonNull(wallClock, "wallClock");
             return this;
         }
 
