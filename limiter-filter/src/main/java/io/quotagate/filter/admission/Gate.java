@@ -198,6 +198,19 @@ public final class Gate {
         return admission.status(policy, placed.get().kind(), tenant, placed.get().plan());
     }
 
+    /**
+     * The use of each calendar quota of a tenant in the current period, in plan order; empty if its plan
+     * has none or no assignment or directory knows it.
+     *
+     * @throws IllegalArgumentException if {@code tenant} is not a valid tenant id
+     */
+    public List<QuotaUsage> tenantQuotas(Policy policy, String tenant) {
+        if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: " + tenant);
+        Optional<TenantPlans.Placement> placed = policy.placement().place(tenant);
+        if (placed.isEmpty()) return List.of();
+        return admission.quotaUsage(policy, placed.get().kind(), tenant, placed.get().plan());
+    }
+
     /** A valid tenant id refused before it was placed on a plan. */
     private static Caller unplaced(String tenant) {
         return new Caller(tenant, tenant, null, null);

@@ -1,6 +1,7 @@
 package io.quotagate.filter.limits;
 
 import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.Plans;
 import io.quotagate.tenant.TenantContract;
@@ -39,13 +40,17 @@ final class EffectiveLimits {
                     throw new IllegalArgumentException("plan '" + e.getKey() + "' is not defined in " + file.source()
                             + " (defined: " + file.plans().keySet() + ")");
                 }
-                p = p.withPlanLimits(e.getKey(), e.getValue());
+                p = p.withPlanLimits(e.getKey(), e.getValue())
+                        .withPlanQuotas(e.getKey(), base.quotas().getOrDefault(e.getKey(), List.of()));
             }
             p = p.withGlobal(global(base.global()));
             if (!base.guests().equals(p.tenants().guests().limits())) p = p.withGuestLimits(base.guests());
         }
         for (Map.Entry<String, List<Bandwidth>> e : overrides.plans().entrySet()) {
             p = p.withPlanLimits(e.getKey(), e.getValue());
+        }
+        for (Map.Entry<String, List<CalendarQuota>> e : overrides.quotas().entrySet()) {
+            p = p.withPlanQuotas(e.getKey(), e.getValue());
         }
         if (overrides.global().isPresent()) p = p.withGlobal(global(overrides.global().get()));
         Map<String, TenantContract> tenants = new TreeMap<>(base.tenants());

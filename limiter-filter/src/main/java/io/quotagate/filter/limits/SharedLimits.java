@@ -442,7 +442,7 @@ public final class SharedLimits implements AutoCloseable {
             else LOG.log(System.Logger.Level.WARNING, "quotagate: runtime entry of tenant " + tenant
                     + " dropped with the new plans file: " + why.get());
         });
-        return new LimitOverrides(overrides.global(), overrides.plans(), kept);
+        return new LimitOverrides(overrides.global(), overrides.plans(), kept, overrides.quotas());
     }
 
     private LimitsRecord record(LimitsBase base, String source, LimitOverrides overrides, String what) {

@@ -7,6 +7,7 @@ import io.quotagate.filter.admission.FailureLog;
 import io.quotagate.filter.admission.Gate;
 import io.quotagate.filter.admission.LimitStatus;
 import io.quotagate.filter.admission.Policy;
+import io.quotagate.filter.admission.QuotaUsage;
 import io.quotagate.filter.admission.Reason;
 import io.quotagate.filter.limits.LimitOverrides;
 import io.quotagate.filter.limits.LimitsStatus;
@@ -14,6 +15,7 @@ import io.quotagate.filter.limits.SharedLimits;
 import io.quotagate.filter.metrics.RequestStatistics;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.RouteRule;
@@ -225,6 +227,16 @@ final class FilterRuntime implements QuotaControl {
     }
 
     @Override
+    public void setPlanQuotas(String plan, List<CalendarQuota> quotas) {
+        Objects.requireNonNull(plan, "plan");
+        Objects.requireNonNull(quotas, "quotas");
+        if (plans().plan(plan).isEmpty()) {
+            throw new IllegalArgumentException("unknown plan '" + plan + "', defined: " + plans().plans().keySet());
+        }
+        limits.change("setPlanQuotas " + plan, o -> o.withPlanQuotas(plan, quotas));
+    }
+
+    @Override
     public Optional<TenantContract> tenant(String tenant) {
         if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: " + tenant);
         TenantSettings s = plans().tenants();
@@ -276,6 +288,11 @@ final class FilterRuntime implements QuotaControl {
     @Override
     public List<LimitStatus> tenantLimits(String tenant) {
         return gate.tenantLimits(engine.policy(), tenant);
+    }
+
+    @Override
+    public List<QuotaUsage> tenantQuotas(String tenant) {
+        return gate.tenantQuotas(engine.policy(), tenant);
     }
 
     @Override
