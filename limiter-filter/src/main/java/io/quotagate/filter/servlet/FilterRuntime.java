@@ -322,6 +322,17 @@ final class FilterRuntime implements QuotaControl {
     }
 
     @Override
+    public List<String> quotaNames(String plan) {
+        return plans().plan(plan).map(p -> p.quotas().stream().map(CalendarQuota::name).toList()).orElse(List.of());
+    }
+
+    @Override
+    public double quotaLimit(String plan, String quota) {
+        return plans().plan(plan).flatMap(p -> p.quotas().stream().filter(q -> q.name().equals(quota)).findFirst())
+                .map(q -> (double) q.limit()).orElse(Double.NaN);
+    }
+
+    @Override
     public long globalQuotaAvailable() {
         return gate.globalAvailable(engine.policy());
     }

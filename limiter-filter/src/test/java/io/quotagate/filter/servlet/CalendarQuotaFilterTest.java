@@ -1,6 +1,8 @@
 package io.quotagate.filter.servlet;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.quotagate.filter.admission.QuotaUsage;
+import io.quotagate.filter.metrics.QuotaMeterBinder;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.ManualClock;
@@ -74,6 +76,28 @@ class CalendarQuotaFilterTest {
         clock.advance(Duration.ofSeconds(10800));
         assertThat(get("/items", "acme").statusCode()).as("March").isEqualTo(200);
         assertThat(filter.control().tenantQuotas("acme").get(0).used()).isEqualTo(1);
+    }
+
+    @Test
+    void metricsShowEachPlansQuotaLimitAndWhatANamedTenantUsedAndCountQuotaRefusals() throws Exception {
+        start("2027-03-10T12:00:00Z");
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        new QuotaMeterBinder(filter.control()).bindTo(registry);
+        for (int i = 0; i < 4; i++) get("/items", "acme");
+        get("/items", "globex");
+        assertThat(registry.get(QuotaMeterBinder.QUOTA_LIMIT).tags("plan", "pro", "quota", "monthly").gauge().value())
+                .isEqualTo(3.0);
+        assertThat(registry.get(QuotaMeterBinder.QUOTA_USED).tags("tenant", "acme", "quota", "monthly").gauge().value())
+                .isEqualTo(3.0);
+        assertThat(registry.find(QuotaMeterBinder.QUOTA_USED).tags("tenant", "globex").gauges())
+                .as("a plan without quotas has no quota series").isEmpty();
+        assertThat(registry.get(QuotaMeterBinder.REQUESTS).tags("tenant", "acme", "reason", "quota").functionCounter()
+                .count()).isEqualTo(1.0);
+        filter.control().setPlanQuotas("pro", List.of());
+        assertThat(registry.get(QuotaMeterBinder.QUOTA_LIMIT).tags("plan", "pro", "quota", "monthly").gauge().value())
+                .as("gone").isNaN();
+        assertThat(registry.get(QuotaMeterBinder.QUOTA_USED).tags("tenant", "acme", "quota", "monthly").gauge().value())
+                .isNaN();
     }
 
     @Test
