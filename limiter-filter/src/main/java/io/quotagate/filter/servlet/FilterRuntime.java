@@ -14,6 +14,7 @@ import io.quotagate.filter.limits.LimitsStatus;
 import io.quotagate.filter.limits.SharedLimits;
 import io.quotagate.filter.metrics.RequestStatistics;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.QuotaSnapshot;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.Plans;
@@ -76,10 +77,13 @@ final class FilterRuntime implements QuotaControl {
     private volatile Engine engine;
     /** The plans file, the shared record and the runtime changes, put in force through {@link #install}. */
     private final SharedLimits limits;
+    /** The local store's quota counters kept in a file, or null. */
+    private final QuotaSnapshot snapshot;
 
     private FilterRuntime(Setup setup, Gate gate, ConcurrencyLimits concurrency, RequestStatistics statistics,
-                          RejectionLog rejections, Plans plans) {
+                          RejectionLog rejections, Plans plans, QuotaSnapshot snapshot) {
         this.setup = setup;
+        this.snapshot = snapshot;
         this.gate = gate;
         this.concurrency = concurrency;
         this.statistics = statistics;
@@ -136,7 +140,15 @@ final class FilterRuntime implements QuotaControl {
                 new FailureLog(LOG, b.clock, "tenant resolver"));
         ConcurrencyLimits concurrency = new ConcurrencyLimits(plans, b.clock, waits, store::instanceCount);
         Gate gate = new Gate(store, concurrency, new FailureLog(LOG, b.clock, "tenant directory"), b.wallClock);
-        return new FilterRuntime(setup, gate, concurrency, statistics, new RejectionLog(LOG, b.clock), plans);
+        QuotaSnapshot snapshot = null;
+        if (b.quotaSnapshotFile != null) {
+            try {
+                snapshot = QuotaSnapshot.start(store, b.quotaSnapshotFile, b.quotaSnapshotInterval, b.wallClock);
+            } catch (IllegalArgumentException misconfigured) {
+                throw new IllegalStateException("QuotaFilter.builder(): " + misconfigured.getMessage(), misconfigured);
+            }
+        }
+        return new FilterRuntime(setup, gate, concurrency, statistics, new RejectionLog(LOG, b.clock), plans, snapshot);
     }
 
     /** The engine of these plans; the builder's own resolver and directory are kept. */
@@ -350,6 +362,7 @@ final class FilterRuntime implements QuotaControl {
     /** Closes what the filter created: a shared store made from {@code store:}. */
     void close() {
         limits.close();
+        if (snapshot != null) snapshot.close(); // the last counts, before the store goes
         if (setup.ownsStore() && setup.store() instanceof AutoCloseable owned) {
             try {
                 owned.close();

@@ -381,6 +381,8 @@ public final class QuotaFilter implements Filter {
         TenantDirectory directory;
         QuotaClock clock = QuotaClock.system();
         java.time.Clock wallClock = java.time.Clock.systemUTC();
+        Path quotaSnapshotFile;
+        Duration quotaSnapshotInterval;
         BucketStore store;
         StoreSettings storeSettings;
         final Map<String, CostEstimator> estimators = new HashMap<>();
@@ -436,6 +438,18 @@ public final class QuotaFilter implements Filter {
          */
         public Builder wallClock(java.time.Clock wallClock) {
             this.wallClock = Objects.requireNonNull(wallClock, "wallClock");
+            return this;
+        }
+
+        /**
+         * Keeps the local store's calendar quota counters across restarts in {@code file}: read at
+         * start, written every {@code interval} and in {@link QuotaFilter#destroy()} (a killed process
+         * loses at most the last interval's counts). Only with the local store; the file's directory
+         * must exist and be writable, else {@link #build()} fails naming it.
+         */
+        public Builder quotaSnapshot(Path file, Duration interval) {
+            this.quotaSnapshotFile = Objects.requireNonNull(file, "file");
+            this.quotaSnapshotInterval = Objects.requireNonNull(interval, "interval");
             return this;
         }
 
