@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.quotagate.filter.admission.LimitStatus;
+import io.quotagate.filter.admission.QuotaUsage;
 import io.quotagate.filter.limits.LimitOverrides;
 import io.quotagate.filter.limits.LimitsStatus;
 import io.quotagate.filter.servlet.QuotaControl;
@@ -89,6 +90,12 @@ final class AdminTenants extends HttpServlet {
         for (LimitStatus s : state) {
             buckets.addObject().put("name", s.name()).put("capacity", s.capacity()).put("remaining", s.remaining())
                     .put("secondsToFull", s.secondsToFull());
+        }
+        ArrayNode quotas = body.putArray("quotas"); // calendar quotas: this period's use
+        for (QuotaUsage u : control().tenantQuotas(tenant)) {
+            quotas.addObject().put("name", u.name()).put("per", u.per().name().toLowerCase(java.util.Locale.ROOT))
+                    .put("limit", u.limit()).put("used", u.used()).put("remaining", u.remaining())
+                    .put("resetsAt", u.resetsAt().toString());
         }
         json(resp, 200, body);
     }
