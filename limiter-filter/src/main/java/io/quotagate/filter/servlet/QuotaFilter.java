@@ -100,6 +100,16 @@ public final class QuotaFilter implements Filter {
      * {@link PlansFile#DEFAULT_MAX_BYTES}); see {@link Builder#maxPlansFileBytes}.
      */
     public static final String MAX_PLANS_FILE_BYTES_PARAM = "max-plans-file-bytes";
+    /**
+     * Init-param: a file keeping the local store's calendar quota counters across restarts
+     * ({@link Builder#quotaSnapshot}); written every {@value #DEFAULT_QUOTA_SNAPSHOT_INTERVAL} unless
+     * {@code quota-snapshot-interval} says otherwise.
+     */
+    public static final String QUOTA_SNAPSHOT_PARAM = "quota-snapshot";
+    /** Init-param: how often the {@code quota-snapshot} file is written, e.g. {@code 30s}. */
+    public static final String QUOTA_SNAPSHOT_INTERVAL_PARAM = "quota-snapshot-interval";
+    /** Default interval of the {@code quota-snapshot} init-param. */
+    public static final String DEFAULT_QUOTA_SNAPSHOT_INTERVAL = "1m";
 
     private static final System.Logger LOG = System.getLogger(QuotaFilter.class.getName());
     /** The refusals that name no tenant and depend on nothing of the request (immutable: shared). */

@@ -90,6 +90,31 @@ class QuotaSnapshotTest {
         assertThat(Files.readString(file)).doesNotContain("2027-02-01").doesNotContain("garbage");
     }
 
+    /** A container-created filter, from init-params, on the system's clocks. */
+    private JettyServer startFromInitParams(Path plans, Path snapshot) throws Exception {
+        var context = new org.eclipse.jetty.ee10.servlet.ServletContextHandler();
+        context.setContextPath("/");
+        var holder = new org.eclipse.jetty.ee10.servlet.FilterHolder(QuotaFilter.class);
+        holder.setInitParameter(QuotaFilter.PLANS_PARAM, plans.toString());
+        holder.setInitParameter(QuotaFilter.QUOTA_SNAPSHOT_PARAM, snapshot.toString());
+        holder.setInitParameter(QuotaFilter.QUOTA_SNAPSHOT_INTERVAL_PARAM, "1h");
+        context.addFilter(holder, "/*", java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
+        context.addServlet(new org.eclipse.jetty.ee10.servlet.ServletHolder(new JettyServer.OkServlet()), "/");
+        return JettyServer.start(context);
+    }
+
+    @Test
+    void aContainerCreatedFilterKeepsItsCountsThroughTheInitParams() throws Exception {
+        Path plans = Files.writeString(dir.resolve("plans.yml"), PLANS);
+        Path file = dir.resolve("quotas.txt");
+        try (JettyServer first = startFromInitParams(plans, file)) {
+            for (int i = 0; i < 3; i++) assertThat(get(first)).isEqualTo(200);
+        }
+        try (JettyServer second = startFromInitParams(plans, file)) {
+            assertThat(get(second)).isEqualTo(429);
+        }
+    }
+
     @Test
     void aSnapshotInADirectoryThatDoesNotExistFailsTheBuildNamingIt() {
         Path file = dir.resolve("missing/quotas.txt");
