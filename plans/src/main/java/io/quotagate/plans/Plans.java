@@ -197,6 +197,28 @@ public final class Plans {
      *                                  own-limits tenant unassigned, or a route's cost exceeds a capacity
      */
     public Plans withTenants(Map<String, String> assignments, Map<String, List<Bandwidth>> own) {
+        return withTenants(assignments, own, Map.of());
+    }
+
+    /**
+     * As {@link #withTenants(Map, Map)}, with tenants' own calendar quotas (replacing their plan's; an
+     * empty list: none) too.
+     *
+     * @throws IllegalArgumentException also if a route's cost exceeds an own quota's limit, or a tenant
+     *                                  with own quotas is unassigned
+     */
+    public Plans withTenants(Map<String, String> assignments, Map<String, List<Bandwidth>> own,
+                             Map<String, List<CalendarQuota>> ownQuotas) {
+        ownQuotas.forEach((tenant, quotas) -> {
+            for (RouteRule route : routes) {
+                int i = route.limited() ? firstQuotaBelow(route.cost(), quotas) : -1;
+                if (i >= 0) {
+                    throw new IllegalArgumentException("tenant " + tenant + ": limit " + quotas.get(i).limit()
+                            + " of quota '" + quotas.get(i).name() + "' is below the cost " + route.cost()
+                            + " of route '" + route.name() + "': such requests could never be admitted");
+                }
+            }
+        });
         assignments.forEach((tenant, plan) -> {
             if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: '" + tenant + "'");
             if (!plans.containsKey(plan)) {
@@ -211,7 +233,8 @@ public final class Plans {
             if (limits.isEmpty()) throw new IllegalArgumentException("tenant " + tenant + ": limits must not be empty");
             checkRouteCostsFit("tenant " + tenant, limits);
         });
-        TenantSettings t = TenantSettings.from(tenants).assignments(assignments).overrides(own).build();
+        TenantSettings t = TenantSettings.from(tenants).assignments(assignments).overrides(own)
+                .overrideQuotas(ownQuotas).build();
         return from(this).tenants(t).build();
     }
 
@@ -226,6 +249,22 @@ public final class Plans {
         } catch (IllegalArgumentException refused) {
             return Optional.of(refused.getMessage());
         }
+    }
+
+    /**
+     * Why {@code quotas} cannot count under these routes (a route whose cost exceeds a quota's limit could
+     * never be admitted), or empty if they can.
+     */
+    public Optional<String> quotasRefusal(String owner, List<CalendarQuota> quotas) {
+        for (RouteRule route : routes) {
+            int i = route.limited() ? firstQuotaBelow(route.cost(), quotas) : -1;
+            if (i >= 0) {
+                return Optional.of("limit " + quotas.get(i).limit() + " of " + owner + " quota '" + quotas.get(i).name()
+                        + "' is below the cost " + route.cost() + " of route '" + route.name()
+                        + "': such requests could never be admitted");
+            }
+        }
+        return Optional.empty();
     }
 
     private void checkRouteCostsFit(String owner, List<Bandwidth> limits) {

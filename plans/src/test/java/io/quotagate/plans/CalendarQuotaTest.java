@@ -138,6 +138,41 @@ class CalendarQuotaTest {
     }
 
     @Test
+    void aTenantMayHaveQuotasOfItsOwnWithOrWithoutLimitsOfItsOwn() {
+        Plans plans = PlansFile.parse("plans.yml", """
+                plans:
+                  pro:
+                    limits: [{ capacity: 200, refill: 100, period: 10s }]
+                    quotas: [{ name: monthly, limit: 1000, per: month }]
+                routes:
+                  - { name: export, paths: ["/export"], cost: 50 }
+                tenants:
+                  overrides:
+                    bigcorp: { plan: pro, quotas: [{ name: monthly, limit: 5000, per: month, zone: Europe/Berlin }] }
+                    nolimit: { plan: pro, quotas: [] }
+                """);
+        assertThat(plans.tenants().overrideQuotas()).containsEntry("bigcorp",
+                List.of(new CalendarQuota("monthly", 5000, CalendarQuota.Per.MONTH, BERLIN))).containsEntry("nolimit", List.of());
+        assertThat(plans.tenants().overrides()).as("no limits of their own").isEmpty();
+        assertThat(plans.tenants().assignments()).containsEntry("bigcorp", "pro");
+        assertThatThrownBy(() -> PlansFile.parse("plans.yml", """
+                plans:
+                  pro:
+                    limits: [{ capacity: 200, refill: 100, period: 10s }]
+                routes:
+                  - { name: export, paths: ["/export"], cost: 50 }
+                tenants:
+                  overrides:
+                    bigcorp:
+                      plan: pro
+                      quotas:
+                        - { name: daily, limit: 10, per: day }
+                """)).isInstanceOfSatisfying(InvalidPlansException.class, e -> assertThat(e.getMessage()).isEqualTo(
+                "plans.yml:11: tenants.overrides.bigcorp.quotas[0].limit: limit 10 is below the cost 50 of route export: "
+                        + "such a request could never be admitted"));
+    }
+
+    @Test
     void aRuntimeChangeOfQuotasKeepsThePlansOtherSettings() {
         Plans plans = PlansFile.parse("plans.yml", """
                 plans:

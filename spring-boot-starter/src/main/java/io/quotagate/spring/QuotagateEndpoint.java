@@ -308,6 +308,7 @@ public class QuotagateEndpoint {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("plan", c.plan());
         out.put("limits", bandwidths(c.limits()));
+        if (c.hasOwnQuotas()) out.put("quotas", quotas(c.quotas()));
         return out;
     }
 

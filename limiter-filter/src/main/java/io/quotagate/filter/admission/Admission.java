@@ -5,6 +5,7 @@ import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.Plan;
 import io.quotagate.plans.Plans;
@@ -119,14 +120,22 @@ final class Admission {
             byName.put(plan.name(), planLimits(plan.limits(), old, previous != null, globalMaxCost,
                     plan.shadow() || plans.shadow(), plan.publish(), quotas));
         }
-        // tenants.overrides: a tenant's own limits, with its plan's shadow/publish flags
+        // tenants.overrides: a tenant's own limits and/or quotas, with its plan's shadow/publish flags
         Map<String, PlanLimits> overrides = new HashMap<>();
-        for (Map.Entry<String, List<Bandwidth>> o : plans.tenants().overrides().entrySet()) {
-            String tenant = o.getKey();
+        Map<String, List<CalendarQuota>> ownQuotas = plans.tenants().overrideQuotas();
+        java.util.Set<String> own = new java.util.HashSet<>(plans.tenants().overrides().keySet());
+        own.addAll(ownQuotas.keySet());
+        for (String tenant : own) {
             PlanLimits old = previous == null ? null : previous.overrides.get(tenant);
             PlanLimits plan = byName.get(plans.tenants().assignments().get(tenant));
-            overrides.put(tenant, planLimits(o.getValue(), old, previous != null, globalMaxCost,
-                    plan != null && plan.shadow, plan != null && plan.publish, plan == null ? null : plan.quotas));
+            if (plan == null) continue; // Plans refuses an unassigned tenant with own limits
+            QuotaWindows quotas = ownQuotas.containsKey(tenant)
+                    ? windows(ownQuotas.get(tenant), old == null ? null : old.quotas) : plan.quotas;
+            List<Bandwidth> bandwidths = plans.tenants().overrides().get(tenant);
+            overrides.put(tenant, bandwidths != null
+                    ? planLimits(bandwidths, old, previous != null, globalMaxCost, plan.shadow, plan.publish, quotas)
+                    : new PlanLimits(plan.limits, Math.min(plan.limits.smallestCapacity(), quotaBound(quotas, globalMaxCost)),
+                    plan.shadow, plan.publish, quotas));
         }
         // the application directory's contracts: own limits built on first sight, with their plan's flags
         Map<String, PlanLimits> plansByName = Map.copyOf(byName);
@@ -134,9 +143,11 @@ final class Admission {
         ContractLimits contracts = new ContractLimits(plans, previous == null ? null : previous.contracts,
                 (contract, before) -> {
                     PlanLimits plan = plansByName.get(contract.plan());
-                    BucketLimits limits = reload || before != null ? BucketLimits.next(before, contract.limits())
+                    BucketLimits limits = !contract.hasOwnLimits() && plan != null ? plan.limits
+                            : reload || before != null ? BucketLimits.next(before, contract.limits())
                             : BucketLimits.of(contract.limits());
-                    QuotaWindows quotas = plan == null ? null : plan.quotas;
+                    QuotaWindows quotas = contract.hasOwnQuotas() ? windows(contract.quotas(), null)
+                            : plan == null ? null : plan.quotas;
                     return new PlanLimits(limits, Math.min(limits.smallestCapacity(), quotaBound(quotas, globalMaxCost)),
                             plan != null && plan.shadow, plan != null && plan.publish, quotas);
                 });
@@ -506,6 +517,16 @@ final class Admission {
         BucketLimits limits = bucketLimits(bandwidths, old == null ? null : old.limits, reload);
         return new PlanLimits(limits, Math.min(limits.smallestCapacity(), quotaBound(quotas, globalMaxCost)), shadow,
                 publish, quotas);
+    }
+
+    /** The windows of {@code quotas} (null for none), {@code old}'s if they count the same quotas. */
+    private QuotaWindows windows(List<CalendarQuota> quotas, QuotaWindows old) {
+        if (quotas.isEmpty()) return null;
+        if (counters == null) {
+            throw new IllegalArgumentException("the bucket store keeps no quota counters; calendar quotas need "
+                    + "the local or the Redis store");
+        }
+        return old != null && List.of(old.quotas()).equals(quotas) ? old : new QuotaWindows(quotas);
     }
 
     /** {@code bound}, or the smallest limit of the quotas if below: no request may cost more. */

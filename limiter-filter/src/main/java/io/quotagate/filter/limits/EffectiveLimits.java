@@ -58,11 +58,13 @@ final class EffectiveLimits {
         if (!tenants.equals(fileBase.tenants())) {
             Map<String, String> assignments = new HashMap<>();
             Map<String, List<Bandwidth>> own = new HashMap<>();
+            Map<String, List<CalendarQuota>> ownQuotas = new HashMap<>();
             tenants.forEach((tenant, c) -> {
                 assignments.put(tenant, c.plan());
                 if (c.hasOwnLimits()) own.put(tenant, c.limits());
+                if (c.hasOwnQuotas()) ownQuotas.put(tenant, c.quotas());
             });
-            p = p.withTenants(assignments, own);
+            p = p.withTenants(assignments, own, ownQuotas);
         }
         return p;
     }

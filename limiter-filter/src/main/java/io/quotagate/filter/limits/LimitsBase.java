@@ -51,8 +51,9 @@ record LimitsBase(List<Bandwidth> global, List<Bandwidth> guests, Map<String, Li
         }
         Map<String, TenantContract> tenants = new TreeMap<>();
         Map<String, List<Bandwidth>> own = file.tenants().overrides();
+        Map<String, List<CalendarQuota>> ownQuotas = file.tenants().overrideQuotas();
         file.tenants().assignments().forEach((tenant, plan) ->
-                tenants.put(tenant, new TenantContract(plan, own.getOrDefault(tenant, List.of()))));
+                tenants.put(tenant, new TenantContract(plan, own.getOrDefault(tenant, List.of()), ownQuotas.get(tenant))));
         return new LimitsBase(file.global().map(GlobalQuota::limits).orElse(List.of()),
                 file.tenants().guests().limits(), plans, tenants, quotas);
     }

@@ -103,7 +103,9 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
     /** The record as stored. */
     String toJson() {
         ObjectNode root = JSON.createObjectNode();
-        boolean quotas = !base.quotas().isEmpty() || !overrides.quotas().isEmpty();
+        boolean quotas = !base.quotas().isEmpty() || !overrides.quotas().isEmpty()
+                || base.tenants().values().stream().anyMatch(TenantContract::hasOwnQuotas)
+                || overrides.tenants().values().stream().anyMatch(TenantContract::hasOwnQuotas);
         root.put("format", quotas ? FORMAT : FORMAT_WITHOUT_QUOTAS);
         ObjectNode b = root.putObject("base");
         b.put("fingerprint", fingerprint());
@@ -155,7 +157,7 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
             fields(b, "base.", quotas ? with(baseFields, "quotas") : baseFields);
             LimitsBase base = new LimitsBase(bandwidths(b.get("global"), "base.global"),
                     bandwidths(b.get("guests"), "base.guests"), plans(b.get("plans"), "base.plans"),
-                    tenants(b.get("tenants"), "base.tenants"), quotaPlans(b.get("quotas"), "base.quotas"));
+                    tenants(b.get("tenants"), "base.tenants", quotas), quotaPlans(b.get("quotas"), "base.quotas"));
             String fingerprint = text(b, "fingerprint", "base.");
             if (!fingerprint.equals(fingerprint(base))) {
                 throw new Unusable("base.fingerprint does not match the base's limits (edited by hand?)");
@@ -166,7 +168,7 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
             Optional<List<Bandwidth>> global = o.has("global")
                     ? Optional.of(bandwidths(o.get("global"), "overrides.global")) : Optional.empty();
             LimitOverrides overrides = new LimitOverrides(global, plans(o.get("plans"), "overrides.plans"),
-                    tenants(o.get("tenants"), "overrides.tenants"), quotaPlans(o.get("quotas"), "overrides.quotas"));
+                    tenants(o.get("tenants"), "overrides.tenants", quotas), quotaPlans(o.get("quotas"), "overrides.quotas"));
             JsonNode c = object(root, "lastChange");
             fields(c, "lastChange.", Set.of("by", "at", "what"));
             return new LimitsRecord(base, text(b, "source", "base."), text(b, "publishedBy", "base."),
@@ -197,14 +199,17 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
 
     private static ObjectNode quotaPlans(Map<String, List<CalendarQuota>> quotas) {
         ObjectNode plans = JSON.createObjectNode();
-        quotas.forEach((plan, list) -> {
-            ArrayNode a = plans.putArray(plan);
-            for (CalendarQuota q : list) {
-                a.addObject().put("name", q.name()).put("limit", q.limit())
-                        .put("per", q.per().name().toLowerCase(Locale.ROOT)).put("zone", q.zone().getId());
-            }
-        });
+        quotas.forEach((plan, list) -> plans.set(plan, quotaList(list)));
         return plans;
+    }
+
+    private static ArrayNode quotaList(List<CalendarQuota> list) {
+        ArrayNode a = JSON.createArrayNode();
+        for (CalendarQuota q : list) {
+            a.addObject().put("name", q.name()).put("limit", q.limit())
+                    .put("per", q.per().name().toLowerCase(Locale.ROOT)).put("zone", q.zone().getId());
+        }
+        return a;
     }
 
     /** {@code plan → quotas}; none if {@code node} is absent. */
@@ -214,35 +219,38 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
         if (!node.isObject()) throw new IllegalArgumentException(field + ": not an object");
         for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
-            String f = field + "." + e.getKey();
-            if (!e.getValue().isArray()) throw new IllegalArgumentException(f + ": not a list");
-            List<CalendarQuota> list = new ArrayList<>();
-            for (int i = 0; i < e.getValue().size(); i++) {
-                String qf = f + "[" + i + "]";
-                JsonNode q = e.getValue().get(i);
-                if (!q.isObject()) throw new IllegalArgumentException(qf + ": not an object");
-                fields(q, qf + ".", Set.of("name", "limit", "per", "zone"));
-                CalendarQuota.Per per;
-                ZoneId zone;
-                try {
-                    per = CalendarQuota.Per.valueOf(text(q, "per", qf + ".").toUpperCase(Locale.ROOT));
-                } catch (IllegalArgumentException bad) {
-                    throw new IllegalArgumentException(qf + ".per: not day, week or month");
-                }
-                try {
-                    zone = ZoneId.of(text(q, "zone", qf + "."));
-                } catch (DateTimeException bad) {
-                    throw new IllegalArgumentException(qf + ".zone: not a time zone");
-                }
-                try {
-                    list.add(new CalendarQuota(text(q, "name", qf + "."), whole(q, "limit", qf), per, zone));
-                } catch (IllegalArgumentException bad) {
-                    throw new IllegalArgumentException(qf + ": " + bad.getMessage());
-                }
-            }
-            out.put(e.getKey(), list);
+            out.put(e.getKey(), quotaList(e.getValue(), field + "." + e.getKey()));
         }
         return out;
+    }
+
+    private static List<CalendarQuota> quotaList(JsonNode node, String f) {
+        if (!node.isArray()) throw new IllegalArgumentException(f + ": not a list");
+        List<CalendarQuota> list = new ArrayList<>();
+        for (int i = 0; i < node.size(); i++) {
+            String qf = f + "[" + i + "]";
+            JsonNode q = node.get(i);
+            if (!q.isObject()) throw new IllegalArgumentException(qf + ": not an object");
+            fields(q, qf + ".", Set.of("name", "limit", "per", "zone"));
+            CalendarQuota.Per per;
+            ZoneId zone;
+            try {
+                per = CalendarQuota.Per.valueOf(text(q, "per", qf + ".").toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException bad) {
+                throw new IllegalArgumentException(qf + ".per: not day, week or month");
+            }
+            try {
+                zone = ZoneId.of(text(q, "zone", qf + "."));
+            } catch (DateTimeException bad) {
+                throw new IllegalArgumentException(qf + ".zone: not a time zone");
+            }
+            try {
+                list.add(new CalendarQuota(text(q, "name", qf + "."), whole(q, "limit", qf), per, zone));
+            } catch (IllegalArgumentException bad) {
+                throw new IllegalArgumentException(qf + ": " + bad.getMessage());
+            }
+        }
+        return list;
     }
 
     private static ObjectNode tenants(Map<String, TenantContract> tenants) {
@@ -251,6 +259,7 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
             ObjectNode entry = t.putObject(tenant);
             entry.put("plan", c.plan());
             if (c.hasOwnLimits()) entry.set("limits", bandwidths(c.limits()));
+            if (c.hasOwnQuotas()) entry.set("quotas", quotaList(c.quotas()));
         });
         return t;
     }
@@ -297,17 +306,19 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
         return out;
     }
 
-    private static Map<String, TenantContract> tenants(JsonNode node, String field) {
+    private static Map<String, TenantContract> tenants(JsonNode node, String field, boolean quotas) {
         if (node == null || !node.isObject()) throw new IllegalArgumentException(field + ": missing or not an object");
         Map<String, TenantContract> out = new TreeMap<>();
         for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             String f = field + "." + e.getKey();
             if (!e.getValue().isObject()) throw new IllegalArgumentException(f + ": not an object");
-            fields(e.getValue(), f + ".", Set.of("plan", "limits"));
+            fields(e.getValue(), f + ".", quotas ? Set.of("plan", "limits", "quotas") : Set.of("plan", "limits"));
             List<Bandwidth> limits = e.getValue().has("limits") ? bandwidths(e.getValue().get("limits"), f + ".limits")
                     : List.of();
-            out.put(e.getKey(), new TenantContract(text(e.getValue(), "plan", f + "."), limits));
+            List<CalendarQuota> own = e.getValue().has("quotas") ? quotaList(e.getValue().get("quotas"), f + ".quotas")
+                    : null;
+            out.put(e.getKey(), new TenantContract(text(e.getValue(), "plan", f + "."), limits, own));
         }
         return out;
     }

@@ -253,7 +253,10 @@ final class FilterRuntime implements QuotaControl {
         if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: " + tenant);
         TenantSettings s = plans().tenants();
         String plan = s.assignments().get(tenant);
-        if (plan != null) return Optional.of(new TenantContract(plan, s.overrides().getOrDefault(tenant, List.of())));
+        if (plan != null) {
+            return Optional.of(new TenantContract(plan, s.overrides().getOrDefault(tenant, List.of()),
+                    s.overrideQuotas().get(tenant)));
+        }
         return setup.directory() == null ? Optional.empty() : setup.directory().contractOf(tenant);
     }
 

@@ -179,6 +179,34 @@ class CalendarQuotaAdmissionTest {
     }
 
     @Test
+    void aTenantsOwnQuotasReplaceItsPlansAndAnEmptyListMeansNone() {
+        String yaml = """
+                plans:
+                  pro:
+                    limits: [ { capacity: 100, refill: 100, period: 1s } ]
+                    quotas: [ { name: monthly, limit: 2, per: month } ]
+                tenants:
+                  assignments: { acme: pro }
+                  overrides:
+                    bigcorp: { plan: pro, quotas: [ { name: monthly, limit: 4, per: month } ] }
+                    unlimited: { plan: pro, quotas: [] }
+                    own: { plan: pro, limits: [ { capacity: 3, refill: 3, period: 1h } ] }
+                """;
+        Decisions a = new Decisions(PlansFile.parse("t.yml", yaml), BucketStore.local(100, clock),
+                clock.wallClock(Instant.parse("2027-03-10T12:00:00Z")));
+        use(a, "acme", 2);
+        assertThat(refused(a.admit("acme", "pro", 1)).reason()).isEqualTo(Reason.QUOTA);
+        use(a, "bigcorp", 4);
+        assertThat(refused(a.admit("bigcorp", "pro", 1)).reason()).isEqualTo(Reason.QUOTA);
+        assertThat(a.status("bigcorp", "pro").get(0).capacity()).as("the plan's bandwidths").isEqualTo(100);
+        use(a, "unlimited", 50);
+        assertThat(a.quotaUsage("unlimited", "pro")).isEmpty();
+        use(a, "own", 2);
+        assertThat(refused(a.admit("own", "pro", 1)).reason()).as("own limits keep the plan's quotas")
+                .isEqualTo(Reason.QUOTA);
+    }
+
+    @Test
     void guestsAreNotCountedAsTheirIdsCanBeMadeUp() {
         Decisions a = admission("[ { name: daily, limit: 2, per: day } ]", "2027-03-10T12:00:00Z");
         for (int i = 0; i < 5; i++) {

@@ -51,6 +51,26 @@ class LimitsRecordFormatTest {
     }
 
     @Test
+    void aTenantsOwnQuotasMakeItFormatTwoAndComeBackWhole() throws Exception {
+        Plans plans = PlansFile.parse("p.yml", WITHOUT + """
+                tenants:
+                  overrides:
+                    bigcorp: { plan: pro, quotas: [ { name: monthly, limit: 500, per: month } ] }
+                """);
+        LimitsRecord r = record(plans, LimitOverrides.NONE.withTenant("acme", new io.quotagate.tenant.TenantContract(
+                "pro", List.of(), List.of())));
+        String json = r.toJson();
+        assertThat(json).startsWith("{\"format\":2,").contains("\"bigcorp\":{\"plan\":\"pro\",\"quotas\":[{")
+                .contains("\"acme\":{\"plan\":\"pro\",\"quotas\":[]}");
+        LimitsRecord back = LimitsRecord.parse(json);
+        assertThat(back.base()).isEqualTo(r.base());
+        assertThat(back.overrides()).isEqualTo(r.overrides());
+        Plans effective = EffectiveLimits.of(PlansFile.parse("p.yml", WITHOUT), back.base(), back.overrides());
+        assertThat(effective.tenants().overrideQuotas()).containsEntry("acme", List.of())
+                .containsKey("bigcorp");
+    }
+
+    @Test
     void theFingerprintOfABaseWithoutQuotasIsUnchangedByTheNewField() {
         Plans plans = PlansFile.parse("p.yml", WITHOUT);
         LimitsBase base = LimitsBase.of(plans);

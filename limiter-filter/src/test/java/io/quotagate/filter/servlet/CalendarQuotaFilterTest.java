@@ -8,6 +8,7 @@ import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.PlansFile;
+import io.quotagate.tenant.TenantContract;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -98,6 +99,42 @@ class CalendarQuotaFilterTest {
                 .as("gone").isNaN();
         assertThat(registry.get(QuotaMeterBinder.QUOTA_USED).tags("tenant", "acme", "quota", "monthly").gauge().value())
                 .isNaN();
+    }
+
+    @Test
+    void aTenantsOwnQuotasFromARuntimeContractOrTheDirectoryReplaceItsPlans() throws Exception {
+        List<CalendarQuota> onePerDay = List.of(new CalendarQuota("daily", 2, CalendarQuota.Per.DAY, ZoneId.of("UTC")));
+        filter = QuotaFilter.builder().plans(PlansFile.parse("plans.yml", PLANS)).clock(clock)
+                .wallClock(clock.wallClock(Instant.parse("2027-03-10T12:00:00Z")))
+                .tenantDirectory(new io.quotagate.tenant.TenantDirectory() {
+                    @Override
+                    public java.util.Optional<String> planOf(String tenant) {
+                        return contractOf(tenant).map(TenantContract::plan);
+                    }
+
+                    @Override
+                    public java.util.Optional<TenantContract> contractOf(String tenant) {
+                        return tenant.equals("initech") ? java.util.Optional.of(new TenantContract("free", List.of(),
+                                onePerDay)) : java.util.Optional.empty();
+                    }
+                })
+                .build();
+        server = JettyServer.start(filter);
+        // the directory's contract: the free plan's bandwidths, quotas of its own
+        for (int i = 0; i < 2; i++) assertThat(get("/items", "initech").statusCode()).isEqualTo(200);
+        assertThat(get("/items", "initech").statusCode()).isEqualTo(429);
+        assertThat(filter.control().tenantQuotas("initech").get(0).name()).isEqualTo("daily");
+        // a runtime contract: globex (free, no quotas) gets one
+        filter.control().setTenant("globex", new TenantContract("free", List.of(), onePerDay));
+        assertThat(filter.control().tenant("globex")).hasValue(new TenantContract("free", List.of(), onePerDay));
+        for (int i = 0; i < 2; i++) assertThat(get("/items", "globex").statusCode()).isEqualTo(200);
+        HttpResponse<String> refused = get("/items", "globex");
+        assertThat(refused.statusCode()).isEqualTo(429);
+        assertThat(refused.body()).contains("'daily'");
+        // and acme (pro: monthly 3) none at all
+        filter.control().setTenant("acme", new TenantContract("pro", List.of(), List.of()));
+        for (int i = 0; i < 5; i++) assertThat(get("/items", "acme").statusCode()).isEqualTo(200);
+        assertThat(filter.control().overrides().tenants()).containsKeys("acme", "globex");
     }
 
     @Test
