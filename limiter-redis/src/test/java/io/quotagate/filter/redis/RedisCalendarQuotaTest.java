@@ -100,6 +100,29 @@ class RedisCalendarQuotaTest {
     }
 
     @Test
+    void whileRedisIsDeadAQuotaCountsLocallyUnderOpenAndRefusesWith503UnderClosed() throws Exception {
+        try (RedisServer redis = RedisServer.startOwn()) {
+            String prefix = RedisServer.randomPrefix();
+            StoreSettings open = StoreSettings.redis(redis.uri()).withPrefix(prefix).withTimeout(Duration.ofMillis(200))
+                    .withHeartbeat(Duration.ofMillis(200), Duration.ofSeconds(2));
+            try (Instance a = Instance.start(open, wall);
+                 Instance closed = Instance.start(open.withOnFailure(StoreSettings.OnFailure.CLOSED), wall)) {
+                assertThat(a.get("acme").statusCode()).isEqualTo(200);
+                Await.within(3, "A counts both instances", () -> a.store().instanceCount() == 2);
+                redis.kill();
+                // a fresh local count against this instance's share (3 / 2 instances = 1) for the outage
+                int[] statuses = new int[3];
+                for (int i = 0; i < statuses.length; i++) statuses[i] = a.get("acme").statusCode();
+                assertThat(statuses).containsExactly(200, 429, 429);
+                assertThat(a.store().available()).isFalse();
+                HttpResponse<String> refused = closed.get("acme");
+                assertThat(refused.statusCode()).isEqualTo(503);
+                assertThat(refused.body()).contains("store_unavailable");
+            }
+        }
+    }
+
+    @Test
     void quotasSetAtRuntimeReachEveryInstanceThroughTheRecordFormatTwo() throws Exception {
         RedisServer redis = RedisServer.shared();
         String prefix = RedisServer.randomPrefix();
