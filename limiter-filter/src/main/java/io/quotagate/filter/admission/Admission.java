@@ -4,6 +4,7 @@ import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.QuotaBucket;
+import io.quotagate.filter.store.QuotaCounters;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.GlobalQuota;
@@ -11,14 +12,14 @@ import io.quotagate.plans.Plan;
 import io.quotagate.plans.Plans;
 import io.quotagate.tenant.TenantDirectory;
 
-import io.quotagate.filter.store.QuotaCounters;
-
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -38,6 +39,11 @@ import java.util.concurrent.atomic.LongAdder;
  * bucket lazily on its next use, both with {@link BucketLimits#INHERITANCE} (the store moves a bucket when handed
  * other {@link BucketLimits}). A plan (or the whole plans file) in shadow mode refuses nothing: the refusal
  * is counted ({@link #shadowRejections}) and reported in {@link Decision.Admitted#shadowRejection}.
+ *
+ * <p>An assigned tenant whose plan (or own contract) has calendar quotas is also counted in them
+ * ({@link QuotaWindows}, counters in the store's {@link QuotaCounters}), after every bucket took the
+ * units: a quota that refuses gives them all back and answers {@link Reason#QUOTA}, waiting for its
+ * reset. A plan without quotas reads no wall clock and allocates nothing more.
  *
  * <p>Thread-safe; one instance serves every request.
  */
@@ -123,7 +129,7 @@ final class Admission {
         // tenants.overrides: a tenant's own limits and/or quotas, with its plan's shadow/publish flags
         Map<String, PlanLimits> overrides = new HashMap<>();
         Map<String, List<CalendarQuota>> ownQuotas = plans.tenants().overrideQuotas();
-        java.util.Set<String> own = new java.util.HashSet<>(plans.tenants().overrides().keySet());
+        Set<String> own = new HashSet<>(plans.tenants().overrides().keySet());
         own.addAll(ownQuotas.keySet());
         for (String tenant : own) {
             PlanLimits old = previous == null ? null : previous.overrides.get(tenant);
@@ -227,7 +233,8 @@ final class Admission {
             if (guests != null) guests.refund(cost);
             refusal = new Decision.Rejected(Reason.GLOBAL_RATE, global.nanosToWait(cost));
         } else if (quotas != null) {
-            // last, as the rarest refusal: a tenant over its rate is refused without a trip to the counters
+            // last, as the rarest refusal: a request its buckets refuse adds to no counter (it only reads
+            // them, for a Retry-After that covers its quota too)
             Decision.Rejected overQuota;
             try {
                 overQuota = quotas.take(counters, key, cost, nowNanos);
@@ -412,7 +419,7 @@ final class Admission {
         PlanLimits pl = limitsOf(policy.limits, kind, tenant, plan);
         if (kind != BucketKind.TENANT || pl.quotas == null) return List.of();
         long now = QuotaWindows.nanos(wall.instant());
-        io.quotagate.plans.CalendarQuota[] quotas = pl.quotas.quotas();
+        CalendarQuota[] quotas = pl.quotas.quotas();
         List<QuotaUsage> out = new ArrayList<>(quotas.length);
         for (int i = 0; i < quotas.length; i++) {
             QuotaWindows.Period p = pl.quotas.period(i, now);
@@ -532,7 +539,7 @@ final class Admission {
     /** {@code bound}, or the smallest limit of the quotas if below: no request may cost more. */
     private static long quotaBound(QuotaWindows quotas, long bound) {
         if (quotas == null) return bound;
-        for (io.quotagate.plans.CalendarQuota q : quotas.quotas()) bound = Math.min(bound, q.limit());
+        for (CalendarQuota q : quotas.quotas()) bound = Math.min(bound, q.limit());
         return bound;
     }
 
