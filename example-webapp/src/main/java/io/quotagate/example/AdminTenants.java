@@ -88,6 +88,7 @@ final class AdminTenants extends HttpServlet {
             buckets.addObject().put("name", s.name()).put("capacity", s.capacity()).put("remaining", s.remaining())
                     .put("secondsToFull", s.secondsToFull());
         }
+        body.set("quotas", JSON.valueToTree(LimitsReport.usage(control().tenantQuotas(tenant)))); // this period's use
         json(resp, 200, body);
     }
 

@@ -13,6 +13,7 @@ import java.util.Objects;
 public final class Plan {
     private final String name;
     private final List<Bandwidth> limits;
+    private final List<CalendarQuota> quotas;
     private final Map<String, Integer> concurrency;
     private final boolean publish;
     private final boolean shadow;
@@ -20,10 +21,17 @@ public final class Plan {
     private Plan(Builder b) {
         this.name = b.name;
         this.limits = List.copyOf(b.limits);
+        this.quotas = List.copyOf(b.quotas);
         this.concurrency = Map.copyOf(b.concurrency);
         this.publish = b.publish;
         this.shadow = b.shadow;
         if (limits.isEmpty()) throw new IllegalArgumentException("plan " + name + " needs at least one limit");
+        java.util.Set<String> names = new java.util.HashSet<>();
+        for (CalendarQuota q : quotas) {
+            if (!names.add(q.name())) {
+                throw new IllegalArgumentException("plan " + name + ": duplicate quota name '" + q.name() + "'");
+            }
+        }
     }
 
     /** A builder of a plan of this name: hidden, enforcing, no concurrency caps, limits still to give. */
@@ -33,7 +41,7 @@ public final class Plan {
 
     /** A builder starting from every setting of {@code prototype}. */
     public static Builder from(Plan prototype) {
-        return new Builder(prototype.name).limits(prototype.limits).concurrency(prototype.concurrency)
+        return new Builder(prototype.name).limits(prototype.limits).quotas(prototype.quotas).concurrency(prototype.concurrency)
                 .publish(prototype.publish).shadow(prototype.shadow);
     }
 
@@ -45,6 +53,14 @@ public final class Plan {
     /** The bandwidths of each tenant's bucket under this plan, at least one. */
     public List<Bandwidth> limits() {
         return limits;
+    }
+
+    /**
+     * The calendar quotas of each tenant under this plan (per day, week, month), counted beside its
+     * bandwidths; empty (the default) for none.
+     */
+    public List<CalendarQuota> quotas() {
+        return quotas;
     }
 
     /** The most requests of a route group in flight per tenant (group → cap). */
@@ -73,17 +89,18 @@ public final class Plan {
     @Override
     public boolean equals(Object o) {
         return o instanceof Plan p && name.equals(p.name) && limits.equals(p.limits)
-                && concurrency.equals(p.concurrency) && publish == p.publish && shadow == p.shadow;
+                && quotas.equals(p.quotas) && concurrency.equals(p.concurrency) && publish == p.publish
+                && shadow == p.shadow;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, limits, concurrency, publish, shadow);
+        return Objects.hash(name, limits, quotas, concurrency, publish, shadow);
     }
 
     @Override
     public String toString() {
-        return "Plan[name=" + name + ", limits=" + limits + ", concurrency=" + concurrency + ", publish=" + publish
+        return "Plan[name=" + name + ", limits=" + limits + ", quotas=" + quotas + ", concurrency=" + concurrency + ", publish=" + publish
                 + ", shadow=" + shadow + "]";
     }
 
@@ -91,6 +108,7 @@ public final class Plan {
     public static final class Builder {
         private final String name;
         private List<Bandwidth> limits = List.of();
+        private List<CalendarQuota> quotas = List.of();
         private final Map<String, Integer> concurrency = new LinkedHashMap<>();
         private boolean publish;
         private boolean shadow;
@@ -102,6 +120,12 @@ public final class Plan {
         /** The bandwidths of each tenant's bucket, at least one (replaces any given before). */
         public Builder limits(List<Bandwidth> limits) {
             this.limits = List.copyOf(limits);
+            return this;
+        }
+
+        /** The calendar quotas of each tenant, names unique (replaces any given before; default none). */
+        public Builder quotas(List<CalendarQuota> quotas) {
+            this.quotas = List.copyOf(quotas);
             return this;
         }
 
@@ -135,7 +159,7 @@ public final class Plan {
         /**
          * The plan.
          *
-         * @throws IllegalArgumentException if no limit was given
+         * @throws IllegalArgumentException if no limit was given, or two quotas share a name
          */
         public Plan build() {
             return new Plan(this);

@@ -3,7 +3,10 @@ package io.quotagate.plans;
 import io.quotagate.plans.YamlNode.Mapping;
 import io.quotagate.plans.YamlNode.Sequence;
 
+import java.time.DateTimeException;
 import java.time.Duration;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -38,9 +41,10 @@ final class PlanBinder {
     }
 
     private Plan plan(String name, YamlNode node, String field) {
-        Mapping m = in.mapping(node, field, Set.of("limits", "concurrency", "publish", "shadow"));
+        Mapping m = in.mapping(node, field, Set.of("limits", "quotas", "concurrency", "publish", "shadow"));
         return Plan.builder(name)
                 .limits(limits(in.required(m, "limits", field), field + ".limits"))
+                .quotas(quotas(m.entries().get("quotas"), field + ".quotas"))
                 .concurrency(concurrency(m.entries().get("concurrency"), field + ".concurrency"))
                 .publish(in.bool(m, "publish", field + ".publish", false))
                 .shadow(in.bool(m, "shadow", field + ".shadow", false))
@@ -70,6 +74,39 @@ final class PlanBinder {
             long refill = in.positive(in.required(m, "refill", f), f + ".refill", Long.MAX_VALUE);
             Duration period = in.period(in.required(m, "period", f), f + ".period");
             out.add(new Bandwidth(name, capacity, refill, period));
+        }
+        return out;
+    }
+
+    /**
+     * A {@code quotas:} list ({@code - { name: monthly, limit: 100000, per: month, zone: Europe/Berlin }}),
+     * each name unique; none if {@code node} is null. {@code zone} defaults to UTC.
+     */
+    List<CalendarQuota> quotas(YamlNode node, String field) {
+        List<CalendarQuota> out = new ArrayList<>();
+        if (node == null) return out;
+        Sequence seq = in.sequence(node, field);
+        Set<String> names = new HashSet<>();
+        for (int i = 0; i < seq.items().size(); i++) {
+            String f = field + "[" + i + "]";
+            Mapping m = in.mapping(seq.items().get(i), f, Set.of("name", "limit", "per", "zone"));
+            String name = in.matching(in.required(m, "name", f), f + ".name", NAME);
+            if (!names.add(name)) throw in.error(m.line(), f + ".name", "duplicate quota name '" + name + "'");
+            long limit = in.positive(in.required(m, "limit", f), f + ".limit", Long.MAX_VALUE);
+            in.required(m, "per", f);
+            CalendarQuota.Per per = in.choice(m, "per", f + ".per", null, CalendarQuota.Per.class);
+            ZoneId zone = ZoneOffset.UTC;
+            YamlNode zoneNode = m.entries().get("zone");
+            if (zoneNode != null) {
+                String text = in.string(zoneNode, f + ".zone");
+                try {
+                    zone = ZoneId.of(text);
+                } catch (DateTimeException e) {
+                    throw in.error(zoneNode.line(), f + ".zone", "unknown time zone '" + text
+                            + "', expected an IANA name such as Europe/Berlin, or UTC");
+                }
+            }
+            out.add(new CalendarQuota(name, limit, per, zone));
         }
         return out;
     }

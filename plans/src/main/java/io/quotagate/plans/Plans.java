@@ -159,6 +159,30 @@ public final class Plans {
     }
 
     /**
+     * These plans with new calendar quotas for one plan (its other settings kept), as set at runtime or
+     * by the shared limits record; an empty list removes them.
+     *
+     * @throws IllegalArgumentException if the plan is unknown, two quotas share a name, or a route's
+     *                                  cost exceeds a quota's limit
+     */
+    public Plans withPlanQuotas(String planName, List<CalendarQuota> quotas) {
+        Plan old = plans.get(planName);
+        if (old == null) throw new IllegalArgumentException("unknown plan '" + planName + "', defined: " + plans.keySet());
+        if (old.quotas().equals(quotas)) return this;
+        Plan changed = Plan.from(old).quotas(quotas).build();
+        for (RouteRule route : routes) {
+            if (!route.limited()) continue;
+            int i = firstQuotaBelow(route.cost(), quotas);
+            if (i >= 0) {
+                throw new IllegalArgumentException("limit " + quotas.get(i).limit() + " of plans." + planName
+                        + " quota '" + quotas.get(i).name() + "' is below the cost " + route.cost() + " of route '"
+                        + route.name() + "': such requests could never be admitted");
+            }
+        }
+        return from(this).plan(changed).build();
+    }
+
+    /**
      * These plans with the guest pool's bandwidths replaced (its concurrency caps kept), as set at
      * runtime or by another instance's plans file. An empty list: no shared guest bucket.
      *
@@ -181,6 +205,28 @@ public final class Plans {
      *                                  own-limits tenant unassigned, or a route's cost exceeds a capacity
      */
     public Plans withTenants(Map<String, String> assignments, Map<String, List<Bandwidth>> own) {
+        return withTenants(assignments, own, Map.of());
+    }
+
+    /**
+     * As {@link #withTenants(Map, Map)}, with tenants' own calendar quotas (replacing their plan's; an
+     * empty list: none) too.
+     *
+     * @throws IllegalArgumentException also if a route's cost exceeds an own quota's limit, or a tenant
+     *                                  with own quotas is unassigned
+     */
+    public Plans withTenants(Map<String, String> assignments, Map<String, List<Bandwidth>> own,
+                             Map<String, List<CalendarQuota>> ownQuotas) {
+        ownQuotas.forEach((tenant, quotas) -> {
+            for (RouteRule route : routes) {
+                int i = route.limited() ? firstQuotaBelow(route.cost(), quotas) : -1;
+                if (i >= 0) {
+                    throw new IllegalArgumentException("tenant " + tenant + ": limit " + quotas.get(i).limit()
+                            + " of quota '" + quotas.get(i).name() + "' is below the cost " + route.cost()
+                            + " of route '" + route.name() + "': such requests could never be admitted");
+                }
+            }
+        });
         assignments.forEach((tenant, plan) -> {
             if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: '" + tenant + "'");
             if (!plans.containsKey(plan)) {
@@ -195,7 +241,8 @@ public final class Plans {
             if (limits.isEmpty()) throw new IllegalArgumentException("tenant " + tenant + ": limits must not be empty");
             checkRouteCostsFit("tenant " + tenant, limits);
         });
-        TenantSettings t = TenantSettings.from(tenants).assignments(assignments).overrides(own).build();
+        TenantSettings t = TenantSettings.from(tenants).assignments(assignments).overrides(own)
+                .overrideQuotas(ownQuotas).build();
         return from(this).tenants(t).build();
     }
 
@@ -210,6 +257,22 @@ public final class Plans {
         } catch (IllegalArgumentException refused) {
             return Optional.of(refused.getMessage());
         }
+    }
+
+    /**
+     * Why {@code quotas} cannot count under these routes (a route whose cost exceeds a quota's limit could
+     * never be admitted), or empty if they can.
+     */
+    public Optional<String> quotasRefusal(String owner, List<CalendarQuota> quotas) {
+        for (RouteRule route : routes) {
+            int i = route.limited() ? firstQuotaBelow(route.cost(), quotas) : -1;
+            if (i >= 0) {
+                return Optional.of("limit " + quotas.get(i).limit() + " of " + owner + " quota '" + quotas.get(i).name()
+                        + "' is below the cost " + route.cost() + " of route '" + route.name()
+                        + "': such requests could never be admitted");
+            }
+        }
+        return Optional.empty();
     }
 
     private void checkRouteCostsFit(String owner, List<Bandwidth> limits) {
@@ -233,6 +296,14 @@ public final class Plans {
     static int firstLimitBelow(long cost, List<Bandwidth> limits) {
         for (int i = 0; i < limits.size(); i++) {
             if (cost > limits.get(i).capacity()) return i;
+        }
+        return -1;
+    }
+
+    /** The index of the first of {@code quotas} whose limit is below {@code cost}, or -1 if the cost fits each. */
+    static int firstQuotaBelow(long cost, List<CalendarQuota> quotas) {
+        for (int i = 0; i < quotas.size(); i++) {
+            if (cost > quotas.get(i).limit()) return i;
         }
         return -1;
     }

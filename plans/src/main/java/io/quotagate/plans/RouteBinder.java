@@ -100,6 +100,11 @@ final class RouteBinder {
                 throw in.error(line, field, "cost " + cost + " exceeds the capacity " + capacity + " of plans."
                         + plan.name() + ".limits[" + i + "]: such a request could never be admitted");
             }
+            int q = Plans.firstQuotaBelow(cost, plan.quotas());
+            if (q >= 0) {
+                throw in.error(line, field, "cost " + cost + " exceeds the limit " + plan.quotas().get(q).limit()
+                        + " of plans." + plan.name() + ".quotas[" + q + "]: such a request could never be admitted");
+            }
         }
         if (global.isPresent()) {
             List<Bandwidth> limits = global.get().limits();

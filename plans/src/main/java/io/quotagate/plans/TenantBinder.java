@@ -40,7 +40,9 @@ final class TenantBinder {
         if (maxTracked != null) b.maxTracked(in.positiveInt(maxTracked, "tenants.max-tracked", Integer.MAX_VALUE));
 
         Map<String, String> assignments = assignments(m.entries().get("assignments"), plans);
-        b.overrides(overrides(m.entries().get("overrides"), plans, routes, assignments, defaultPlan));
+        Map<String, List<CalendarQuota>> overrideQuotas = new LinkedHashMap<>();
+        b.overrides(overrides(m.entries().get("overrides"), plans, routes, assignments, defaultPlan, overrideQuotas));
+        b.overrideQuotas(overrideQuotas);
         b.assignments(assignments);
         b.trustedProxies(trustedProxies(m.entries().get("trusted-proxies")));
         b.guests(guests(m.entries().get("guests"), routes));
@@ -90,16 +92,20 @@ final class TenantBinder {
         return assignments;
     }
 
-    /** {@code tenants.overrides}; each overridden tenant is added to {@code assignments}. */
+    /**
+     * {@code tenants.overrides}; each overridden tenant is added to {@code assignments}, and its own
+     * {@code quotas} (if written) to {@code overrideQuotas}; {@code limits} may be left out then.
+     */
     private Map<String, List<Bandwidth>> overrides(YamlNode node, Map<String, Plan> plans, List<RouteRule> routes,
-                                                   Map<String, String> assignments, String defaultPlan) {
+                                                   Map<String, String> assignments, String defaultPlan,
+                                                   Map<String, List<CalendarQuota>> overrideQuotas) {
         Map<String, List<Bandwidth>> overrides = new LinkedHashMap<>();
         if (node == null) return overrides;
         Mapping om = in.mapping(node, "tenants.overrides", null);
         om.entries().forEach((tenant, v) -> {
             String f = "tenants.overrides." + tenant;
             checkTenantId(tenant, om.keyLines().get(tenant), f);
-            Mapping o = in.mapping(v, f, Set.of("plan", "limits"));
+            Mapping o = in.mapping(v, f, Set.of("plan", "limits", "quotas"));
             YamlNode planNode = o.entries().get("plan");
             if (planNode != null) {
                 String plan = in.string(planNode, f + ".plan");
@@ -116,6 +122,21 @@ final class TenantBinder {
             }
             // an override makes its tenant known, on the default plan unless assigned another
             assignments.putIfAbsent(tenant, defaultPlan);
+            YamlNode quotasNode = o.entries().get("quotas");
+            if (quotasNode != null) {
+                List<CalendarQuota> own = limits.quotas(quotasNode, f + ".quotas");
+                for (RouteRule r : routes) {
+                    int i = r.limited() ? Plans.firstQuotaBelow(r.cost(), own) : -1;
+                    if (i >= 0) {
+                        throw in.error(in.sequence(quotasNode, f).items().get(i).line(), f + ".quotas[" + i + "].limit",
+                                "limit " + own.get(i).limit() + " is below the cost " + r.cost() + " of route "
+                                        + r.name() + ": such a request could never be admitted");
+                    }
+                }
+                overrideQuotas.put(tenant, own);
+                // own quotas alone keep the plan's limits
+                if (!o.entries().containsKey("limits")) return;
+            }
             overrides.put(tenant, limits.limitsFittingRoutes(in.required(o, "limits", f), f, routes));
         });
         return overrides;

@@ -29,6 +29,7 @@ public final class TenantSettings {
     private final List<AddressRange> trustedProxies;
     private final Map<String, String> apiKeys;
     private final Map<String, List<Bandwidth>> overrides;
+    private final Map<String, List<CalendarQuota>> overrideQuotas;
     private final GuestPool guests;
 
     private TenantSettings(Builder b) {
@@ -47,6 +48,14 @@ public final class TenantSettings {
             o.put(tenant, List.copyOf(limits));
         });
         this.overrides = Map.copyOf(o);
+        Map<String, List<CalendarQuota>> q = new LinkedHashMap<>();
+        b.overrideQuotas.forEach((tenant, quotas) -> {
+            if (!assignments.containsKey(tenant)) {
+                throw new IllegalArgumentException("tenant " + tenant + " has quotas of its own but no plan");
+            }
+            q.put(tenant, List.copyOf(quotas));
+        });
+        this.overrideQuotas = Map.copyOf(q);
         this.guests = b.guests;
     }
 
@@ -63,7 +72,8 @@ public final class TenantSettings {
         return new Builder().resolvers(prototype.resolvers).defaultPlan(prototype.defaultPlan)
                 .unresolved(prototype.unresolved).unknown(prototype.unknown).maxTracked(prototype.maxTracked)
                 .assignments(prototype.assignments).trustedProxies(prototype.trustedProxies)
-                .apiKeys(prototype.apiKeys).overrides(prototype.overrides).guests(prototype.guests);
+                .apiKeys(prototype.apiKeys).overrides(prototype.overrides).overrideQuotas(prototype.overrideQuotas)
+                .guests(prototype.guests);
     }
 
     /** Resolver specs in order, first match wins; empty means one header resolver on {@code X-Tenant-Id}. */
@@ -115,6 +125,14 @@ public final class TenantSettings {
     }
 
     /**
+     * Tenant id → its own calendar quotas, replacing its plan's ({@code tenants.overrides.<t>.quotas});
+     * an empty list: none at all. Every such tenant is assigned.
+     */
+    public Map<String, List<CalendarQuota>> overrideQuotas() {
+        return overrideQuotas;
+    }
+
+    /**
      * The pool every guest (unknown tenant, anonymous client) is charged in as well as in its own
      * bucket and slots.
      */
@@ -127,13 +145,14 @@ public final class TenantSettings {
         return o instanceof TenantSettings t && resolvers.equals(t.resolvers) && defaultPlan.equals(t.defaultPlan)
                 && unresolved == t.unresolved && unknown == t.unknown && maxTracked == t.maxTracked
                 && assignments.equals(t.assignments) && trustedProxies.equals(t.trustedProxies)
-                && apiKeys.equals(t.apiKeys) && overrides.equals(t.overrides) && guests.equals(t.guests);
+                && apiKeys.equals(t.apiKeys) && overrides.equals(t.overrides) && overrideQuotas.equals(t.overrideQuotas)
+                && guests.equals(t.guests);
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(resolvers, defaultPlan, unresolved, unknown, maxTracked, assignments, trustedProxies,
-                apiKeys, overrides, guests);
+                apiKeys, overrides, overrideQuotas, guests);
     }
 
     @Override
@@ -156,6 +175,7 @@ public final class TenantSettings {
         private List<AddressRange> trustedProxies = List.of();
         private Map<String, String> apiKeys = Map.of();
         private Map<String, List<Bandwidth>> overrides = Map.of();
+        private Map<String, List<CalendarQuota>> overrideQuotas = Map.of();
         private GuestPool guests = GuestPool.NONE;
 
         private Builder() {
@@ -207,6 +227,12 @@ public final class TenantSettings {
         /** Lower-case SHA-256 hex of an API key → tenant id. */
         public Builder apiKeys(Map<String, String> apiKeys) {
             this.apiKeys = Map.copyOf(apiKeys);
+            return this;
+        }
+
+        /** Tenant → its own calendar quotas, replacing its plan's (an empty list: none); each tenant assigned. */
+        public Builder overrideQuotas(Map<String, List<CalendarQuota>> quotas) {
+            this.overrideQuotas = Map.copyOf(quotas);
             return this;
         }
 

@@ -2,10 +2,12 @@ package io.quotagate.spring;
 
 import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.admission.LimitStatus;
+import io.quotagate.filter.admission.QuotaUsage;
 import io.quotagate.filter.limits.LimitsReport;
 import io.quotagate.filter.limits.LimitsStatus;
 import io.quotagate.filter.servlet.QuotaControl;
 import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.Plan;
 import io.quotagate.plans.TenantId;
@@ -39,7 +41,8 @@ import java.util.Optional;
  *     instance's plans file agrees, records refused) and the runtime {@code overrides} (global, plans,
  *     tenants).</li>
  * <li>{@code GET /actuator/quotagate/{tenant}} (or {@code /tenant/{tenant}}): the tenant's {@code contract}
- *     (plan and own limits), its bandwidths (capacity, remaining, seconds to full) and its requests in flight
+ *     (plan and own limits), its bandwidths (capacity, remaining, seconds to full), its calendar quotas' use this
+ *     period ({@code quotas}: limit, used, remaining, resetsAt; absent if its plan has none) and its requests in flight
  *     and queued per concurrency group; 404 if nothing knows the tenant and it has no bucket state.</li>
  * <li>{@code POST /actuator/quotagate} {@code {"capacity":1500,"refill":1500,"period":"1m"}}: sets the global
  *     quota's bandwidth.</li>
@@ -86,6 +89,7 @@ public class QuotagateEndpoint {
         for (Plan plan : control.plans().plans().values()) {
             Map<String, Object> p = new LinkedHashMap<>();
             p.put("limits", bandwidths(plan.limits()));
+            if (!plan.quotas().isEmpty()) p.put("quotas", quotas(plan.quotas()));
             p.put("concurrency", plan.concurrency());
             plans.put(plan.name(), p);
         }
@@ -116,9 +120,11 @@ public class QuotagateEndpoint {
         if (!TenantId.isValid(tenant)) return badRequest(invalidTenant(tenant));
         Optional<TenantContract> contract;
         List<LimitStatus> limits;
+        List<QuotaUsage> quotas;
         try {
             contract = control.tenant(tenant);
             limits = control.tenantLimits(tenant);
+            quotas = control.tenantQuotas(tenant);
         } catch (IllegalArgumentException e) {
             return badRequest(e.getMessage());
         }
@@ -152,6 +158,7 @@ public class QuotagateEndpoint {
         body.put("tenant", tenant);
         contract.ifPresent(c -> body.put("contract", contract(c))); // absent: a guest
         body.put("limits", bandwidths);
+        if (!quotas.isEmpty()) body.put("quotas", usage(quotas));
         body.put("inflight", inflight);
         body.put("queued", queued);
         return new WebEndpointResponse<>(body);
@@ -274,6 +281,14 @@ public class QuotagateEndpoint {
 
     private static Map<String, Object> contract(TenantContract c) {
         return LimitsReport.contract(c);
+    }
+
+    private static List<Map<String, Object>> quotas(List<CalendarQuota> quotas) {
+        return LimitsReport.quotas(quotas);
+    }
+
+    private static List<Map<String, Object>> usage(List<QuotaUsage> quotas) {
+        return LimitsReport.usage(quotas);
     }
 
     private static List<Map<String, Object>> bandwidths(List<Bandwidth> limits) {

@@ -4,17 +4,22 @@ import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.QuotaBucket;
+import io.quotagate.filter.store.QuotaCounters;
 import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.Plan;
 import io.quotagate.plans.Plans;
 import io.quotagate.tenant.TenantDirectory;
 
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -35,6 +40,11 @@ import java.util.concurrent.atomic.LongAdder;
  * other {@link BucketLimits}). A plan (or the whole plans file) in shadow mode refuses nothing: the refusal
  * is counted ({@link #shadowRejections}) and reported in {@link Decision.Admitted#shadowRejection}.
  *
+ * <p>An assigned tenant whose plan (or own contract) has calendar quotas is also counted in them
+ * ({@link QuotaWindows}, counters in the store's {@link QuotaCounters}), after every bucket took the
+ * units: a quota that refuses gives them all back and answers {@link Reason#QUOTA}, waiting for its
+ * reset. A plan without quotas reads no wall clock and allocates nothing more.
+ *
  * <p>Thread-safe; one instance serves every request.
  */
 final class Admission {
@@ -45,10 +55,17 @@ final class Admission {
 
 
     private final BucketStore store;
+    /** Where calendar quotas count; null if the store keeps no counters (plans with quotas are refused). */
+    private final QuotaCounters counters;
+    /** The calendar of the quotas: which day, week and month it is. */
+    private final Clock wall;
     private final LongAdder[] shadowed = new LongAdder[Reason.values().length];
 
-    /** One plan's buckets: their configuration and what else admission needs to know per request. */
-    record PlanLimits(BucketLimits limits, long maxCost, boolean shadow, boolean publish) {
+    /**
+     * One plan's buckets: their configuration and what else admission needs to know per request; its
+     * calendar quotas, or null for none (then a request reads no wall clock and allocates nothing more).
+     */
+    record PlanLimits(BucketLimits limits, long maxCost, boolean shadow, boolean publish, QuotaWindows quotas) {
     }
 
     /** The bucket limits of a {@link Policy}: what it sizes and which shared buckets it charges. */
@@ -57,9 +74,19 @@ final class Admission {
                   BucketLimits guestsLimits, long guestsMaxCost) {
     }
 
-    /** @param store where the buckets live */
+    /** @param store where the buckets live; calendar quotas on the system's UTC clock */
     public Admission(BucketStore store) {
+        this(store, Clock.systemUTC());
+    }
+
+    /**
+     * @param store where the buckets (and the calendar quotas' counters) live
+     * @param wall  the wall clock that tells which day, week and month it is for calendar quotas
+     */
+    Admission(BucketStore store, Clock wall) {
         this.store = Objects.requireNonNull(store, "store");
+        this.counters = store.quotaCounters().orElse(null);
+        this.wall = Objects.requireNonNull(wall, "wall");
         for (int i = 0; i < shadowed.length; i++) shadowed[i] = new LongAdder();
     }
 
@@ -89,17 +116,32 @@ final class Admission {
         Map<String, PlanLimits> byName = new HashMap<>();
         for (Plan plan : plans.plans().values()) {
             PlanLimits old = previous == null ? null : previous.plans.get(plan.name());
+            if (!plan.quotas().isEmpty() && counters == null) {
+                throw new IllegalArgumentException("plans." + plan.name() + ".quotas: the bucket store keeps no "
+                        + "quota counters; calendar quotas need the local or the Redis store");
+            }
+            QuotaWindows quotas = plan.quotas().isEmpty() ? null
+                    : old != null && old.quotas != null && List.of(old.quotas.quotas()).equals(plan.quotas())
+                    ? old.quotas : new QuotaWindows(plan.quotas());
             byName.put(plan.name(), planLimits(plan.limits(), old, previous != null, globalMaxCost,
-                    plan.shadow() || plans.shadow(), plan.publish()));
+                    plan.shadow() || plans.shadow(), plan.publish(), quotas));
         }
-        // tenants.overrides: a tenant's own limits, with its plan's shadow/publish flags
+        // tenants.overrides: a tenant's own limits and/or quotas, with its plan's shadow/publish flags
         Map<String, PlanLimits> overrides = new HashMap<>();
-        for (Map.Entry<String, List<Bandwidth>> o : plans.tenants().overrides().entrySet()) {
-            String tenant = o.getKey();
+        Map<String, List<CalendarQuota>> ownQuotas = plans.tenants().overrideQuotas();
+        Set<String> own = new HashSet<>(plans.tenants().overrides().keySet());
+        own.addAll(ownQuotas.keySet());
+        for (String tenant : own) {
             PlanLimits old = previous == null ? null : previous.overrides.get(tenant);
             PlanLimits plan = byName.get(plans.tenants().assignments().get(tenant));
-            overrides.put(tenant, planLimits(o.getValue(), old, previous != null, globalMaxCost,
-                    plan != null && plan.shadow, plan != null && plan.publish));
+            if (plan == null) continue; // Plans refuses an unassigned tenant with own limits
+            QuotaWindows quotas = ownQuotas.containsKey(tenant)
+                    ? windows(ownQuotas.get(tenant), old == null ? null : old.quotas) : plan.quotas;
+            List<Bandwidth> bandwidths = plans.tenants().overrides().get(tenant);
+            overrides.put(tenant, bandwidths != null
+                    ? planLimits(bandwidths, old, previous != null, globalMaxCost, plan.shadow, plan.publish, quotas)
+                    : new PlanLimits(plan.limits, Math.min(plan.limits.smallestCapacity(), quotaBound(quotas, globalMaxCost)),
+                    plan.shadow, plan.publish, quotas));
         }
         // the application directory's contracts: own limits built on first sight, with their plan's flags
         Map<String, PlanLimits> plansByName = Map.copyOf(byName);
@@ -107,10 +149,13 @@ final class Admission {
         ContractLimits contracts = new ContractLimits(plans, previous == null ? null : previous.contracts,
                 (contract, before) -> {
                     PlanLimits plan = plansByName.get(contract.plan());
-                    BucketLimits limits = reload || before != null ? BucketLimits.next(before, contract.limits())
+                    BucketLimits limits = !contract.hasOwnLimits() && plan != null ? plan.limits
+                            : reload || before != null ? BucketLimits.next(before, contract.limits())
                             : BucketLimits.of(contract.limits());
-                    return new PlanLimits(limits, Math.min(limits.smallestCapacity(), globalMaxCost),
-                            plan != null && plan.shadow, plan != null && plan.publish);
+                    QuotaWindows quotas = contract.hasOwnQuotas() ? windows(contract.quotas(), null)
+                            : plan == null ? null : plan.quotas;
+                    return new PlanLimits(limits, Math.min(limits.smallestCapacity(), quotaBound(quotas, globalMaxCost)),
+                            plan != null && plan.shadow, plan != null && plan.publish, quotas);
                 });
         return new Limits(plansByName, Map.copyOf(overrides), contracts, global.bucket(), global.limits(),
                 globalMaxCost, guests.bucket(), guests.limits(), guests.maxCost());
@@ -163,6 +208,9 @@ final class Admission {
         QuotaBucket tenantBucket = tenantBucket(kind, key, pl);
         QuotaBucket guests = kind == BucketKind.GUEST ? l.guests : null;
         QuotaBucket global = l.global;
+        // calendar quotas count assigned tenants only: an id anyone can make up cannot hold a month's budget
+        QuotaWindows quotas = kind == BucketKind.TENANT ? pl.quotas : null;
+        long nowNanos = quotas == null ? 0 : QuotaWindows.nanos(wall.instant());
         Decision.Rejected refusal = null;
         // a guest's own bucket is only looked at until the guest pool has taken the units: a guest the
         // pool refuses writes no bucket of its own (with Redis, no key per made-up id of a flood)
@@ -184,12 +232,46 @@ final class Admission {
             tenantBucket.refund(cost);
             if (guests != null) guests.refund(cost);
             refusal = new Decision.Rejected(Reason.GLOBAL_RATE, global.nanosToWait(cost));
+        } else if (quotas != null) {
+            // last, as the rarest refusal: a request its buckets refuse adds to no counter (it only reads
+            // them, for a Retry-After that covers its quota too)
+            Decision.Rejected overQuota;
+            try {
+                overQuota = quotas.take(counters, key, cost, nowNanos);
+            } catch (RuntimeException storeFailure) {
+                refundAll(tenantBucket, guests, global, cost, storeFailure);
+                throw storeFailure;
+            }
+            if (overQuota != null) {
+                refundAll(tenantBucket, guests, global, cost, null);
+                refusal = overQuota;
+            }
         }
-        if (refusal == null) return new Decision.Admitted(kind, key, plan, cost, global != null, guests != null, null);
+        if (refusal == null) {
+            return new Decision.Admitted(kind, key, plan, cost, global != null, guests != null, null,
+                    quotas == null ? 0 : nowNanos);
+        }
+        // a refused request must not come back at the bucket's wait to find its quota used up
+        if (quotas != null && refusal.reason() != Reason.QUOTA) {
+            refusal = quotas.longest(refusal, counters, key, cost, nowNanos);
+        }
         if (!pl.shadow) return refusal;
         // shadow mode: exactly what enforcing would do to the buckets (nothing taken), but let it run
         shadowed[refusal.reason().ordinal()].increment();
         return new Decision.Admitted(kind, key, plan, 0, false, false, refusal);
+    }
+
+    /** Gives {@code cost} back to the buckets a request was charged in before its quota refused it. */
+    private static void refundAll(QuotaBucket tenantBucket, QuotaBucket guests, QuotaBucket global, long cost,
+                                  RuntimeException failure) {
+        try {
+            tenantBucket.refund(cost);
+            if (guests != null) guests.refund(cost);
+            if (global != null) global.refund(cost);
+        } catch (RuntimeException alsoFailed) {
+            if (failure == null) throw alsoFailed;
+            failure.addSuppressed(alsoFailed);
+        }
     }
 
     /**
@@ -201,7 +283,11 @@ final class Admission {
         PlanLimits pl = limitsOf(l, caller.kind(), caller.key(), caller.plan());
         long wait = tenantBucket(caller.kind(), caller.key(), pl).nanosToWait(cost);
         if (wait > refusal.nanosToWait()) refusal = new Decision.Rejected(Reason.TENANT_RATE, wait);
-        return longest(refusal, caller.kind() == BucketKind.GUEST ? l.guests : null, Reason.GUEST_RATE, l.global, cost);
+        refusal = longest(refusal, caller.kind() == BucketKind.GUEST ? l.guests : null, Reason.GUEST_RATE, l.global, cost);
+        if (caller.kind() == BucketKind.TENANT && pl.quotas != null) {
+            refusal = pl.quotas.longest(refusal, counters, caller.key(), cost, QuotaWindows.nanos(wall.instant()));
+        }
+        return refusal;
     }
 
     /**
@@ -255,15 +341,23 @@ final class Admission {
             tenantBucket(admitted.kind(), admitted.tenant(), pl).refund(refund);
             if (guests != null) guests.refund(refund);
             if (global != null) global.refund(refund);
+            settleQuotas(pl, admitted, -refund);
             return -refund;
         }
         long excess = Math.min(actualCost - admitted.charged(), pl.maxCost);
+        settleQuotas(pl, admitted, excess);
         tenantBucket(admitted.kind(), admitted.tenant(), pl).forceTake(excess);
         // read it once more so the store sees the debt (a bucket in debt needs longer to be full)
         store.changed(admitted.kind(), admitted.tenant());
         if (guests != null) guests.forceTake(excess);
         if (global != null) global.forceTake(excess);
         return excess;
+    }
+
+    /** Settles {@code units} in the quota periods the request was counted in (the policy that admitted it). */
+    private void settleQuotas(PlanLimits pl, Decision.Admitted admitted, long units) {
+        if (!admitted.quotasCharged() || pl.quotas == null) return;
+        pl.quotas.settle(counters, admitted.tenant(), units, admitted.quotaNanos(), QuotaWindows.nanos(wall.instant()));
     }
 
     /**
@@ -315,6 +409,26 @@ final class Admission {
             long nextUnit = nanosToRefill(b, Math.max(1, 1 - tokens[i]));
             out.add(new LimitStatus(b.name(), b.capacity(), window, Math.max(0, tokens[i]),
                     missing <= 0 ? 0 : nanosToRefill(b, missing), nextUnit));
+        }
+        return out;
+    }
+
+    /**
+     * The use of each calendar quota of a tenant in the current period, in plan order; empty if its
+     * plan has none, or for a {@link BucketKind#GUEST} (quotas count assigned tenants only). Reads the
+     * counters, creates none.
+     */
+    public List<QuotaUsage> quotaUsage(Policy policy, BucketKind kind, String tenant, String plan) {
+        PlanLimits pl = limitsOf(policy.limits, kind, tenant, plan);
+        if (kind != BucketKind.TENANT || pl.quotas == null) return List.of();
+        long now = QuotaWindows.nanos(wall.instant());
+        CalendarQuota[] quotas = pl.quotas.quotas();
+        List<QuotaUsage> out = new ArrayList<>(quotas.length);
+        for (int i = 0; i < quotas.length; i++) {
+            QuotaWindows.Period p = pl.quotas.period(i, now);
+            long used = counters.used(QuotaWindows.key(quotas[i], tenant, p.label()));
+            out.add(new QuotaUsage(quotas[i].name(), quotas[i].per(), quotas[i].limit(), used,
+                    Math.max(0, quotas[i].limit() - used), QuotaWindows.instant(p.endNanos())));
         }
         return out;
     }
@@ -409,9 +523,27 @@ final class Admission {
      * the global quota's).
      */
     private static PlanLimits planLimits(List<Bandwidth> bandwidths, PlanLimits old, boolean reload, long globalMaxCost,
-                                         boolean shadow, boolean publish) {
+                                         boolean shadow, boolean publish, QuotaWindows quotas) {
         BucketLimits limits = bucketLimits(bandwidths, old == null ? null : old.limits, reload);
-        return new PlanLimits(limits, Math.min(limits.smallestCapacity(), globalMaxCost), shadow, publish);
+        return new PlanLimits(limits, Math.min(limits.smallestCapacity(), quotaBound(quotas, globalMaxCost)), shadow,
+                publish, quotas);
+    }
+
+    /** The windows of {@code quotas} (null for none), {@code old}'s if they count the same quotas. */
+    private QuotaWindows windows(List<CalendarQuota> quotas, QuotaWindows old) {
+        if (quotas.isEmpty()) return null;
+        if (counters == null) {
+            throw new IllegalArgumentException("the bucket store keeps no quota counters; calendar quotas need "
+                    + "the local or the Redis store");
+        }
+        return old != null && List.of(old.quotas()).equals(quotas) ? old : new QuotaWindows(quotas);
+    }
+
+    /** {@code bound}, or the smallest limit of the quotas if below: no request may cost more. */
+    private static long quotaBound(QuotaWindows quotas, long bound) {
+        if (quotas == null) return bound;
+        for (CalendarQuota q : quotas.quotas()) bound = Math.min(bound, q.limit());
+        return bound;
     }
 
     /**

@@ -59,6 +59,7 @@ final class ContractLimits {
             return;
         }
         var refusal = plans.limitsRefusal("tenant " + tenant, contract.limits());
+        if (refusal.isEmpty() && contract.hasOwnQuotas()) refusal = plans.quotasRefusal("tenant " + tenant, contract.quotas());
         if (refusal.isPresent()) {
             table.invalidate(tenant);
             if (logged.size() < MAX_LOGGED && logged.add(tenant)) {

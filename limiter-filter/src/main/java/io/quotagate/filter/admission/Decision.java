@@ -20,14 +20,27 @@ public sealed interface Decision permits Decision.Admitted, Decision.Rejected {
      * @param guestsCharged   true if the same units were also taken from the guest pool
      * @param shadowRejection in shadow mode, the refusal the request escaped (nothing was charged);
      *                        null when the limits admitted it
+     * @param quotaNanos      the wall time (epoch nanoseconds) at which {@code charged} was also counted
+     *                        in the plan's calendar quotas, so it settles in those periods; 0 if it was not
      */
     record Admitted(BucketKind kind, String tenant, String plan, long charged, boolean globalCharged,
-                    boolean guestsCharged, Rejected shadowRejection) implements Decision {
+                    boolean guestsCharged, Rejected shadowRejection, long quotaNanos) implements Decision {
         public Admitted {
             Objects.requireNonNull(kind, "kind");
             Objects.requireNonNull(tenant, "tenant");
             Objects.requireNonNull(plan, "plan");
             if (charged < 0) throw new IllegalArgumentException("charged must be >= 0, was " + charged);
+        }
+
+        /** A request whose units were not counted in calendar quotas. */
+        public Admitted(BucketKind kind, String tenant, String plan, long charged, boolean globalCharged,
+                        boolean guestsCharged, Rejected shadowRejection) {
+            this(kind, tenant, plan, charged, globalCharged, guestsCharged, shadowRejection, 0);
+        }
+
+        /** True if the charge was also counted in the plan's calendar quotas. */
+        public boolean quotasCharged() {
+            return quotaNanos != 0;
         }
 
         /** True if the limits would have refused this request and only shadow mode let it through. */
@@ -41,10 +54,16 @@ public sealed interface Decision permits Decision.Admitted, Decision.Rejected {
      *
      * @param reason      which bucket refused (the one with the longest wait)
      * @param nanosToWait how long until the same request would be admitted, if nothing else consumed
+     * @param limit       the name of the calendar quota that refused ({@link Reason#QUOTA}), else null
      */
-    record Rejected(Reason reason, long nanosToWait) implements Decision {
+    record Rejected(Reason reason, long nanosToWait, String limit) implements Decision {
         public Rejected {
             Objects.requireNonNull(reason, "reason");
+        }
+
+        /** A refusal by a bucket or a concurrency cap. */
+        public Rejected(Reason reason, long nanosToWait) {
+            this(reason, nanosToWait, null);
         }
 
         /** {@code Retry-After} in whole seconds: {@link #nanosToWait} rounded up, at least 1. */

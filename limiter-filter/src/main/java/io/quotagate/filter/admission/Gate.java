@@ -9,6 +9,7 @@ import io.quotagate.plans.TenantId;
 import io.quotagate.plans.TenantSettings;
 import io.quotagate.tenant.TenantDirectory;
 
+import java.time.Clock;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -42,7 +43,15 @@ public final class Gate {
      * @param directoryFailures where failures of the tenant directory are logged, rate-limited
      */
     public Gate(BucketStore store, ConcurrencyLimits concurrency, FailureLog directoryFailures) {
-        this.admission = new Admission(store);
+        this(store, concurrency, directoryFailures, Clock.systemUTC());
+    }
+
+    /**
+     * As {@link #Gate(BucketStore, ConcurrencyLimits, FailureLog)}, with the wall clock that tells
+     * calendar quotas which day, week and month it is (tests move it by hand).
+     */
+    public Gate(BucketStore store, ConcurrencyLimits concurrency, FailureLog directoryFailures, Clock wall) {
+        this.admission = new Admission(store, wall);
         this.concurrency = Objects.requireNonNull(concurrency, "concurrency");
         this.directoryFailures = Objects.requireNonNull(directoryFailures, "directoryFailures");
     }
@@ -189,6 +198,19 @@ public final class Gate {
         return admission.status(policy, placed.get().kind(), tenant, placed.get().plan());
     }
 
+    /**
+     * The use of each calendar quota of a tenant in the current period, in plan order; empty if its plan
+     * has none or no assignment or directory knows it.
+     *
+     * @throws IllegalArgumentException if {@code tenant} is not a valid tenant id
+     */
+    public List<QuotaUsage> tenantQuotas(Policy policy, String tenant) {
+        if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: " + tenant);
+        Optional<TenantPlans.Placement> placed = policy.placement().place(tenant);
+        if (placed.isEmpty()) return List.of();
+        return admission.quotaUsage(policy, placed.get().kind(), tenant, placed.get().plan());
+    }
+
     /** A valid tenant id refused before it was placed on a plan. */
     private static Caller unplaced(String tenant) {
         return new Caller(tenant, tenant, null, null);
@@ -203,6 +225,8 @@ public final class Gate {
                     + seconds + " s.";
             case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
             case CONCURRENCY -> "Too many requests of this kind are running at once; retry after " + seconds + " s.";
+            case QUOTA -> "The tenant's quota '" + rejected.limit() + "' is used up until it resets; retry after "
+                    + seconds + " s.";
         };
         return new Outcome.Refused(429, rejected.reason().code(), detail, caller, seconds);
     }

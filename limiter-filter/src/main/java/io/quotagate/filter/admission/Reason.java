@@ -9,7 +9,12 @@ public enum Reason {
     /** The quota shared by all tenants is empty. */
     GLOBAL_RATE("global_rate"),
     /** The tenant (or the whole API) already has as many requests of the route's group in flight as allowed. */
-    CONCURRENCY("concurrency");
+    CONCURRENCY("concurrency"),
+    /**
+     * A calendar quota of the tenant's plan (per day, week or month) is used up; the refusal names it
+     * and waits for its reset.
+     */
+    QUOTA("quota");
 
     private final String code;
 

@@ -90,7 +90,7 @@ final class TenantPlans {
             Optional<Placement> placed = assignedPlacements.get(plan); // built once: no allocation per request
             if (placed != null) {
                 if (contracts != null) {
-                    if (contract.hasOwnLimits()) contracts.note(tenant, contract);
+                    if (contract.hasOwnLimits() || contract.hasOwnQuotas()) contracts.note(tenant, contract);
                     else if (!contracts.isEmpty()) contracts.forget(tenant);
                 }
                 return placed;

@@ -1,6 +1,7 @@
 package io.quotagate.filter.limits;
 
 import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.Plans;
 import io.quotagate.tenant.TenantContract;
@@ -39,7 +40,8 @@ final class EffectiveLimits {
                     throw new IllegalArgumentException("plan '" + e.getKey() + "' is not defined in " + file.source()
                             + " (defined: " + file.plans().keySet() + ")");
                 }
-                p = p.withPlanLimits(e.getKey(), e.getValue());
+                p = p.withPlanLimits(e.getKey(), e.getValue())
+                        .withPlanQuotas(e.getKey(), base.quotas().getOrDefault(e.getKey(), List.of()));
             }
             p = p.withGlobal(global(base.global()));
             if (!base.guests().equals(p.tenants().guests().limits())) p = p.withGuestLimits(base.guests());
@@ -47,17 +49,22 @@ final class EffectiveLimits {
         for (Map.Entry<String, List<Bandwidth>> e : overrides.plans().entrySet()) {
             p = p.withPlanLimits(e.getKey(), e.getValue());
         }
+        for (Map.Entry<String, List<CalendarQuota>> e : overrides.quotas().entrySet()) {
+            p = p.withPlanQuotas(e.getKey(), e.getValue());
+        }
         if (overrides.global().isPresent()) p = p.withGlobal(global(overrides.global().get()));
         Map<String, TenantContract> tenants = new TreeMap<>(base.tenants());
         tenants.putAll(overrides.tenants());
         if (!tenants.equals(fileBase.tenants())) {
             Map<String, String> assignments = new HashMap<>();
             Map<String, List<Bandwidth>> own = new HashMap<>();
+            Map<String, List<CalendarQuota>> ownQuotas = new HashMap<>();
             tenants.forEach((tenant, c) -> {
                 assignments.put(tenant, c.plan());
                 if (c.hasOwnLimits()) own.put(tenant, c.limits());
+                if (c.hasOwnQuotas()) ownQuotas.put(tenant, c.quotas());
             });
-            p = p.withTenants(assignments, own);
+            p = p.withTenants(assignments, own, ownQuotas);
         }
         return p;
     }

@@ -1,6 +1,7 @@
 package io.quotagate.filter.limits;
 
 import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.Plan;
 import io.quotagate.plans.Plans;
@@ -21,11 +22,17 @@ import java.util.TreeMap;
  * @param guests  the guest pool's bandwidths; empty for none
  * @param plans   plan → bandwidths
  * @param tenants tenant → contract ({@code tenants.assignments} and {@code tenants.overrides})
+ * @param quotas  plan → its calendar quotas, only plans that have some
  */
 record LimitsBase(List<Bandwidth> global, List<Bandwidth> guests, Map<String, List<Bandwidth>> plans,
-                  Map<String, TenantContract> tenants) {
+                  Map<String, TenantContract> tenants, Map<String, List<CalendarQuota>> quotas) {
 
     LimitsBase {
+        Map<String, List<CalendarQuota>> q = new TreeMap<>();
+        quotas.forEach((name, list) -> {
+            if (!list.isEmpty()) q.put(name, List.copyOf(list));
+        });
+        quotas = Collections.unmodifiableMap(q);
         global = List.copyOf(global);
         guests = List.copyOf(guests);
         Map<String, List<Bandwidth>> p = new TreeMap<>();
@@ -37,12 +44,17 @@ record LimitsBase(List<Bandwidth> global, List<Bandwidth> guests, Map<String, Li
     /** The limits part of these plans. */
     static LimitsBase of(Plans file) {
         Map<String, List<Bandwidth>> plans = new TreeMap<>();
-        for (Plan p : file.plans().values()) plans.put(p.name(), p.limits());
+        Map<String, List<CalendarQuota>> quotas = new TreeMap<>();
+        for (Plan p : file.plans().values()) {
+            plans.put(p.name(), p.limits());
+            quotas.put(p.name(), p.quotas());
+        }
         Map<String, TenantContract> tenants = new TreeMap<>();
         Map<String, List<Bandwidth>> own = file.tenants().overrides();
+        Map<String, List<CalendarQuota>> ownQuotas = file.tenants().overrideQuotas();
         file.tenants().assignments().forEach((tenant, plan) ->
-                tenants.put(tenant, new TenantContract(plan, own.getOrDefault(tenant, List.of()))));
+                tenants.put(tenant, new TenantContract(plan, own.getOrDefault(tenant, List.of()), ownQuotas.get(tenant))));
         return new LimitsBase(file.global().map(GlobalQuota::limits).orElse(List.of()),
-                file.tenants().guests().limits(), plans, tenants);
+                file.tenants().guests().limits(), plans, tenants, quotas);
     }
 }

@@ -10,25 +10,29 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.CalendarQuota;
 import io.quotagate.tenant.TenantContract;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.DateTimeException;
 import java.time.Duration;
+import java.time.ZoneId;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * The shared limits record, format 1: the JSON every instance sharing a store reads and writes (under
+ * The shared limits record, formats 1 and 2: the JSON every instance sharing a store reads and writes (under
  * {@code <prefix>:limits} on Redis, beside its version). Documented in the README ("Several
  * instances"):
  *
@@ -42,6 +46,12 @@ import java.util.TreeMap;
  *  "lastChange": {"by": "<instance>", "at": "...", "what": "setGlobalQuota"}}
  * }</pre>
  * A bandwidth is {@code {"name": "b0", "capacity": 20, "refill": 10, "period": "PT10S"}} (ISO-8601).
+ * Format 2 adds calendar quotas: {@code base.quotas} and {@code overrides.quotas}, plan → list of
+ * {@code {"name": "monthly", "limit": 100000, "per": "month", "zone": "Europe/Berlin"}}, each present
+ * only when not empty. A record without any quota is written as format 1, so instances of the
+ * previous version keep reading it during a rolling upgrade until the first quota appears (they then
+ * refuse the record as newer, keep their last good limits, and say "upgrade this instance"). The
+ * fingerprint of a base without quotas is the same in both formats.
  * {@code overrides.global} absent: the base's; {@code []}: removed. A record of a newer format, or
  * one that does not parse, is refused whole ({@link Unusable}).
  *
@@ -54,8 +64,10 @@ import java.util.TreeMap;
  */
 record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant publishedAt,
                     LimitOverrides overrides, Change lastChange) {
-    /** The format this code writes and reads. */
-    static final int FORMAT = 1;
+    /** The newest format this code writes and reads (see the class comment for when it writes 1). */
+    static final int FORMAT = 2;
+    /** The format of a record without calendar quotas. */
+    static final int FORMAT_WITHOUT_QUOTAS = 1;
     private static final ObjectMapper JSON = JsonMapper.builder()
             .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
@@ -91,7 +103,10 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
     /** The record as stored. */
     String toJson() {
         ObjectNode root = JSON.createObjectNode();
-        root.put("format", FORMAT);
+        boolean quotas = !base.quotas().isEmpty() || !overrides.quotas().isEmpty()
+                || base.tenants().values().stream().anyMatch(TenantContract::hasOwnQuotas)
+                || overrides.tenants().values().stream().anyMatch(TenantContract::hasOwnQuotas);
+        root.put("format", quotas ? FORMAT : FORMAT_WITHOUT_QUOTAS);
         ObjectNode b = root.putObject("base");
         b.put("fingerprint", fingerprint());
         b.put("source", source);
@@ -103,6 +118,7 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
         ObjectNode plans = o.putObject("plans");
         overrides.plans().forEach((name, limits) -> plans.set(name, bandwidths(limits)));
         o.set("tenants", tenants(overrides.tenants()));
+        if (!overrides.quotas().isEmpty()) o.set("quotas", quotaPlans(overrides.quotas()));
         ObjectNode c = root.putObject("lastChange");
         c.put("by", lastChange.by());
         c.put("at", lastChange.at().toString());
@@ -129,25 +145,30 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
             throw new Unusable("format " + format.intValue() + " is newer than this version of quotagate reads ("
                     + FORMAT + "): upgrade this instance");
         }
-        if (format.intValue() != FORMAT) throw new Unusable("format " + format.intValue() + " is unknown");
+        if (format.intValue() != FORMAT && format.intValue() != FORMAT_WITHOUT_QUOTAS) {
+            throw new Unusable("format " + format.intValue() + " is unknown");
+        }
+        boolean quotas = format.intValue() >= FORMAT;
         fields(root, "", Set.of("format", "base", "overrides", "lastChange"));
         try {
             JsonNode b = object(root, "base");
-            fields(b, "base.", Set.of("fingerprint", "source", "publishedBy", "publishedAt", "global", "guests",
-                    "plans", "tenants"));
+            Set<String> baseFields = Set.of("fingerprint", "source", "publishedBy", "publishedAt", "global", "guests",
+                    "plans", "tenants");
+            fields(b, "base.", quotas ? with(baseFields, "quotas") : baseFields);
             LimitsBase base = new LimitsBase(bandwidths(b.get("global"), "base.global"),
                     bandwidths(b.get("guests"), "base.guests"), plans(b.get("plans"), "base.plans"),
-                    tenants(b.get("tenants"), "base.tenants"));
+                    tenants(b.get("tenants"), "base.tenants", quotas), quotaPlans(b.get("quotas"), "base.quotas"));
             String fingerprint = text(b, "fingerprint", "base.");
             if (!fingerprint.equals(fingerprint(base))) {
                 throw new Unusable("base.fingerprint does not match the base's limits (edited by hand?)");
             }
             JsonNode o = object(root, "overrides");
-            fields(o, "overrides.", Set.of("global", "plans", "tenants"));
+            Set<String> overrideFields = Set.of("global", "plans", "tenants");
+            fields(o, "overrides.", quotas ? with(overrideFields, "quotas") : overrideFields);
             Optional<List<Bandwidth>> global = o.has("global")
                     ? Optional.of(bandwidths(o.get("global"), "overrides.global")) : Optional.empty();
             LimitOverrides overrides = new LimitOverrides(global, plans(o.get("plans"), "overrides.plans"),
-                    tenants(o.get("tenants"), "overrides.tenants"));
+                    tenants(o.get("tenants"), "overrides.tenants", quotas), quotaPlans(o.get("quotas"), "overrides.quotas"));
             JsonNode c = object(root, "lastChange");
             fields(c, "lastChange.", Set.of("by", "at", "what"));
             return new LimitsRecord(base, text(b, "source", "base."), text(b, "publishedBy", "base."),
@@ -165,7 +186,71 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
         ObjectNode plans = into.putObject("plans");
         base.plans().forEach((name, limits) -> plans.set(name, bandwidths(limits)));
         into.set("tenants", tenants(base.tenants()));
+        // only when there are some: a base without quotas keeps its format-1 fingerprint
+        if (!base.quotas().isEmpty()) into.set("quotas", quotaPlans(base.quotas()));
         return into;
+    }
+
+    private static Set<String> with(Set<String> names, String more) {
+        Set<String> all = new java.util.HashSet<>(names);
+        all.add(more);
+        return all;
+    }
+
+    private static ObjectNode quotaPlans(Map<String, List<CalendarQuota>> quotas) {
+        ObjectNode plans = JSON.createObjectNode();
+        quotas.forEach((plan, list) -> plans.set(plan, quotaList(list)));
+        return plans;
+    }
+
+    private static ArrayNode quotaList(List<CalendarQuota> list) {
+        ArrayNode a = JSON.createArrayNode();
+        for (CalendarQuota q : list) {
+            a.addObject().put("name", q.name()).put("limit", q.limit())
+                    .put("per", q.per().name().toLowerCase(Locale.ROOT)).put("zone", q.zone().getId());
+        }
+        return a;
+    }
+
+    /** {@code plan → quotas}; none if {@code node} is absent. */
+    private static Map<String, List<CalendarQuota>> quotaPlans(JsonNode node, String field) {
+        Map<String, List<CalendarQuota>> out = new TreeMap<>();
+        if (node == null) return out;
+        if (!node.isObject()) throw new IllegalArgumentException(field + ": not an object");
+        for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            out.put(e.getKey(), quotaList(e.getValue(), field + "." + e.getKey()));
+        }
+        return out;
+    }
+
+    private static List<CalendarQuota> quotaList(JsonNode node, String f) {
+        if (!node.isArray()) throw new IllegalArgumentException(f + ": not a list");
+        List<CalendarQuota> list = new ArrayList<>();
+        for (int i = 0; i < node.size(); i++) {
+            String qf = f + "[" + i + "]";
+            JsonNode q = node.get(i);
+            if (!q.isObject()) throw new IllegalArgumentException(qf + ": not an object");
+            fields(q, qf + ".", Set.of("name", "limit", "per", "zone"));
+            CalendarQuota.Per per;
+            ZoneId zone;
+            try {
+                per = CalendarQuota.Per.valueOf(text(q, "per", qf + ".").toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException bad) {
+                throw new IllegalArgumentException(qf + ".per: not day, week or month");
+            }
+            try {
+                zone = ZoneId.of(text(q, "zone", qf + "."));
+            } catch (DateTimeException bad) {
+                throw new IllegalArgumentException(qf + ".zone: not a time zone");
+            }
+            try {
+                list.add(new CalendarQuota(text(q, "name", qf + "."), whole(q, "limit", qf), per, zone));
+            } catch (IllegalArgumentException bad) {
+                throw new IllegalArgumentException(qf + ": " + bad.getMessage());
+            }
+        }
+        return list;
     }
 
     private static ObjectNode tenants(Map<String, TenantContract> tenants) {
@@ -174,6 +259,7 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
             ObjectNode entry = t.putObject(tenant);
             entry.put("plan", c.plan());
             if (c.hasOwnLimits()) entry.set("limits", bandwidths(c.limits()));
+            if (c.hasOwnQuotas()) entry.set("quotas", quotaList(c.quotas()));
         });
         return t;
     }
@@ -220,17 +306,19 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
         return out;
     }
 
-    private static Map<String, TenantContract> tenants(JsonNode node, String field) {
+    private static Map<String, TenantContract> tenants(JsonNode node, String field, boolean quotas) {
         if (node == null || !node.isObject()) throw new IllegalArgumentException(field + ": missing or not an object");
         Map<String, TenantContract> out = new TreeMap<>();
         for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             String f = field + "." + e.getKey();
             if (!e.getValue().isObject()) throw new IllegalArgumentException(f + ": not an object");
-            fields(e.getValue(), f + ".", Set.of("plan", "limits"));
+            fields(e.getValue(), f + ".", quotas ? Set.of("plan", "limits", "quotas") : Set.of("plan", "limits"));
             List<Bandwidth> limits = e.getValue().has("limits") ? bandwidths(e.getValue().get("limits"), f + ".limits")
                     : List.of();
-            out.put(e.getKey(), new TenantContract(text(e.getValue(), "plan", f + "."), limits));
+            List<CalendarQuota> own = e.getValue().has("quotas") ? quotaList(e.getValue().get("quotas"), f + ".quotas")
+                    : null;
+            out.put(e.getKey(), new TenantContract(text(e.getValue(), "plan", f + "."), limits, own));
         }
         return out;
     }

@@ -1,11 +1,14 @@
 package io.quotagate.filter.limits;
 
+import io.quotagate.filter.admission.QuotaUsage;
 import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.CalendarQuota;
 import io.quotagate.tenant.TenantContract;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -48,11 +51,45 @@ public final class LimitsReport {
         return out;
     }
 
-    /** {@code plan}, and {@code limits}: empty when the tenant has the plan's. */
+    /**
+     * {@code plan}, {@code limits} (empty when the tenant has the plan's) and, when the tenant has
+     * calendar quotas of its own, {@code quotas}.
+     */
     public static Map<String, Object> contract(TenantContract contract) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("plan", contract.plan());
         out.put("limits", bandwidths(contract.limits()));
+        if (contract.hasOwnQuotas()) out.put("quotas", quotas(contract.quotas()));
+        return out;
+    }
+
+    /** Each calendar quota as {@code name}, {@code limit}, {@code per} ({@code day}, {@code week}, {@code month}), {@code zone}. */
+    public static List<Map<String, Object>> quotas(List<CalendarQuota> quotas) {
+        List<Map<String, Object>> out = new ArrayList<>(quotas.size());
+        for (CalendarQuota q : quotas) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", q.name());
+            m.put("limit", q.limit());
+            m.put("per", q.per().name().toLowerCase(Locale.ROOT));
+            m.put("zone", q.zone().getId());
+            out.add(m);
+        }
+        return out;
+    }
+
+    /** A tenant's use of each calendar quota this period: {@code name}, {@code per}, {@code limit}, {@code used}, {@code remaining}, {@code resetsAt}. */
+    public static List<Map<String, Object>> usage(List<QuotaUsage> quotas) {
+        List<Map<String, Object>> out = new ArrayList<>(quotas.size());
+        for (QuotaUsage u : quotas) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", u.name());
+            m.put("per", u.per().name().toLowerCase(Locale.ROOT));
+            m.put("limit", u.limit());
+            m.put("used", u.used());
+            m.put("remaining", u.remaining());
+            m.put("resetsAt", u.resetsAt().toString());
+            out.add(m);
+        }
         return out;
     }
 

@@ -450,11 +450,12 @@ public final class SharedLimits implements AutoCloseable {
             Optional<String> why = plans.plan(c.plan()).isEmpty()
                     ? Optional.of("plan '" + c.plan() + "' is not defined in " + plans.source())
                     : c.hasOwnLimits() ? plans.limitsRefusal("tenant " + tenant, c.limits()) : Optional.empty();
+            if (why.isEmpty() && c.hasOwnQuotas()) why = plans.quotasRefusal("tenant " + tenant, c.quotas());
             if (why.isEmpty()) kept.put(tenant, c);
             else LOG.log(System.Logger.Level.WARNING, "quotagate: runtime entry of tenant " + tenant
                     + " dropped with the new plans file: " + why.get());
         });
-        return new LimitOverrides(overrides.global(), overrides.plans(), kept);
+        return new LimitOverrides(overrides.global(), overrides.plans(), kept, overrides.quotas());
     }
 
     private LimitsRecord record(LimitsBase base, String source, LimitOverrides overrides, String what) {

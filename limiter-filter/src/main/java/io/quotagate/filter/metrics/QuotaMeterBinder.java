@@ -8,8 +8,11 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.quotagate.filter.limits.LimitsStatus;
+import io.quotagate.filter.signals.QuotaEvent;
+import io.quotagate.filter.signals.QuotaSignals;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.admission.ConcurrencyView;
+import io.quotagate.filter.admission.QuotaUsage;
 import io.quotagate.filter.admission.Reason;
 
 import io.quotagate.filter.store.StoreHealth;
@@ -52,6 +55,11 @@ import java.util.concurrent.TimeUnit;
  *       from local buckets), {@value #STORE_OUTAGES} (function counter of switches from Redis to local
  *       buckets), {@value #STORE_AVAILABLE} (gauge, 1 while on Redis) and {@value #STORE_INSTANCES}
  *       (gauge, instances counted by the heartbeat);</li>
+ *   <li>{@value #QUOTA_LIMIT}: gauge per {@code plan} and {@code quota} of the plans' calendar quotas at
+ *       bind time (NaN once gone); {@value #QUOTA_USED}: gauge per named {@code tenant} (the same
+ *       bounded top-N as {@value #REQUESTS}, registered and removed with its name) and {@code quota} of
+ *       the plan it was named under: units used in the current period (NaN when no longer its quota).
+ *       Refusals by a quota are {@value #REQUESTS} with {@code reason="quota"};</li>
  *   <li>{@value #SHADOW_REJECTIONS}: function counter per {@code reason}, the requests shadow mode
  *       let through although the limits would have refused them;</li>
  *   <li>{@value #EVENTS}: function counter per event {@code type} ({@code near_limit}, {@code exhausted},
@@ -82,6 +90,11 @@ public final class QuotaMeterBinder implements MeterBinder {
     public static final String EVENTS = "quotagate.events";
     /** Quota events dropped because the listeners' queue was full. */
     public static final String EVENTS_DROPPED = "quotagate.events.dropped";
+
+    /** The limit of each plan's calendar quota. */
+    public static final String QUOTA_LIMIT = "quotagate.quota.limit";
+    /** Units a named tenant used of a calendar quota in the current period. */
+    public static final String QUOTA_USED = "quotagate.quota.used";
 
     /** Bucket operations answered from local buckets instead of Redis. */
     public static final String STORE_FALLBACK = "quotagate.store.fallback";
@@ -150,6 +163,15 @@ public final class QuotaMeterBinder implements MeterBinder {
                             .tag("group", group).tag("tenant", tenant)
                             .register(registry));
                 }
+                // the quotas of the plan it is named under: read from the plans, never the store (under a lock)
+                for (String quota : cell.plan() == null ? List.<String>of() : source.quotaNames(cell.plan())) {
+                    gauges.add(Gauge.builder(QUOTA_USED, source, s -> quotaUsed(s, tenant, quota))
+                            .description("Units a tenant used of a calendar quota in the current period "
+                                    + "(top-N tenants by recent traffic)")
+                            .baseUnit("units")
+                            .tag("tenant", tenant).tag("quota", quota)
+                            .register(registry));
+                }
                 inflightOfTenant.put(tenant, gauges);
             }
             counters.put(cell, FunctionCounter.builder(REQUESTS, cell, RequestStatistics.Cell::count)
@@ -216,18 +238,27 @@ public final class QuotaMeterBinder implements MeterBinder {
                     .tag("plan", plan)
                     .register(registry);
         }
-        io.quotagate.filter.signals.QuotaSignals signals = source.signals();
+        QuotaSignals signals = source.signals();
         if (signals != null) {
-            for (String type : io.quotagate.filter.signals.QuotaEvent.types()) {
+            for (String type : QuotaEvent.types()) {
                 FunctionCounter.builder(EVENTS, signals, s -> s.raised(type))
                         .description("Quota events raised (near a limit, exhausted, throttled for long, recovered, "
                                 + "global quota near its limit, store fallback)")
                         .tag("type", type)
                         .register(registry);
             }
-            FunctionCounter.builder(EVENTS_DROPPED, signals, io.quotagate.filter.signals.QuotaSignals::dropped)
+            FunctionCounter.builder(EVENTS_DROPPED, signals, QuotaSignals::dropped)
                     .description("Quota events dropped because the listeners' queue was full")
                     .register(registry);
+        }
+        for (String plan : source.planNames()) {
+            for (String quota : source.quotaNames(plan)) {
+                Gauge.builder(QUOTA_LIMIT, source, s -> s.quotaLimit(plan, quota))
+                        .description("Limit per period of the plan's calendar quota in force")
+                        .baseUnit("units")
+                        .tag("plan", plan).tag("quota", quota)
+                        .register(registry);
+            }
         }
         LimitsStatus limits = source.limitsStatus();
         if (limits != null && limits.shared()) {
@@ -281,6 +312,18 @@ public final class QuotaMeterBinder implements MeterBinder {
         int total = c.inflight(group);
         for (String tenant : named) total -= c.inflight(group, tenant);
         return Math.max(0, total);
+    }
+
+    /** Units used of a tenant's quota, NaN if it is no longer one of its quotas or cannot be read now. */
+    private static double quotaUsed(QuotaSource source, String tenant, String quota) {
+        try {
+            for (QuotaUsage u : source.tenantQuotas(tenant)) {
+                if (u.name().equals(quota)) return u.used();
+            }
+        } catch (RuntimeException unreadable) {
+            // a store that cannot be reached: no value rather than a failed scrape
+        }
+        return Double.NaN;
     }
 
     /** A tag that names one tenant (not other/none/anonymous). */

@@ -1,10 +1,12 @@
 package io.quotagate.filter.metrics;
 
+import io.quotagate.filter.admission.QuotaUsage;
 import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.admission.Reason;
 import io.quotagate.filter.limits.LimitsStatus;
 import io.quotagate.filter.store.BucketStore;
 
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -29,6 +31,26 @@ public interface QuotaSource {
     /** The smallest capacity in force of a plan's buckets, or NaN if the plan is not in force. */
     default double planCapacity(String plan) {
         return Double.NaN;
+    }
+
+    /** The names of a plan's calendar quotas in force, in plan order; empty for none or an unknown plan. */
+    default List<String> quotaNames(String plan) {
+        return List.of();
+    }
+
+    /** The limit in force of a plan's calendar quota, or NaN if the plan or the quota is not in force. */
+    default double quotaLimit(String plan, String quota) {
+        return Double.NaN;
+    }
+
+    /**
+     * The use of each calendar quota of a tenant in the current period; empty if its plan has none or
+     * no assignment or directory knows it.
+     *
+     * @throws IllegalArgumentException if {@code tenant} is not a valid tenant id
+     */
+    default List<QuotaUsage> tenantQuotas(String tenant) {
+        return List.of();
     }
 
     /** Units available now in the global quota (the smallest over its bandwidths), or 0 if there is none. */

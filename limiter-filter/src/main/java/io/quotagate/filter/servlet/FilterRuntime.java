@@ -8,6 +8,7 @@ import io.quotagate.filter.admission.Gate;
 import io.quotagate.filter.admission.LimitStatus;
 import io.quotagate.filter.admission.Outcome;
 import io.quotagate.filter.admission.Policy;
+import io.quotagate.filter.admission.QuotaUsage;
 import io.quotagate.filter.admission.Reason;
 import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.filter.limits.LimitOverrides;
@@ -20,8 +21,10 @@ import io.quotagate.filter.signals.SignalProbe;
 import io.quotagate.filter.signals.WebhookListener;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.LimitsChannel;
+import io.quotagate.filter.store.QuotaSnapshot;
 import io.quotagate.filter.store.StoreHealth;
 import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.PathPattern;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
@@ -95,11 +98,14 @@ final class FilterRuntime implements QuotaControl {
     final QuotaSignals signals;
     /** The plans file's {@code signals.webhook}, created (and closed) by the filter; null for none. */
     private final WebhookListener webhook;
+    /** The local store's quota counters kept in a file, or null. */
+    private final QuotaSnapshot snapshot;
 
     private FilterRuntime(Setup setup, Gate gate, ConcurrencyLimits concurrency, RequestStatistics statistics,
                           RejectionLog rejections, Plans plans, List<QuotaListener> listeners, QuotaClock clock,
-                          byte[] webhookSecret) {
+                          byte[] webhookSecret, QuotaSnapshot snapshot) {
         this.setup = setup;
+        this.snapshot = snapshot;
         this.gate = gate;
         this.concurrency = concurrency;
         this.statistics = statistics;
@@ -188,9 +194,17 @@ final class FilterRuntime implements QuotaControl {
                 b.maxPlansFileBytes, new ShadowLog(b.clock), store, owned,
                 new FailureLog(LOG, b.clock, "tenant resolver"), List.copyOf(b.unlimitedPaths));
         ConcurrencyLimits concurrency = new ConcurrencyLimits(plans, b.clock, waits, store::instanceCount);
-        Gate gate = new Gate(store, concurrency, new FailureLog(LOG, b.clock, "tenant directory"));
+        Gate gate = new Gate(store, concurrency, new FailureLog(LOG, b.clock, "tenant directory"), b.wallClock);
+        QuotaSnapshot snapshot = null;
+        if (b.quotaSnapshotFile != null) {
+            try {
+                snapshot = QuotaSnapshot.start(store, b.quotaSnapshotFile, b.quotaSnapshotInterval, b.wallClock);
+            } catch (IllegalArgumentException misconfigured) {
+                throw new IllegalStateException("QuotaFilter.builder(): " + misconfigured.getMessage(), misconfigured);
+            }
+        }
         return new FilterRuntime(setup, gate, concurrency, statistics, new RejectionLog(LOG, b.clock), plans,
-                b.listeners, b.clock, webhookSecret);
+                b.listeners, b.clock, webhookSecret, snapshot);
     }
 
     /** The engine of these plans; the builder's own resolver and directory are kept. */
@@ -303,11 +317,24 @@ final class FilterRuntime implements QuotaControl {
     }
 
     @Override
+    public void setPlanQuotas(String plan, List<CalendarQuota> quotas) {
+        Objects.requireNonNull(plan, "plan");
+        Objects.requireNonNull(quotas, "quotas");
+        if (plans().plan(plan).isEmpty()) {
+            throw new IllegalArgumentException("unknown plan '" + plan + "', defined: " + plans().plans().keySet());
+        }
+        limits.change("setPlanQuotas " + plan, o -> o.withPlanQuotas(plan, quotas));
+    }
+
+    @Override
     public Optional<TenantContract> tenant(String tenant) {
         if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: " + tenant);
         TenantSettings s = plans().tenants();
         String plan = s.assignments().get(tenant);
-        if (plan != null) return Optional.of(new TenantContract(plan, s.overrides().getOrDefault(tenant, List.of())));
+        if (plan != null) {
+            return Optional.of(new TenantContract(plan, s.overrides().getOrDefault(tenant, List.of()),
+                    s.overrideQuotas().get(tenant)));
+        }
         return setup.directory() == null ? Optional.empty() : setup.directory().contractOf(tenant);
     }
 
@@ -364,6 +391,11 @@ final class FilterRuntime implements QuotaControl {
     }
 
     @Override
+    public List<QuotaUsage> tenantQuotas(String tenant) {
+        return gate.tenantQuotas(engine.policy(), tenant);
+    }
+
+    @Override
     public RequestStatistics statistics() {
         return statistics;
     }
@@ -387,6 +419,17 @@ final class FilterRuntime implements QuotaControl {
     public double planCapacity(String plan) {
         return plans().plan(plan).map(p -> (double) p.limits().stream().mapToLong(Bandwidth::capacity).min()
                 .orElse(0)).orElse(Double.NaN);
+    }
+
+    @Override
+    public List<String> quotaNames(String plan) {
+        return plans().plan(plan).map(p -> p.quotas().stream().map(CalendarQuota::name).toList()).orElse(List.of());
+    }
+
+    @Override
+    public double quotaLimit(String plan, String quota) {
+        return plans().plan(plan).flatMap(p -> p.quotas().stream().filter(q -> q.name().equals(quota)).findFirst())
+                .map(q -> (double) q.limit()).orElse(Double.NaN);
     }
 
     @Override
@@ -414,6 +457,7 @@ final class FilterRuntime implements QuotaControl {
         signals.close();
         if (webhook != null) webhook.close();
         limits.close();
+        if (snapshot != null) snapshot.close(); // the last counts, before the store goes
         if (setup.ownsStore() && setup.store() instanceof AutoCloseable owned) {
             try {
                 owned.close();

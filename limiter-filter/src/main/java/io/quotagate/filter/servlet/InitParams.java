@@ -44,6 +44,21 @@ final class InitParams {
         b.legacyRateLimitHeaders(Boolean.parseBoolean(value(config, QuotaFilter.LEGACY_HEADERS_PARAM)));
         String bodyTimeout = value(config, QuotaFilter.BODY_READ_TIMEOUT_PARAM);
         if (bodyTimeout != null) b.bodyReadTimeout(PlansFile.parsePeriod(bodyTimeout));
+        String snapshot = value(config, QuotaFilter.QUOTA_SNAPSHOT_PARAM);
+        String snapshotInterval = value(config, QuotaFilter.QUOTA_SNAPSHOT_INTERVAL_PARAM);
+        if (snapshotInterval != null && snapshot == null) {
+            throw new IllegalArgumentException("init-param '" + QuotaFilter.QUOTA_SNAPSHOT_INTERVAL_PARAM
+                    + "' needs '" + QuotaFilter.QUOTA_SNAPSHOT_PARAM + "' (the file)");
+        }
+        if (snapshot != null) {
+            String every = snapshotInterval != null ? snapshotInterval : QuotaFilter.DEFAULT_QUOTA_SNAPSHOT_INTERVAL;
+            try {
+                b.quotaSnapshot(Path.of(snapshot), PlansFile.parsePeriod(every));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("init-param '" + QuotaFilter.QUOTA_SNAPSHOT_INTERVAL_PARAM
+                        + "': " + e.getMessage());
+            }
+        }
         return b;
     }
 

@@ -1,8 +1,10 @@
 package io.quotagate.filter.servlet;
 
 import io.quotagate.filter.admission.LimitStatus;
+import io.quotagate.filter.admission.QuotaUsage;
 import io.quotagate.filter.metrics.QuotaSource;
 import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.Plans;
 
@@ -66,6 +68,17 @@ public interface QuotaControl extends QuotaSource {
     void setPlanLimits(String plan, List<Bandwidth> limits);
 
     /**
+     * Replaces one plan's calendar quotas (an empty list removes them). The counters are kept: a quota
+     * of the same name counts on from the units its tenants used this period. A later change of the
+     * plans file replaces this. Shared as {@link #setGlobalQuota}.
+     *
+     * @throws IllegalArgumentException if the plan is unknown, two quotas share a name, or a route's cost
+     *                                  exceeds a quota's limit
+     * @throws IllegalStateException    if the shared store cannot be reached (nothing changed anywhere)
+     */
+    void setPlanQuotas(String plan, List<CalendarQuota> quotas);
+
+    /**
      * The contract in force for a tenant: from a runtime change or the plans file (its assignment and
      * overrides), else from the application's directory; empty if none knows it (it is then a guest,
      * or refused under {@code unknown: reject}).
@@ -122,4 +135,13 @@ public interface QuotaControl extends QuotaSource {
      * @throws IllegalArgumentException if {@code tenant} is not a valid tenant id
      */
     List<LimitStatus> tenantLimits(String tenant);
+
+    /**
+     * The use of each calendar quota of a tenant in the current period (used, remaining, when it resets),
+     * in plan order; empty if its plan has no quotas, or if no assignment or directory knows it (quotas
+     * count assigned tenants only). Reads the counters, creates none.
+     *
+     * @throws IllegalArgumentException if {@code tenant} is not a valid tenant id
+     */
+    List<QuotaUsage> tenantQuotas(String tenant);
 }

@@ -103,6 +103,16 @@ public final class QuotaFilter implements Filter {
      * {@link PlansFile#DEFAULT_MAX_BYTES}); see {@link Builder#maxPlansFileBytes}.
      */
     public static final String MAX_PLANS_FILE_BYTES_PARAM = "max-plans-file-bytes";
+    /**
+     * Init-param: a file keeping the local store's calendar quota counters across restarts
+     * ({@link Builder#quotaSnapshot}); written every {@value #DEFAULT_QUOTA_SNAPSHOT_INTERVAL} unless
+     * {@code quota-snapshot-interval} says otherwise.
+     */
+    public static final String QUOTA_SNAPSHOT_PARAM = "quota-snapshot";
+    /** Init-param: how often the {@code quota-snapshot} file is written, e.g. {@code 30s}. */
+    public static final String QUOTA_SNAPSHOT_INTERVAL_PARAM = "quota-snapshot-interval";
+    /** Default interval of the {@code quota-snapshot} init-param. */
+    public static final String DEFAULT_QUOTA_SNAPSHOT_INTERVAL = "1m";
 
     private static final System.Logger LOG = System.getLogger(QuotaFilter.class.getName());
     /** The refusals that name no tenant and depend on nothing of the request (immutable: shared). */
@@ -412,6 +422,9 @@ public final class QuotaFilter implements Filter {
         TenantResolver resolver;
         TenantDirectory directory;
         QuotaClock clock = QuotaClock.system();
+        java.time.Clock wallClock = java.time.Clock.systemUTC();
+        Path quotaSnapshotFile;
+        Duration quotaSnapshotInterval;
         BucketStore store;
         StoreSettings storeSettings;
         final Map<String, CostEstimator> estimators = new HashMap<>();
@@ -460,6 +473,27 @@ public final class QuotaFilter implements Filter {
         /** Time source; also used by the default store. Give a custom store the same clock. */
         public Builder clock(QuotaClock clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * The calendar of the plans' calendar quotas (which day, week and month it is; their zones are
+         * the quotas' own); the system's by default. Tests move it by hand.
+         */
+        public Builder wallClock(java.time.Clock wallClock) {
+            this.wallClock = Objects.requireNonNull(wallClock, "wallClock");
+            return this;
+        }
+
+        /**
+         * Keeps the local store's calendar quota counters across restarts in {@code file}: read at
+         * start, written every {@code interval} and in {@link QuotaFilter#destroy()} (a killed process
+         * loses at most the last interval's counts). Only with the local store; the file's directory
+         * must exist and be writable, else {@link #build()} fails naming it.
+         */
+        public Builder quotaSnapshot(Path file, Duration interval) {
+            this.quotaSnapshotFile = Objects.requireNonNull(file, "file");
+            this.quotaSnapshotInterval = Objects.requireNonNull(interval, "interval");
             return this;
         }
 

@@ -35,6 +35,15 @@ public interface BucketStore {
     }
 
     /**
+     * Where this store keeps the counters of calendar quotas; empty if it keeps none (plans with
+     * {@code quotas:} then cannot be put in force on it). The local store keeps them in a table of its
+     * own, apart from the buckets; a shared store keeps them where every instance counts.
+     */
+    default Optional<QuotaCounters> quotaCounters() {
+        return Optional.empty();
+    }
+
+    /**
      * How many instances share the quotas of this store: 1 for a local store; for a shared store, the
      * instances seen alive lately (the last known number while the backend is unreachable).
      */

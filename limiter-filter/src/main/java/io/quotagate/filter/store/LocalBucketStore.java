@@ -112,6 +112,9 @@ final class LocalBucketStore implements BucketStore {
         }
     }
 
+    /** The calendar quotas' counters: a table of their own, never evicted with the buckets. */
+    private final LocalQuotaCounters counters;
+
     LocalBucketStore(int maxTracked, QuotaClock clock) {
         if (maxTracked <= 0) throw new IllegalArgumentException("maxTracked must be > 0, was " + maxTracked);
         this.clock = Objects.requireNonNull(clock, "clock");
@@ -130,6 +133,7 @@ final class LocalBucketStore implements BucketStore {
             }
         };
         this.recentNanos = clock.nanoTime();
+        this.counters = new LocalQuotaCounters(maxTracked);
         this.tenants = table(maxTracked, this::tick);
         this.guests = table(maxTracked, this::tick);
     }
@@ -144,6 +148,11 @@ final class LocalBucketStore implements BucketStore {
                 .executor(Runnable::run)
                 .expireAfterWrite(2 * INITIAL_KEEP_NANOS, TimeUnit.NANOSECONDS)
                 .build();
+    }
+
+    @Override
+    public java.util.Optional<QuotaCounters> quotaCounters() {
+        return java.util.Optional.of(counters);
     }
 
     @Override

@@ -17,8 +17,17 @@ public final class Decisions {
     private Policy policy;
 
     public Decisions(Plans plans, BucketStore store) {
-        this.admission = new Admission(store);
+        this(plans, store, java.time.Clock.systemUTC());
+    }
+
+    /** With the wall clock of the calendar quotas. */
+    public Decisions(Plans plans, BucketStore store, java.time.Clock wall) {
+        this.admission = new Admission(store, wall);
         this.policy = admission.policy(plans);
+    }
+
+    public List<QuotaUsage> quotaUsage(String tenant, String plan) {
+        return admission.quotaUsage(policy, BucketKind.TENANT, tenant, plan);
     }
 
     public Admission admission() {

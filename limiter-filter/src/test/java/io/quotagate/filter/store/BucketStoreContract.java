@@ -31,6 +31,35 @@ public abstract class BucketStoreContract {
         clock.advance(d);
     }
 
+    /** Far in the real future: a counter's expiry (Redis takes it as an absolute time). */
+    private static final long LATER = System.currentTimeMillis() + Duration.ofDays(30).toMillis();
+
+    @Test
+    void aQuotaCounterAddsWithinItsLimitAndRefusesWhatWouldExceedIt() {
+        QuotaCounters c = store().quotaCounters().orElseThrow();
+        long now = System.currentTimeMillis();
+        assertThat(c.used("monthly:acme:2027-03-01")).isZero();
+        assertThat(c.tryAdd("monthly:acme:2027-03-01", 3, 5, now, LATER)).isEqualTo(3);
+        assertThat(c.tryAdd("monthly:acme:2027-03-01", 3, 5, now, LATER)).as("-1 - used").isEqualTo(-4);
+        assertThat(c.tryAdd("monthly:acme:2027-03-01", 2, 5, now, LATER)).isEqualTo(5);
+        assertThat(c.used("monthly:acme:2027-03-01")).isEqualTo(5);
+        assertThat(c.used("monthly:acme:2027-04-01")).as("another period").isZero();
+        assertThat(c.used("monthly:globex:2027-03-01")).as("another tenant").isZero();
+    }
+
+    @Test
+    void aQuotaCounterTakesAnExcessAndGivesBackARefundNeverBelowZero() {
+        QuotaCounters c = store().quotaCounters().orElseThrow();
+        long now = System.currentTimeMillis();
+        c.tryAdd("daily:acme:2027-03-01", 4, 5, now, LATER);
+        c.add("daily:acme:2027-03-01", 3, now, LATER);
+        assertThat(c.used("daily:acme:2027-03-01")).isEqualTo(7);
+        c.add("daily:acme:2027-03-01", -10, now, LATER);
+        assertThat(c.used("daily:acme:2027-03-01")).isZero();
+        c.add("daily:nobody:2027-03-01", -2, now, LATER);
+        assertThat(c.used("daily:nobody:2027-03-01")).as("a refund creates no counter").isZero();
+    }
+
     @Test
     void aNewBucketIsFull() {
         QuotaBucket b = store().bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS);

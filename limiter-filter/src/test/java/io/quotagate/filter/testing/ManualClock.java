@@ -31,7 +31,11 @@ public final class ManualClock implements QuotaClock {
      * it starts at the real time of this call and advances only when this clock does.
      */
     public Clock wallClock() {
-        Instant start = Instant.now();
+        return wallClock(Instant.now());
+    }
+
+    /** As {@link #wallClock()}, starting at {@code start} (a given day of a calendar: a month's end, a DST change). */
+    public Clock wallClock(Instant start) {
         long origin = nanos.get();
         return new Clock() {
             @Override

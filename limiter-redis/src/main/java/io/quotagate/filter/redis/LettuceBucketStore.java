@@ -9,6 +9,7 @@ import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.LimitsChannel;
 import io.quotagate.filter.store.QuotaBucket;
+import io.quotagate.filter.store.QuotaCounters;
 import io.quotagate.filter.store.StoreHealth;
 import io.quotagate.plans.StoreSettings;
 
@@ -39,6 +40,7 @@ final class LettuceBucketStore implements RedisStore {
     private final Failover failover;
     private final AllowanceFlusher flusher;
     private final RedisLimitsChannel limits;
+    private final RedisQuotaCounters counters;
     private final Cache<String, FailoverBucket> buckets;
     private final ScheduledExecutorService heartbeat;
     private volatile Throwable lastFailure;
@@ -53,7 +55,9 @@ final class LettuceBucketStore implements RedisStore {
         this.registry = new InstanceRegistry(redis, settings);
         this.health = new RedisHealth(settings, registry::count);
         this.limits = new RedisLimitsChannel(redis, redis.topology(), settings, registry.instanceId());
-        LocalShares shares = new LocalShares(BucketStore.local(maxTracked, localClock), registry::count);
+        BucketStore local = BucketStore.local(maxTracked, localClock);
+        LocalShares shares = new LocalShares(local, registry::count);
+        this.counters = new RedisQuotaCounters(redis, health, settings, local, registry::count);
         this.failover = new Failover(redis, health, shares, settings);
         this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "quotagate-redis-heartbeat");
@@ -91,6 +95,11 @@ final class LettuceBucketStore implements RedisStore {
         if (b != null && b.limits() == limits) return b;
         return buckets.asMap().compute(key, (k, old) -> old != null && old.limits() == limits ? old
                 : new FailoverBucket(failover, kind, id, k, limits, old != null || !limits.initial()));
+    }
+
+    @Override
+    public Optional<QuotaCounters> quotaCounters() {
+        return Optional.of(counters);
     }
 
     @Override

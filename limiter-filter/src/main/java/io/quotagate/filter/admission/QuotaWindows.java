@@ -1,0 +1,146 @@
+package io.quotagate.filter.admission;
+
+import io.quotagate.filter.store.QuotaCounters;
+import io.quotagate.plans.CalendarQuota;
+
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * A plan's calendar quotas as admission counts them: for each quota, the period the wall clock is in
+ * (computed once per period, not per request) and its counter key
+ * {@code <quota>:<tenant>:<first day of the period>}. A request of {@code cost} is counted in every
+ * quota or in none: when one refuses, what the others just counted goes back.
+ *
+ * <p>Thread-safe; immutable but for the cached periods, which any thread may replace.
+ */
+final class QuotaWindows {
+    /** How long a counter is kept after its period ends: requests that settle late still find it. */
+    static final long GRACE_MILLIS = 3_600_000L;
+    private static final long NANOS_PER_MILLI = 1_000_000L;
+
+    /** One period of a quota, in epoch nanoseconds, and the label of its counters. */
+    record Period(long startNanos, long endNanos, String label) {
+        long expiresAtMillis() {
+            return endNanos / NANOS_PER_MILLI + GRACE_MILLIS;
+        }
+    }
+
+    private final CalendarQuota[] quotas;
+    private final AtomicReferenceArray<Period> periods;
+
+    QuotaWindows(List<CalendarQuota> quotas) {
+        this.quotas = quotas.toArray(CalendarQuota[]::new);
+        this.periods = new AtomicReferenceArray<>(this.quotas.length);
+    }
+
+    /** The quotas, in plan order. */
+    CalendarQuota[] quotas() {
+        return quotas;
+    }
+
+    /** The period of quota {@code i} that holds {@code nowNanos} (epoch nanoseconds). */
+    Period period(int i, long nowNanos) {
+        Period p = periods.get(i);
+        if (p != null && nowNanos >= p.startNanos && nowNanos < p.endNanos) return p;
+        p = periodAt(quotas[i], nowNanos);
+        periods.set(i, p);
+        return p;
+    }
+
+    private static Period periodAt(CalendarQuota q, long nowNanos) {
+        LocalDate start = q.periodStartDate(instant(nowNanos));
+        return new Period(nanos(q.startOf(start)), nanos(q.startOf(q.nextPeriodStartDate(start))), start.toString());
+    }
+
+    static String key(CalendarQuota q, String tenant, String label) {
+        return q.name() + ":" + tenant + ":" + label;
+    }
+
+    /**
+     * Counts {@code cost} in every quota, or in none.
+     *
+     * @return null if counted; else the refusal of the quota whose period ends last among those that
+     *         cannot take it (waiting for an earlier reset would not be enough)
+     */
+    Decision.Rejected take(QuotaCounters counters, String tenant, long cost, long nowNanos) {
+        long nowMillis = nowNanos / NANOS_PER_MILLI;
+        for (int i = 0; i < quotas.length; i++) {
+            Period p = period(i, nowNanos);
+            long r;
+            try {
+                r = counters.tryAdd(key(quotas[i], tenant, p.label), cost, quotas[i].limit(), nowMillis,
+                        p.expiresAtMillis());
+            } catch (RuntimeException storeFailure) {
+                undo(counters, tenant, cost, nowNanos, i, storeFailure);
+                throw storeFailure;
+            }
+            if (r < 0) {
+                undo(counters, tenant, cost, nowNanos, i, null);
+                Decision.Rejected refusal = refusal(i, p, nowNanos);
+                for (int j = i + 1; j < quotas.length; j++) refusal = longer(refusal, counters, tenant, cost, nowNanos, j);
+                return refusal;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The refusal of the quota that would make a request of {@code cost} wait longest now, or
+     * {@code refusal} if none would make it wait longer; nothing is counted.
+     */
+    Decision.Rejected longest(Decision.Rejected refusal, QuotaCounters counters, String tenant, long cost,
+                              long nowNanos) {
+        for (int j = 0; j < quotas.length; j++) refusal = longer(refusal, counters, tenant, cost, nowNanos, j);
+        return refusal;
+    }
+
+    private Decision.Rejected longer(Decision.Rejected refusal, QuotaCounters counters, String tenant, long cost,
+                                     long nowNanos, int j) {
+        Period p = period(j, nowNanos);
+        if (counters.used(key(quotas[j], tenant, p.label)) + cost <= quotas[j].limit()) return refusal;
+        Decision.Rejected r = refusal(j, p, nowNanos);
+        return refusal == null || r.nanosToWait() > refusal.nanosToWait() ? r : refusal;
+    }
+
+    private Decision.Rejected refusal(int i, Period p, long nowNanos) {
+        return new Decision.Rejected(Reason.QUOTA, p.endNanos - nowNanos, quotas[i].name());
+    }
+
+    /** Takes back what quotas {@code 0..end-1} just counted. */
+    private void undo(QuotaCounters counters, String tenant, long cost, long nowNanos, int end, RuntimeException failure) {
+        long nowMillis = nowNanos / NANOS_PER_MILLI;
+        for (int j = 0; j < end; j++) {
+            Period p = period(j, nowNanos);
+            try {
+                counters.add(key(quotas[j], tenant, p.label), -cost, nowMillis, p.expiresAtMillis());
+            } catch (RuntimeException alsoFailed) {
+                if (failure != null) failure.addSuppressed(alsoFailed);
+                else throw alsoFailed;
+            }
+        }
+    }
+
+    /**
+     * Settles a request counted at {@code countedNanos}: {@code units} more (an excess) or fewer (a
+     * refund, when negative), in the periods it was counted in, even if they have ended since.
+     */
+    void settle(QuotaCounters counters, String tenant, long units, long countedNanos, long nowNanos) {
+        long nowMillis = nowNanos / NANOS_PER_MILLI;
+        for (int i = 0; i < quotas.length; i++) {
+            Period p = periodAt(quotas[i], countedNanos);
+            counters.add(key(quotas[i], tenant, p.label), units, nowMillis, p.expiresAtMillis());
+        }
+    }
+
+    /** Epoch nanoseconds of an instant (until 2262). */
+    static long nanos(Instant t) {
+        return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000_000L), t.getNano());
+    }
+
+    static Instant instant(long epochNanos) {
+        return Instant.ofEpochSecond(Math.floorDiv(epochNanos, 1_000_000_000L), Math.floorMod(epochNanos, 1_000_000_000L));
+    }
+}

@@ -1,0 +1,33 @@
+package io.quotagate.filter.store;
+
+/**
+ * Where the counters of calendar quotas live ({@link io.quotagate.plans.CalendarQuota}): one counter
+ * of units per quota, tenant and period, kept apart from the buckets so that nothing that drops a
+ * bucket (idle expiry, a full table, a flood of made-up ids) resets a month's count. A counter names
+ * its period in its key, so a new period starts at zero without anyone resetting anything; a store
+ * may drop a counter once its {@code expiresAtMillis} has passed.
+ *
+ * <p>Keys are {@code <quota>:<tenant>:<first day of the period>} (e.g. {@code monthly:acme:2026-12-01});
+ * a store adds its own prefix. Thread-safe.
+ */
+public interface QuotaCounters {
+
+    /**
+     * Adds {@code units} to the counter if the sum stays within {@code limit}; else adds nothing.
+     *
+     * @param nowMillis       the wall time, epoch milliseconds (a store may drop expired counters)
+     * @param expiresAtMillis when the counter may be dropped (its period's end, plus a grace)
+     * @return the units used after the add; if refused, {@code -1 - used} (the units used now)
+     */
+    long tryAdd(String key, long units, long limit, long nowMillis, long expiresAtMillis);
+
+    /**
+     * Adds {@code units} whatever the limit (an excess found when a request settles), or takes them
+     * back when negative (a refund; the counter never goes below 0). A refund to a counter that no
+     * longer exists does nothing.
+     */
+    void add(String key, long units, long nowMillis, long expiresAtMillis);
+
+    /** The units used in the counter, 0 if there is none. */
+    long used(String key);
+}

@@ -1,0 +1,155 @@
+package io.quotagate.filter.redis;
+
+import io.lettuce.core.ScriptOutputType;
+import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.QuotaCounters;
+import io.quotagate.filter.store.StoreUnavailableException;
+import io.quotagate.plans.StoreSettings;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.IntSupplier;
+
+/**
+ * The calendar quotas' counters in Redis: one string per quota, tenant and period,
+ * {@code <prefix>:quota:<quota>:<tenant>:<first day of the period>}, holding the units used, expiring
+ * (PEXPIREAT) an hour after its period ends. One key per script, so it runs whole on the primary that
+ * owns the key's slot on Redis Cluster; one round trip per quota and request.
+ *
+ * <p>While Redis is unreachable ({@link RedisHealth}), under {@code on-failure: open} each instance
+ * counts in its local table against its share of the limit ({@code limit / instances}), starting from
+ * zero for the outage, and those units are not added to Redis afterwards; under {@code closed} a
+ * request with quotas is refused (503), as for buckets.
+ */
+final class RedisQuotaCounters implements QuotaCounters {
+    /** Adds ARGV[1] if the sum stays within ARGV[2]; the key expires at ARGV[3] (epoch ms). */
+    private static final String TRY_ADD = """
+            local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+            local units = tonumber(ARGV[1])
+            if used + units > tonumber(ARGV[2]) then return -1 - used end
+            used = redis.call('INCRBY', KEYS[1], units)
+            redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+            return used
+            """;
+    /**
+     * Adds ARGV[1] whatever the limit; a negative amount (a refund) only to a key that exists, never
+     * below 0, keeping its expiry (INCRBY keeps it).
+     */
+    private static final String ADD = """
+            local units = tonumber(ARGV[1])
+            if units < 0 then
+              if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+              local left = redis.call('INCRBY', KEYS[1], units)
+              if left < 0 then left = redis.call('INCRBY', KEYS[1], -left) end
+              return left
+            end
+            local used = redis.call('INCRBY', KEYS[1], units)
+            redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+            return used
+            """;
+
+    private final RedisConnection redis;
+    private final RedisHealth health;
+    private final StoreSettings settings;
+    private final QuotaCounters local;
+    private final IntSupplier instances;
+    private final String prefix;
+    private final Duration timeout;
+
+    RedisQuotaCounters(RedisConnection redis, RedisHealth health, StoreSettings settings, BucketStore local,
+                       IntSupplier instances) {
+        this.redis = redis;
+        this.health = health;
+        this.settings = settings;
+        this.local = local.quotaCounters().orElseThrow();
+        this.instances = instances;
+        this.prefix = settings.prefix() + ":quota:";
+        this.timeout = settings.timeout();
+    }
+
+    /** The Redis key of a counter. */
+    String key(String counter) {
+        return prefix + counter;
+    }
+
+    @Override
+    public long tryAdd(String key, long units, long limit, long nowMillis, long expiresAtMillis) {
+        if (health.available()) {
+            try {
+                Long r = await(redis.link().commands().<Long>eval(TRY_ADD, ScriptOutputType.INTEGER,
+                        new String[]{key(key)}, bytes(units), bytes(limit), bytes(expiresAtMillis)));
+                health.succeeded();
+                return r;
+            } catch (RuntimeException e) {
+                if (!health.failed(e)) {
+                    health.answeredLocally();
+                    return local.tryAdd(key, units, share(limit), nowMillis, expiresAtMillis);
+                }
+            }
+        }
+        unavailable();
+        health.answeredLocally();
+        return local.tryAdd(key, units, share(limit), nowMillis, expiresAtMillis);
+    }
+
+    @Override
+    public void add(String key, long units, long nowMillis, long expiresAtMillis) {
+        if (health.available()) {
+            try {
+                await(redis.link().commands().<Long>eval(ADD, ScriptOutputType.INTEGER, new String[]{key(key)},
+                        bytes(units), bytes(expiresAtMillis)));
+                health.succeeded();
+                return;
+            } catch (RuntimeException e) {
+                health.failed(e);
+            }
+        }
+        local.add(key, units, nowMillis, expiresAtMillis);
+    }
+
+    @Override
+    public long used(String key) {
+        if (health.available()) {
+            try {
+                byte[] v = await(redis.link().commands().get(key(key)));
+                return v == null ? 0 : Long.parseLong(new String(v, StandardCharsets.UTF_8));
+            } catch (RuntimeException e) {
+                health.failed(e);
+            }
+        }
+        return local.used(key);
+    }
+
+    private void unavailable() {
+        if (settings.onFailure() == StoreSettings.OnFailure.CLOSED) {
+            throw new StoreUnavailableException("the shared quota store is unreachable",
+                    (settings.heartbeat().toMillis() + 999) / 1000);
+        }
+    }
+
+    private long share(long limit) {
+        return BucketStore.perInstanceShare(limit, Math.max(1, instances.getAsInt()));
+    }
+
+    private static byte[] bytes(long v) {
+        return Long.toString(v).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    private <T> T await(CompletionStage<T> command) {
+        try {
+            return command.toCompletableFuture().get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+        } catch (TimeoutException e) {
+            throw new io.lettuce.core.RedisCommandTimeoutException("quota counter: no answer within "
+                    + timeout.toMillis() + " ms");
+        }
+    }
+}
