@@ -25,7 +25,9 @@ import java.util.function.ToLongFunction;
  *         .build();
  * }</pre>
  *
- * <p>Register it last among interceptors that retry, so that each attempt waits for units.
+ * <p>Retry around the whole call (e.g. a {@code RetryTemplate} around {@code restClient.get()…}),
+ * so that each attempt goes through this interceptor and waits for units: an interceptor that calls
+ * {@code execution.execute} twice skips the interceptors after it on the second call.
  */
 public final class AdaptiveClientHttpRequestInterceptor implements ClientHttpRequestInterceptor {
     private final AdaptiveLimiter limiter;
