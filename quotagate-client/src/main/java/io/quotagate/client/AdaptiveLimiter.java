@@ -416,12 +416,12 @@ public final class AdaptiveLimiter {
     public final class Permit {
         private final long units;
         private final boolean waited;
-        private final long grantedAt;
+        private volatile long sentAt;
 
         private Permit(long units, boolean waited, long grantedAt) {
             this.units = units;
             this.waited = waited;
-            this.grantedAt = grantedAt;
+            this.sentAt = grantedAt;
         }
 
         /** The units this request took. */
@@ -456,6 +456,15 @@ public final class AdaptiveLimiter {
             }
         }
 
+        /**
+         * Marks the moment the request went out, when that is later than its grant (it queued for a
+         * connection meanwhile): a throttle of a request sent after the last cut is a new congestion
+         * event, one sent before it is not. Without this call, the grant counts as the sending.
+         */
+        public void sent() {
+            sentAt = clock.nanoTime();
+        }
+
         /** The server accepted the request. */
         public void accepted() {
             onAccepted(waited);
@@ -463,7 +472,7 @@ public final class AdaptiveLimiter {
 
         /** The server throttled the request and asked to wait {@code retryAfter} (of the limiter's clock). */
         public void throttled(Duration retryAfter) {
-            onThrottled(grantedAt, retryAfter.toNanos());
+            onThrottled(sentAt, retryAfter.toNanos());
         }
 
         /**

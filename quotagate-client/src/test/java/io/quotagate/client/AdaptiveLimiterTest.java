@@ -131,6 +131,20 @@ class AdaptiveLimiterTest {
     }
 
     @Test
+    void aRequestGrantedBeforeTheCutButSentAfterItIsANewCongestionEvent() {
+        AdaptiveLimiter limiter = limiter(RateController.aimd(0.5, 60, Duration.ofSeconds(5)), 1200).build();
+        clock.advance(Duration.ofSeconds(1));
+        AdaptiveLimiter.Permit first = now(limiter.acquireAsync(1));
+        AdaptiveLimiter.Permit second = now(limiter.acquireAsync(1));
+        clock.advance(Duration.ofMillis(100));
+        first.complete(429, headers(Map.of("Retry-After", "0")));
+        clock.advance(Duration.ofMillis(100));
+        second.sent();                       // it waited for a connection: it went out after the cut
+        second.complete(429, headers(Map.of("Retry-After", "0")));
+        assertThat(limiter.appUnitsPerMinute()).isEqualTo(300);
+    }
+
+    @Test
     void increasesOnlyWhenRequestsWaitedForUnits() {
         AdaptiveLimiter limiter = limiter(RateController.aimd(0.7, 60, Duration.ofSeconds(5)), 600).build();
         clock.advance(Duration.ofSeconds(10));

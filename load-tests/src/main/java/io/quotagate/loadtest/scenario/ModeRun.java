@@ -397,6 +397,9 @@ final class ModeRun {
                 .onRequestBegin(request -> {
                     long now = clock.now();
                     c.sentAt = now;
+                    AdaptiveLimiter.Permit permit = c.permit;
+                    // it may have waited for a connection since its grant: date its congestion event by the wire
+                    if (permit != null && c.worker != null) permit.sent();
                     pace.lag(now - c.due);
                 })
                 .send(result -> {
