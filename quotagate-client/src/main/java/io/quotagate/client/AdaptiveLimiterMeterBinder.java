@@ -26,6 +26,7 @@ import java.util.concurrent.TimeUnit;
  * </table>
  */
 public final class AdaptiveLimiterMeterBinder implements MeterBinder {
+    /** Meter names, as in the table above. */
     public static final String RATE = "quotagate.client.rate";
     public static final String INSTANCES = "quotagate.client.instances";
     public static final String QUEUED = "quotagate.client.queued";
