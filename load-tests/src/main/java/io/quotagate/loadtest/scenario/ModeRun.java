@@ -1,12 +1,7 @@
 package io.quotagate.loadtest.scenario;
 
-import io.quotagate.loadtest.client.Aimd;
-import io.quotagate.loadtest.client.ClientLimiter;
-import io.quotagate.loadtest.client.Cubic;
-import io.quotagate.loadtest.client.FixedRate;
-import io.quotagate.loadtest.client.PublishedPacing;
-import io.quotagate.loadtest.client.RateController;
-import io.quotagate.loadtest.client.RateLimitFields;
+import io.quotagate.client.AdaptiveLimiter;
+import io.quotagate.client.RateController;
 
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.Request;
@@ -25,8 +20,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.PriorityBlockingQueue;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -39,8 +36,10 @@ import java.util.concurrent.locks.LockSupport;
  * client, sharing one instance count), the neighbour, and the per-second bookkeeping.
  *
  * <p>One driver thread owns the arrivals (each worker wants {@code demand} units per minute,
- * evenly spaced), the limiters' queues and the timed retries; responses arrive on the HTTP
- * client's threads, update the limiters and wake the driver. Requests are {@code GET /items/N}
+ * evenly spaced) and the timed retries of the mode without a limiter. Each worker's limiter is the
+ * library's {@link AdaptiveLimiter} (quotagate-client) on the scenario clock: its timer, one per
+ * mode, grants queued requests and sends them; responses arrive on the HTTP client's threads,
+ * report to the request's permit and wake the driver. Requests are {@code GET /items/N}
  * (cost 1) with {@code X-Tenant-Id: workers} or {@code neighbour}.
  *
  * <p>Each worker and the neighbour is a client of its own with its own {@link ClientConnections}
@@ -61,6 +60,8 @@ final class ModeRun {
     private final QueuedThreadPool httpThreads;
     private final ScheduledExecutorScheduler httpScheduler;
     private final ClientConnections neighbourConnections;
+    /** grants the limiters' queued requests (scenario delays ÷ speed) and sends them */
+    private final ScheduledThreadPoolExecutor limiterTimer;
     final Pace pace = new Pace();
     final List<Worker> workers = new ArrayList<>();
     final Series neighbour;
@@ -95,6 +96,12 @@ final class ModeRun {
         httpThreads.setName("scenario-" + mode.id + "-http");
         httpThreads.setDaemon(true);
         this.httpScheduler = new ScheduledExecutorScheduler("scenario-" + mode.id + "-timer", true);
+        this.limiterTimer = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "scenario-" + mode.id + "-limiter");
+            t.setDaemon(true);
+            return t;
+        });
+        limiterTimer.setRemoveOnCancelPolicy(true);
         try {
             httpThreads.start();
             httpScheduler.start();
@@ -122,7 +129,7 @@ final class ModeRun {
         final Series series;
         final long startNanos;
         final ClientConnections connections;
-        ClientLimiter<Call> limiter;
+        AdaptiveLimiter limiter;
         long nextArrival;
         boolean started;
 
@@ -136,22 +143,28 @@ final class ModeRun {
         void start(long now) {
             started = true;
             instanceCount.incrementAndGet();
-            RateController controller = controller(now);
+            RateController controller = controller();
             if (controller != null) {
-                limiter = new ClientLimiter<>(controller, instanceCount::get,
-                        new ClientLimiter.Options(Duration.ofSeconds(5), 100, Duration.ofSeconds(1)), now);
+                double q = scenario.quota();
+                // options for the whole app: each worker takes rate / instanceCount
+                limiter = AdaptiveLimiter.builder().name(series.name).controller(controller)
+                        .initialRate(q / 3).minRate(q / 10).maxRate(q * 4)
+                        .instanceCount(instanceCount::get)
+                        .maxWait(Duration.ofSeconds(5)).maxQueue(100).burst(Duration.ofSeconds(1))
+                        .clock(clock).scheduler(limiterTimer)
+                        .build();
             }
         }
     }
 
-    private RateController controller(long now) {
+    private RateController controller() {
         double q = scenario.quota();
         return switch (mode) {
             case NONE -> null;
-            case FIXED -> new FixedRate(scenario.fixedRate());
-            case AIMD -> new Aimd(new Aimd.Options(q / 3, q / 10, q * 4, 0.7, q * 0.12, Duration.ofSeconds(5)), now);
-            case CUBIC -> new Cubic(new Cubic.Options(q / 3, q / 10, q * 4, 0.7, 0.4 * q / 3000), now);
-            case HEADERS -> new PublishedPacing(q / 3, q / 10, q * 4, 5, now);
+            case FIXED -> RateController.fixed(scenario.fixedRate());
+            case AIMD -> RateController.aimd(0.7, q * 0.12, Duration.ofSeconds(5));
+            case CUBIC -> RateController.cubic(0.7, 0.4 * q / 3000);
+            case HEADERS -> RateController.publishedPacing(Duration.ofSeconds(5));
         };
     }
 
@@ -160,7 +173,8 @@ final class ModeRun {
         final Worker worker;   // null for the neighbour
         final long id = requestIds.incrementAndGet();
         int attempt;
-        boolean waited;
+        /** this attempt's units from the worker's limiter: reports the answer */
+        volatile AdaptiveLimiter.Permit permit;
         /** when the story wants this attempt sent (scenario time) */
         long due;
         /** when a connection began sending it (scenario time) */
@@ -238,7 +252,7 @@ final class ModeRun {
                 while (sampled < second) {
                     sampled++;
                     for (Worker w : workers) {
-                        if (w.limiter != null) w.series.rate[sampled] = w.limiter.instanceRate();
+                        if (w.limiter != null) w.series.rate[sampled] = w.limiter.unitsPerMinute();
                     }
                 }
                 if (now >= nextProgress) {
@@ -269,16 +283,6 @@ final class ModeRun {
                         arrive(c, now);
                     }
                     next = Math.min(next, w.nextArrival);
-                    if (w.limiter != null) {
-                        ClientLimiter.Released<Call> released = w.limiter.poll(now);
-                        for (Call c : released.expired()) w.series.rejected.incrementAndGet(w.series.bin(now));
-                        for (Call c : released.granted()) {
-                            c.waited = true;
-                            c.due = now;
-                            send(c);
-                        }
-                        next = Math.min(next, w.limiter.nextWake(now));
-                    }
                 }
                 while (neighbourNext <= now && neighbourNext < neighbourEnd) {
                     Call c = new Call(null);
@@ -301,6 +305,7 @@ final class ModeRun {
             long deadline = System.nanoTime() + 10 * SECOND;
             while (inFlight.get() > 0 && System.nanoTime() < deadline) LockSupport.parkNanos(5_000_000L);
         } finally {
+            limiterTimer.shutdownNow();
             for (Worker w : workers) w.connections.close();
             neighbourConnections.close();
             try {
@@ -364,19 +369,23 @@ final class ModeRun {
 
     /** A new request, or a retry, wants to go: through the worker's limiter, if it has one. */
     private void arrive(Call c, long now) {
-        ClientLimiter<Call> limiter = c.worker == null ? null : c.worker.limiter;
+        AdaptiveLimiter limiter = c.worker == null ? null : c.worker.limiter;
         if (limiter == null) {
             send(c);
             return;
         }
-        switch (limiter.offer(c, COST, now)) {
-            case GRANTED -> {
-                c.waited = false;
-                send(c);
+        CompletableFuture<AdaptiveLimiter.Permit> units = limiter.acquireAsync(COST);
+        // granted at once: runs here; queued: runs on the limiter's timer when granted or rejected
+        units.whenComplete((permit, rejected) -> {
+            if (rejected != null) {
+                // never sent (queue full, wait too long, or waited too long): costs no quota
+                c.series().rejected.incrementAndGet(c.series().bin(clock.now()));
+                return;
             }
-            case QUEUED -> { }
-            case REJECTED -> c.series().rejected.incrementAndGet(c.series().bin(now));
-        }
+            c.permit = permit;
+            if (permit.waited()) c.due = clock.now();   // the story wants it sent at its grant
+            send(c);
+        });
     }
 
     private void send(Call c) {
@@ -388,6 +397,9 @@ final class ModeRun {
                 .onRequestBegin(request -> {
                     long now = clock.now();
                     c.sentAt = now;
+                    AdaptiveLimiter.Permit permit = c.permit;
+                    // it may have waited for a connection since its grant: date its congestion event by the wire
+                    if (permit != null && c.worker != null) permit.sent();
                     pace.lag(now - c.due);
                 })
                 .send(result -> {
@@ -430,27 +442,27 @@ final class ModeRun {
         pace.response(now - c.sentAt);
         Response response = result.getResponse();
         HttpFields headers = response.getHeaders();
-        ClientLimiter<Call> limiter = c.worker == null ? null : c.worker.limiter;
-        if (limiter != null) readPublishedFields(limiter, headers, now);
+        AdaptiveLimiter.Permit permit = c.worker == null ? null : c.permit;
+        if (permit != null) readPublishedFields(permit, headers);
         int status = response.getStatus();
         Optional<Long> retryAfter = Optional.ofNullable(headers.get("Retry-After")).flatMap(ModeRun::seconds);
         if (status == 200) {
             s.accepted.addAndGet(bin, COST);
-            if (limiter != null) limiter.accepted(now, c.waited);
+            if (permit != null) permit.accepted();
             return;
         }
         if (status == 429 || (status == 503 && retryAfter.isPresent())) {
             s.throttled.incrementAndGet(bin);
             // Retry-After is a duration like any other: --speed N compresses it too
             long wait = retryAfter.orElse(1L) * SECOND;
-            if (limiter != null) limiter.throttled(now, c.sentAt, wait);
+            if (permit != null) permit.throttled(Duration.ofNanos(wait));
             if (c.worker == null) return;  // the neighbour ignores 429s
             if (c.attempt >= MAX_RETRIES) {
                 s.gaveUp.incrementAndGet(bin);
                 return;
             }
             c.attempt++;
-            if (limiter != null) {
+            if (permit != null) {
                 c.due = now;
                 arrive(c, now);  // the paused limiter holds it until Retry-After has passed
             } else {
@@ -462,27 +474,13 @@ final class ModeRun {
         s.errors.incrementAndGet(bin);
     }
 
-    private void readPublishedFields(ClientLimiter<Call> limiter, HttpFields headers, long now) {
+    private void readPublishedFields(AdaptiveLimiter.Permit permit, HttpFields headers) {
         List<String> limitValues = headers.getValuesList("RateLimit");
         if (limitValues.isEmpty()) return;
-        try {
-            List<RateLimitFields.Limit> limits = RateLimitFields.parseRateLimit(String.join(", ", limitValues));
-            List<String> policyValues = headers.getValuesList("RateLimit-Policy");
-            List<RateLimitFields.Policy> policies = new ArrayList<>();
-            if (!policyValues.isEmpty()) {
-                for (RateLimitFields.Policy p : RateLimitFields.parsePolicy(String.join(", ", policyValues))) {
-                    // windows are real seconds; the clients live in scenario time
-                    policies.add(new RateLimitFields.Policy(p.name(), p.quota(),
-                            p.windowSeconds().map(w -> Math.round(w * clock.speed())), p.parameters()));
-                }
-            }
-            fieldsSeen.incrementAndGet();
-            limiter.published(now, limits, policies);
-        } catch (IllegalArgumentException e) {
-            // a malformed field is ignored, as RFC 8941 asks of a parser's caller
-        }
+        fieldsSeen.incrementAndGet();
+        // windows are the server's real seconds: the limiter, on the scenario clock, stretches them by the speed
+        permit.published(String.join(", ", limitValues), String.join(", ", headers.getValuesList("RateLimit-Policy")));
     }
-
     private static Optional<Long> seconds(String value) {
         try {
             long v = Long.parseLong(value.trim());

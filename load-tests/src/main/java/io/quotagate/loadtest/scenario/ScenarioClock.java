@@ -1,5 +1,7 @@
 package io.quotagate.loadtest.scenario;
 
+import io.quotagate.client.LimiterClock;
+
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -7,7 +9,7 @@ import java.util.concurrent.locks.LockSupport;
  * decides (rates, intervals, waits, Retry-After) runs on this clock, so the same code gives the
  * same story at {@code --speed 1} and {@code --speed 30}.
  */
-final class ScenarioClock {
+final class ScenarioClock implements LimiterClock {
     private volatile long origin;
     private final double speed;
 
@@ -32,8 +34,16 @@ final class ScenarioClock {
         return (long) ((systemNanos - origin) * speed);
     }
 
-    double speed() {
+    /** Scenario nanoseconds per real nanosecond. */
+    @Override
+    public double speed() {
         return speed;
+    }
+
+    /** {@link #now()}: the clients' limiters run on scenario time. */
+    @Override
+    public long nanoTime() {
+        return now();
     }
 
     /** Parks the calling thread for about this many scenario nanoseconds (at most {@code maxRealNanos} of real time). */

@@ -1,4 +1,4 @@
-package io.quotagate.loadtest.client;
+package io.quotagate.client;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,4 +1,4 @@
-package io.quotagate.loadtest.client;
+package io.quotagate.client;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -1,10 +1,12 @@
-package io.quotagate.loadtest.client;
+package io.quotagate.client;
 
+import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 
 /**
- * Paces a client from the {@code RateLimit} fields the server publishes, so that it needs no 429
- * to find the quota.
+ * {@link RateController#publishedPacing(Duration)}: paces from the {@code RateLimit} fields the server
+ * publishes, so that it needs no 429 to find the quota.
  *
  * <p>The remaining units {@code r} of the most constrained policy are the level of the server's
  * bucket: they rise when everyone together sends less than the refill and fall when they send more.
@@ -13,60 +15,57 @@ import java.util.List;
  * (critically damped on the bucket, which integrates refill minus consumption). In balance the
  * bucket neither empties (no 429) nor fills (no lost refill), whatever the other clients take.
  * The integral starts at the policy's sustained rate {@code q/w}. A 429 still pauses the limiter
- * (see {@link ClientLimiter}) and trims the integral by 10%.
+ * and trims the integral by 10%.
  */
-public final class PublishedPacing implements RateController {
-    private final double min;
-    private final double max;
+final class PublishedPacing implements RateController {
     private final double tauP;
     private final double tauI;
+    private double min;
+    private double max;
     private double integral;        // units per second, whole app
-    private double rate;            // units per minute, whole app
     private long lastUpdate;
     private boolean primed;
 
-    /**
-     * @param initial    units per minute before any field was seen
-     * @param min        lowest rate
-     * @param max        highest rate
-     * @param tauSeconds the loop's time constant τp (seconds of the caller's clock)
-     * @param now        the caller's clock
-     */
-    public PublishedPacing(double initial, double min, double max, double tauSeconds, long now) {
-        if (!(min > 0) || min > max) throw new IllegalArgumentException("need 0 < min <= max");
-        if (!(tauSeconds > 0)) throw new IllegalArgumentException("tau must be > 0");
-        this.min = min;
-        this.max = max;
-        this.tauP = tauSeconds;
-        this.tauI = 4 * tauSeconds * tauSeconds;
-        this.rate = RateController.clamp(initial, min, max);
-        this.integral = rate / 60;
-        this.lastUpdate = now;
+    PublishedPacing(Duration tau) {
+        Objects.requireNonNull(tau, "tau");
+        if (tau.isNegative() || tau.isZero()) throw new IllegalArgumentException("tau must be > 0, was " + tau);
+        this.tauP = tau.toNanos() / 1e9;
+        this.tauI = 4 * tauP * tauP;
     }
 
     @Override
-    public double unitsPerMinute() {
+    public double start(double initial, double min, double max, long now) {
+        this.min = min;
+        this.max = max;
+        this.integral = initial / 60;
+        this.lastUpdate = now;
+        return initial;
+    }
+
+    @Override
+    public double onThrottled(double rate, long now, long sentAt) {
+        integral *= 0.9;
+        return integral * 60;
+    }
+
+    @Override
+    public double onAccepted(double rate, long now, boolean waited) {
         return rate;
     }
 
     @Override
-    public void onThrottled(long now, long sentAt) {
-        integral *= 0.9;
-        rate = RateController.clamp(integral * 60, min, max);
-    }
-
-    @Override
-    public void onAccepted(long now, boolean waited) {
-    }
-
-    @Override
-    public void onPublished(long now, List<RateLimitFields.Limit> limits, List<RateLimitFields.Policy> policies) {
+    public double onPublished(double rate, long now, List<RateLimitFields.Limit> limits, List<RateLimitFields.Policy> policies) {
         RateLimitFields.Limit binding = null;
         double bindingFill = Double.MAX_VALUE;
         RateLimitFields.Policy bindingPolicy = null;
         for (RateLimitFields.Limit limit : limits) {
-            RateLimitFields.Policy policy = policies.stream()
-                    .filter(p -> p.name().equals(limit.policy())).findFirst().orElse(null);
+            RateLimitFields.Policy policy = null;
+            for (RateLimitFields.Policy p : policies) {
+                if (p.name().equals(limit.policy())) {
+                    policy = p;
+                    break;
+                }
+            }
             double fill = policy != null && policy.quota() > 0 ? (double) limit.remaining() / policy.quota() : limit.remaining();
             if (fill < bindingFill) {
                 bindingFill = fill;
@@ -74,7 +73,7 @@ public final class PublishedPacing implements RateController {
                 bindingPolicy = policy;
             }
         }
-        if (binding == null) return;
+        if (binding == null) return rate;
         double setPoint = bindingPolicy != null ? Math.max(1, bindingPolicy.quota() / 20.0) : 10;
         if (!primed && bindingPolicy != null && bindingPolicy.windowSeconds().isPresent()) {
             integral = (double) bindingPolicy.quota() / bindingPolicy.windowSeconds().get();
@@ -84,6 +83,11 @@ public final class PublishedPacing implements RateController {
         lastUpdate = now;
         double error = binding.remaining() - setPoint;
         integral = Math.max(min / 60, Math.min(max / 60, integral + error / tauI * dt));
-        rate = RateController.clamp((integral + error / tauP) * 60, min, max);
+        return (integral + error / tauP) * 60;
+    }
+
+    @Override
+    public String toString() {
+        return "publishedPacing(" + tauP + " s)";
     }
 }

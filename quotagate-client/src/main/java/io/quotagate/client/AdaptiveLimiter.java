@@ -1,0 +1,644 @@
+package io.quotagate.client;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+
+/**
+ * A client-side token bucket in units per minute whose refill rate a {@link RateController} sets from
+ * what the server answers: the adaptive limiter of one API, shared by every request this instance
+ * sends to it.
+ *
+ * <ul>
+ *   <li>A request asks for its units ({@link #acquire}, {@link #acquireAsync}). It goes at once if the
+ *       units are there and nobody is queued; otherwise it waits in a FIFO queue. It is
+ *       <em>rejected</em> ({@link RejectedByLimiterException}, never sent, so it costs no quota) when
+ *       the queue is full, when its estimated wait exceeds the maximum wait, or when it is still
+ *       queued after the maximum wait.</li>
+ *   <li>Its {@link Permit} reports the answer. A 429, or a 503 with Retry-After, cuts the rate (the
+ *       controller decides by how much), drops the saved units and pauses every request of the
+ *       limiter until Retry-After has passed. A success raises the rate only if the request had to
+ *       wait for units: a client that sends less than its limit gets no bigger limit.</li>
+ *   <li>The rate stays within [min, max]. The options describe the whole application: with
+ *       {@code n} instances ({@link InstanceCountSource}) each refills at {@code rate / n}.</li>
+ * </ul>
+ *
+ * <p>Thread-safe. Queued requests are granted by a timer ({@link Builder#scheduler}); an
+ * {@link #acquireAsync} future completes on it, so do no blocking work in a dependent stage that is
+ * not {@code *Async}.
+ *
+ * <pre>{@code
+ * AdaptiveLimiter limiter = AdaptiveLimiter.builder()
+ *         .name("billing-api")
+ *         .controller(RateController.aimd())
+ *         .initialRate(900).minRate(300).maxRate(6000)       // units per minute, whole app
+ *         .instanceCount(InstanceCountSource.fixed(3))
+ *         .build();
+ * }</pre>
+ */
+public final class AdaptiveLimiter {
+    private static final long DEFAULT_RETRY_AFTER_SECONDS = 1;
+
+    private final String name;
+    private final RateController controller;
+    private final InstanceCountSource instanceCount;
+    private final LimiterClock clock;
+    private final ScheduledExecutorService scheduler;
+    private final double min;
+    private final double max;
+    private final long maxWaitNanos;
+    private final int maxQueue;
+    private final long burstNanos;
+
+    // Everything below is guarded by lock: one small critical section per call, never held while a
+    // future completes (a dependent stage may send the request, or acquire again).
+    private final ReentrantLock lock = new ReentrantLock();
+    private final ArrayDeque<Waiter> queue = new ArrayDeque<>();
+    private double rate;                 // units per minute, whole app
+    private long queuedUnits;
+    private double tokens;
+    private long lastRefill;
+    private long pausedUntil = Long.MIN_VALUE;
+    private ScheduledFuture<?> wake;
+    private long wakeAt = Long.MAX_VALUE;
+
+    // read by the meter binder
+    final LongAdder granted = new LongAdder();
+    final LongAdder waitNanos = new LongAdder();
+    final LongAdder throttled = new LongAdder();
+    final LongAdder rejected = new LongAdder();
+
+    private AdaptiveLimiter(Builder b) {
+        this.name = b.name;
+        this.controller = b.controller;
+        this.instanceCount = b.instanceCount;
+        this.clock = b.clock;
+        this.scheduler = b.scheduler != null ? b.scheduler : Timer.SHARED;
+        this.min = b.min;
+        this.max = b.max;
+        this.maxWaitNanos = b.maxWait.toNanos();
+        this.maxQueue = b.maxQueue;
+        this.burstNanos = b.burst.toNanos();
+        long now = clock.nanoTime();
+        this.lastRefill = now;
+        this.rate = clamp(controller.start(b.initial, min, max, now));
+    }
+
+    /** A builder; only {@link Builder#initialRate} has no default. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The name given to the builder (the {@code limiter} tag of its meters). */
+    public String name() {
+        return name;
+    }
+
+    /** This instance's rate now: the whole app's rate divided by the instance count, units per minute. */
+    public double unitsPerMinute() {
+        lock.lock();
+        try {
+            return instanceRate();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The whole app's rate now, units per minute, as the controller set it within [min, max]. */
+    public double appUnitsPerMinute() {
+        lock.lock();
+        try {
+            return rate;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The instance count the limiter divides by now. */
+    public int instanceCount() {
+        return Math.max(1, instanceCount.instances());
+    }
+
+    /** Requests waiting for units now. */
+    public int queued() {
+        lock.lock();
+        try {
+            return queue.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Waits for {@code units}, at most the maximum wait; the caller then sends the request and reports
+     * its answer through the permit.
+     *
+     * @throws RejectedByLimiterException the request must not be sent (queue full, wait too long)
+     * @throws InterruptedException       the thread was interrupted while waiting: it gave up its place
+     */
+    public Permit acquire(long units) throws InterruptedException, RejectedByLimiterException {
+        CompletableFuture<Permit> pending = acquireAsync(units);
+        try {
+            // the timer completes every waiter within the maximum wait; the margin covers a late timer
+            long realWait = (long) (maxWaitNanos / clock.speed()) + TimeUnit.SECONDS.toNanos(1);
+            return pending.get(realWait, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            withdraw(pending);
+            throw e;
+        } catch (TimeoutException e) {
+            withdraw(pending);
+            rejected.increment();
+            throw new RejectedByLimiterException(name, RejectedByLimiterException.Reason.TIMED_OUT);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RejectedByLimiterException r) {
+                throw new RejectedByLimiterException(name, r.reason());   // this thread's stack, not the timer's
+            }
+            throw new IllegalStateException("acquiring units failed", e.getCause());
+        }
+    }
+
+    /**
+     * Asks for {@code units}: the future completes with a permit when they are granted (at once if
+     * they are there and nobody waits), or exceptionally with a {@link RejectedByLimiterException}.
+     * Cancelling the future gives up the request's place in the queue.
+     */
+    public CompletableFuture<Permit> acquireAsync(long units) {
+        if (units < 0) throw new IllegalArgumentException("units must be >= 0, was " + units);
+        Waiter w;
+        lock.lock();
+        try {
+            long now = clock.nanoTime();
+            refill(now);
+            boolean paused = now < pausedUntil;
+            if (queue.isEmpty() && !paused && tokens >= units) {
+                tokens -= units;
+                granted.increment();
+                return CompletableFuture.completedFuture(new Permit(units, false, now));
+            }
+            RejectedByLimiterException.Reason refusal = null;
+            if (queue.size() >= maxQueue) {
+                refusal = RejectedByLimiterException.Reason.QUEUE_FULL;
+            } else {
+                double perNano = instanceRate() / 60e9;
+                double missing = Math.max(0, queuedUnits + units - tokens);
+                double wait = (paused ? pausedUntil - now : 0) + missing / perNano;
+                if (wait > maxWaitNanos) refusal = RejectedByLimiterException.Reason.WAIT_TOO_LONG;
+            }
+            if (refusal != null) {
+                rejected.increment();
+                return CompletableFuture.failedFuture(new RejectedByLimiterException(name, refusal));
+            }
+            w = new Waiter(units, now, now + maxWaitNanos);
+            queue.addLast(w);
+            queuedUnits += units;
+            scheduleWake(now);
+        } finally {
+            lock.unlock();
+        }
+        return w;
+    }
+
+    /** A waiter that has been cancelled leaves the queue; one granted meanwhile gives its units back. */
+    private void withdraw(CompletableFuture<Permit> pending) {
+        if (pending.cancel(false)) return;
+        Permit p = pending.getNow(null);
+        if (p != null) p.release();
+    }
+
+    private void cancelled(Waiter w) {
+        lock.lock();
+        try {
+            if (queue.remove(w)) queuedUnits -= w.units;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Grants the queued requests whose units are there and expires those that waited too long. */
+    void poll() {
+        List<Waiter> grants = null;
+        List<Waiter> expired = null;
+        long now;
+        lock.lock();
+        try {
+            now = clock.nanoTime();
+            refill(now);
+            // FIFO with one maximum wait: the head has the earliest deadline
+            while (!queue.isEmpty() && queue.peekFirst().deadline < now) {
+                Waiter w = queue.pollFirst();
+                queuedUnits -= w.units;
+                if (expired == null) expired = new ArrayList<>();
+                expired.add(w);
+            }
+            while (now >= pausedUntil && !queue.isEmpty() && tokens >= queue.peekFirst().units) {
+                Waiter w = queue.pollFirst();
+                tokens -= w.units;
+                queuedUnits -= w.units;
+                if (grants == null) grants = new ArrayList<>();
+                grants.add(w);
+            }
+            scheduleWake(now);
+        } finally {
+            lock.unlock();
+        }
+        if (expired != null) {
+            for (Waiter w : expired) {
+                rejected.increment();
+                w.completeExceptionally(new RejectedByLimiterException(name, RejectedByLimiterException.Reason.TIMED_OUT));
+            }
+        }
+        if (grants != null) {
+            for (Waiter w : grants) {
+                Permit p = new Permit(w.units, true, now);
+                if (w.complete(p)) {
+                    granted.increment();
+                    waitNanos.add(now - w.queuedAt);
+                } else {
+                    p.release();   // cancelled between leaving the queue and here
+                }
+            }
+        }
+    }
+
+    /** When the next queued request may be granted or expire; {@code Long.MAX_VALUE} if none is queued. Under lock. */
+    long nextWake(long now) {
+        Waiter head = queue.peekFirst();
+        if (head == null) return Long.MAX_VALUE;
+        long deadline = head.deadline + 1;
+        if (now < pausedUntil) return Math.min(pausedUntil, deadline);
+        double perNano = instanceRate() / 60e9;
+        double missing = Math.max(0, head.units - tokens);
+        return Math.min(now + (long) Math.ceil(missing / perNano), deadline);
+    }
+
+    // Under lock. One timer task at a time: moved earlier when the next event comes sooner (a rate
+    // raised, a request queued); a task that fires early simply polls nothing and schedules again.
+    private void scheduleWake(long now) {
+        long at = nextWake(now);
+        if (at == Long.MAX_VALUE || (wake != null && wakeAt <= at)) return;
+        if (wake != null) wake.cancel(false);
+        wakeAt = at;
+        long realDelay = (long) Math.ceil(Math.max(0, at - now) / clock.speed());
+        try {
+            wake = scheduler.schedule(this::onWake, realDelay, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // a scheduler shut down by its owner: waiters time out in acquire(); async ones stay queued
+            wake = null;
+            wakeAt = Long.MAX_VALUE;
+        }
+    }
+
+    private void onWake() {
+        lock.lock();
+        try {
+            wake = null;
+            wakeAt = Long.MAX_VALUE;
+        } finally {
+            lock.unlock();
+        }
+        poll();
+    }
+
+    private double instanceRate() {
+        return rate / Math.max(1, instanceCount.instances());
+    }
+
+    private double clamp(double r) {
+        return Double.isNaN(r) ? min : Math.max(min, Math.min(max, r));
+    }
+
+    // Under lock. Units accumulate at the rate in force since the last refill; every change of the
+    // rate refills first. Nothing accumulates during a pause.
+    private void refill(long now) {
+        long from = Math.max(lastRefill, pausedUntil);
+        if (now > from) {
+            double perNano = instanceRate() / 60e9;
+            Waiter head = queue.peekFirst();
+            double cap = Math.max(head == null ? 1 : head.units, perNano * burstNanos);
+            tokens = Math.min(cap, tokens + perNano * (now - from));
+        }
+        lastRefill = Math.max(lastRefill, now);
+    }
+
+    private void onThrottled(long sentAt, long retryAfterNanos) {
+        lock.lock();
+        try {
+            long now = clock.nanoTime();
+            refill(now);
+            rate = clamp(controller.onThrottled(rate, now, sentAt));
+            // units saved before the throttle are no credit: the server just said we are over
+            tokens = 0;
+            pausedUntil = Math.max(pausedUntil, now + Math.max(0, retryAfterNanos));
+            throttled.increment();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void onAccepted(boolean waited) {
+        lock.lock();
+        try {
+            long now = clock.nanoTime();
+            refill(now);
+            double before = rate;
+            rate = clamp(controller.onAccepted(rate, now, waited));
+            if (rate > before) scheduleWake(now);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void onPublished(List<RateLimitFields.Limit> limits, List<RateLimitFields.Policy> policies) {
+        lock.lock();
+        try {
+            long now = clock.nanoTime();
+            refill(now);
+            double before = rate;
+            rate = clamp(controller.onPublished(rate, now, limits, policies));
+            if (rate > before) scheduleWake(now);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void giveBack(long units) {
+        lock.lock();
+        try {
+            tokens += units;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "AdaptiveLimiter[" + name + ", " + controller + "]";
+    }
+
+    /** A queued request: completed with its permit by the timer. */
+    private final class Waiter extends CompletableFuture<Permit> {
+        final long units;
+        final long queuedAt;
+        final long deadline;
+
+        Waiter(long units, long queuedAt, long deadline) {
+            this.units = units;
+            this.queuedAt = queuedAt;
+            this.deadline = deadline;
+        }
+
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            boolean cancelled = super.cancel(mayInterruptIfRunning);
+            if (cancelled) cancelled(this);
+            return cancelled;
+        }
+    }
+
+    /**
+     * The right to send one request, and the way to tell the limiter how it went: call
+     * {@link #complete} with the response (or {@link #accepted}, {@link #throttled}, {@link #published}
+     * yourself). A permit whose request failed without an answer needs no call.
+     */
+    public final class Permit {
+        private final long units;
+        private final boolean waited;
+        private volatile long sentAt;
+
+        private Permit(long units, boolean waited, long grantedAt) {
+            this.units = units;
+            this.waited = waited;
+            this.sentAt = grantedAt;
+        }
+
+        /** The units this request took. */
+        public long units() {
+            return units;
+        }
+
+        /** Whether the request had to wait for its units. */
+        public boolean waited() {
+            return waited;
+        }
+
+        /**
+         * Reports a response: its {@code RateLimit} / {@code RateLimit-Policy} fields if any, then a 429
+         * (or a 503 with Retry-After) as a throttle with its Retry-After (seconds or an HTTP date; 1 s
+         * if absent or unreadable), any other 1xx–3xx as accepted; other statuses change nothing.
+         *
+         * @param headers all values of a header field by name, empty (or null) when absent; e.g.
+         *                {@code response.headers()::allValues}
+         */
+        public void complete(int status, Function<String, List<String>> headers) {
+            List<String> limit = values(headers, "RateLimit");
+            if (!limit.isEmpty()) published(String.join(", ", limit), String.join(", ", values(headers, "RateLimit-Policy")));
+            List<String> retryAfter = values(headers, "Retry-After");
+            long seconds = retryAfter.isEmpty() ? -1 : RetryAfter.seconds(retryAfter.get(0), System.currentTimeMillis());
+            if (status == 429 || (status == 503 && seconds >= 0)) {
+                long s = seconds >= 0 ? seconds : DEFAULT_RETRY_AFTER_SECONDS;
+                // the server's seconds are real seconds: on a clock that runs faster they last longer
+                throttled(Duration.ofNanos((long) (s * 1e9 * clock.speed())));
+            } else if (status >= 100 && status < 400) {
+                accepted();
+            }
+        }
+
+        /**
+         * Marks the moment the request went out, when that is later than its grant (it queued for a
+         * connection meanwhile): a throttle of a request sent after the last cut is a new congestion
+         * event, one sent before it is not. Without this call, the grant counts as the sending.
+         */
+        public void sent() {
+            sentAt = clock.nanoTime();
+        }
+
+        /** The server accepted the request. */
+        public void accepted() {
+            onAccepted(waited);
+        }
+
+        /** The server throttled the request and asked to wait {@code retryAfter} (of the limiter's clock). */
+        public void throttled(Duration retryAfter) {
+            onThrottled(sentAt, retryAfter.toNanos());
+        }
+
+        /**
+         * The response carried these {@code RateLimit} and {@code RateLimit-Policy} field values
+         * (several field lines joined by ", "; the policy may be empty). Malformed fields are
+         * ignored, as RFC 8941 asks of a parser's caller.
+         */
+        public void published(String rateLimit, String rateLimitPolicy) {
+            List<RateLimitFields.Limit> limits;
+            List<RateLimitFields.Policy> policies = new ArrayList<>();
+            try {
+                limits = RateLimitFields.parseRateLimit(rateLimit);
+                if (rateLimitPolicy != null && !rateLimitPolicy.isBlank()) {
+                    double speed = clock.speed();
+                    for (RateLimitFields.Policy p : RateLimitFields.parsePolicy(rateLimitPolicy)) {
+                        // windows are the server's real seconds; the controller lives on the limiter's clock
+                        policies.add(speed == 1 ? p : new RateLimitFields.Policy(p.name(), p.quota(),
+                                p.windowSeconds().map(w -> Math.round(w * speed)), p.parameters()));
+                    }
+                }
+            } catch (IllegalArgumentException e) {
+                return;
+            }
+            onPublished(limits, policies);
+        }
+
+        // the request was never sent after all: its units go back to the bucket
+        void release() {
+            giveBack(units);
+        }
+
+        private List<String> values(Function<String, List<String>> headers, String name) {
+            List<String> v = headers.apply(name);
+            return v == null ? List.of() : v;
+        }
+    }
+
+    /** The default timer: one daemon thread for every limiter that is given no scheduler. */
+    private static final class Timer {
+        static final ScheduledExecutorService SHARED;
+
+        static {
+            ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
+                Thread t = new Thread(r, "quotagate-client-limiter-timer");
+                t.setDaemon(true);
+                return t;
+            });
+            // wake-ups moved earlier cancel the later task: do not keep thousands of dead ones queued
+            executor.setRemoveOnCancelPolicy(true);
+            SHARED = executor;
+        }
+    }
+
+    /** Builds an {@link AdaptiveLimiter}; each setter checks its value at once, {@link #build()} the rest. */
+    public static final class Builder {
+        private String name = "default";
+        private RateController controller;
+        private double initial = Double.NaN;
+        private double min = Double.NaN;
+        private double max = Double.NaN;
+        private InstanceCountSource instanceCount = InstanceCountSource.fixed(1);
+        private Duration maxWait = Duration.ofSeconds(5);
+        private int maxQueue = 100;
+        private Duration burst = Duration.ofSeconds(1);
+        private LimiterClock clock = LimiterClock.system();
+        private ScheduledExecutorService scheduler;
+
+        private Builder() {
+        }
+
+        /** The limiter's name, in messages and as the meters' {@code limiter} tag; default {@code default}. */
+        public Builder name(String name) {
+            this.name = Objects.requireNonNull(name, "name");
+            if (name.isBlank()) throw new IllegalArgumentException("name must not be blank");
+            return this;
+        }
+
+        /** How the rate moves; default {@link RateController#aimd()}. Give each limiter its own. */
+        public Builder controller(RateController controller) {
+            this.controller = Objects.requireNonNull(controller, "controller");
+            return this;
+        }
+
+        /** The starting rate of the whole app, units per minute, &gt; 0; required. */
+        public Builder initialRate(double unitsPerMinute) {
+            this.initial = positive("initialRate", unitsPerMinute);
+            return this;
+        }
+
+        /** The lowest rate of the whole app, units per minute, &gt; 0; default initial ÷ 10. */
+        public Builder minRate(double unitsPerMinute) {
+            this.min = positive("minRate", unitsPerMinute);
+            return this;
+        }
+
+        /** The highest rate of the whole app, units per minute; default initial × 10. */
+        public Builder maxRate(double unitsPerMinute) {
+            this.max = positive("maxRate", unitsPerMinute);
+            return this;
+        }
+
+        /** How many instances share the rate; default {@code InstanceCountSource.fixed(1)}. */
+        public Builder instanceCount(InstanceCountSource source) {
+            this.instanceCount = Objects.requireNonNull(source, "instanceCount");
+            return this;
+        }
+
+        /** The longest a request may wait for units before it is rejected unsent, &ge; 0; default 5 s. */
+        public Builder maxWait(Duration maxWait) {
+            Objects.requireNonNull(maxWait, "maxWait");
+            if (maxWait.isNegative()) throw new IllegalArgumentException("maxWait must be >= 0, was " + maxWait);
+            this.maxWait = maxWait;
+            return this;
+        }
+
+        /** The most requests that may wait at once, &gt; 0; default 100. */
+        public Builder maxQueue(int maxQueue) {
+            if (maxQueue <= 0) throw new IllegalArgumentException("maxQueue must be > 0, was " + maxQueue);
+            this.maxQueue = maxQueue;
+            return this;
+        }
+
+        /**
+         * How much rate the bucket saves while nobody waits: {@code rate × burst} units (at least one
+         * request's), &ge; 0; default 1 s. Longer lets a quiet client send a burst, which a hidden
+         * quota may answer with 429s.
+         */
+        public Builder burst(Duration burst) {
+            Objects.requireNonNull(burst, "burst");
+            if (burst.isNegative()) throw new IllegalArgumentException("burst must be >= 0, was " + burst);
+            this.burst = burst;
+            return this;
+        }
+
+        /** The clock; default {@link LimiterClock#system()}. */
+        public Builder clock(LimiterClock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            if (!(clock.speed() > 0)) throw new IllegalArgumentException("clock speed must be > 0, was " + clock.speed());
+            return this;
+        }
+
+        /**
+         * The timer that grants queued requests; default one daemon thread shared by all limiters. Its
+         * thread completes {@link #acquireAsync} futures. The caller owns (and shuts down) one given here.
+         */
+        public Builder scheduler(ScheduledExecutorService scheduler) {
+            this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+            return this;
+        }
+
+        /** @throws IllegalArgumentException naming the setting, when the settings do not fit together */
+        public AdaptiveLimiter build() {
+            if (Double.isNaN(initial)) throw new IllegalArgumentException("initialRate: required (units per minute for the whole app)");
+            if (Double.isNaN(min)) min = Math.min(initial, initial / 10);
+            if (Double.isNaN(max)) max = Math.max(initial, initial * 10);
+            if (min > max) throw new IllegalArgumentException("minRate " + min + " is above maxRate " + max);
+            if (initial < min || initial > max) {
+                throw new IllegalArgumentException("initialRate " + initial + " is outside [minRate " + min + ", maxRate " + max + "]");
+            }
+            if (controller == null) controller = RateController.aimd();
+            return new AdaptiveLimiter(this);
+        }
+
+        private static double positive(String field, double value) {
+            if (!(value > 0) || Double.isInfinite(value)) throw new IllegalArgumentException(field + " must be > 0 and finite, was " + value);
+            return value;
+        }
+    }
+}
