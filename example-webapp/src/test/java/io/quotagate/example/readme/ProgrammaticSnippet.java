@@ -8,6 +8,9 @@ import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.tenant.TenantResolver;
 import jakarta.servlet.DispatcherType;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
 import java.util.EnumSet;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
@@ -28,7 +31,9 @@ class ProgrammaticSnippet {
                 .tenantResolver(TenantResolver.header("X-Org-Id"))    // default: tenants.resolvers of the file
                 .tenantDirectory(tenant -> billing.planOf(tenant))    // an Optional<String> (empty: unknown); cached
                 .clock(QuotaClock.system())                           // inject a manual clock in tests
+                .wallClock(Clock.systemUTC())                         // the calendar of quotas: which day, month
                 .store(BucketStore.local(100_000, QuotaClock.system())) // default: local, tenants.max-tracked
+                .quotaSnapshot(Path.of("/var/lib/myapi/quotas.txt"), Duration.ofMinutes(1)) // local quota counts kept
                 .build();
         FilterHolder holder = new FilterHolder(filter);
         holder.setAsyncSupported(true);                               // always (see above)

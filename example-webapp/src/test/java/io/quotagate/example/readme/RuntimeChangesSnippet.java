@@ -3,9 +3,11 @@ package io.quotagate.example.readme;
 // README snippet
 import io.quotagate.filter.servlet.QuotaControl;
 import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.tenant.TenantContract;
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.List;
 // README snippet end
 import io.quotagate.filter.servlet.QuotaFilter;
@@ -21,6 +23,9 @@ class RuntimeChangesSnippet {
         control.apply(PlansFile.load(path));   // a whole new plans set
         control.reload();                      // re-read the plans file given to builder().plansFile(path)
         control.tenantLimits("acme");          // each bandwidth of acme's bucket: capacity, remaining, time to full
+        control.tenantQuotas("acme");          // each calendar quota: used, remaining, resets at (QuotaUsage)
+        control.setPlanQuotas("pro", List.of(new CalendarQuota("monthly", 200_000, CalendarQuota.Per.MONTH,
+                ZoneId.of("Europe/Berlin"))));  // List.of(): the plan's quotas removed; the counters count on
         control.setTenant("acme", new TenantContract("pro",                        // a customer upgraded, with
                 List.of(new Bandwidth("burst", 500, 100, Duration.ofSeconds(10))))); // a contract of its own
         control.tenant("acme");                // Optional<TenantContract>: runtime entry, plans file, else the directory
