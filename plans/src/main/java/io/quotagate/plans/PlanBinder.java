@@ -20,6 +20,8 @@ import static io.quotagate.plans.FieldCursor.NAME;
 /** {@code plans:} and {@code global:}, and the {@code limits:} and {@code concurrency:} lists other sections share. */
 final class PlanBinder {
     private final FieldCursor in;
+    /** The line of each plan's {@code per-user:} key, for the error of a file that names no user resolver. */
+    final Map<String, Integer> perUserLines = new LinkedHashMap<>();
 
     PlanBinder(FieldCursor in) {
         this.in = in;
@@ -41,14 +43,23 @@ final class PlanBinder {
     }
 
     private Plan plan(String name, YamlNode node, String field) {
-        Mapping m = in.mapping(node, field, Set.of("limits", "quotas", "concurrency", "publish", "shadow"));
+        Mapping m = in.mapping(node, field, Set.of("limits", "quotas", "per-user", "concurrency", "publish", "shadow"));
+        if (m.entries().containsKey("per-user")) perUserLines.put(name, m.keyLines().get("per-user"));
         return Plan.builder(name)
                 .limits(limits(in.required(m, "limits", field), field + ".limits"))
                 .quotas(quotas(m.entries().get("quotas"), field + ".quotas"))
+                .perUser(perUser(m.entries().get("per-user"), field + ".per-user"))
                 .concurrency(concurrency(m.entries().get("concurrency"), field + ".concurrency"))
                 .publish(in.bool(m, "publish", field + ".publish", false))
                 .shadow(in.bool(m, "shadow", field + ".shadow", false))
                 .build();
+    }
+
+    /** A plan's {@code per-user:} mapping ({@code limits:} of each user's bucket); none if {@code node} is null. */
+    private List<Bandwidth> perUser(YamlNode node, String field) {
+        if (node == null) return List.of();
+        Mapping m = in.mapping(node, field, Set.of("limits"));
+        return limits(in.required(m, "limits", field), field + ".limits");
     }
 
     /** {@code global:}, if written. */

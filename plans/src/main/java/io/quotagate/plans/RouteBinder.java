@@ -100,6 +100,11 @@ final class RouteBinder {
                 throw in.error(line, field, "cost " + cost + " exceeds the capacity " + capacity + " of plans."
                         + plan.name() + ".limits[" + i + "]: such a request could never be admitted");
             }
+            int u = Plans.firstLimitBelow(cost, plan.perUser());
+            if (u >= 0) {
+                throw in.error(line, field, "cost " + cost + " exceeds the capacity " + plan.perUser().get(u).capacity()
+                        + " of plans." + plan.name() + ".per-user.limits[" + u + "]: such a request could never be admitted");
+            }
             int q = Plans.firstQuotaBelow(cost, plan.quotas());
             if (q >= 0) {
                 throw in.error(line, field, "cost " + cost + " exceeds the limit " + plan.quotas().get(q).limit()

@@ -65,7 +65,8 @@ final class Admission {
      * One plan's buckets: their configuration and what else admission needs to know per request; its
      * calendar quotas, or null for none (then a request reads no wall clock and allocates nothing more).
      */
-    record PlanLimits(BucketLimits limits, long maxCost, boolean shadow, boolean publish, QuotaWindows quotas) {
+    record PlanLimits(BucketLimits limits, long maxCost, boolean shadow, boolean publish, QuotaWindows quotas,
+                      BucketLimits perUser) {
     }
 
     /** The bucket limits of a {@link Policy}: what it sizes and which shared buckets it charges. */
@@ -123,8 +124,10 @@ final class Admission {
             QuotaWindows quotas = plan.quotas().isEmpty() ? null
                     : old != null && old.quotas != null && List.of(old.quotas.quotas()).equals(plan.quotas())
                     ? old.quotas : new QuotaWindows(plan.quotas());
+            BucketLimits perUser = plan.perUser().isEmpty() ? null
+                    : bucketLimits(plan.perUser(), old == null ? null : old.perUser, previous != null);
             byName.put(plan.name(), planLimits(plan.limits(), old, previous != null, globalMaxCost,
-                    plan.shadow() || plans.shadow(), plan.publish(), quotas));
+                    plan.shadow() || plans.shadow(), plan.publish(), quotas, perUser));
         }
         // tenants.overrides: a tenant's own limits and/or quotas, with its plan's shadow/publish flags
         Map<String, PlanLimits> overrides = new HashMap<>();
@@ -139,9 +142,11 @@ final class Admission {
                     ? windows(ownQuotas.get(tenant), old == null ? null : old.quotas) : plan.quotas;
             List<Bandwidth> bandwidths = plans.tenants().overrides().get(tenant);
             overrides.put(tenant, bandwidths != null
-                    ? planLimits(bandwidths, old, previous != null, globalMaxCost, plan.shadow, plan.publish, quotas)
-                    : new PlanLimits(plan.limits, Math.min(plan.limits.smallestCapacity(), quotaBound(quotas, globalMaxCost)),
-                    plan.shadow, plan.publish, quotas));
+                    ? planLimits(bandwidths, old, previous != null, globalMaxCost, plan.shadow, plan.publish, quotas,
+                    plan.perUser)
+                    : new PlanLimits(plan.limits, Math.min(plan.limits.smallestCapacity(),
+                    userBound(plan.perUser, quotaBound(quotas, globalMaxCost))), plan.shadow, plan.publish, quotas,
+                    plan.perUser));
         }
         // the application directory's contracts: own limits built on first sight, with their plan's flags
         Map<String, PlanLimits> plansByName = Map.copyOf(byName);
@@ -154,8 +159,10 @@ final class Admission {
                             : BucketLimits.of(contract.limits());
                     QuotaWindows quotas = contract.hasOwnQuotas() ? windows(contract.quotas(), null)
                             : plan == null ? null : plan.quotas;
-                    return new PlanLimits(limits, Math.min(limits.smallestCapacity(), quotaBound(quotas, globalMaxCost)),
-                            plan != null && plan.shadow, plan != null && plan.publish, quotas);
+                    BucketLimits perUser = plan == null ? null : plan.perUser;
+                    return new PlanLimits(limits, Math.min(limits.smallestCapacity(),
+                            userBound(perUser, quotaBound(quotas, globalMaxCost))), plan != null && plan.shadow, plan != null && plan.publish, quotas,
+                            plan == null ? null : plan.perUser);
                 });
         return new Limits(plansByName, Map.copyOf(overrides), contracts, global.bucket(), global.limits(),
                 globalMaxCost, guests.bucket(), guests.limits(), guests.maxCost());
@@ -272,6 +279,39 @@ final class Admission {
             if (failure == null) throw alsoFailed;
             failure.addSuppressed(alsoFailed);
         }
+    }
+
+    /**
+     * True if the caller's bucket comes with a bucket per user ({@code per-user} limits of its plan):
+     * assigned tenants only, as a guest's users are ids anyone can make up. A lookup, no allocation.
+     */
+    boolean hasPerUser(Policy policy, Caller caller) {
+        return caller.kind() == BucketKind.TENANT
+                && limitsOf(policy.limits, caller.kind(), caller.key(), caller.plan()).perUser != null;
+    }
+
+    /**
+     * Takes {@code cost} from the bucket of {@code userKey} ({@code <tenant>/<user>}) under the caller's
+     * {@code per-user} limits, after its tenant's buckets took it: null if taken (or the plan, in shadow
+     * mode, lets it run; the refusal is counted), else the refusal, {@link Reason#USER_RATE}, with the
+     * user bucket's wait. Nothing is given back here: the caller refunds the tenant's units.
+     */
+    Decision.Rejected takeUser(Policy policy, Caller caller, String userKey, long cost) {
+        PlanLimits pl = limitsOf(policy.limits, caller.kind(), caller.key(), caller.plan());
+        QuotaBucket user = store.bucket(BucketKind.USER, userKey, pl.perUser);
+        if (pl.shadow) {
+            if (user.nanosToWait(cost) > 0) shadowed[Reason.USER_RATE.ordinal()].increment();
+            return null;
+        }
+        if (user.tryTake(cost)) return null;
+        return new Decision.Rejected(Reason.USER_RATE, user.nanosToWait(cost));
+    }
+
+    /** Gives {@code units} back to a user's bucket (its request was refused after, or cost less). */
+    void refundUser(Policy policy, Caller caller, String userKey, long units) {
+        PlanLimits pl = limitsOf(policy.limits, caller.kind(), caller.key(), caller.plan());
+        if (pl.perUser == null || pl.shadow) return;
+        store.bucket(BucketKind.USER, userKey, pl.perUser).refund(units);
     }
 
     /**
@@ -523,10 +563,10 @@ final class Admission {
      * the global quota's).
      */
     private static PlanLimits planLimits(List<Bandwidth> bandwidths, PlanLimits old, boolean reload, long globalMaxCost,
-                                         boolean shadow, boolean publish, QuotaWindows quotas) {
+                                         boolean shadow, boolean publish, QuotaWindows quotas, BucketLimits perUser) {
         BucketLimits limits = bucketLimits(bandwidths, old == null ? null : old.limits, reload);
-        return new PlanLimits(limits, Math.min(limits.smallestCapacity(), quotaBound(quotas, globalMaxCost)), shadow,
-                publish, quotas);
+        return new PlanLimits(limits, Math.min(limits.smallestCapacity(),
+                userBound(perUser, quotaBound(quotas, globalMaxCost))), shadow, publish, quotas, perUser);
     }
 
     /** The windows of {@code quotas} (null for none), {@code old}'s if they count the same quotas. */
@@ -537,6 +577,11 @@ final class Admission {
                     + "the local or the Redis store");
         }
         return old != null && List.of(old.quotas()).equals(quotas) ? old : new QuotaWindows(quotas);
+    }
+
+    /** {@code bound}, or the smallest capacity of the per-user limits if below: no request may cost more. */
+    private static long userBound(BucketLimits perUser, long bound) {
+        return perUser == null ? bound : Math.min(bound, perUser.smallestCapacity());
     }
 
     /** {@code bound}, or the smallest limit of the quotas if below: no request may cost more. */

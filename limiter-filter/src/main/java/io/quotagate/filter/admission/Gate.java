@@ -28,6 +28,8 @@ import java.util.function.Function;
 public final class Gate {
     static final Outcome.Refused INVALID_TENANT = new Outcome.Refused(400, "invalid_tenant",
             "The tenant id must be 1-" + TenantId.MAX_LENGTH + " characters of A-Z a-z 0-9 . _ : -", null, 0);
+    static final Outcome.Refused INVALID_USER = new Outcome.Refused(400, "invalid_user",
+            "The user id must be 1-" + TenantId.MAX_LENGTH + " characters of A-Z a-z 0-9 . _ : -", null, 0);
     static final Outcome.Refused MISSING_TENANT = new Outcome.Refused(401, "missing_tenant",
             "No tenant could be identified for this request.", null, 0);
 
@@ -119,6 +121,22 @@ public final class Gate {
      */
     public <R> Outcome decide(Policy policy, Route route, String tenant, R request,
                               Function<? super R, String> clientAddress, boolean estimated) {
+        return decide(policy, route, tenant, request, clientAddress, estimated, null);
+    }
+
+    /**
+     * As {@link #decide(Policy, Route, String, Object, Function, boolean)}, naming the user inside the
+     * tenant with {@code user} (a user id not yet validated, or null for none), read only if the
+     * tenant's plan has {@code per-user} limits. Then, once the tenant's buckets took the cost, the
+     * user's bucket ({@code <tenant>/<user>}; requests without a user share {@code <tenant>/}) takes it
+     * too; if it refuses, the tenant's units go back (a tenant is never charged for a refused request)
+     * and the refusal is {@link Reason#USER_RATE}. An invalid user id is refused with 400, uncharged.
+     *
+     * @param user the user's id from the request, or null if no user resolver is configured
+     */
+    public <R> Outcome decide(Policy policy, Route route, String tenant, R request,
+                              Function<? super R, String> clientAddress, boolean estimated,
+                              Function<? super R, String> user) {
         Caller caller;
         if (tenant != null) {
             if (!TenantId.isValid(tenant)) return INVALID_TENANT;
@@ -166,14 +184,41 @@ public final class Gate {
         if (decision instanceof Decision.Rejected rejected) {
             if (estimated) {
                 // the slot bounds the bodies read for refusals, as the minimum bounds the others
-                if (permit != null) return new Ticket(this, policy, caller, route, permit, null);
+                if (permit != null) return new Ticket(this, policy, caller, route, permit, null, null);
                 rejected = admission.longerOf(policy, caller, rejected,
                         admission.maxCost(policy, caller.kind(), caller.key(), caller.plan()));
             }
             if (permit != null) permit.cancel(); // the request does not run: free its slot at once
             return tooMany(rejected, caller);
         }
-        return new Ticket(this, policy, caller, route, permit, (Decision.Admitted) decision);
+        Decision.Admitted admitted = (Decision.Admitted) decision;
+        String userKey = null;
+        // a plan without per-user limits pays one map lookup here, and allocates nothing more
+        if (admitted.charged() > 0 && admission.hasPerUser(policy, caller)) {
+            String id = user == null ? null : user.apply(request);
+            Outcome.Refused refused = null;
+            if (id != null && !TenantId.isValid(id)) {
+                refused = INVALID_USER;
+            } else {
+                userKey = caller.key() + '/' + (id == null ? "" : id);
+                try {
+                    Decision.Rejected overShare = admission.takeUser(policy, caller, userKey, admitted.charged());
+                    if (overShare != null) refused = tooMany(overShare, caller);
+                } catch (StoreUnavailableException unavailable) {
+                    refused = unavailable(unavailable, caller);
+                } catch (RuntimeException | Error failure) {
+                    admission.reconcile(policy, admitted, 0);
+                    if (permit != null) permit.cancel();
+                    throw failure;
+                }
+            }
+            if (refused != null) {
+                admission.reconcile(policy, admitted, 0); // the tenant pays nothing for a refused request
+                if (permit != null) permit.cancel();
+                return refused;
+            }
+        }
+        return new Ticket(this, policy, caller, route, permit, admitted, userKey);
     }
 
     /**
@@ -226,6 +271,8 @@ public final class Gate {
             case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
             case CONCURRENCY -> "Too many requests of this kind are running at once; retry after " + seconds + " s.";
             case QUOTA -> "The tenant's quota '" + rejected.limit() + "' is used up until it resets; retry after "
+                    + seconds + " s.";
+            case USER_RATE -> "This user's share of the tenant's rate limit (per-user) is exhausted; retry after "
                     + seconds + " s.";
         };
         return new Outcome.Refused(429, rejected.reason().code(), detail, caller, seconds);

@@ -14,7 +14,13 @@ public enum Reason {
      * A calendar quota of the tenant's plan (per day, week or month) is used up; the refusal names it
      * and waits for its reset.
      */
-    QUOTA("quota");
+    QUOTA("quota"),
+    /**
+     * The bucket of one user inside the tenant (its plan's {@code per-user} limits) is empty, though
+     * the tenant's is not: one user may not take more than that share of the tenant's bucket.
+     */
+    USER_RATE("user_rate");
+
 
     private final String code;
 

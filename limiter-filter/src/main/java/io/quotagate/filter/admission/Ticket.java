@@ -27,10 +27,17 @@ public final class Ticket implements Outcome, AutoCloseable {
     private final Route route;
     private final Permit permit;
     private Decision.Admitted decision;
+    /** The key of the user's bucket the request was charged in ({@code per-user}), or null for none. */
+    private final String userKey;
+    /** The units the user's bucket was charged (the cost admitted at the decision; a reprice leaves it). */
+    private final long userCharged;
     private boolean running;
     private boolean keepCharge;
 
-    Ticket(Gate gate, Policy policy, Caller caller, Route route, Permit permit, Decision.Admitted decision) {
+    Ticket(Gate gate, Policy policy, Caller caller, Route route, Permit permit, Decision.Admitted decision,
+           String userKey) {
+        this.userKey = userKey;
+        this.userCharged = userKey == null || decision == null ? 0 : decision.charged();
         this.gate = gate;
         this.policy = policy;
         this.caller = caller;
@@ -133,7 +140,12 @@ public final class Ticket implements Outcome, AutoCloseable {
      */
     public long settle(long actualCost) {
         Decision.Admitted charged = decision;
-        return charged == null ? 0 : gate.admission().reconcile(policy, charged, actualCost);
+        if (charged == null) return 0;
+        // the user's bucket gets back what the request did not use; an excess is charged to the tenant only
+        if (userKey != null && actualCost < userCharged) {
+            gate.admission().refundUser(policy, caller, userKey, userCharged - actualCost);
+        }
+        return gate.admission().reconcile(policy, charged, actualCost);
     }
 
     /** Frees the slot and gives back the units, unless the request runs (see the class comment). */
@@ -156,6 +168,7 @@ public final class Ticket implements Outcome, AutoCloseable {
             if (charged != null && !keepCharge) {
                 try {
                     gate.admission().reconcile(policy, charged, 0);
+                    if (userKey != null) gate.admission().refundUser(policy, caller, userKey, userCharged);
                 } catch (RuntimeException storeFailure) {
                     // the request is refused either way; the units come back as the bucket refills
                     LOG.log(System.Logger.Level.WARNING, "units reserved for tenant " + charged.tenant()

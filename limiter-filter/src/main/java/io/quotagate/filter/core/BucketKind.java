@@ -10,6 +10,11 @@ public enum BucketKind {
      * assigned tenant's bucket.
      */
     GUEST("guest"),
+    /**
+     * One bucket per user inside an assigned tenant (a plan's {@code per-user} limits), keyed
+     * {@code <tenant>/<user>}; a table of its own, so users never evict tenants.
+     */
+    USER("user"),
     /** The single quota shared by all tenants. */
     GLOBAL("global");
 

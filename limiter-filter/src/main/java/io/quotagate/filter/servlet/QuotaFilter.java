@@ -211,7 +211,8 @@ public final class QuotaFilter implements Filter {
         }
         // an estimated route's refusal reads the body to state the wait for its own cost (see priced)
         boolean estimated = rt.setup.estimators().containsKey(route.name());
-        Outcome outcome = rt.gate.decide(engine.policy(), route, tenant, request, engine.clientAddress(), estimated);
+        Outcome outcome = rt.gate.decide(engine.policy(), route, tenant, request, engine.clientAddress(), estimated,
+                engine.user());
         // the 401 says how to send a tenant under the resolvers in force, and how to need none
         return outcome instanceof Outcome.Refused r && r.status() == 401 && "missing_tenant".equals(r.reason())
                 ? engine.missingTenant() : outcome;

@@ -89,6 +89,7 @@ final class LocalBucketStore implements BucketStore {
 
     private final Cache<String, KeptBucket> tenants;
     private final Cache<String, KeptBucket> guests;
+    private final Cache<String, KeptBucket> users;
     private final ConcurrentMap<String, MonitorBucket> globals = new ConcurrentHashMap<>();
     private final QuotaClock clock;
     private final TimeMeter timeMeter;
@@ -136,6 +137,12 @@ final class LocalBucketStore implements BucketStore {
         this.counters = new LocalQuotaCounters(maxTracked);
         this.tenants = table(maxTracked, this::tick);
         this.guests = table(maxTracked, this::tick);
+        this.users = table(maxTracked, this::tick);
+    }
+
+    /** The table of a tenant's, a guest's or a user's buckets. */
+    private Cache<String, KeptBucket> tableOf(BucketKind kind) {
+        return kind == BucketKind.GUEST ? guests : kind == BucketKind.USER ? users : tenants;
     }
 
     private static Cache<String, KeptBucket> table(int maxTracked, Ticker ticker) {
@@ -162,7 +169,7 @@ final class LocalBucketStore implements BucketStore {
             if (g.limits() != limits) g.moveTo(limits);
             return g;
         }
-        Cache<String, KeptBucket> table = kind == BucketKind.GUEST ? guests : tenants;
+        Cache<String, KeptBucket> table = tableOf(kind);
         KeptBucket b = table.getIfPresent(id);
         if (b == null) {
             // before the entry exists, so it never expires early; and outside the table's compute, as
@@ -179,7 +186,7 @@ final class LocalBucketStore implements BucketStore {
     @Override
     public void changed(BucketKind kind, String id) {
         if (kind == BucketKind.GLOBAL) return;
-        KeptBucket b = (kind == BucketKind.GUEST ? guests : tenants).getIfPresent(id);
+        KeptBucket b = tableOf(kind).getIfPresent(id);
         if (b != null) retime(b);
     }
 
@@ -223,6 +230,7 @@ final class LocalBucketStore implements BucketStore {
             // expiry first, then the rewrite threshold: an entry never expires before it is rewritten
             tenants.policy().expireAfterWrite().orElseThrow().setExpiresAfter(2 * wanted, TimeUnit.NANOSECONDS);
             guests.policy().expireAfterWrite().orElseThrow().setExpiresAfter(2 * wanted, TimeUnit.NANOSECONDS);
+            users.policy().expireAfterWrite().orElseThrow().setExpiresAfter(2 * wanted, TimeUnit.NANOSECONDS);
             keepNanos = wanted;
         }
     }
@@ -230,7 +238,7 @@ final class LocalBucketStore implements BucketStore {
     /** The bucket held for this id, at whatever limits it has, or null (for tests: no lookup side effects). */
     MonitorBucket held(BucketKind kind, String id) {
         if (kind == BucketKind.GLOBAL) return globals.get(id);
-        return (kind == BucketKind.GUEST ? guests : tenants).getIfPresent(id);
+        return tableOf(kind).getIfPresent(id);
     }
 
     /** Estimated number of assigned tenants' buckets held (for tests and metrics). */
