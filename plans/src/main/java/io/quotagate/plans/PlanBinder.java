@@ -78,15 +78,20 @@ final class PlanBinder {
         for (int i = 0; i < seq.items().size(); i++) {
             String f = field + "[" + i + "]";
             Mapping m = in.mapping(seq.items().get(i), f, Set.of("name", "capacity", "refill", "period"));
-            YamlNode nameNode = m.entries().get("name");
-            String name = nameNode == null ? "b" + i : in.matching(nameNode, f + ".name", NAME);
-            if (!names.add(name)) throw in.error(m.line(), f + ".name", "duplicate limit name '" + name + "'");
-            long capacity = in.positive(in.required(m, "capacity", f), f + ".capacity", Long.MAX_VALUE);
-            long refill = in.positive(in.required(m, "refill", f), f + ".refill", Long.MAX_VALUE);
-            Duration period = in.period(in.required(m, "period", f), f + ".period");
-            out.add(new Bandwidth(name, capacity, refill, period));
+            out.add(bandwidth(m, f, "b" + i, names));
         }
         return out;
+    }
+
+    /** One bandwidth's {@code name} ({@code defaultName} if not written, unique among {@code names}), {@code capacity}, {@code refill}, {@code period}. */
+    Bandwidth bandwidth(Mapping m, String f, String defaultName, Set<String> names) {
+        YamlNode nameNode = m.entries().get("name");
+        String name = nameNode == null ? defaultName : in.matching(nameNode, f + ".name", NAME);
+        if (!names.add(name)) throw in.error(m.line(), f + ".name", "duplicate limit name '" + name + "'");
+        long capacity = in.positive(in.required(m, "capacity", f), f + ".capacity", Long.MAX_VALUE);
+        long refill = in.positive(in.required(m, "refill", f), f + ".refill", Long.MAX_VALUE);
+        Duration period = in.period(in.required(m, "period", f), f + ".period");
+        return new Bandwidth(name, capacity, refill, period);
     }
 
     /**

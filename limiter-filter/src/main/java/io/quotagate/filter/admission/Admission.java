@@ -72,7 +72,11 @@ final class Admission {
     /** The bucket limits of a {@link Policy}: what it sizes and which shared buckets it charges. */
     record Limits(Map<String, PlanLimits> plans, Map<String, PlanLimits> overrides, ContractLimits contracts,
                   QuotaBucket global, BucketLimits globalLimits, long globalMaxCost, QuotaBucket guests,
-                  BucketLimits guestsLimits, long guestsMaxCost) {
+                  BucketLimits guestsLimits, long guestsMaxCost, Map<String, RouteLimits> routes) {
+    }
+
+    /** A route's own buckets ({@code routes[].limits}): per tenant, per user, per client address; null for none. */
+    record RouteLimits(BucketLimits tenant, BucketLimits user, BucketLimits address) {
     }
 
     /** @param store where the buckets live; calendar quotas on the system's UTC clock */
@@ -164,8 +168,20 @@ final class Admission {
                             userBound(perUser, quotaBound(quotas, globalMaxCost))), plan != null && plan.shadow, plan != null && plan.publish, quotas,
                             plan == null ? null : plan.perUser);
                 });
+        Map<String, RouteLimits> routes = new HashMap<>();
+        for (io.quotagate.plans.RouteRule rule : plans.routes()) {
+            if (rule.limits().isEmpty()) continue;
+            RouteLimits old = previous == null ? null : previous.routes.get(rule.name());
+            BucketLimits[] byScope = new BucketLimits[3];
+            for (io.quotagate.plans.ScopedLimit limit : rule.limits()) {
+                int i = limit.per().ordinal();
+                BucketLimits before = old == null ? null : i == 0 ? old.tenant : i == 1 ? old.user : old.address;
+                byScope[i] = bucketLimits(limit.limits(), before, previous != null);
+            }
+            routes.put(rule.name(), new RouteLimits(byScope[0], byScope[1], byScope[2]));
+        }
         return new Limits(plansByName, Map.copyOf(overrides), contracts, global.bucket(), global.limits(),
-                globalMaxCost, guests.bucket(), guests.limits(), guests.maxCost());
+                globalMaxCost, guests.bucket(), guests.limits(), guests.maxCost(), Map.copyOf(routes));
     }
 
     /** A bucket every tenant (global quota) or every guest (guest pool) shares; all null for no limits. */
@@ -282,36 +298,61 @@ final class Admission {
     }
 
     /**
-     * True if the caller's bucket comes with a bucket per user ({@code per-user} limits of its plan):
-     * assigned tenants only, as a guest's users are ids anyone can make up. A lookup, no allocation.
+     * The buckets of a request beside its tenant's, or null if it has none (then nothing is allocated):
+     * its plan's bucket of the user ({@code per-user}, assigned tenants only) and its route's own. The
+     * user id and the client address are read only if a bucket is keyed by them.
+     *
+     * @param user    finds the user id in {@code request}, null for none (requests without a user share one bucket)
+     * @param address finds the client's address in {@code request}, read only for a limit per client address
+     * @return null if the request has no such bucket; {@link ScopedCharge#INVALID_USER} if its user id is
+     *         not valid (checked as tenant ids are)
      */
-    boolean hasPerUser(Policy policy, Caller caller) {
-        return caller.kind() == BucketKind.TENANT
-                && limitsOf(policy.limits, caller.kind(), caller.key(), caller.plan()).perUser != null;
+    <R> ScopedCharge scoped(Policy policy, Caller caller, String routeName, R request,
+                            java.util.function.Function<? super R, String> user,
+                            java.util.function.Function<? super R, String> address) {
+        Limits l = policy.limits;
+        RouteLimits rl = l.routes.isEmpty() ? null : l.routes.get(routeName);
+        PlanLimits pl = limitsOf(l, caller.kind(), caller.key(), caller.plan());
+        BucketLimits perUser = caller.kind() == BucketKind.TENANT ? pl.perUser : null;
+        if (rl == null && perUser == null) return null;
+        ScopedCharge charge = new ScopedCharge();
+        String userKey = null;
+        if (perUser != null || (rl != null && rl.user != null)) {
+            String id = user == null ? null : user.apply(request);
+            if (id != null && !io.quotagate.plans.TenantId.isValid(id)) return ScopedCharge.INVALID_USER;
+            userKey = caller.key() + '/' + (id == null ? "" : id);
+        }
+        if (perUser != null) charge.add(store.bucket(BucketKind.USER, userKey, perUser), Reason.USER_RATE, "per-user");
+        if (rl != null) {
+            // an id any client can make up (a guest's, an address) never evicts an assigned tenant's
+            BucketKind kind = caller.kind() == BucketKind.TENANT ? BucketKind.ROUTE : BucketKind.ROUTE_GUEST;
+            if (rl.tenant != null) {
+                charge.add(store.bucket(kind, routeName + '/' + caller.key(), rl.tenant), Reason.ROUTE_RATE,
+                        routeName + " per tenant");
+            }
+            if (rl.user != null) {
+                charge.add(store.bucket(kind, routeName + '/' + userKey, rl.user), Reason.ROUTE_USER_RATE,
+                        routeName + " per user");
+            }
+            if (rl.address != null) {
+                String key = caller.anonymous() ? caller.key() : Gate.anonymousKey(address.apply(request));
+                charge.add(store.bucket(BucketKind.ROUTE_GUEST, routeName + '/' + key, rl.address),
+                        Reason.ROUTE_ADDRESS_RATE, routeName + " per client-address");
+            }
+        }
+        return charge;
     }
 
     /**
-     * Takes {@code cost} from the bucket of {@code userKey} ({@code <tenant>/<user>}) under the caller's
-     * {@code per-user} limits, after its tenant's buckets took it: null if taken (or the plan, in shadow
-     * mode, lets it run; the refusal is counted), else the refusal, {@link Reason#USER_RATE}, with the
-     * user bucket's wait. Nothing is given back here: the caller refunds the tenant's units.
+     * Takes {@code cost} from the request's {@code charge}; null if taken. In shadow mode nothing is
+     * refused: the refusal is counted, nothing is held, and the request runs.
      */
-    Decision.Rejected takeUser(Policy policy, Caller caller, String userKey, long cost) {
-        PlanLimits pl = limitsOf(policy.limits, caller.kind(), caller.key(), caller.plan());
-        QuotaBucket user = store.bucket(BucketKind.USER, userKey, pl.perUser);
-        if (pl.shadow) {
-            if (user.nanosToWait(cost) > 0) shadowed[Reason.USER_RATE.ordinal()].increment();
-            return null;
-        }
-        if (user.tryTake(cost)) return null;
-        return new Decision.Rejected(Reason.USER_RATE, user.nanosToWait(cost));
-    }
-
-    /** Gives {@code units} back to a user's bucket (its request was refused after, or cost less). */
-    void refundUser(Policy policy, Caller caller, String userKey, long units) {
-        PlanLimits pl = limitsOf(policy.limits, caller.kind(), caller.key(), caller.plan());
-        if (pl.perUser == null || pl.shadow) return;
-        store.bucket(BucketKind.USER, userKey, pl.perUser).refund(units);
+    Decision.Rejected takeScoped(Policy policy, Caller caller, ScopedCharge charge, long cost) {
+        Decision.Rejected refused = charge.take(cost);
+        if (refused == null) return null;
+        if (!limitsOf(policy.limits, caller.kind(), caller.key(), caller.plan()).shadow) return refused;
+        shadowed[refused.reason().ordinal()].increment();
+        return null;
     }
 
     /**

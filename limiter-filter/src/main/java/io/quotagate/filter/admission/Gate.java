@@ -192,33 +192,33 @@ public final class Gate {
             return tooMany(rejected, caller);
         }
         Decision.Admitted admitted = (Decision.Admitted) decision;
-        String userKey = null;
-        // a plan without per-user limits pays one map lookup here, and allocates nothing more
-        if (admitted.charged() > 0 && admission.hasPerUser(policy, caller)) {
-            String id = user == null ? null : user.apply(request);
-            Outcome.Refused refused = null;
-            if (id != null && !TenantId.isValid(id)) {
+        if (admitted.charged() == 0) return new Ticket(this, policy, caller, route, permit, admitted, null);
+        // the plan's bucket of the user and the route's own: a plan and route without them pay a lookup or
+        // two here, and allocate nothing more
+        ScopedCharge scoped;
+        Outcome.Refused refused = null;
+        try {
+            scoped = admission.scoped(policy, caller, route.name(), request, user, clientAddress);
+            if (scoped == ScopedCharge.INVALID_USER) {
                 refused = INVALID_USER;
-            } else {
-                userKey = caller.key() + '/' + (id == null ? "" : id);
-                try {
-                    Decision.Rejected overShare = admission.takeUser(policy, caller, userKey, admitted.charged());
-                    if (overShare != null) refused = tooMany(overShare, caller);
-                } catch (StoreUnavailableException unavailable) {
-                    refused = unavailable(unavailable, caller);
-                } catch (RuntimeException | Error failure) {
-                    admission.reconcile(policy, admitted, 0);
-                    if (permit != null) permit.cancel();
-                    throw failure;
-                }
+            } else if (scoped != null) {
+                Decision.Rejected over = admission.takeScoped(policy, caller, scoped, admitted.charged());
+                if (over != null) refused = tooMany(over, caller);
             }
-            if (refused != null) {
-                admission.reconcile(policy, admitted, 0); // the tenant pays nothing for a refused request
-                if (permit != null) permit.cancel();
-                return refused;
-            }
+        } catch (StoreUnavailableException unavailable) {
+            scoped = null;
+            refused = unavailable(unavailable, caller);
+        } catch (RuntimeException | Error failure) {
+            admission.reconcile(policy, admitted, 0);
+            if (permit != null) permit.cancel();
+            throw failure;
         }
-        return new Ticket(this, policy, caller, route, permit, admitted, userKey);
+        if (refused != null) {
+            admission.reconcile(policy, admitted, 0); // the tenant pays nothing for a refused request
+            if (permit != null) permit.cancel();
+            return refused;
+        }
+        return new Ticket(this, policy, caller, route, permit, admitted, scoped);
     }
 
     /**
@@ -274,6 +274,8 @@ public final class Gate {
                     + seconds + " s.";
             case USER_RATE -> "This user's share of the tenant's rate limit (per-user) is exhausted; retry after "
                     + seconds + " s.";
+            case ROUTE_RATE, ROUTE_USER_RATE, ROUTE_ADDRESS_RATE -> "The route's limit '" + rejected.limit()
+                    + "' is exhausted; retry after " + seconds + " s.";
         };
         return new Outcome.Refused(429, rejected.reason().code(), detail, caller, seconds);
     }

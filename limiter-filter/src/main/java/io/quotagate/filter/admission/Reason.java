@@ -19,7 +19,13 @@ public enum Reason {
      * The bucket of one user inside the tenant (its plan's {@code per-user} limits) is empty, though
      * the tenant's is not: one user may not take more than that share of the tenant's bucket.
      */
-    USER_RATE("user_rate");
+    USER_RATE("user_rate"),
+    /** The route's own bucket of the tenant ({@code routes[].limits}, {@code per: tenant}) is empty. */
+    ROUTE_RATE("route_rate"),
+    /** The route's own bucket of the user inside the tenant ({@code per: user}) is empty. */
+    ROUTE_USER_RATE("route_user_rate"),
+    /** The route's own bucket of the client address ({@code per: client-address}) is empty. */
+    ROUTE_ADDRESS_RATE("route_address_rate");
 
 
     private final String code;

@@ -27,17 +27,14 @@ public final class Ticket implements Outcome, AutoCloseable {
     private final Route route;
     private final Permit permit;
     private Decision.Admitted decision;
-    /** The key of the user's bucket the request was charged in ({@code per-user}), or null for none. */
-    private final String userKey;
-    /** The units the user's bucket was charged (the cost admitted at the decision; a reprice leaves it). */
-    private final long userCharged;
+    /** The buckets beside the tenant's the request was charged in (per-user, the route's own), or null. */
+    private final ScopedCharge scoped;
     private boolean running;
     private boolean keepCharge;
 
     Ticket(Gate gate, Policy policy, Caller caller, Route route, Permit permit, Decision.Admitted decision,
-           String userKey) {
-        this.userKey = userKey;
-        this.userCharged = userKey == null || decision == null ? 0 : decision.charged();
+           ScopedCharge scoped) {
+        this.scoped = scoped;
         this.gate = gate;
         this.policy = policy;
         this.caller = caller;
@@ -141,10 +138,9 @@ public final class Ticket implements Outcome, AutoCloseable {
     public long settle(long actualCost) {
         Decision.Admitted charged = decision;
         if (charged == null) return 0;
-        // the user's bucket gets back what the request did not use; an excess is charged to the tenant only
-        if (userKey != null && actualCost < userCharged) {
-            gate.admission().refundUser(policy, caller, userKey, userCharged - actualCost);
-        }
+        // the scoped buckets get back what the request did not use of the cost they took at the
+        // decision (a reprice leaves them); an excess is charged to the plan's buckets only
+        if (scoped != null && actualCost < charged.charged()) scoped.refund(charged.charged() - actualCost);
         return gate.admission().reconcile(policy, charged, actualCost);
     }
 
@@ -168,7 +164,7 @@ public final class Ticket implements Outcome, AutoCloseable {
             if (charged != null && !keepCharge) {
                 try {
                     gate.admission().reconcile(policy, charged, 0);
-                    if (userKey != null) gate.admission().refundUser(policy, caller, userKey, userCharged);
+                    if (scoped != null) scoped.refund(Long.MAX_VALUE);
                 } catch (RuntimeException storeFailure) {
                     // the request is refused either way; the units come back as the bucket refills
                     LOG.log(System.Logger.Level.WARNING, "units reserved for tenant " + charged.tenant()

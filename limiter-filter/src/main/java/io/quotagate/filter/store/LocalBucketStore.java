@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@link BucketStore#local}: assigned tenants' buckets in one bounded Caffeine cache, guests' (unknown
- * tenants, anonymous clients) in another, the global bucket held for ever. A flood of made-up ids
+ * tenants, anonymous clients) in another, users' ({@code per-user}) and routes' own in tables of their
+ * own (each bounded by {@code maxTracked}), the global bucket held for ever. A flood of made-up ids
  * fills and churns only the guest table; Caffeine's frequency-aware admission also keeps a busy guest
  * from being pushed out by one-off ids.
  *
@@ -90,6 +91,8 @@ final class LocalBucketStore implements BucketStore {
     private final Cache<String, KeptBucket> tenants;
     private final Cache<String, KeptBucket> guests;
     private final Cache<String, KeptBucket> users;
+    private final Cache<String, KeptBucket> routes;
+    private final Cache<String, KeptBucket> routeGuests;
     private final ConcurrentMap<String, MonitorBucket> globals = new ConcurrentHashMap<>();
     private final QuotaClock clock;
     private final TimeMeter timeMeter;
@@ -138,11 +141,19 @@ final class LocalBucketStore implements BucketStore {
         this.tenants = table(maxTracked, this::tick);
         this.guests = table(maxTracked, this::tick);
         this.users = table(maxTracked, this::tick);
+        this.routes = table(maxTracked, this::tick);
+        this.routeGuests = table(maxTracked, this::tick);
     }
 
     /** The table of a tenant's, a guest's or a user's buckets. */
     private Cache<String, KeptBucket> tableOf(BucketKind kind) {
-        return kind == BucketKind.GUEST ? guests : kind == BucketKind.USER ? users : tenants;
+        return switch (kind) {
+            case GUEST -> guests;
+            case USER -> users;
+            case ROUTE -> routes;
+            case ROUTE_GUEST -> routeGuests;
+            case TENANT, GLOBAL -> tenants;
+        };
     }
 
     private static Cache<String, KeptBucket> table(int maxTracked, Ticker ticker) {
@@ -231,6 +242,8 @@ final class LocalBucketStore implements BucketStore {
             tenants.policy().expireAfterWrite().orElseThrow().setExpiresAfter(2 * wanted, TimeUnit.NANOSECONDS);
             guests.policy().expireAfterWrite().orElseThrow().setExpiresAfter(2 * wanted, TimeUnit.NANOSECONDS);
             users.policy().expireAfterWrite().orElseThrow().setExpiresAfter(2 * wanted, TimeUnit.NANOSECONDS);
+            routes.policy().expireAfterWrite().orElseThrow().setExpiresAfter(2 * wanted, TimeUnit.NANOSECONDS);
+            routeGuests.policy().expireAfterWrite().orElseThrow().setExpiresAfter(2 * wanted, TimeUnit.NANOSECONDS);
             keepNanos = wanted;
         }
     }
