@@ -184,7 +184,7 @@ public final class Gate {
         if (decision instanceof Decision.Rejected rejected) {
             if (estimated) {
                 // the slot bounds the bodies read for refusals, as the minimum bounds the others
-                if (permit != null) return new Ticket(this, policy, caller, route, permit, null, null);
+                if (permit != null) return new Ticket(this, policy, caller, route, permit, null);
                 rejected = admission.longerOf(policy, caller, rejected,
                         admission.maxCost(policy, caller.kind(), caller.key(), caller.plan()));
             }
@@ -192,7 +192,7 @@ public final class Gate {
             return tooMany(rejected, caller);
         }
         Decision.Admitted admitted = (Decision.Admitted) decision;
-        if (admitted.charged() == 0) return new Ticket(this, policy, caller, route, permit, admitted, null);
+        if (admitted.charged() == 0) return new Ticket(this, policy, caller, route, permit, admitted);
         // the plan's bucket of the user and the route's own: a plan and route without them pay a lookup or
         // two here, and allocate nothing more
         ScopedCharge scoped;
@@ -218,7 +218,8 @@ public final class Gate {
             if (permit != null) permit.cancel();
             return refused;
         }
-        return new Ticket(this, policy, caller, route, permit, admitted, scoped);
+        return scoped == null ? new Ticket(this, policy, caller, route, permit, admitted)
+                : new Ticket.Scoped(this, policy, caller, route, permit, admitted, scoped);
     }
 
     /**

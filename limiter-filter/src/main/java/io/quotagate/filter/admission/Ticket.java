@@ -18,7 +18,7 @@ import java.util.List;
  *
  * <p>Confined to the thread that decides; {@link #settle} may be called later from any thread.
  */
-public final class Ticket implements Outcome, AutoCloseable {
+public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scoped {
     private static final System.Logger LOG = System.getLogger(Ticket.class.getName());
 
     private final Gate gate;
@@ -27,14 +27,10 @@ public final class Ticket implements Outcome, AutoCloseable {
     private final Route route;
     private final Permit permit;
     private Decision.Admitted decision;
-    /** The buckets beside the tenant's the request was charged in (per-user, the route's own), or null. */
-    private final ScopedCharge scoped;
     private boolean running;
     private boolean keepCharge;
 
-    Ticket(Gate gate, Policy policy, Caller caller, Route route, Permit permit, Decision.Admitted decision,
-           ScopedCharge scoped) {
-        this.scoped = scoped;
+    Ticket(Gate gate, Policy policy, Caller caller, Route route, Permit permit, Decision.Admitted decision) {
         this.gate = gate;
         this.policy = policy;
         this.caller = caller;
@@ -140,7 +136,7 @@ public final class Ticket implements Outcome, AutoCloseable {
         if (charged == null) return 0;
         // the scoped buckets get back what the request did not use of the cost they took at the
         // decision (a reprice leaves them); an excess is charged to the plan's buckets only
-        if (scoped != null && actualCost < charged.charged()) scoped.refund(charged.charged() - actualCost);
+        if (actualCost < charged.charged()) refundScoped(charged.charged() - actualCost);
         return gate.admission().reconcile(policy, charged, actualCost);
     }
 
@@ -164,13 +160,37 @@ public final class Ticket implements Outcome, AutoCloseable {
             if (charged != null && !keepCharge) {
                 try {
                     gate.admission().reconcile(policy, charged, 0);
-                    if (scoped != null) scoped.refund(Long.MAX_VALUE);
+                    refundScoped(Long.MAX_VALUE);
                 } catch (RuntimeException storeFailure) {
                     // the request is refused either way; the units come back as the bucket refills
                     LOG.log(System.Logger.Level.WARNING, "units reserved for tenant " + charged.tenant()
                             + " not given back: " + storeFailure);
                 }
             }
+        }
+    }
+
+    /** Gives up to {@code units} back to the buckets beside the tenant's; a plain ticket has none. */
+    void refundScoped(long units) {
+    }
+
+    /**
+     * A ticket that also holds units in buckets beside the tenant's (per-user, the route's own). A
+     * subclass rather than a field, so a ticket without them stays as small as before (the
+     * common case allocates nothing more per request).
+     */
+    static final class Scoped extends Ticket {
+        private final ScopedCharge scoped;
+
+        Scoped(Gate gate, Policy policy, Caller caller, Route route, Permit permit, Decision.Admitted decision,
+               ScopedCharge scoped) {
+            super(gate, policy, caller, route, permit, decision);
+            this.scoped = scoped;
+        }
+
+        @Override
+        void refundScoped(long units) {
+            scoped.refund(units);
         }
     }
 }
