@@ -184,7 +184,16 @@ public final class Gate {
         if (decision instanceof Decision.Rejected rejected) {
             if (estimated) {
                 // the slot bounds the bodies read for refusals, as the minimum bounds the others
-                if (permit != null) return new Ticket(this, policy, caller, route, permit, null);
+                if (permit != null) {
+                    // the scoped buckets are taken at the request's own cost once it is repriced
+                    ScopedCharge scoped = admission.scoped(policy, caller, route.name(), request, user, clientAddress);
+                    if (scoped == ScopedCharge.INVALID_USER) {
+                        permit.cancel();
+                        return INVALID_USER;
+                    }
+                    return scoped == null ? new Ticket(this, policy, caller, route, permit, null)
+                            : new Ticket.Scoped(this, policy, caller, route, permit, null, scoped);
+                }
                 rejected = admission.longerOf(policy, caller, rejected,
                         admission.maxCost(policy, caller.kind(), caller.key(), caller.plan()));
             }

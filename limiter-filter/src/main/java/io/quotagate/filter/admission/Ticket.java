@@ -21,9 +21,9 @@ import java.util.List;
 public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scoped {
     private static final System.Logger LOG = System.getLogger(Ticket.class.getName());
 
-    private final Gate gate;
-    private final Policy policy;
-    private final Caller caller;
+    final Gate gate;
+    final Policy policy;
+    final Caller caller;
     private final Route route;
     private final Permit permit;
     private Decision.Admitted decision;
@@ -83,6 +83,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         Decision.Admitted reserved = decision;
         decision = null; // from here on nothing is reserved, whatever the store does
         if (reserved != null) gate.admission().reconcile(policy, reserved, 0);
+        refundScoped(Long.MAX_VALUE);
         Decision next;
         try {
             next = gate.admission().admit(policy, caller.kind(), caller.key(), caller.plan(), cost);
@@ -90,7 +91,21 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
             return Gate.unavailable(unavailable, caller);
         }
         if (next instanceof Decision.Rejected rejected) return Gate.tooMany(rejected, caller);
-        decision = (Decision.Admitted) next;
+        Decision.Admitted admitted = (Decision.Admitted) next;
+        Outcome.Refused scopedRefusal;
+        try {
+            scopedRefusal = takeScoped(admitted);
+        } catch (StoreUnavailableException unavailable) {
+            scopedRefusal = Gate.unavailable(unavailable, caller);
+        } catch (RuntimeException | Error failure) {
+            gate.admission().reconcile(policy, admitted, 0);
+            throw failure;
+        }
+        if (scopedRefusal != null) {
+            gate.admission().reconcile(policy, admitted, 0); // the tenant pays nothing for a refused request
+            return scopedRefusal;
+        }
+        decision = admitted;
         return null;
     }
 
@@ -174,6 +189,11 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     void refundScoped(long units) {
     }
 
+    /** Takes what {@code admitted} charged from the buckets beside the tenant's: null if taken (or none). */
+    Outcome.Refused takeScoped(Decision.Admitted admitted) {
+        return null;
+    }
+
     /**
      * A ticket that also holds units in buckets beside the tenant's (per-user, the route's own). A
      * subclass rather than a field, so a ticket without them stays as small as before (the
@@ -191,6 +211,13 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         @Override
         void refundScoped(long units) {
             scoped.refund(units);
+        }
+
+        @Override
+        Outcome.Refused takeScoped(Decision.Admitted admitted) {
+            if (admitted.charged() == 0) return null;
+            Decision.Rejected over = gate.admission().takeScoped(policy, caller, scoped, admitted.charged());
+            return over == null ? null : Gate.tooMany(over, caller);
         }
     }
 }

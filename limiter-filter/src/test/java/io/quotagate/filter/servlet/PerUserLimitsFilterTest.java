@@ -105,6 +105,28 @@ class PerUserLimitsFilterTest {
     }
 
     @Test
+    void anEstimatedRouteChargesTheUsersBucketItsEstimatedCostNotItsMinimum() throws Exception {
+        filter = QuotaFilter.builder().plans(PlansFile.parse("plans.yml", PLANS.replace("tenants:",
+                        "routes:\n  - { name: gen, methods: [POST], paths: [\"/gen\"] }\ntenants:")))
+                .costEstimator("gen", CostReconciliationTest.BODY_NUMBER).clock(clock).build();
+        server = JettyServer.start(filter);
+        assertThat(post("alice", "3").statusCode()).isEqualTo(200); // alice's seat: 4, 1 left
+        HttpResponse<String> refused = post("alice", "3");
+        assertThat(refused.statusCode()).as("3 more do not fit alice's 1 left, though the minimum (1) would")
+                .isEqualTo(429);
+        assertThat(refused.body()).contains("\"reason\":\"user_rate\"");
+        assertThat(post("bob", "3").statusCode()).isEqualTo(200);
+        assertThat(filter.control().tenantLimits("acme").get(0).remaining()).as("3 + 3 charged").isEqualTo(4);
+    }
+
+    private HttpResponse<String> post(String user, String body) throws Exception {
+        HttpRequest r = HttpRequest.newBuilder(server.uri("/gen")).timeout(Duration.ofSeconds(10))
+                .header("X-Tenant-Id", "acme").header("X-User-Id", user)
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build();
+        return CLIENT.send(r, HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
     void perUserLimitsWithoutAUserResolverFailAtStartNamingFileLineAndField() {
         String noUsers = PLANS.replace("  users:\n    - { type: header, name: X-User-Id }\n", "");
         assertThatThrownBy(() -> PlansFile.parse("plans.yml", noUsers)).isInstanceOf(InvalidPlansException.class)
