@@ -344,6 +344,19 @@ final class Admission {
     }
 
     /**
+     * {@code refusal}, or the refusal of one of the request's buckets beside its tenant's (see
+     * {@link #scoped}) if that waits longer; nothing is taken. A plan's refusal in shadow mode is not
+     * one: it stays as it is.
+     */
+    <R> Decision.Rejected longerOfScoped(Policy policy, Caller caller, String routeName, R request,
+                                         java.util.function.Function<? super R, String> user,
+                                         java.util.function.Function<? super R, String> address,
+                                         Decision.Rejected refusal, long cost) {
+        ScopedCharge charge = scoped(policy, caller, routeName, request, user, address);
+        return charge == null || charge == ScopedCharge.INVALID_USER ? refusal : charge.longest(refusal, cost);
+    }
+
+    /**
      * Takes {@code cost} from the request's {@code charge}; null if taken. In shadow mode nothing is
      * refused: the refusal is counted, nothing is held, and the request runs.
      */

@@ -197,6 +197,13 @@ public final class Gate {
                 rejected = admission.longerOf(policy, caller, rejected,
                         admission.maxCost(policy, caller.kind(), caller.key(), caller.plan()));
             }
+            if (caller.known() && !estimated) {
+                // an assigned tenant must not come back at its bucket's wait to find its user's or the
+                // route's own bucket empty: the longest wait wins (only read; guests' ids leave no
+                // bucket behind)
+                rejected = admission.longerOfScoped(policy, caller, route.name(), request, user, clientAddress,
+                        rejected, route.cost());
+            }
             if (permit != null) permit.cancel(); // the request does not run: free its slot at once
             return tooMany(rejected, caller);
         }

@@ -60,6 +60,15 @@ final class ScopedCharge {
         return null;
     }
 
+    /** {@code refusal}, or the refusal of one of these buckets that would wait longer for {@code cost}; nothing taken. */
+    Decision.Rejected longest(Decision.Rejected refusal, long cost) {
+        for (int i = 0; i < size; i++) {
+            long wait = buckets[i].nanosToWait(cost);
+            if (wait > refusal.nanosToWait()) refusal = new Decision.Rejected(reasons[i], wait, names[i]);
+        }
+        return refusal;
+    }
+
     /** Gives back up to what was charged (a request that did not run, or used less). */
     void refund(long units) {
         long back = Math.min(units, charged);

@@ -113,6 +113,19 @@ class RouteLimitsFilterTest {
     }
 
     @Test
+    void whenThePlansBucketRefusesARouteBucketThatWaitsLongerAnswers() throws Exception {
+        filter = QuotaFilter.builder().plans(PlansFile.parse("plans.yml", PLANS.replace(
+                "limits: [ { capacity: 100, refill: 100, period: 1s } ]",
+                "limits: [ { capacity: 2, refill: 1, period: 1s } ]"))).clock(clock).build();
+        server = JettyServer.start(filter);
+        get("/export", "acme", null);
+        get("/export", "acme", null); // the plan's 2 and the route's 2 per hour: both empty
+        HttpResponse<String> refused = get("/export", "acme", null);
+        assertThat(refused.body()).as("not the plan's second").contains("\"reason\":\"route_rate\"");
+        assertThat(refused.headers().firstValue("Retry-After")).hasValue("1800");
+    }
+
+    @Test
     void aRouteLimitBelowTheRoutesCostOrPerUserWithoutUsersFailsAtStart() {
         assertThatThrownBy(() -> PlansFile.parse("plans.yml", PLANS.replace("paths: [\"/export\"]",
                 "paths: [\"/export\"]\n    cost: 3"))).isInstanceOf(InvalidPlansException.class)
