@@ -59,11 +59,8 @@ class RedisScopedLimitsTest {
         }
     }
 
-    @Test
-    void everyInstanceTakesFromTheSameUserAndRouteBucketsInRedis() throws Exception {
-        RedisServer redis = RedisServer.shared();
-        String prefix = RedisServer.randomPrefix();
-        StoreSettings s = StoreSettings.redis(redis.uri()).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
+    /** Two filters on {@code s}: alice's per-user bucket and acme's export bucket are one for both. */
+    static void assertTwoInstancesShareScopedBuckets(StoreSettings s) throws Exception {
         try (Instance a = Instance.start(s); Instance b = Instance.start(s)) {
             assertThat(a.get("/items", "alice")).isEqualTo(200);
             assertThat(b.get("/items", "alice")).isEqualTo(200);
@@ -72,7 +69,16 @@ class RedisScopedLimitsTest {
             assertThat(b.get("/export", "bob")).isEqualTo(200);
             assertThat(a.get("/export", "carol")).isEqualTo(200);
             assertThat(b.get("/export", "dave")).as("acme's 2 exports per hour, across instances").isEqualTo(429);
+            assertThat(a.store().fallbackDecisions() + b.store().fallbackDecisions()).as("all decided in Redis").isZero();
         }
+    }
+
+    @Test
+    void everyInstanceTakesFromTheSameUserAndRouteBucketsInRedis() throws Exception {
+        RedisServer redis = RedisServer.shared();
+        String prefix = RedisServer.randomPrefix();
+        StoreSettings s = StoreSettings.redis(redis.uri()).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
+        assertTwoInstancesShareScopedBuckets(s);
         assertThat(redis.command("EXISTS", prefix + ":user:acme/alice")).isEqualTo("1");
         assertThat(redis.command("EXISTS", prefix + ":route:export/acme")).isEqualTo("1");
         assertThat(redis.command("EXISTS", prefix + ":route-guest:export/@127.0.0.1")).isEqualTo("1");
