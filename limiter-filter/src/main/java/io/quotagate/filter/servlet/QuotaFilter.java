@@ -327,7 +327,8 @@ public final class QuotaFilter implements Filter {
                 RequestStatistics.Outcome.REJECTED, refused.reason());
         rt.rejections.rejected(tenant, plan, route.name(), refused.reason(), refused.status(),
                 refused.retryAfterSeconds());
-        if (refused.status() == 429 && caller != null && caller.known()) {
+        // a user's share or a route's own bucket refusing is not the tenant's limit reached: no tenant event
+        if (refused.status() == 429 && caller != null && caller.known() && !scopedRefusal(refused.reason())) {
             rt.signals.refused(caller.tenant(), plan, refused.reason());
         }
         List<String> violated = List.of();
@@ -352,6 +353,11 @@ public final class QuotaFilter implements Filter {
     private static boolean hasHttp1Body(HttpServletRequest request) {
         return request.getProtocol().startsWith("HTTP/1.")
                 && (request.getContentLengthLong() > 0 || request.getHeader("Transfer-Encoding") != null);
+    }
+
+    /** True for the refusal of a bucket beside the tenant's: per-user, or a route's own. */
+    private static boolean scopedRefusal(String reason) {
+        return reason.equals(Reason.USER_RATE.code()) || reason.startsWith("route_");
     }
 
     /** The tenant as counted in metrics and logs: anonymous clients under one marker. */

@@ -93,6 +93,26 @@ class PerUserLimitsFilterTest {
     }
 
     @Test
+    void aUserOverItsShareRaisesNoTenantEventAsTheTenantsOwnBucketDoes() throws Exception {
+        java.util.List<io.quotagate.filter.signals.QuotaEvent> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+        filter = QuotaFilter.builder().plans(PlansFile.parse("plans.yml", PLANS)).clock(clock).listener(events::add)
+                .build();
+        server = JettyServer.start(filter);
+        try {
+            for (int i = 0; i < 6; i++) get("acme", "script"); // 4 admitted, 2 refused: user_rate
+            ((FilterRuntime) filter.control()).signals.check();
+            assertThat(events).filteredOn(io.quotagate.filter.signals.QuotaEvent.Exhausted.class::isInstance).isEmpty();
+            for (int i = 0; i < 12; i++) get("initech", "script"); // the tenant's own bucket: tenant_rate
+            ((FilterRuntime) filter.control()).signals.check();
+            assertThat(events).filteredOn(io.quotagate.filter.signals.QuotaEvent.Exhausted.class::isInstance)
+                    .singleElement().extracting(e -> ((io.quotagate.filter.signals.QuotaEvent.Exhausted) e).tenant())
+                    .isEqualTo("initech");
+        } finally {
+            filter.destroy();
+        }
+    }
+
+    @Test
     void requestsWithoutAUserShareOneBucketAndAnInvalidUserIdIsA400() throws Exception {
         start();
         for (int i = 0; i < 4; i++) assertThat(get("acme", null).statusCode()).isEqualTo(200);
