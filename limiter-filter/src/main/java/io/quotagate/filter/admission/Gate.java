@@ -18,8 +18,9 @@ import java.util.function.Function;
 /**
  * The servlet-free decision: given a request's route and who sent it, under one {@link Policy},
  * {@link #decide} places the caller on its plan, takes a concurrency slot if the route is capped, then
- * the route's cost from the caller's buckets (and the guest pool and global quota it shares), and
- * answers a {@link Ticket} that holds them, or a {@link Outcome.Refused} with nothing held. The
+ * the route's cost from the caller's buckets (and the guest pool and global quota it shares), then
+ * from its buckets beside them (per-user, the route's own: {@link ScopedCharge}), and answers a
+ * {@link Ticket} that holds them, or a {@link Outcome.Refused} with nothing held. The
  * order is the contract of DESIGN.md §2: concurrency first, so a request never holds tokens while it
  * waits for a slot; a tenant is never charged for a request that does not run.
  *
@@ -126,13 +127,16 @@ public final class Gate {
 
     /**
      * As {@link #decide(Policy, Route, String, Object, Function, boolean)}, naming the user inside the
-     * tenant with {@code user} (a user id not yet validated, or null for none), read only if the
-     * tenant's plan has {@code per-user} limits. Then, once the tenant's buckets took the cost, the
-     * user's bucket ({@code <tenant>/<user>}; requests without a user share {@code <tenant>/}) takes it
-     * too; if it refuses, the tenant's units go back (a tenant is never charged for a refused request)
-     * and the refusal is {@link Reason#USER_RATE}. An invalid user id is refused with 400, uncharged.
+     * tenant with {@code user}, read only where a limit is kept per user. Once the tenant's buckets
+     * took the cost, the buckets beside them take it too: the user's under the plan's {@code per-user}
+     * limits ({@code <tenant>/<user>}; requests without a user share {@code <tenant>/}) and the route's
+     * own ({@code routes[].limits}, per tenant, user or client address). If one refuses, everything
+     * taken goes back (a tenant is never charged for a refused request) and the refusal is the longest
+     * wait among the refusing buckets ({@link Reason#USER_RATE}, {@link Reason#ROUTE_RATE}...), naming
+     * the limit. An invalid user id is refused with 400, uncharged.
      *
-     * @param user the user's id from the request, or null if no user resolver is configured
+     * @param user finds the user's id (not yet validated) in the request, or null if no user resolver
+     *             is configured
      */
     public <R> Outcome decide(Policy policy, Route route, String tenant, R request,
                               Function<? super R, String> clientAddress, boolean estimated,
@@ -201,8 +205,12 @@ public final class Gate {
                 // an assigned tenant must not come back at its bucket's wait to find its user's or the
                 // route's own bucket empty: the longest wait wins (only read; guests' ids leave no
                 // bucket behind)
-                rejected = admission.longerOfScoped(policy, caller, route.name(), request, user, clientAddress,
-                        rejected, route.cost());
+                try {
+                    rejected = admission.longerOfScoped(policy, caller, route.name(), request, user, clientAddress,
+                            rejected, route.cost());
+                } catch (RuntimeException storeFailure) {
+                    // only a finer Retry-After is lost: the request is refused by the plan's buckets either way
+                }
             }
             if (permit != null) permit.cancel(); // the request does not run: free its slot at once
             return tooMany(rejected, caller);
