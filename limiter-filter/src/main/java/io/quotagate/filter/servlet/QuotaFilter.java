@@ -327,6 +327,9 @@ public final class QuotaFilter implements Filter {
                 RequestStatistics.Outcome.REJECTED, refused.reason());
         rt.rejections.rejected(tenant, plan, route.name(), refused.reason(), refused.status(),
                 refused.retryAfterSeconds());
+        if (refused.status() == 429 && scopedRefusal(refused.reason())) {
+            rt.statistics.scopedRefused(route.name(), scopeOf(refused.reason()));
+        }
         // a user's share or a route's own bucket refusing is not the tenant's limit reached: no tenant event
         if (refused.status() == 429 && caller != null && caller.known() && !scopedRefusal(refused.reason())) {
             rt.signals.refused(caller.tenant(), plan, refused.reason());
@@ -358,6 +361,16 @@ public final class QuotaFilter implements Filter {
     /** True for the refusal of a bucket beside the tenant's: per-user, or a route's own. */
     private static boolean scopedRefusal(String reason) {
         return reason.equals(Reason.USER_RATE.code()) || reason.startsWith("route_");
+    }
+
+    /** The {@code scope} tag of a scoped refusal's reason. */
+    private static String scopeOf(String reason) {
+        return switch (reason) {
+            case "user_rate" -> "per-user";
+            case "route_user_rate" -> "user";
+            case "route_address_rate" -> "client-address";
+            default -> "tenant";
+        };
     }
 
     /** The tenant as counted in metrics and logs: anonymous clients under one marker. */

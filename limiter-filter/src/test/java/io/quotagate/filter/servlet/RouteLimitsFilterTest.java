@@ -83,6 +83,10 @@ class RouteLimitsFilterTest {
                 .as("2 exports and 1 item charged, not the refused export").isEqualTo(97);
         assertThat(registry.get(QuotaMeterBinder.REQUESTS).tags("route", "export", "reason", "route_rate")
                 .functionCounter().count()).isEqualTo(1.0);
+        assertThat(registry.get(QuotaMeterBinder.SCOPED_REFUSALS).tags("route", "export", "scope", "tenant")
+                .counter().count()).isEqualTo(1.0);
+        assertThat(registry.find(QuotaMeterBinder.SCOPED_REFUSALS).meters()).singleElement()
+                .satisfies(m -> assertThat(m.getId().getTags()).extracting(t -> t.getKey()).containsOnly("route", "scope"));
     }
 
     @Test
