@@ -51,6 +51,27 @@ class ExampleAppTest {
     }
 
     @Test
+    void aTeamUserTakesAtMostASeatOfTheTeamsBucketAndAColleagueStillGetsIn() throws Exception {
+        // team: burst 100; per-user seat: 25. Real time: the seat refills 1.2 units a second at most
+        int admitted = 0;
+        HttpResponse<String> last = null;
+        for (int i = 0; i < 40; i++) {
+            last = get("/items/1", "hooli", "ann");
+            if (last.statusCode() == 200) admitted++;
+        }
+        assertThat(admitted).isBetween(25, 30);
+        assertThat(last.statusCode()).isEqualTo(429);
+        assertThat(last.body()).contains("\"reason\":\"user_rate\"");
+        assertThat(get("/items/1", "hooli", "bob").statusCode()).as("a colleague").isEqualTo(200);
+    }
+
+    private static HttpResponse<String> get(String path, String tenant, String user) throws Exception {
+        java.net.http.HttpRequest r = java.net.http.HttpRequest.newBuilder(uri(path)).header("X-Tenant-Id", tenant)
+                .header("X-User-Id", user).build();
+        return java.net.http.HttpClient.newHttpClient().send(r, HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
     void healthNeedsNoTenantAndIsNeverLimited() throws Exception {
         for (int i = 0; i < 50; i++) assertThat(Http.get(uri("/health"), null).statusCode()).isEqualTo(200);
     }

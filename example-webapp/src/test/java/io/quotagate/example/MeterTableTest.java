@@ -25,7 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The README's meter table gives every meter's Prometheus name, checked against a real scrape of the example
  * app's {@code /metrics} with every meter present: a Redis store (the store and shared-limits meters), a
- * settled completion (the cost summaries) and a queued report (the queue timer).
+ * settled completion (the cost summaries), a queued report (the queue timer) and a user over its seat
+ * (the scoped refusals).
  */
 class MeterTableTest {
     private static final Pattern TYPE = Pattern.compile("^# TYPE (quotagate_[a-z_]+) [a-z]+$", Pattern.MULTILINE);
@@ -46,6 +47,13 @@ class MeterTableTest {
                     .POST(HttpRequest.BodyPublishers.ofString("{\"prompt\": \"hello\", \"max_tokens\": 10}")).build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(completion.statusCode()).isEqualTo(200);
+            int refused = 0; // a team user over its seat: the scoped refusal counter
+            for (int i = 0; i < 40 && refused == 0; i++) {
+                refused += client.send(HttpRequest.newBuilder(URI.create(app.baseUri() + "/items/1"))
+                        .header("X-Tenant-Id", "hooli").header("X-User-Id", "ann").build(),
+                        HttpResponse.BodyHandlers.ofString()).statusCode() == 429 ? 1 : 0;
+            }
+            assertThat(refused).isOne();
             String text = Http.get(URI.create(app.managementUri() + "/metrics"), null).body();
             Matcher m = TYPE.matcher(text);
             while (m.find()) scraped.add(m.group(1));

@@ -132,7 +132,7 @@ final class FieldCursor {
         String text = string(n, field);
         List<String> allowed = new ArrayList<>();
         for (E e : type.getEnumConstants()) {
-            String name = e.name().toLowerCase(Locale.ROOT);
+            String name = e.name().toLowerCase(Locale.ROOT).replace('_', '-'); // CLIENT_ADDRESS: client-address
             if (name.equals(text)) return e;
             allowed.add(name);
         }

@@ -14,6 +14,7 @@ public final class Plan {
     private final String name;
     private final List<Bandwidth> limits;
     private final List<CalendarQuota> quotas;
+    private final List<Bandwidth> perUser;
     private final Map<String, Integer> concurrency;
     private final boolean publish;
     private final boolean shadow;
@@ -22,6 +23,7 @@ public final class Plan {
         this.name = b.name;
         this.limits = List.copyOf(b.limits);
         this.quotas = List.copyOf(b.quotas);
+        this.perUser = List.copyOf(b.perUser);
         this.concurrency = Map.copyOf(b.concurrency);
         this.publish = b.publish;
         this.shadow = b.shadow;
@@ -41,7 +43,7 @@ public final class Plan {
 
     /** A builder starting from every setting of {@code prototype}. */
     public static Builder from(Plan prototype) {
-        return new Builder(prototype.name).limits(prototype.limits).quotas(prototype.quotas).concurrency(prototype.concurrency)
+        return new Builder(prototype.name).limits(prototype.limits).quotas(prototype.quotas).perUser(prototype.perUser).concurrency(prototype.concurrency)
                 .publish(prototype.publish).shadow(prototype.shadow);
     }
 
@@ -61,6 +63,15 @@ public final class Plan {
      */
     public List<CalendarQuota> quotas() {
         return quotas;
+    }
+
+    /**
+     * The bandwidths of each user's own bucket inside a tenant under this plan ({@code per-user:}),
+     * taken beside the tenant's, so one user cannot use up the tenant's bucket for its colleagues;
+     * empty (the default) for none. Users are named by {@code tenants.users}.
+     */
+    public List<Bandwidth> perUser() {
+        return perUser;
     }
 
     /** The most requests of a route group in flight per tenant (group → cap). */
@@ -89,18 +100,18 @@ public final class Plan {
     @Override
     public boolean equals(Object o) {
         return o instanceof Plan p && name.equals(p.name) && limits.equals(p.limits)
-                && quotas.equals(p.quotas) && concurrency.equals(p.concurrency) && publish == p.publish
+                && quotas.equals(p.quotas) && perUser.equals(p.perUser) && concurrency.equals(p.concurrency) && publish == p.publish
                 && shadow == p.shadow;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, limits, quotas, concurrency, publish, shadow);
+        return Objects.hash(name, limits, quotas, perUser, concurrency, publish, shadow);
     }
 
     @Override
     public String toString() {
-        return "Plan[name=" + name + ", limits=" + limits + ", quotas=" + quotas + ", concurrency=" + concurrency + ", publish=" + publish
+        return "Plan[name=" + name + ", limits=" + limits + ", quotas=" + quotas + ", perUser=" + perUser + ", concurrency=" + concurrency + ", publish=" + publish
                 + ", shadow=" + shadow + "]";
     }
 
@@ -109,6 +120,7 @@ public final class Plan {
         private final String name;
         private List<Bandwidth> limits = List.of();
         private List<CalendarQuota> quotas = List.of();
+        private List<Bandwidth> perUser = List.of();
         private final Map<String, Integer> concurrency = new LinkedHashMap<>();
         private boolean publish;
         private boolean shadow;
@@ -126,6 +138,12 @@ public final class Plan {
         /** The calendar quotas of each tenant, names unique (replaces any given before; default none). */
         public Builder quotas(List<CalendarQuota> quotas) {
             this.quotas = List.copyOf(quotas);
+            return this;
+        }
+
+        /** The bandwidths of each user's own bucket inside a tenant (replaces any given before; default none). */
+        public Builder perUser(List<Bandwidth> perUser) {
+            this.perUser = List.copyOf(perUser);
             return this;
         }
 

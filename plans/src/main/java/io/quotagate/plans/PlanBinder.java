@@ -20,6 +20,8 @@ import static io.quotagate.plans.FieldCursor.NAME;
 /** {@code plans:} and {@code global:}, and the {@code limits:} and {@code concurrency:} lists other sections share. */
 final class PlanBinder {
     private final FieldCursor in;
+    /** The line of each plan's {@code per-user:} key, for the error of a file that names no user resolver. */
+    final Map<String, Integer> perUserLines = new LinkedHashMap<>();
 
     PlanBinder(FieldCursor in) {
         this.in = in;
@@ -41,14 +43,23 @@ final class PlanBinder {
     }
 
     private Plan plan(String name, YamlNode node, String field) {
-        Mapping m = in.mapping(node, field, Set.of("limits", "quotas", "concurrency", "publish", "shadow"));
+        Mapping m = in.mapping(node, field, Set.of("limits", "quotas", "per-user", "concurrency", "publish", "shadow"));
+        if (m.entries().containsKey("per-user")) perUserLines.put(name, m.keyLines().get("per-user"));
         return Plan.builder(name)
                 .limits(limits(in.required(m, "limits", field), field + ".limits"))
                 .quotas(quotas(m.entries().get("quotas"), field + ".quotas"))
+                .perUser(perUser(m.entries().get("per-user"), field + ".per-user"))
                 .concurrency(concurrency(m.entries().get("concurrency"), field + ".concurrency"))
                 .publish(in.bool(m, "publish", field + ".publish", false))
                 .shadow(in.bool(m, "shadow", field + ".shadow", false))
                 .build();
+    }
+
+    /** A plan's {@code per-user:} mapping ({@code limits:} of each user's bucket); none if {@code node} is null. */
+    private List<Bandwidth> perUser(YamlNode node, String field) {
+        if (node == null) return List.of();
+        Mapping m = in.mapping(node, field, Set.of("limits"));
+        return limits(in.required(m, "limits", field), field + ".limits");
     }
 
     /** {@code global:}, if written. */
@@ -67,15 +78,20 @@ final class PlanBinder {
         for (int i = 0; i < seq.items().size(); i++) {
             String f = field + "[" + i + "]";
             Mapping m = in.mapping(seq.items().get(i), f, Set.of("name", "capacity", "refill", "period"));
-            YamlNode nameNode = m.entries().get("name");
-            String name = nameNode == null ? "b" + i : in.matching(nameNode, f + ".name", NAME);
-            if (!names.add(name)) throw in.error(m.line(), f + ".name", "duplicate limit name '" + name + "'");
-            long capacity = in.positive(in.required(m, "capacity", f), f + ".capacity", Long.MAX_VALUE);
-            long refill = in.positive(in.required(m, "refill", f), f + ".refill", Long.MAX_VALUE);
-            Duration period = in.period(in.required(m, "period", f), f + ".period");
-            out.add(new Bandwidth(name, capacity, refill, period));
+            out.add(bandwidth(m, f, "b" + i, names));
         }
         return out;
+    }
+
+    /** One bandwidth's {@code name} ({@code defaultName} if not written, unique among {@code names}), {@code capacity}, {@code refill}, {@code period}. */
+    Bandwidth bandwidth(Mapping m, String f, String defaultName, Set<String> names) {
+        YamlNode nameNode = m.entries().get("name");
+        String name = nameNode == null ? defaultName : in.matching(nameNode, f + ".name", NAME);
+        if (!names.add(name)) throw in.error(m.line(), f + ".name", "duplicate limit name '" + name + "'");
+        long capacity = in.positive(in.required(m, "capacity", f), f + ".capacity", Long.MAX_VALUE);
+        long refill = in.positive(in.required(m, "refill", f), f + ".refill", Long.MAX_VALUE);
+        Duration period = in.period(in.required(m, "period", f), f + ".period");
+        return new Bandwidth(name, capacity, refill, period);
     }
 
     /**

@@ -172,8 +172,13 @@ public final class PlansFile {
         PlanBinder planBinder = new PlanBinder(in);
         Map<String, Plan> plans = planBinder.plans(top);
         Optional<GlobalQuota> global = planBinder.global(top.entries().get("global"));
-        List<RouteRule> routes = new RouteBinder(in).routes(top.entries().get("routes"), plans, global);
+        RouteBinder routeBinder = new RouteBinder(in, planBinder);
+        List<RouteRule> routes = routeBinder.routes(top.entries().get("routes"), plans, global);
         TenantSettings tenants = new TenantBinder(in, planBinder).tenants(top.entries().get("tenants"), plans, routes);
+        if (tenants.users().isEmpty() && routeBinder.userScopeLine >= 0) {
+            throw in.error(routeBinder.userScopeLine, routeBinder.userScopeField,
+                    "a limit per user needs tenants.users, the resolvers that name the user inside a tenant");
+        }
         Set<String> usedGroups = RouteBinder.usedGroups(routes);
         GroupBinder groupBinder = new GroupBinder(in);
         groupBinder.checkPlanCapsAreUsed(top, usedGroups);

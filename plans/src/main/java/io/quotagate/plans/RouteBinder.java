@@ -17,12 +17,17 @@ import static io.quotagate.plans.FieldCursor.NAME;
 /** {@code routes:}: which requests, at which cost, in which concurrency group. */
 final class RouteBinder {
     private static final Pattern METHOD = Pattern.compile("[A-Z]{1,16}");
-    private static final Set<String> KEYS = Set.of("name", "methods", "paths", "cost", "group", "limited");
+    private static final Set<String> KEYS = Set.of("name", "methods", "paths", "cost", "group", "limited", "limits");
 
     private final FieldCursor in;
+    private final PlanBinder bandwidths;
+    /** The line of the first route limit {@code per: user}, for the error of a file that names no user resolver. */
+    int userScopeLine = -1;
+    String userScopeField;
 
-    RouteBinder(FieldCursor in) {
+    RouteBinder(FieldCursor in, PlanBinder bandwidths) {
         this.in = in;
+        this.bandwidths = bandwidths;
     }
 
     /** The routes in file order; none if {@code node} is null. A cost must fit every plan and the global quota. */
@@ -44,10 +49,11 @@ final class RouteBinder {
             boolean limited = in.bool(m, "limited", f + ".limited", true);
             YamlNode costNode = m.entries().get("cost");
             YamlNode groupNode = m.entries().get("group");
-            if (!limited && (costNode != null || groupNode != null)) {
-                YamlNode offending = costNode != null ? costNode : groupNode;
-                throw in.error(offending.line(), f + (costNode != null ? ".cost" : ".group"),
-                        "a route with limited: false takes no cost or group");
+            YamlNode limitsNode = m.entries().get("limits");
+            if (!limited && (costNode != null || groupNode != null || limitsNode != null)) {
+                YamlNode offending = costNode != null ? costNode : groupNode != null ? groupNode : limitsNode;
+                throw in.error(offending.line(), f + (costNode != null ? ".cost" : groupNode != null ? ".group" : ".limits"),
+                        "a route with limited: false takes no cost, group or limits");
             }
             if (costNode != null) {
                 long cost = in.positive(costNode, f + ".cost", Long.MAX_VALUE);
@@ -55,6 +61,10 @@ final class RouteBinder {
                 route.cost(cost);
             }
             if (groupNode != null) route.group(in.matching(groupNode, f + ".group", NAME));
+            if (limitsNode != null) {
+                route.limits(scopedLimits(limitsNode, f + ".limits", costNode == null ? 1 : in.positive(costNode,
+                        f + ".cost", Long.MAX_VALUE)));
+            }
             out.add(route.limited(limited).build());
         }
         return out;
@@ -90,6 +100,36 @@ final class RouteBinder {
         return paths;
     }
 
+    /**
+     * A route's {@code limits:} list ({@code - { per: tenant, capacity: 10, refill: 10, period: 1h }}):
+     * the bandwidths of each {@code per} (default {@code tenant}) make one bucket; each capacity must
+     * hold the route's cost.
+     */
+    private List<ScopedLimit> scopedLimits(YamlNode node, String field, long cost) {
+        Sequence seq = in.sequence(node, field);
+        if (seq.items().isEmpty()) throw in.error(seq.line(), field, "at least one limit is required");
+        Map<ScopedLimit.Scope, List<Bandwidth>> byScope = new java.util.LinkedHashMap<>();
+        Set<String> names = new HashSet<>();
+        for (int i = 0; i < seq.items().size(); i++) {
+            String f = field + "[" + i + "]";
+            Mapping m = in.mapping(seq.items().get(i), f, Set.of("name", "capacity", "refill", "period", "per"));
+            ScopedLimit.Scope per = in.choice(m, "per", f + ".per", ScopedLimit.Scope.TENANT, ScopedLimit.Scope.class);
+            Bandwidth b = bandwidths.bandwidth(m, f, "b" + i, names);
+            if (cost > b.capacity()) {
+                throw in.error(m.entries().get("capacity").line(), f + ".capacity", "capacity " + b.capacity()
+                        + " is below the route's cost " + cost + ": such a request could never be admitted");
+            }
+            if (per == ScopedLimit.Scope.USER && userScopeLine < 0) {
+                userScopeLine = m.entries().containsKey("per") ? m.entries().get("per").line() : m.line();
+                userScopeField = f + ".per";
+            }
+            byScope.computeIfAbsent(per, p -> new ArrayList<>()).add(b);
+        }
+        List<ScopedLimit> out = new ArrayList<>();
+        byScope.forEach((per, limits) -> out.add(new ScopedLimit(per, limits)));
+        return out;
+    }
+
     /** A cost above a bucket's capacity could never be admitted: refuse it at startup. */
     private void checkCostFits(long cost, int line, String field, Map<String, Plan> plans,
                                Optional<GlobalQuota> global) {
@@ -99,6 +139,11 @@ final class RouteBinder {
                 long capacity = plan.limits().get(i).capacity();
                 throw in.error(line, field, "cost " + cost + " exceeds the capacity " + capacity + " of plans."
                         + plan.name() + ".limits[" + i + "]: such a request could never be admitted");
+            }
+            int u = Plans.firstLimitBelow(cost, plan.perUser());
+            if (u >= 0) {
+                throw in.error(line, field, "cost " + cost + " exceeds the capacity " + plan.perUser().get(u).capacity()
+                        + " of plans." + plan.name() + ".per-user.limits[" + u + "]: such a request could never be admitted");
             }
             int q = Plans.firstQuotaBelow(cost, plan.quotas());
             if (q >= 0) {

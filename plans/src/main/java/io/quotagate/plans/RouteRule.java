@@ -21,6 +21,7 @@ public final class RouteRule {
     private final long cost;
     private final Optional<String> group;
     private final boolean limited;
+    private final List<ScopedLimit> limits;
 
     private RouteRule(Builder b) {
         this.name = b.name;
@@ -34,6 +35,14 @@ public final class RouteRule {
         this.cost = b.cost;
         this.group = b.group;
         this.limited = b.limited;
+        this.limits = List.copyOf(b.limits);
+        if (!limited && !limits.isEmpty()) {
+            throw new IllegalArgumentException("route " + name + " is not limited: it takes no limits");
+        }
+        java.util.Set<ScopedLimit.Scope> scopes = java.util.EnumSet.noneOf(ScopedLimit.Scope.class);
+        for (ScopedLimit l : limits) {
+            if (!scopes.add(l.per())) throw new IllegalArgumentException("route " + name + ": two limits per " + l.per());
+        }
         if (paths.isEmpty()) throw new IllegalArgumentException("route " + name + " needs at least one path");
         if (!limited && (cost != 1 || group.isPresent())) {
             throw new IllegalArgumentException("route " + name + " is not limited: it takes no cost or group");
@@ -75,6 +84,14 @@ public final class RouteRule {
         return limited;
     }
 
+    /**
+     * The route's own buckets, beside the plan's: at most one per {@link ScopedLimit.Scope}, each taken
+     * after the tenant's; empty (the default) for none.
+     */
+    public List<ScopedLimit> limits() {
+        return limits;
+    }
+
     /** True if this rule covers a request with this method (upper case) and path. */
     public boolean matches(String method, String path) {
         if (!methods.isEmpty() && !methods.contains(method)) return false;
@@ -88,18 +105,18 @@ public final class RouteRule {
     @Override
     public boolean equals(Object o) {
         return o instanceof RouteRule r && name.equals(r.name) && methods.equals(r.methods) && paths.equals(r.paths)
-                && cost == r.cost && group.equals(r.group) && limited == r.limited;
+                && cost == r.cost && group.equals(r.group) && limited == r.limited && limits.equals(r.limits);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, methods, paths, cost, group, limited);
+        return Objects.hash(name, methods, paths, cost, group, limited, limits);
     }
 
     @Override
     public String toString() {
         return "RouteRule[name=" + name + ", methods=" + methods + ", paths=" + paths + ", cost=" + cost
-                + ", group=" + group + ", limited=" + limited + "]";
+                + ", group=" + group + ", limited=" + limited + ", limits=" + limits + "]";
     }
 
     /** Builds a {@link RouteRule}; {@link #build()} refuses a rule without paths. */
@@ -110,6 +127,7 @@ public final class RouteRule {
         private long cost = 1;
         private Optional<String> group = Optional.empty();
         private boolean limited = true;
+        private List<ScopedLimit> limits = List.of();
 
         private Builder(String name) {
             this.name = Objects.requireNonNull(name, "name");
@@ -147,6 +165,12 @@ public final class RouteRule {
         /** The concurrency group whose caps the route's requests take a slot of. */
         public Builder group(String group) {
             this.group = Optional.of(Objects.requireNonNull(group, "group"));
+            return this;
+        }
+
+        /** The route's own buckets, at most one per scope (replaces any given before; default none). */
+        public Builder limits(List<ScopedLimit> limits) {
+            this.limits = List.copyOf(limits);
             return this;
         }
 

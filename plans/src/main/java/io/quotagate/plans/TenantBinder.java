@@ -25,11 +25,19 @@ final class TenantBinder {
 
     TenantSettings tenants(YamlNode node, Map<String, Plan> plans, List<RouteRule> routes) {
         Mapping m = node == null ? new Mapping()
-                : in.mapping(node, "tenants", Set.of("resolvers", "default-plan", "unresolved", "unknown",
+                : in.mapping(node, "tenants", Set.of("resolvers", "users", "default-plan", "unresolved", "unknown",
                 "max-tracked", "assignments", "trusted-proxies", "api-keys", "overrides", "guests"));
         TenantSettings.Builder b = TenantSettings.builder();
         b.apiKeys(apiKeys(m.entries().get("api-keys")));
-        b.resolvers(resolvers(m.entries().get("resolvers")));
+        b.resolvers(resolvers(m.entries().get("resolvers"), "tenants.resolvers"));
+        List<TenantSettings.ResolverSpec> users = resolvers(m.entries().get("users"), "tenants.users");
+        b.users(users);
+        if (users.isEmpty()) {
+            plans.values().stream().filter(p -> !p.perUser().isEmpty()).findFirst().ifPresent(p -> {
+                throw in.error(limits.perUserLines.getOrDefault(p.name(), m.line()), "plans." + p.name() + ".per-user",
+                        "per-user limits need tenants.users, the resolvers that name the user inside a tenant");
+            });
+        }
         String defaultPlan = defaultPlan(m, plans);
         b.defaultPlan(defaultPlan);
         b.unresolved(in.choice(m, "unresolved", "tenants.unresolved",
@@ -49,12 +57,12 @@ final class TenantBinder {
         return b.build();
     }
 
-    private List<TenantSettings.ResolverSpec> resolvers(YamlNode node) {
+    private List<TenantSettings.ResolverSpec> resolvers(YamlNode node, String field) {
         List<TenantSettings.ResolverSpec> resolvers = new ArrayList<>();
         if (node == null) return resolvers;
-        Sequence seq = in.sequence(node, "tenants.resolvers");
+        Sequence seq = in.sequence(node, field);
         for (int i = 0; i < seq.items().size(); i++) {
-            String f = "tenants.resolvers[" + i + "]";
+            String f = field + "[" + i + "]";
             Mapping r = in.mapping(seq.items().get(i), f, null);
             String type = in.string(in.required(r, "type", f), f + ".type");
             resolvers.add(new TenantSettings.ResolverSpec(type, r, in.source(), f));

@@ -21,6 +21,7 @@ public final class TenantSettings {
     public static final int DEFAULT_MAX_TRACKED = 100_000;
 
     private final List<ResolverSpec> resolvers;
+    private final List<ResolverSpec> users;
     private final String defaultPlan;
     private final Unresolved unresolved;
     private final Unknown unknown;
@@ -35,6 +36,7 @@ public final class TenantSettings {
     private TenantSettings(Builder b) {
         if (b.defaultPlan == null) throw new IllegalArgumentException("a default plan is required");
         this.resolvers = List.copyOf(b.resolvers);
+        this.users = List.copyOf(b.users);
         this.defaultPlan = b.defaultPlan;
         this.unresolved = b.unresolved;
         this.unknown = b.unknown;
@@ -69,7 +71,7 @@ public final class TenantSettings {
 
     /** A builder starting from every setting of {@code prototype}. */
     public static Builder from(TenantSettings prototype) {
-        return new Builder().resolvers(prototype.resolvers).defaultPlan(prototype.defaultPlan)
+        return new Builder().resolvers(prototype.resolvers).users(prototype.users).defaultPlan(prototype.defaultPlan)
                 .unresolved(prototype.unresolved).unknown(prototype.unknown).maxTracked(prototype.maxTracked)
                 .assignments(prototype.assignments).trustedProxies(prototype.trustedProxies)
                 .apiKeys(prototype.apiKeys).overrides(prototype.overrides).overrideQuotas(prototype.overrideQuotas)
@@ -79,6 +81,14 @@ public final class TenantSettings {
     /** Resolver specs in order, first match wins; empty means one header resolver on {@code X-Tenant-Id}. */
     public List<ResolverSpec> resolvers() {
         return resolvers;
+    }
+
+    /**
+     * Resolver specs naming the user inside a tenant ({@code tenants.users}), in order, first match wins;
+     * empty (the default) for none. Read only for a tenant whose plan has {@code per-user} limits.
+     */
+    public List<ResolverSpec> users() {
+        return users;
     }
 
     /** The plan of a tenant without an assignment. */
@@ -142,7 +152,7 @@ public final class TenantSettings {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof TenantSettings t && resolvers.equals(t.resolvers) && defaultPlan.equals(t.defaultPlan)
+        return o instanceof TenantSettings t && resolvers.equals(t.resolvers) && users.equals(t.users) && defaultPlan.equals(t.defaultPlan)
                 && unresolved == t.unresolved && unknown == t.unknown && maxTracked == t.maxTracked
                 && assignments.equals(t.assignments) && trustedProxies.equals(t.trustedProxies)
                 && apiKeys.equals(t.apiKeys) && overrides.equals(t.overrides) && overrideQuotas.equals(t.overrideQuotas)
@@ -151,7 +161,7 @@ public final class TenantSettings {
 
     @Override
     public int hashCode() {
-        return Objects.hash(resolvers, defaultPlan, unresolved, unknown, maxTracked, assignments, trustedProxies,
+        return Objects.hash(resolvers, users, defaultPlan, unresolved, unknown, maxTracked, assignments, trustedProxies,
                 apiKeys, overrides, overrideQuotas, guests);
     }
 
@@ -167,6 +177,7 @@ public final class TenantSettings {
     /** Builds {@link TenantSettings}; each setting is checked as it is given. */
     public static final class Builder {
         private List<ResolverSpec> resolvers = List.of();
+        private List<ResolverSpec> users = List.of();
         private String defaultPlan;
         private Unresolved unresolved = Unresolved.REJECT;
         private Unknown unknown = Unknown.DEFAULT;
@@ -184,6 +195,12 @@ public final class TenantSettings {
         /** The resolver entries in order, first match wins (default: none, meaning the {@code X-Tenant-Id} header). */
         public Builder resolvers(List<ResolverSpec> resolvers) {
             this.resolvers = List.copyOf(resolvers);
+            return this;
+        }
+
+        /** The resolver entries naming the user inside a tenant, first match wins (default: none). */
+        public Builder users(List<ResolverSpec> users) {
+            this.users = List.copyOf(users);
             return this;
         }
 

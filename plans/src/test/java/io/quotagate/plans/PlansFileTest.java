@@ -47,6 +47,36 @@ class PlansFileTest {
             """;
 
     @Test
+    void readsPerUserLimitsAndARoutesOwnLimitsGroupedByScope() {
+        Plans plans = PlansFile.parse("plans.yml", """
+                plans:
+                  team:
+                    limits: [ { capacity: 10, refill: 10, period: 1s } ]
+                    per-user:
+                      limits: [ { name: seat, capacity: 4, refill: 4, period: 1s } ]
+                routes:
+                  - name: export
+                    paths: [/export]
+                    limits:
+                      - { name: hourly, capacity: 10, refill: 10, period: 1h }
+                      - { name: users, per: user, capacity: 2, refill: 2, period: 1h }
+                      - { name: daily, capacity: 50, refill: 50, period: 1d, per: tenant }
+                      - { name: addr, per: client-address, capacity: 5, refill: 5, period: 1m }
+                tenants:
+                  users: [ { type: header, name: X-User-Id } ]
+                """);
+        Plan team = plans.plan("team").orElseThrow();
+        assertThat(team.perUser()).containsExactly(new Bandwidth("seat", 4, 4, Duration.ofSeconds(1)));
+        assertThat(Plan.from(team).build()).as("a copy keeps them").isEqualTo(team);
+        assertThat(plans.tenants().users()).hasSize(1);
+        assertThat(plans.routes().get(0).limits()).containsExactly(
+                new ScopedLimit(ScopedLimit.Scope.TENANT, List.of(new Bandwidth("hourly", 10, 10, Duration.ofHours(1)),
+                        new Bandwidth("daily", 50, 50, Duration.ofDays(1)))),
+                new ScopedLimit(ScopedLimit.Scope.USER, List.of(new Bandwidth("users", 2, 2, Duration.ofHours(1)))),
+                new ScopedLimit(ScopedLimit.Scope.CLIENT_ADDRESS, List.of(new Bandwidth("addr", 5, 5, Duration.ofMinutes(1)))));
+    }
+
+    @Test
     void readsEveryPartOfAValidFile() {
         Plans plans = PlansFile.parse("plans.yml", VALID);
 
@@ -197,6 +227,20 @@ class PlansFileTest {
                 arguments("missing capacity", plan + "      - { refill: 5, period: 1s }\n",
                         4, "plans.free.limits[0].capacity", "required"),
                 arguments("no limits", "plans:\n  free:\n    limits: []\n", 3, "plans.free.limits", "at least one limit"),
+                arguments("unknown key in per-user", "plans:\n  free:\n    limits: [ { capacity: 5, refill: 5, period: 1s } ]\n"
+                        + "    per-user: { limit: [] }\ntenants:\n  users: [ { type: header } ]\n", 4, "plans.free.per-user.limit",
+                        "unknown key"),
+                arguments("per-user below a route's cost", "plans:\n  free:\n    limits: [ { capacity: 5, refill: 5, period: 1s } ]\n"
+                        + "    per-user: { limits: [ { capacity: 2, refill: 2, period: 1s } ] }\nroutes:\n"
+                        + "  - { name: r, paths: [/r], cost: 3 }\n", 6, "routes[0].cost",
+                        "exceeds the capacity 2 of plans.free.per-user.limits[0]"),
+                arguments("route limits on an unlimited route", "plans:\n  free:\n    limits: [ { capacity: 5, refill: 5, period: 1s } ]\n"
+                        + "routes:\n  - name: r\n    paths: [/r]\n    limited: false\n    limits: [ { capacity: 1, refill: 1, period: 1s } ]\n",
+                        8, "routes[0].limits", "takes no cost, group or limits"),
+                arguments("two route limits of one name", "plans:\n  free:\n    limits: [ { capacity: 5, refill: 5, period: 1s } ]\n"
+                        + "routes:\n  - name: r\n    paths: [/r]\n    limits:\n      - { name: a, capacity: 1, refill: 1, period: 1s }\n"
+                        + "      - { name: a, per: client-address, capacity: 1, refill: 1, period: 1s }\n",
+                        9, "routes[0].limits[1].name", "duplicate limit name 'a'"),
                 arguments("limits not a list", "plans:\n  free:\n    limits: 5\n", 3, "plans.free.limits", "expected a list"),
                 arguments("duplicate key", "plans:\n  free:\n    limits: []\n  free:\n    limits: []\n", 4, "free", "duplicate key"),
                 arguments("duplicate route names", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"

@@ -42,6 +42,19 @@ public final class TenantResolvers {
     }
 
     /**
+     * The chain naming the user inside a tenant ({@code tenants.users}), built by the same resolver
+     * types as the tenant's; null if none is configured. What it finds is a user id, checked like a
+     * tenant id by the caller.
+     */
+    public static TenantResolver usersFromSettings(TenantSettings settings, UnaryOperator<String> environment) {
+        if (settings.users().isEmpty()) return null;
+        ResolverType.Context context = new ResolverType.Context(settings, environment);
+        List<TenantResolver> chain = new ArrayList<>();
+        for (ResolverSpec spec : settings.users()) chain.add(ResolverTypes.standard().create(spec, context));
+        return TenantResolver.firstOf(chain);
+    }
+
+    /**
      * Refuses the settings if a resolver entry has an unknown type or option or a bad value, reading no
      * key material: for plans whose resolvers are not built (the application supplies its own
      * resolver), so that a mistake in the file still fails at startup as it would otherwise.
@@ -50,5 +63,6 @@ public final class TenantResolvers {
      */
     public static void check(TenantSettings settings) {
         for (ResolverSpec spec : settings.resolvers()) ResolverTypes.standard().check(spec, settings);
+        for (ResolverSpec spec : settings.users()) ResolverTypes.standard().check(spec, settings);
     }
 }

@@ -65,13 +65,18 @@ final class Admission {
      * One plan's buckets: their configuration and what else admission needs to know per request; its
      * calendar quotas, or null for none (then a request reads no wall clock and allocates nothing more).
      */
-    record PlanLimits(BucketLimits limits, long maxCost, boolean shadow, boolean publish, QuotaWindows quotas) {
+    record PlanLimits(BucketLimits limits, long maxCost, boolean shadow, boolean publish, QuotaWindows quotas,
+                      BucketLimits perUser) {
     }
 
     /** The bucket limits of a {@link Policy}: what it sizes and which shared buckets it charges. */
     record Limits(Map<String, PlanLimits> plans, Map<String, PlanLimits> overrides, ContractLimits contracts,
                   QuotaBucket global, BucketLimits globalLimits, long globalMaxCost, QuotaBucket guests,
-                  BucketLimits guestsLimits, long guestsMaxCost) {
+                  BucketLimits guestsLimits, long guestsMaxCost, Map<String, RouteLimits> routes) {
+    }
+
+    /** A route's own buckets ({@code routes[].limits}): per tenant, per user, per client address; null for none. */
+    record RouteLimits(BucketLimits tenant, BucketLimits user, BucketLimits address) {
     }
 
     /** @param store where the buckets live; calendar quotas on the system's UTC clock */
@@ -123,8 +128,10 @@ final class Admission {
             QuotaWindows quotas = plan.quotas().isEmpty() ? null
                     : old != null && old.quotas != null && List.of(old.quotas.quotas()).equals(plan.quotas())
                     ? old.quotas : new QuotaWindows(plan.quotas());
+            BucketLimits perUser = plan.perUser().isEmpty() ? null
+                    : bucketLimits(plan.perUser(), old == null ? null : old.perUser, previous != null);
             byName.put(plan.name(), planLimits(plan.limits(), old, previous != null, globalMaxCost,
-                    plan.shadow() || plans.shadow(), plan.publish(), quotas));
+                    plan.shadow() || plans.shadow(), plan.publish(), quotas, perUser));
         }
         // tenants.overrides: a tenant's own limits and/or quotas, with its plan's shadow/publish flags
         Map<String, PlanLimits> overrides = new HashMap<>();
@@ -139,9 +146,11 @@ final class Admission {
                     ? windows(ownQuotas.get(tenant), old == null ? null : old.quotas) : plan.quotas;
             List<Bandwidth> bandwidths = plans.tenants().overrides().get(tenant);
             overrides.put(tenant, bandwidths != null
-                    ? planLimits(bandwidths, old, previous != null, globalMaxCost, plan.shadow, plan.publish, quotas)
-                    : new PlanLimits(plan.limits, Math.min(plan.limits.smallestCapacity(), quotaBound(quotas, globalMaxCost)),
-                    plan.shadow, plan.publish, quotas));
+                    ? planLimits(bandwidths, old, previous != null, globalMaxCost, plan.shadow, plan.publish, quotas,
+                    plan.perUser)
+                    : new PlanLimits(plan.limits, Math.min(plan.limits.smallestCapacity(),
+                    userBound(plan.perUser, quotaBound(quotas, globalMaxCost))), plan.shadow, plan.publish, quotas,
+                    plan.perUser));
         }
         // the application directory's contracts: own limits built on first sight, with their plan's flags
         Map<String, PlanLimits> plansByName = Map.copyOf(byName);
@@ -154,11 +163,25 @@ final class Admission {
                             : BucketLimits.of(contract.limits());
                     QuotaWindows quotas = contract.hasOwnQuotas() ? windows(contract.quotas(), null)
                             : plan == null ? null : plan.quotas;
-                    return new PlanLimits(limits, Math.min(limits.smallestCapacity(), quotaBound(quotas, globalMaxCost)),
-                            plan != null && plan.shadow, plan != null && plan.publish, quotas);
+                    BucketLimits perUser = plan == null ? null : plan.perUser;
+                    return new PlanLimits(limits, Math.min(limits.smallestCapacity(),
+                            userBound(perUser, quotaBound(quotas, globalMaxCost))), plan != null && plan.shadow, plan != null && plan.publish, quotas,
+                            plan == null ? null : plan.perUser);
                 });
+        Map<String, RouteLimits> routes = new HashMap<>();
+        for (io.quotagate.plans.RouteRule rule : plans.routes()) {
+            if (rule.limits().isEmpty()) continue;
+            RouteLimits old = previous == null ? null : previous.routes.get(rule.name());
+            BucketLimits[] byScope = new BucketLimits[3];
+            for (io.quotagate.plans.ScopedLimit limit : rule.limits()) {
+                int i = limit.per().ordinal();
+                BucketLimits before = old == null ? null : i == 0 ? old.tenant : i == 1 ? old.user : old.address;
+                byScope[i] = bucketLimits(limit.limits(), before, previous != null);
+            }
+            routes.put(rule.name(), new RouteLimits(byScope[0], byScope[1], byScope[2]));
+        }
         return new Limits(plansByName, Map.copyOf(overrides), contracts, global.bucket(), global.limits(),
-                globalMaxCost, guests.bucket(), guests.limits(), guests.maxCost());
+                globalMaxCost, guests.bucket(), guests.limits(), guests.maxCost(), Map.copyOf(routes));
     }
 
     /** A bucket every tenant (global quota) or every guest (guest pool) shares; all null for no limits. */
@@ -272,6 +295,77 @@ final class Admission {
             if (failure == null) throw alsoFailed;
             failure.addSuppressed(alsoFailed);
         }
+    }
+
+    /**
+     * The buckets of a request beside its tenant's, or null if it has none (then nothing is allocated):
+     * its plan's bucket of the user ({@code per-user}, assigned tenants only) and its route's own. The
+     * user id and the client address are read only if a bucket is keyed by them.
+     *
+     * @param user    finds the user id in {@code request}, null for none (requests without a user share one bucket)
+     * @param address finds the client's address in {@code request}, read only for a limit per client address
+     * @return null if the request has no such bucket; {@link ScopedCharge#INVALID_USER} if its user id is
+     *         not valid (checked as tenant ids are)
+     */
+    <R> ScopedCharge scoped(Policy policy, Caller caller, String routeName, R request,
+                            java.util.function.Function<? super R, String> user,
+                            java.util.function.Function<? super R, String> address) {
+        Limits l = policy.limits;
+        RouteLimits rl = l.routes.isEmpty() ? null : l.routes.get(routeName);
+        PlanLimits pl = limitsOf(l, caller.kind(), caller.key(), caller.plan());
+        BucketLimits perUser = caller.kind() == BucketKind.TENANT ? pl.perUser : null;
+        if (rl == null && perUser == null) return null;
+        ScopedCharge charge = new ScopedCharge();
+        String userKey = null;
+        if (perUser != null || (rl != null && rl.user != null)) {
+            String id = user == null ? null : user.apply(request);
+            if (id != null && !io.quotagate.plans.TenantId.isValid(id)) return ScopedCharge.INVALID_USER;
+            userKey = caller.key() + '/' + (id == null ? "" : id);
+        }
+        if (perUser != null) charge.add(store.bucket(BucketKind.USER, userKey, perUser), Reason.USER_RATE, "per-user");
+        if (rl != null) {
+            // an id any client can make up (a guest's, an address) never evicts an assigned tenant's
+            BucketKind kind = caller.kind() == BucketKind.TENANT ? BucketKind.ROUTE : BucketKind.ROUTE_GUEST;
+            if (rl.tenant != null) {
+                charge.add(store.bucket(kind, routeName + '/' + caller.key(), rl.tenant), Reason.ROUTE_RATE,
+                        routeName + " per tenant");
+            }
+            if (rl.user != null) {
+                charge.add(store.bucket(kind, routeName + '/' + userKey, rl.user), Reason.ROUTE_USER_RATE,
+                        routeName + " per user");
+            }
+            if (rl.address != null) {
+                String key = caller.anonymous() ? caller.key() : Gate.anonymousKey(address.apply(request));
+                charge.add(store.bucket(BucketKind.ROUTE_GUEST, routeName + '/' + key, rl.address),
+                        Reason.ROUTE_ADDRESS_RATE, routeName + " per client-address");
+            }
+        }
+        return charge;
+    }
+
+    /**
+     * {@code refusal}, or the refusal of one of the request's buckets beside its tenant's (see
+     * {@link #scoped}) if that waits longer; nothing is taken. A plan's refusal in shadow mode is not
+     * one: it stays as it is.
+     */
+    <R> Decision.Rejected longerOfScoped(Policy policy, Caller caller, String routeName, R request,
+                                         java.util.function.Function<? super R, String> user,
+                                         java.util.function.Function<? super R, String> address,
+                                         Decision.Rejected refusal, long cost) {
+        ScopedCharge charge = scoped(policy, caller, routeName, request, user, address);
+        return charge == null || charge == ScopedCharge.INVALID_USER ? refusal : charge.longest(refusal, cost);
+    }
+
+    /**
+     * Takes {@code cost} from the request's {@code charge}; null if taken. In shadow mode nothing is
+     * refused: the refusal is counted, nothing is held, and the request runs.
+     */
+    Decision.Rejected takeScoped(Policy policy, Caller caller, ScopedCharge charge, long cost) {
+        Decision.Rejected refused = charge.take(cost);
+        if (refused == null) return null;
+        if (!limitsOf(policy.limits, caller.kind(), caller.key(), caller.plan()).shadow) return refused;
+        shadowed[refused.reason().ordinal()].increment();
+        return null;
     }
 
     /**
@@ -523,10 +617,10 @@ final class Admission {
      * the global quota's).
      */
     private static PlanLimits planLimits(List<Bandwidth> bandwidths, PlanLimits old, boolean reload, long globalMaxCost,
-                                         boolean shadow, boolean publish, QuotaWindows quotas) {
+                                         boolean shadow, boolean publish, QuotaWindows quotas, BucketLimits perUser) {
         BucketLimits limits = bucketLimits(bandwidths, old == null ? null : old.limits, reload);
-        return new PlanLimits(limits, Math.min(limits.smallestCapacity(), quotaBound(quotas, globalMaxCost)), shadow,
-                publish, quotas);
+        return new PlanLimits(limits, Math.min(limits.smallestCapacity(),
+                userBound(perUser, quotaBound(quotas, globalMaxCost))), shadow, publish, quotas, perUser);
     }
 
     /** The windows of {@code quotas} (null for none), {@code old}'s if they count the same quotas. */
@@ -537,6 +631,11 @@ final class Admission {
                     + "the local or the Redis store");
         }
         return old != null && List.of(old.quotas()).equals(quotas) ? old : new QuotaWindows(quotas);
+    }
+
+    /** {@code bound}, or the smallest capacity of the per-user limits if below: no request may cost more. */
+    private static long userBound(BucketLimits perUser, long bound) {
+        return perUser == null ? bound : Math.min(bound, perUser.smallestCapacity());
     }
 
     /** {@code bound}, or the smallest limit of the quotas if below: no request may cost more. */

@@ -18,8 +18,9 @@ import java.util.function.Function;
 /**
  * The servlet-free decision: given a request's route and who sent it, under one {@link Policy},
  * {@link #decide} places the caller on its plan, takes a concurrency slot if the route is capped, then
- * the route's cost from the caller's buckets (and the guest pool and global quota it shares), and
- * answers a {@link Ticket} that holds them, or a {@link Outcome.Refused} with nothing held. The
+ * the route's cost from the caller's buckets (and the guest pool and global quota it shares), then
+ * from its buckets beside them (per-user, the route's own: {@link ScopedCharge}), and answers a
+ * {@link Ticket} that holds them, or a {@link Outcome.Refused} with nothing held. The
  * order is the contract of DESIGN.md §2: concurrency first, so a request never holds tokens while it
  * waits for a slot; a tenant is never charged for a request that does not run.
  *
@@ -28,6 +29,8 @@ import java.util.function.Function;
 public final class Gate {
     static final Outcome.Refused INVALID_TENANT = new Outcome.Refused(400, "invalid_tenant",
             "The tenant id must be 1-" + TenantId.MAX_LENGTH + " characters of A-Z a-z 0-9 . _ : -", null, 0);
+    static final Outcome.Refused INVALID_USER = new Outcome.Refused(400, "invalid_user",
+            "The user id must be 1-" + TenantId.MAX_LENGTH + " characters of A-Z a-z 0-9 . _ : -", null, 0);
     static final Outcome.Refused MISSING_TENANT = new Outcome.Refused(401, "missing_tenant",
             "No tenant could be identified for this request.", null, 0);
 
@@ -119,6 +122,25 @@ public final class Gate {
      */
     public <R> Outcome decide(Policy policy, Route route, String tenant, R request,
                               Function<? super R, String> clientAddress, boolean estimated) {
+        return decide(policy, route, tenant, request, clientAddress, estimated, null);
+    }
+
+    /**
+     * As {@link #decide(Policy, Route, String, Object, Function, boolean)}, naming the user inside the
+     * tenant with {@code user}, read only where a limit is kept per user. Once the tenant's buckets
+     * took the cost, the buckets beside them take it too: the user's under the plan's {@code per-user}
+     * limits ({@code <tenant>/<user>}; requests without a user share {@code <tenant>/}) and the route's
+     * own ({@code routes[].limits}, per tenant, user or client address). If one refuses, everything
+     * taken goes back (a tenant is never charged for a refused request) and the refusal is the longest
+     * wait among the refusing buckets ({@link Reason#USER_RATE}, {@link Reason#ROUTE_RATE}...), naming
+     * the limit. An invalid user id is refused with 400, uncharged.
+     *
+     * @param user finds the user's id (not yet validated) in the request, or null if no user resolver
+     *             is configured
+     */
+    public <R> Outcome decide(Policy policy, Route route, String tenant, R request,
+                              Function<? super R, String> clientAddress, boolean estimated,
+                              Function<? super R, String> user) {
         Caller caller;
         if (tenant != null) {
             if (!TenantId.isValid(tenant)) return INVALID_TENANT;
@@ -166,14 +188,62 @@ public final class Gate {
         if (decision instanceof Decision.Rejected rejected) {
             if (estimated) {
                 // the slot bounds the bodies read for refusals, as the minimum bounds the others
-                if (permit != null) return new Ticket(this, policy, caller, route, permit, null);
+                if (permit != null) {
+                    // the scoped buckets are taken at the request's own cost once it is repriced
+                    ScopedCharge scoped = admission.scoped(policy, caller, route.name(), request, user, clientAddress);
+                    if (scoped == ScopedCharge.INVALID_USER) {
+                        permit.cancel();
+                        return INVALID_USER;
+                    }
+                    return scoped == null ? new Ticket(this, policy, caller, route, permit, null)
+                            : new Ticket.Scoped(this, policy, caller, route, permit, null, scoped);
+                }
                 rejected = admission.longerOf(policy, caller, rejected,
                         admission.maxCost(policy, caller.kind(), caller.key(), caller.plan()));
+            }
+            if (caller.known() && !estimated) {
+                // an assigned tenant must not come back at its bucket's wait to find its user's or the
+                // route's own bucket empty: the longest wait wins (only read; guests' ids leave no
+                // bucket behind)
+                try {
+                    rejected = admission.longerOfScoped(policy, caller, route.name(), request, user, clientAddress,
+                            rejected, route.cost());
+                } catch (RuntimeException storeFailure) {
+                    // only a finer Retry-After is lost: the request is refused by the plan's buckets either way
+                }
             }
             if (permit != null) permit.cancel(); // the request does not run: free its slot at once
             return tooMany(rejected, caller);
         }
-        return new Ticket(this, policy, caller, route, permit, (Decision.Admitted) decision);
+        Decision.Admitted admitted = (Decision.Admitted) decision;
+        if (admitted.charged() == 0) return new Ticket(this, policy, caller, route, permit, admitted);
+        // the plan's bucket of the user and the route's own: a plan and route without them pay a lookup or
+        // two here, and allocate nothing more
+        ScopedCharge scoped;
+        Outcome.Refused refused = null;
+        try {
+            scoped = admission.scoped(policy, caller, route.name(), request, user, clientAddress);
+            if (scoped == ScopedCharge.INVALID_USER) {
+                refused = INVALID_USER;
+            } else if (scoped != null) {
+                Decision.Rejected over = admission.takeScoped(policy, caller, scoped, admitted.charged());
+                if (over != null) refused = tooMany(over, caller);
+            }
+        } catch (StoreUnavailableException unavailable) {
+            scoped = null;
+            refused = unavailable(unavailable, caller);
+        } catch (RuntimeException | Error failure) {
+            admission.reconcile(policy, admitted, 0);
+            if (permit != null) permit.cancel();
+            throw failure;
+        }
+        if (refused != null) {
+            admission.reconcile(policy, admitted, 0); // the tenant pays nothing for a refused request
+            if (permit != null) permit.cancel();
+            return refused;
+        }
+        return scoped == null ? new Ticket(this, policy, caller, route, permit, admitted)
+                : new Ticket.Scoped(this, policy, caller, route, permit, admitted, scoped);
     }
 
     /**
@@ -227,6 +297,10 @@ public final class Gate {
             case CONCURRENCY -> "Too many requests of this kind are running at once; retry after " + seconds + " s.";
             case QUOTA -> "The tenant's quota '" + rejected.limit() + "' is used up until it resets; retry after "
                     + seconds + " s.";
+            case USER_RATE -> "This user's share of the tenant's rate limit (per-user) is exhausted; retry after "
+                    + seconds + " s.";
+            case ROUTE_RATE, ROUTE_USER_RATE, ROUTE_ADDRESS_RATE -> "The route's limit '" + rejected.limit()
+                    + "' is exhausted; retry after " + seconds + " s.";
         };
         return new Outcome.Refused(429, rejected.reason().code(), detail, caller, seconds);
     }

@@ -14,7 +14,19 @@ public enum Reason {
      * A calendar quota of the tenant's plan (per day, week or month) is used up; the refusal names it
      * and waits for its reset.
      */
-    QUOTA("quota");
+    QUOTA("quota"),
+    /**
+     * The bucket of one user inside the tenant (its plan's {@code per-user} limits) is empty, though
+     * the tenant's is not: one user may not take more than that share of the tenant's bucket.
+     */
+    USER_RATE("user_rate"),
+    /** The route's own bucket of the tenant ({@code routes[].limits}, {@code per: tenant}) is empty. */
+    ROUTE_RATE("route_rate"),
+    /** The route's own bucket of the user inside the tenant ({@code per: user}) is empty. */
+    ROUTE_USER_RATE("route_user_rate"),
+    /** The route's own bucket of the client address ({@code per: client-address}) is empty. */
+    ROUTE_ADDRESS_RATE("route_address_rate");
+
 
     private final String code;
 

@@ -18,12 +18,12 @@ import java.util.List;
  *
  * <p>Confined to the thread that decides; {@link #settle} may be called later from any thread.
  */
-public final class Ticket implements Outcome, AutoCloseable {
+public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scoped {
     private static final System.Logger LOG = System.getLogger(Ticket.class.getName());
 
-    private final Gate gate;
-    private final Policy policy;
-    private final Caller caller;
+    final Gate gate;
+    final Policy policy;
+    final Caller caller;
     private final Route route;
     private final Permit permit;
     private Decision.Admitted decision;
@@ -83,6 +83,7 @@ public final class Ticket implements Outcome, AutoCloseable {
         Decision.Admitted reserved = decision;
         decision = null; // from here on nothing is reserved, whatever the store does
         if (reserved != null) gate.admission().reconcile(policy, reserved, 0);
+        refundScoped(Long.MAX_VALUE);
         Decision next;
         try {
             next = gate.admission().admit(policy, caller.kind(), caller.key(), caller.plan(), cost);
@@ -90,7 +91,21 @@ public final class Ticket implements Outcome, AutoCloseable {
             return Gate.unavailable(unavailable, caller);
         }
         if (next instanceof Decision.Rejected rejected) return Gate.tooMany(rejected, caller);
-        decision = (Decision.Admitted) next;
+        Decision.Admitted admitted = (Decision.Admitted) next;
+        Outcome.Refused scopedRefusal;
+        try {
+            scopedRefusal = takeScoped(admitted);
+        } catch (StoreUnavailableException unavailable) {
+            scopedRefusal = Gate.unavailable(unavailable, caller);
+        } catch (RuntimeException | Error failure) {
+            gate.admission().reconcile(policy, admitted, 0);
+            throw failure;
+        }
+        if (scopedRefusal != null) {
+            gate.admission().reconcile(policy, admitted, 0); // the tenant pays nothing for a refused request
+            return scopedRefusal;
+        }
+        decision = admitted;
         return null;
     }
 
@@ -133,7 +148,11 @@ public final class Ticket implements Outcome, AutoCloseable {
      */
     public long settle(long actualCost) {
         Decision.Admitted charged = decision;
-        return charged == null ? 0 : gate.admission().reconcile(policy, charged, actualCost);
+        if (charged == null) return 0;
+        // the scoped buckets get back what the request did not use of the cost they took at the
+        // decision (a reprice leaves them); an excess is charged to the plan's buckets only
+        if (actualCost < charged.charged()) refundScoped(charged.charged() - actualCost);
+        return gate.admission().reconcile(policy, charged, actualCost);
     }
 
     /** Frees the slot and gives back the units, unless the request runs (see the class comment). */
@@ -156,12 +175,49 @@ public final class Ticket implements Outcome, AutoCloseable {
             if (charged != null && !keepCharge) {
                 try {
                     gate.admission().reconcile(policy, charged, 0);
+                    refundScoped(Long.MAX_VALUE);
                 } catch (RuntimeException storeFailure) {
                     // the request is refused either way; the units come back as the bucket refills
                     LOG.log(System.Logger.Level.WARNING, "units reserved for tenant " + charged.tenant()
                             + " not given back: " + storeFailure);
                 }
             }
+        }
+    }
+
+    /** Gives up to {@code units} back to the buckets beside the tenant's; a plain ticket has none. */
+    void refundScoped(long units) {
+    }
+
+    /** Takes what {@code admitted} charged from the buckets beside the tenant's: null if taken (or none). */
+    Outcome.Refused takeScoped(Decision.Admitted admitted) {
+        return null;
+    }
+
+    /**
+     * A ticket that also holds units in buckets beside the tenant's (per-user, the route's own). A
+     * subclass rather than a field, so a ticket without them stays as small as before (the
+     * common case allocates nothing more per request).
+     */
+    static final class Scoped extends Ticket {
+        private final ScopedCharge scoped;
+
+        Scoped(Gate gate, Policy policy, Caller caller, Route route, Permit permit, Decision.Admitted decision,
+               ScopedCharge scoped) {
+            super(gate, policy, caller, route, permit, decision);
+            this.scoped = scoped;
+        }
+
+        @Override
+        void refundScoped(long units) {
+            scoped.refund(units);
+        }
+
+        @Override
+        Outcome.Refused takeScoped(Decision.Admitted admitted) {
+            if (admitted.charged() == 0) return null;
+            Decision.Rejected over = gate.admission().takeScoped(policy, caller, scoped, admitted.charged());
+            return over == null ? null : Gate.tooMany(over, caller);
         }
     }
 }

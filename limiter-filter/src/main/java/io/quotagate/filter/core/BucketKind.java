@@ -10,6 +10,22 @@ public enum BucketKind {
      * assigned tenant's bucket.
      */
     GUEST("guest"),
+    /**
+     * One bucket per user inside an assigned tenant (a plan's {@code per-user} limits), keyed
+     * {@code <tenant>/<user>}; a table of its own, so users never evict tenants.
+     */
+    USER("user"),
+    /**
+     * A route's own buckets ({@code routes[].limits}) of assigned tenants and their users, keyed
+     * {@code <route>/<tenant>} or {@code <route>/<tenant>/<user>}; a table of its own.
+     */
+    ROUTE("route"),
+    /**
+     * A route's own buckets of ids any client can make up: guests' ({@code <route>/<id>}) and client
+     * addresses' ({@code <route>/@<address>}); kept apart from {@link #ROUTE} as {@link #GUEST} is from
+     * {@link #TENANT}.
+     */
+    ROUTE_GUEST("route-guest"),
     /** The single quota shared by all tenants. */
     GLOBAL("global");
 

@@ -1,5 +1,6 @@
 package io.quotagate.filter.metrics;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -62,6 +63,9 @@ import java.util.concurrent.TimeUnit;
  *       Refusals by a quota are {@value #REQUESTS} with {@code reason="quota"};</li>
  *   <li>{@value #SHADOW_REJECTIONS}: function counter per {@code reason}, the requests shadow mode
  *       let through although the limits would have refused them;</li>
+ *   <li>{@value #SCOPED_REFUSALS}: counter per {@code route} and {@code scope} ({@code per-user} for the
+ *       plan's bucket of a user; {@code tenant}, {@code user}, {@code client-address} for the route's own),
+ *       the requests such a bucket refused; registered at the first one;</li>
  *   <li>{@value #EVENTS}: function counter per event {@code type} ({@code near_limit}, {@code exhausted},
  *       {@code throttled_for_long}, {@code recovered}, {@code global_near_limit}, {@code store_fallback}), the
  *       quota events raised; {@value #EVENTS_DROPPED}: those the listeners' full queue dropped.</li>
@@ -86,6 +90,8 @@ public final class QuotaMeterBinder implements MeterBinder {
     public static final String GLOBAL_AVAILABLE = "quotagate.global.available";
     /** Requests shadow mode let through although the limits would have refused them. */
     public static final String SHADOW_REJECTIONS = "quotagate.shadow.rejections";
+    /** Requests refused by a bucket beside the tenant's (per-user, a route's own), by route and scope. */
+    public static final String SCOPED_REFUSALS = "quotagate.scoped.refusals";
     /** Quota events raised, by type. */
     public static final String EVENTS = "quotagate.events";
     /** Quota events dropped because the listeners' queue was full. */
@@ -221,6 +227,15 @@ public final class QuotaMeterBinder implements MeterBinder {
             pair[0].record(reserved);
             pair[1].record(actual);
         });
+
+        // per route and scope, registered at the first such refusal: routes come from the plans file, the
+        // scopes are four, and no user is ever a tag
+        Map<String, Counter> scopedRefusals = new ConcurrentHashMap<>();
+        statistics.onScopedRefusal((route, scope) -> scopedRefusals.computeIfAbsent(route + '\u0000' + scope,
+                k -> Counter.builder(SCOPED_REFUSALS)
+                        .description("Requests refused by a bucket beside the tenant's: the plan's per-user, or the route's own")
+                        .tag("route", route).tag("scope", scope).register(registry))
+                .increment());
 
         // always registered: a global quota may be set at runtime, by any instance (0: none in force)
         Gauge.builder(GLOBAL_CAPACITY, source, QuotaSource::globalQuotaCapacity)

@@ -264,6 +264,7 @@ public final class RequestStatistics {
     private final List<Consumer<Cell>> removedListeners = new CopyOnWriteArrayList<>();
     private final List<ConcurrencyListener> queueWaitSinks = new CopyOnWriteArrayList<>();
     private final List<CostSink> costSinks = new CopyOnWriteArrayList<>();
+    private final List<java.util.function.BiConsumer<String, String>> scopedRefusalSinks = new CopyOnWriteArrayList<>();
 
     /** Receives settled costs (see {@link #costSettled}). */
     @FunctionalInterface
@@ -544,6 +545,20 @@ public final class RequestStatistics {
     /** Passes a settled reservation on to the sinks (the meter binder's cost summaries). */
     public void costSettled(String route, long reserved, long actual) {
         for (CostSink sink : costSinks) sink.settled(route, reserved, actual);
+    }
+
+    /**
+     * Passes on a refusal by a bucket beside the tenant's (the meter binder's scoped refusal counter):
+     * the request's {@code route} and the bucket's {@code scope} ({@code per-user}, {@code tenant},
+     * {@code user}, {@code client-address}); never the user.
+     */
+    public void scopedRefused(String route, String scope) {
+        for (java.util.function.BiConsumer<String, String> sink : scopedRefusalSinks) sink.accept(route, scope);
+    }
+
+    /** Adds a receiver of refusals by buckets beside the tenant's (see {@link #scopedRefused}). */
+    public void onScopedRefusal(java.util.function.BiConsumer<String, String> sink) {
+        scopedRefusalSinks.add(Objects.requireNonNull(sink, "sink"));
     }
 
     /** Adds a receiver of settled costs (see {@link #costSettled}). */

@@ -39,6 +39,7 @@ import io.quotagate.tenant.JwtClaimResolver;
 import io.quotagate.tenant.TenantContract;
 import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.tenant.TenantResolver;
+import io.quotagate.tenant.TenantRejectedException;
 import io.quotagate.tenant.TenantResolvers;
 import jakarta.servlet.http.HttpServletRequest;
 
@@ -68,7 +69,7 @@ final class FilterRuntime implements QuotaControl {
      * same plans (the resolver chain, the trusted proxies).
      */
     record Engine(Policy policy, TenantResolver resolver, Function<HttpServletRequest, String> clientAddress,
-                  Outcome.Refused missingTenant) {
+                  Outcome.Refused missingTenant, Function<HttpServletRequest, String> user) {
     }
 
     /**
@@ -216,9 +217,29 @@ final class FilterRuntime implements QuotaControl {
         // the file's resolvers are checked even when the builder's resolver replaces them
         if (setup.resolver() != null) TenantResolvers.check(s);
         TenantResolver resolver = setup.resolver() != null ? setup.resolver() : TenantResolvers.fromSettings(s);
+        TenantResolver users = TenantResolvers.usersFromSettings(s, System::getenv);
         Policy policy = gate.policy(plans, directory, previous == null ? null : previous.policy());
         return new Engine(policy, resolver, ClientAddress.behind(s.trustedProxies())::of,
-                new Outcome.Refused(401, "missing_tenant", missingTenantDetail(s, setup.resolver() != null), null, 0));
+                new Outcome.Refused(401, "missing_tenant", missingTenantDetail(s, setup.resolver() != null), null, 0),
+                users == null ? null : userOf(users));
+    }
+
+    /**
+     * The user id {@code users} finds in a request, or null: a request whose user cannot be found (or
+     * whose credential for it is refused) shares the tenant's bucket of requests without a user, so
+     * leaving the user out never escapes the per-user limit.
+     */
+    private Function<HttpServletRequest, String> userOf(TenantResolver users) {
+        return request -> {
+            try {
+                return users.resolve(request).orElse(null);
+            } catch (TenantRejectedException rejected) {
+                return null;
+            } catch (RuntimeException bug) {
+                setup.resolverFailures().failed(" (user)", bug);
+                return null;
+            }
+        };
     }
 
     /**

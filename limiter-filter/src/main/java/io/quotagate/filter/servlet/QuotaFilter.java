@@ -211,7 +211,8 @@ public final class QuotaFilter implements Filter {
         }
         // an estimated route's refusal reads the body to state the wait for its own cost (see priced)
         boolean estimated = rt.setup.estimators().containsKey(route.name());
-        Outcome outcome = rt.gate.decide(engine.policy(), route, tenant, request, engine.clientAddress(), estimated);
+        Outcome outcome = rt.gate.decide(engine.policy(), route, tenant, request, engine.clientAddress(), estimated,
+                engine.user());
         // the 401 says how to send a tenant under the resolvers in force, and how to need none
         return outcome instanceof Outcome.Refused r && r.status() == 401 && "missing_tenant".equals(r.reason())
                 ? engine.missingTenant() : outcome;
@@ -326,7 +327,11 @@ public final class QuotaFilter implements Filter {
                 RequestStatistics.Outcome.REJECTED, refused.reason());
         rt.rejections.rejected(tenant, plan, route.name(), refused.reason(), refused.status(),
                 refused.retryAfterSeconds());
-        if (refused.status() == 429 && caller != null && caller.known()) {
+        if (refused.status() == 429 && scopedRefusal(refused.reason())) {
+            rt.statistics.scopedRefused(route.name(), scopeOf(refused.reason()));
+        }
+        // a user's share or a route's own bucket refusing is not the tenant's limit reached: no tenant event
+        if (refused.status() == 429 && caller != null && caller.known() && !scopedRefusal(refused.reason())) {
             rt.signals.refused(caller.tenant(), plan, refused.reason());
         }
         List<String> violated = List.of();
@@ -351,6 +356,21 @@ public final class QuotaFilter implements Filter {
     private static boolean hasHttp1Body(HttpServletRequest request) {
         return request.getProtocol().startsWith("HTTP/1.")
                 && (request.getContentLengthLong() > 0 || request.getHeader("Transfer-Encoding") != null);
+    }
+
+    /** True for the refusal of a bucket beside the tenant's: per-user, or a route's own. */
+    private static boolean scopedRefusal(String reason) {
+        return reason.equals(Reason.USER_RATE.code()) || reason.startsWith("route_");
+    }
+
+    /** The {@code scope} tag of a scoped refusal's reason. */
+    private static String scopeOf(String reason) {
+        return switch (reason) {
+            case "user_rate" -> "per-user";
+            case "route_user_rate" -> "user";
+            case "route_address_rate" -> "client-address";
+            default -> "tenant";
+        };
     }
 
     /** The tenant as counted in metrics and logs: anonymous clients under one marker. */

@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@link BucketStore#local}: assigned tenants' buckets in one bounded Caffeine cache, guests' (unknown
- * tenants, anonymous clients) in another, the global bucket held for ever. A flood of made-up ids
+ * tenants, anonymous clients) in another, users' ({@code per-user}) and routes' own in tables of their
+ * own (each bounded by {@code maxTracked}), the global bucket held for ever. A flood of made-up ids
  * fills and churns only the guest table; Caffeine's frequency-aware admission also keeps a busy guest
  * from being pushed out by one-off ids.
  *
@@ -89,6 +90,9 @@ final class LocalBucketStore implements BucketStore {
 
     private final Cache<String, KeptBucket> tenants;
     private final Cache<String, KeptBucket> guests;
+    private final Cache<String, KeptBucket> users;
+    private final Cache<String, KeptBucket> routes;
+    private final Cache<String, KeptBucket> routeGuests;
     private final ConcurrentMap<String, MonitorBucket> globals = new ConcurrentHashMap<>();
     private final QuotaClock clock;
     private final TimeMeter timeMeter;
@@ -136,6 +140,20 @@ final class LocalBucketStore implements BucketStore {
         this.counters = new LocalQuotaCounters(maxTracked);
         this.tenants = table(maxTracked, this::tick);
         this.guests = table(maxTracked, this::tick);
+        this.users = table(maxTracked, this::tick);
+        this.routes = table(maxTracked, this::tick);
+        this.routeGuests = table(maxTracked, this::tick);
+    }
+
+    /** The table of a tenant's, a guest's or a user's buckets. */
+    private Cache<String, KeptBucket> tableOf(BucketKind kind) {
+        return switch (kind) {
+            case GUEST -> guests;
+            case USER -> users;
+            case ROUTE -> routes;
+            case ROUTE_GUEST -> routeGuests;
+            case TENANT, GLOBAL -> tenants;
+        };
     }
 
     private static Cache<String, KeptBucket> table(int maxTracked, Ticker ticker) {
@@ -162,7 +180,7 @@ final class LocalBucketStore implements BucketStore {
             if (g.limits() != limits) g.moveTo(limits);
             return g;
         }
-        Cache<String, KeptBucket> table = kind == BucketKind.GUEST ? guests : tenants;
+        Cache<String, KeptBucket> table = tableOf(kind);
         KeptBucket b = table.getIfPresent(id);
         if (b == null) {
             // before the entry exists, so it never expires early; and outside the table's compute, as
@@ -179,7 +197,7 @@ final class LocalBucketStore implements BucketStore {
     @Override
     public void changed(BucketKind kind, String id) {
         if (kind == BucketKind.GLOBAL) return;
-        KeptBucket b = (kind == BucketKind.GUEST ? guests : tenants).getIfPresent(id);
+        KeptBucket b = tableOf(kind).getIfPresent(id);
         if (b != null) retime(b);
     }
 
@@ -223,6 +241,9 @@ final class LocalBucketStore implements BucketStore {
             // expiry first, then the rewrite threshold: an entry never expires before it is rewritten
             tenants.policy().expireAfterWrite().orElseThrow().setExpiresAfter(2 * wanted, TimeUnit.NANOSECONDS);
             guests.policy().expireAfterWrite().orElseThrow().setExpiresAfter(2 * wanted, TimeUnit.NANOSECONDS);
+            users.policy().expireAfterWrite().orElseThrow().setExpiresAfter(2 * wanted, TimeUnit.NANOSECONDS);
+            routes.policy().expireAfterWrite().orElseThrow().setExpiresAfter(2 * wanted, TimeUnit.NANOSECONDS);
+            routeGuests.policy().expireAfterWrite().orElseThrow().setExpiresAfter(2 * wanted, TimeUnit.NANOSECONDS);
             keepNanos = wanted;
         }
     }
@@ -230,7 +251,7 @@ final class LocalBucketStore implements BucketStore {
     /** The bucket held for this id, at whatever limits it has, or null (for tests: no lookup side effects). */
     MonitorBucket held(BucketKind kind, String id) {
         if (kind == BucketKind.GLOBAL) return globals.get(id);
-        return (kind == BucketKind.GUEST ? guests : tenants).getIfPresent(id);
+        return tableOf(kind).getIfPresent(id);
     }
 
     /** Estimated number of assigned tenants' buckets held (for tests and metrics). */

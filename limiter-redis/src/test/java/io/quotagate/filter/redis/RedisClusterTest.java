@@ -65,6 +65,15 @@ class RedisClusterTest {
         }
     }
 
+    /** {@link RedisScopedLimitsTest}'s per-user and route buckets, on a cluster: one key each, no cross-slot call. */
+    @Test
+    void twoInstancesShareScopedBucketsOnACluster() throws Exception {
+        String prefix = RedisServer.randomPrefix();
+        RedisScopedLimitsTest.assertTwoInstancesShareScopedBuckets(settings(prefix));
+        String user = prefix + ":user:acme/alice";
+        assertThat(cluster.primaryOf(user).integer("EXISTS", user)).isOne();
+    }
+
     @Test
     void twoInstancesShareTheGlobalQuotaOnACluster() throws Exception {
         Plans plans = PlansFile.parse("global.yml", """
