@@ -3,6 +3,7 @@ package io.quotagate.example;
 import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.metrics.QuotaSource;
 import io.quotagate.filter.metrics.RequestStatistics;
+import io.quotagate.filter.metrics.StatisticsView;
 
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -36,7 +37,7 @@ final class DashboardHistory implements AutoCloseable {
                           Map<String, Integer> inflight) {
     }
 
-    private final RequestStatistics statistics;
+    private final StatisticsView statistics;
     private final QuotaSource source;
     private final ConcurrencyView concurrency;
     private final Deque<Sample> samples = new ArrayDeque<>();

@@ -4,9 +4,7 @@ import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.GroupSettings;
-import io.quotagate.plans.Plan;
 import io.quotagate.plans.Plans;
-import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.plans.RouteRule;
 
 import java.util.HashMap;
@@ -49,8 +47,8 @@ public final class ConcurrencyLimits implements ConcurrencyView {
     private final IntSupplier instanceCount;
     /** group → the limiter in which all guests together hold at most their cap, under one key. */
     private final Map<String, GuestLimiters> guestGroups;
-    /** The policy of the plans this was built with, for {@link #acquire(String, String, String)}. */
-    private final Policy startPolicy;
+    /** The caps of the plans this was built with, for {@link #acquire(String, String, String)}. */
+    private final ConcurrencyCaps startCaps;
     /** The one key that stands for every guest in {@link #guestGroups}; no tenant id contains '@'. */
     static final String GUESTS = "@guests";
 
@@ -92,7 +90,7 @@ public final class ConcurrencyLimits implements ConcurrencyView {
         Map<String, GuestLimiters> shared = new HashMap<>();
         for (String name : names) shared.put(name, new GuestLimiters(name, clock));
         this.guestGroups = Map.copyOf(shared);
-        this.startPolicy = new Policy(plans, TenantDirectory.of(Map.of()), null);
+        this.startCaps = ConcurrencyCaps.of(plans);
     }
 
     /**
@@ -107,7 +105,7 @@ public final class ConcurrencyLimits implements ConcurrencyView {
      * @throws IllegalArgumentException if no route of the plans has this group
      */
     public Acquisition acquire(String tenant, String plan, String group) {
-        return acquire(startPolicy, BucketKind.TENANT, tenant, plan, group);
+        return acquire(startCaps, BucketKind.TENANT, tenant, plan, group, null);
     }
 
     /**
@@ -133,8 +131,13 @@ public final class ConcurrencyLimits implements ConcurrencyView {
      */
     public Acquisition acquire(Policy policy, BucketKind kind, String tenant, String plan, String group,
                                String address) {
-        Integer guestCap = kind == BucketKind.GUEST ? policy.guestCap(group) : null;
-        if (guestCap == null) return acquireOwn(policy, tenant, plan, group, Integer.MAX_VALUE);
+        return acquire(policy.caps, kind, tenant, plan, group, address);
+    }
+
+    private Acquisition acquire(ConcurrencyCaps caps, BucketKind kind, String tenant, String plan, String group,
+                                String address) {
+        Integer guestCap = kind == BucketKind.GUEST ? caps.guestCap(group) : null;
+        if (guestCap == null) return acquireOwn(caps, tenant, plan, group, Integer.MAX_VALUE);
         int pool = share(guestCap);
         GuestLimiters guests = guestGroups.get(group);
         Permit[] taken = new Permit[4];
@@ -153,7 +156,7 @@ public final class ConcurrencyLimits implements ConcurrencyView {
             step = guests.pool.acquire(GUESTS, pool);
             if (step instanceof Acquisition.Granted pooled) taken[n++] = pooled.permit();
             else return step;
-            step = acquireOwn(policy, tenant, plan, group, pool);
+            step = acquireOwn(caps, tenant, plan, group, pool);
             if (step instanceof Acquisition.Granted own) taken[n++] = own.permit();
             else return step;
             Acquisition granted = new Acquisition.Granted(new GuestPermits(taken, n));
@@ -170,10 +173,10 @@ public final class ConcurrencyLimits implements ConcurrencyView {
         return shares.acquire(key, Math.max(1, pool / (holders + 1)));
     }
 
-    private Acquisition acquireOwn(Policy policy, String tenant, String plan, String group, int atMost) {
+    private Acquisition acquireOwn(ConcurrencyCaps caps, String tenant, String plan, String group, int atMost) {
         GroupLimiter limiter = limiter(group);
         return limiter.acquire(Objects.requireNonNull(tenant, "tenant"),
-                Math.min(atMost, share(policy.cap(plan, group))));
+                Math.min(atMost, share(caps.cap(plan, group))));
     }
 
     /** This instance's share of a cap (null: uncapped): the cap divided by the instances counted now. */

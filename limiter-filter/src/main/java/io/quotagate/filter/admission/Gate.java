@@ -168,7 +168,7 @@ public final class Gate {
         Permit permit = null;
         if (route.group().isPresent()) {
             String group = route.group().get();
-            String address = caller.kind() == BucketKind.GUEST && policy.guestCap(group) != null
+            String address = caller.kind() == BucketKind.GUEST && policy.caps.guestCap(group) != null
                     ? (caller.anonymous() ? caller.key().substring(1) : clientAddress.apply(request)) : null;
             Acquisition acquired = concurrency.acquire(policy, caller.kind(), caller.key(), caller.plan(), group,
                     address);

@@ -2,12 +2,9 @@ package io.quotagate.filter.admission;
 
 import io.quotagate.filter.route.Route;
 import io.quotagate.filter.route.RouteTable;
-import io.quotagate.plans.Plan;
 import io.quotagate.plans.Plans;
 import io.quotagate.tenant.TenantDirectory;
 
-import java.util.HashMap;
-import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -17,26 +14,22 @@ import java.util.Objects;
  * object, so a reload that races with it can never show it the routes of one file and the limits of
  * another, nor leave it on a plan the new file dropped.
  *
- * <p>Immutable. Built by {@link Gate#policy}, which keeps the shared buckets' tokens across a change.
+ * <p>Immutable. Built only by {@link Admission#policy} (through {@link Gate#policy}), which keeps the shared
+ * buckets' tokens across a change.
  */
 public final class Policy {
     private final Plans plans;
     private final RouteTable routes;
     private final TenantPlans placement;
     final Admission.Limits limits;
-    /** plan → group → cap; a missing entry means the plan does not cap the group. */
-    private final Map<String, Map<String, Integer>> caps;
-    private final Map<String, Integer> guestCaps;
+    final ConcurrencyCaps caps;
 
     Policy(Plans plans, TenantDirectory directory, Admission.Limits limits) {
         this.plans = Objects.requireNonNull(plans, "plans");
         this.routes = new RouteTable(plans.routes());
-        this.placement = new TenantPlans(plans, directory, limits == null ? null : limits.contracts());
-        this.limits = limits;
-        Map<String, Map<String, Integer>> c = new HashMap<>();
-        for (Plan p : plans.plans().values()) c.put(p.name(), Map.copyOf(p.concurrency()));
-        this.caps = Map.copyOf(c);
-        this.guestCaps = Map.copyOf(plans.tenants().guests().concurrency());
+        this.limits = Objects.requireNonNull(limits, "limits");
+        this.placement = new TenantPlans(plans, directory, limits.contracts());
+        this.caps = ConcurrencyCaps.of(plans);
     }
 
     /** The plans this policy was built from. */
@@ -56,16 +49,5 @@ public final class Policy {
 
     TenantPlans placement() {
         return placement;
-    }
-
-    /** The cap of {@code plan} on {@code group}, or null if the plan does not cap it. */
-    Integer cap(String plan, String group) {
-        Map<String, Integer> planCaps = caps.get(plan);
-        return planCaps == null ? null : planCaps.get(group);
-    }
-
-    /** The cap all guests together have on {@code group}, or null for none. */
-    Integer guestCap(String group) {
-        return guestCaps.get(group);
     }
 }

@@ -121,7 +121,7 @@ public final class QuotaMeterBinder implements MeterBinder {
     /** 1 while the shared limits record can be read, 0 while the store cannot be reached. */
     public static final String LIMITS_REACHABLE = "quotagate.limits.reachable";
 
-    private final RequestStatistics statistics;
+    private final StatisticsView statistics;
     private final QuotaSource source;
     private final ConcurrencyView concurrency;
     private final BucketStore store;

@@ -14,8 +14,8 @@ import java.util.Set;
  * {@code new QuotaMeterBinder(filter)} binds everything.
  */
 public interface QuotaSource {
-    /** Request counters by tenant (bounded), plan, route, outcome and reason; queue waits. */
-    RequestStatistics statistics();
+    /** Request counters by tenant (bounded), plan, route, outcome and reason; queue waits. Read-only. */
+    StatisticsView statistics();
 
     /** In-flight and queued counts per concurrency group and tenant. */
     ConcurrencyView concurrency();

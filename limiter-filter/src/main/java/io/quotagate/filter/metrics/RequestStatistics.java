@@ -92,7 +92,7 @@ import java.util.function.Consumer;
  *       removal, so they never go negative when a tenant is renamed.</li>
  * </ol>
  */
-public final class RequestStatistics {
+public final class RequestStatistics implements StatisticsView {
     /** Tenant tag of every tenant beyond the top N. */
     public static final String OTHER = "other";
     /** Tenant tag of a request whose tenant is missing or invalid. */
@@ -344,6 +344,7 @@ public final class RequestStatistics {
     }
 
     /** The tag a tenant's requests are counted under now (no side effect: names are given by {@code record}). */
+    @Override
     public String tagOf(String tenant) {
         if (tenant == null) return NONE;
         if (tenant == ANONYMOUS) return ANONYMOUS;
@@ -352,11 +353,13 @@ public final class RequestStatistics {
     }
 
     /** Most tenants named at once. */
+    @Override
     public int topTenants() {
         return topTenants;
     }
 
     /** The tenants named now (a copy). */
+    @Override
     public Set<String> namedTenants() {
         return Set.copyOf(named.keySet());
     }
@@ -538,6 +541,7 @@ public final class RequestStatistics {
     }
 
     /** Adds a receiver of queue waits (see {@link #queueWait}). */
+    @Override
     public void onQueueWait(ConcurrencyListener sink) {
         queueWaitSinks.add(Objects.requireNonNull(sink, "sink"));
     }
@@ -557,21 +561,25 @@ public final class RequestStatistics {
     }
 
     /** Adds a receiver of refusals by buckets beside the tenant's (see {@link #scopedRefused}). */
+    @Override
     public void onScopedRefusal(java.util.function.BiConsumer<String, String> sink) {
         scopedRefusalSinks.add(Objects.requireNonNull(sink, "sink"));
     }
 
     /** Adds a receiver of settled costs (see {@link #costSettled}). */
+    @Override
     public void onCostSettled(CostSink sink) {
         costSinks.add(Objects.requireNonNull(sink, "sink"));
     }
 
     /** Visits every cell that exists now. */
+    @Override
     public void forEach(Consumer<Cell> visitor) {
         all.forEach(visitor);
     }
 
     /** Calls {@code listener} for every cell that exists now and for each one created later. */
+    @Override
     public void onCell(Consumer<Cell> listener) {
         onCell(listener, cell -> { });
     }
@@ -582,6 +590,7 @@ public final class RequestStatistics {
      * comment). Both are called under the lock that orders these changes, one at a time, so a cell is
      * always announced before it is removed; keep them short.
      */
+    @Override
     public void onCell(Consumer<Cell> created, Consumer<Cell> removed) {
         Objects.requireNonNull(created, "created");
         Objects.requireNonNull(removed, "removed");
@@ -596,11 +605,13 @@ public final class RequestStatistics {
     }
 
     /** Number of distinct counters (bounded, see the class comment). */
+    @Override
     public int size() {
         return all.size();
     }
 
     /** Copy of the cells, for tests and dashboards. */
+    @Override
     public List<Cell> cells() {
         return new ArrayList<>(all);
     }

@@ -15,6 +15,7 @@ import io.quotagate.filter.limits.LimitOverrides;
 import io.quotagate.filter.limits.LimitsStatus;
 import io.quotagate.filter.limits.SharedLimits;
 import io.quotagate.filter.metrics.RequestStatistics;
+import io.quotagate.filter.metrics.StatisticsView;
 import io.quotagate.filter.signals.QuotaListener;
 import io.quotagate.filter.signals.QuotaSignals;
 import io.quotagate.filter.signals.SignalProbe;
@@ -417,7 +418,7 @@ final class FilterRuntime implements QuotaControl {
     }
 
     @Override
-    public RequestStatistics statistics() {
+    public StatisticsView statistics() {
         return statistics;
     }
 
