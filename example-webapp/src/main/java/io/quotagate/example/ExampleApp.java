@@ -92,7 +92,7 @@ public final class ExampleApp implements Callable<Integer> {
     String adminToken;
 
     @Option(names = "--tenants-jdbc", paramLabel = "URL", arity = "0..1", fallbackValue = TenantsDatabase.H2,
-            description = "Tenants' plans and own limits from a database: a JDBC URL (jdbc:postgresql://host:5432/db), "
+            description = "Tenants' plans, own limits and own quotas from a database: a JDBC URL (jdbc:postgresql://host:5432/db), "
                     + "or h2 (also the option alone) for the H2 file ./quotagate-tenants; table quotagate_tenants, "
                     + "created if absent; default: none, the plans file's assignments only")
     String tenantsJdbc;
@@ -107,7 +107,7 @@ public final class ExampleApp implements Callable<Integer> {
 
     @Option(names = "--tenants-jdbc-query", paramLabel = "SQL",
             description = "Query of one tenant in tables of your own: one ? (the tenant id), columns plan and, "
-                    + "optionally, limits (default: " + JdbcTenantDirectory.DEFAULT_QUERY + ")")
+                    + "optionally, limits and quotas (default: " + JdbcTenantDirectory.DEFAULT_QUERY + ")")
     String tenantsJdbcQuery;
 
     /** How often a {@code --plans} file is polled for changes. */

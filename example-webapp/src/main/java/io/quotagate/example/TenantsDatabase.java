@@ -14,7 +14,7 @@ import java.util.logging.Logger;
 import java.util.regex.Pattern;
 
 /**
- * {@code --tenants-jdbc}: the tenants' plans and own limits from a database, through a
+ * {@code --tenants-jdbc}: the tenants' plans, own limits and own quotas from a database, through a
  * {@link JdbcTenantDirectory}. {@code h2} (or the option without a value) is an H2 database in the file
  * {@code ./quotagate-tenants.mv.db}, which needs no server; any other value is a JDBC URL (the jar
  * holds the H2 and PostgreSQL drivers). With the default query the table {@code quotagate_tenants} is
@@ -26,7 +26,9 @@ final class TenantsDatabase {
     static final String H2_URL = "jdbc:h2:file:./quotagate-tenants";
     /** The documented table, in SQL that H2 and PostgreSQL both take. */
     static final String CREATE_TABLE = "create table if not exists quotagate_tenants ("
-            + "tenant_id varchar(64) primary key, plan varchar(32) not null, limits varchar(4000))";
+            + "tenant_id varchar(64) primary key, plan varchar(32) not null, limits varchar(4000), quotas varchar(4000))";
+    /** The quotas column, for a table an earlier version created without it (its file kept in ./). */
+    static final String ADD_QUOTAS = "alter table quotagate_tenants add column if not exists quotas varchar(4000)";
     /** A tenant id looked up once at start, so a bad URL, query or column fails the start, not a request. */
     private static final String START_CHECK = "quotagate.start-check";
     private static final Pattern SECRET = Pattern.compile("(?i)(password=)[^&;]*");
@@ -62,6 +64,7 @@ final class TenantsDatabase {
         if (query == null) {
             try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
                 s.execute(CREATE_TABLE);
+                s.execute(ADD_QUOTAS);
             } catch (SQLException e) {
                 throw new IllegalStateException(redact(url) + ": " + e.getMessage(), e);
             }

@@ -28,13 +28,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code --tenants-jdbc}: a tenant whose row is in the database gets its plan (concurrency caps) and
- * its own limits, over real HTTP, with PostgreSQL (a database of the test's own) and with H2 in a file.
+ * its own limits and quotas, over real HTTP, with PostgreSQL (a database of the test's own) and with H2 in a file.
  */
 class JdbcTenantsTest {
     /** initech: on pro (3 reports at once; free, the default plan, allows 1) with a contract of 20 units an hour. */
     private static final String OWN_LIMITS = "[{name: contract, capacity: 20, refill: 1, period: 1h}]";
     /** badrow: a capacity of 0 in its row. */
     private static final String BAD_LIMITS = "[{capacity: 0, refill: 1, period: 1h}]";
+    /**
+     * soylent: on pro (2,000,000 a month) with a contract of 5 units a month, the least that reports
+     * (cost 5) fit: a smaller quota would be ignored with a warning, as the file refuses it.
+     */
+    private static final String OWN_QUOTAS = "[{name: monthly, limit: 5, per: month}]";
 
     @Test
     void aTenantRowInPostgresGivesTheTenantItsPlansConcurrencyAndItsOwnLimits() throws Exception {
@@ -44,6 +49,7 @@ class JdbcTenantsTest {
             insert(db.jdbcUrl(), "initech", "pro", OWN_LIMITS);
             insert(db.jdbcUrl(), "umbrella", "pro", null);
             insert(db.jdbcUrl(), "badrow", "pro", BAD_LIMITS);
+            insert(db.jdbcUrl(), "soylent", "pro", null, OWN_QUOTAS);
             servesTheContract(filter);
         }
     }
@@ -56,6 +62,7 @@ class JdbcTenantsTest {
         insert(url, "initech", "pro", OWN_LIMITS);
         insert(url, "umbrella", "pro", null);
         insert(url, "badrow", "pro", BAD_LIMITS);
+        insert(url, "soylent", "pro", null, OWN_QUOTAS);
         servesTheContract(filter);
     }
 
@@ -84,7 +91,7 @@ class JdbcTenantsTest {
         assertThat(run("--port", "0", "--management-port", "0", "--tenants-jdbc", h2, "--tenants-jdbc-query",
                 "select plan, limits, tenant_id from quotagate_tenants where tenant_id = ?"))
                 .as("a query that runs, of the wrong shape").containsExactly("2", "example-webapp: --tenants-jdbc: " + h2
-                        + ": column 'TENANT_ID': unknown column; the tenant query must return the columns plan and, optionally, limits\n");
+                        + ": column 'TENANT_ID': unknown column; the tenant query must return the columns plan and, optionally, limits and quotas\n");
         assertThat(run("--port", "0", "--management-port", "0", "--tenants-jdbc", h2, "--tenants-jdbc-query",
                 "select plan from quotagate_tenants"))
                 .containsExactly("2", "example-webapp: --tenants-jdbc: query must have exactly one ? parameter (the tenant id), "
@@ -123,6 +130,12 @@ class JdbcTenantsTest {
                             + "item 4 wiring); until then only planOf is read and this is 200")
                     .isEqualTo(429);
             assertThat(overContract.body()).contains("\"reason\":\"tenant_rate\"");
+
+            // soylent's row: pro's limits (a burst of 200), but its own monthly quota of 5 in place of pro's 2,000,000
+            for (int i = 0; i < 5; i++) assertThat(get(app, "/items/" + i, "soylent").statusCode()).as("soylent item " + i).isEqualTo(200);
+            HttpResponse<String> overQuota = get(app, "/items/5", "soylent");
+            assertThat(overQuota.statusCode()).as("the quotas column's monthly limit of 5").isEqualTo(429);
+            assertThat(overQuota.body()).contains("\"reason\":\"quota\"", "monthly");
         }
     }
 
@@ -140,11 +153,17 @@ class JdbcTenantsTest {
     }
 
     private static void insert(String url, String tenant, String plan, String limits) throws Exception {
+        insert(url, tenant, plan, limits, null);
+    }
+
+    private static void insert(String url, String tenant, String plan, String limits, String quotas) throws Exception {
         try (Connection c = DriverManager.getConnection(url);
-             PreparedStatement s = c.prepareStatement("insert into quotagate_tenants (tenant_id, plan, limits) values (?, ?, ?)")) {
+             PreparedStatement s = c.prepareStatement(
+                     "insert into quotagate_tenants (tenant_id, plan, limits, quotas) values (?, ?, ?, ?)")) {
             s.setString(1, tenant);
             s.setString(2, plan);
             s.setString(3, limits);
+            s.setString(4, quotas);
             assertThat(s.executeUpdate()).isOne();
         }
     }

@@ -217,6 +217,25 @@ public final class PlansFile {
     }
 
     /**
+     * Parses a list of calendar quotas as a plans file's {@code quotas:} writes it, for quotas kept
+     * elsewhere (a tenant's contract in a database column): YAML, usually on one line
+     * ({@code [{name: monthly, limit: 100000, per: month, zone: Europe/Berlin}]}), or the same as JSON.
+     * The checks are the file's: only the keys {@code name}, {@code limit}, {@code per}, {@code zone},
+     * names required and unique, limits whole numbers &gt; 0, {@code per} one of {@code day},
+     * {@code week}, {@code month}, an IANA zone (UTC when none is written). {@code []} is a valid
+     * answer: no quotas at all, as {@code tenants.overrides.<t>.quotas: []} says. A route's cost is not
+     * checked here: the caller knows the routes.
+     *
+     * @param source names the text in error messages (a table and column, a tenant)
+     * @throws InvalidPlansException naming the field ({@code quotas[0].per}) and the reason
+     */
+    public static List<CalendarQuota> parseQuotas(String source, String text) {
+        FieldCursor in = new FieldCursor(source);
+        if (text == null || text.isBlank()) throw in.error(0, "quotas", "expected a list of quotas ([] for none)");
+        return new PlanBinder(in).quotas(YamlTree.read(in, text), "quotas");
+    }
+
+    /**
      * Parses a period as the plans file writes it: a whole number with a unit ({@code 500ms},
      * {@code 10s}, {@code 1m}, {@code 2h}, {@code 1d}) or ISO-8601 ({@code PT10S}). Also used to read
      * periods given at runtime (an admin API), so both accept exactly the same text. Every period is

@@ -427,6 +427,24 @@ class PlansFileTest {
                 + "{\"name\":\"day\",\"capacity\":100000,\"refill\":100000,\"period\":\"P1D\"}]")).isEqualTo(expected);
     }
 
+    @Test
+    void quotasKeptElsewhereParseAsTheFileWritesThemInYamlOrJsonAndAnEmptyListIsNone() {
+        List<CalendarQuota> expected = List.of(new CalendarQuota("monthly", 100000, CalendarQuota.Per.MONTH,
+                java.time.ZoneId.of("Europe/Berlin")), new CalendarQuota("daily", 5000, CalendarQuota.Per.DAY, java.time.ZoneOffset.UTC));
+        assertThat(PlansFile.parseQuotas("t", "[{name: monthly, limit: 100000, per: month, zone: Europe/Berlin}, "
+                + "{name: daily, limit: 5000, per: day}]")).isEqualTo(expected);
+        assertThat(PlansFile.parseQuotas("t", "[{\"name\":\"monthly\",\"limit\":100000,\"per\":\"month\",\"zone\":\"Europe/Berlin\"},"
+                + "{\"name\":\"daily\",\"limit\":5000,\"per\":\"day\"}]")).isEqualTo(expected);
+        assertThat(PlansFile.parseQuotas("t", "[]")).isEmpty();
+        assertThatThrownBy(() -> PlansFile.parseQuotas("tenant acme", "[{name: m, limit: 0, per: month}]"))
+                .isInstanceOfSatisfying(InvalidPlansException.class, e -> {
+                    assertThat(e.file()).isEqualTo("tenant acme");
+                    assertThat(e.field()).isEqualTo("quotas[0].limit");
+                });
+        assertThatThrownBy(() -> PlansFile.parseQuotas("tenant acme", " "))
+                .isInstanceOfSatisfying(InvalidPlansException.class, e -> assertThat(e.field()).isEqualTo("quotas"));
+    }
+
     @ParameterizedTest(name = "[{index}] {1}: {2}")
     @MethodSource("badLimitTexts")
     void refusesBadLimitTextNamingTheFieldAndTheReason(String text, String field, String reason) {

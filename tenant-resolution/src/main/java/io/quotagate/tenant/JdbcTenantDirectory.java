@@ -1,6 +1,7 @@
 package io.quotagate.tenant;
 
 import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.PlansFile;
 
@@ -15,15 +16,16 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.BiFunction;
 
 /**
  * A {@link TenantDirectory} over the application's own database (its billing or customer tables):
  * one query per lookup, the tenant id its only parameter, answering the tenant's plan and, if the
- * tenant has a contract of its own, its limits.
+ * tenant has a contract of its own, its limits and calendar quotas.
  *
  * <pre>{@code
  * TenantDirectory directory = JdbcTenantDirectory.builder(dataSource)
- *         .query("select plan, limits from tenants where id = ?")
+ *         .query("select plan, limits, quotas from tenants where id = ?")
  *         .build();
  * QuotaFilter.builder().tenantDirectory(directory)   // the filter caches it
  * }</pre>
@@ -37,9 +39,14 @@ import java.util.Optional;
  *   <li>{@code limits}, optional: NULL or empty for the plan's limits, or the tenant's own limits as a
  *       plans file's {@code limits:} writes them, in YAML or JSON
  *       ({@code [{capacity: 200, refill: 100, period: 10s}, {name: day, capacity: 100000, refill: 100000, period: 1d}]}),
- *       read by {@link PlansFile#parseLimits} with the file's checks and period rules.</li>
+ *       read by {@link PlansFile#parseLimits} with the file's checks and period rules;</li>
+ *   <li>{@code quotas}, optional: NULL or empty for the plan's calendar quotas, or the tenant's own as a
+ *       plans file's {@code quotas:} writes them, in YAML or JSON
+ *       ({@code [{name: monthly, limit: 100000, per: month, zone: Europe/Berlin}]}; {@code []} for none
+ *       at all), read by {@link PlansFile#parseQuotas} with the file's checks. They replace the plan's
+ *       quotas whether or not the row has own limits.</li>
  * </ul>
- * Any other column, a missing {@code plan} column, a NULL plan, bad limits or a second row is an
+ * Any other column, a missing {@code plan} column, a NULL plan, bad limits or quotas or a second row is an
  * {@link IllegalStateException} naming the tenant, the column and the reason; so is a failing query
  * (its {@link SQLException} is the cause). The filter answers that request with 500
  * {@code internal_error} and logs the message, rate-limited. Nothing is cached here: wrap the
@@ -53,13 +60,15 @@ import java.util.Optional;
  */
 public final class JdbcTenantDirectory implements TenantDirectory {
     /** The query unless {@link Builder#query} says otherwise: the table the README documents. */
-    public static final String DEFAULT_QUERY = "select plan, limits from quotagate_tenants where tenant_id = ?";
+    public static final String DEFAULT_QUERY = "select plan, limits, quotas from quotagate_tenants where tenant_id = ?";
     /** How long a lookup's query may run unless {@link Builder#queryTimeout} says otherwise. */
     public static final Duration DEFAULT_QUERY_TIMEOUT = Duration.ofSeconds(2);
 
     private static final String PLAN = "plan";
     private static final String LIMITS = "limits";
-    /** How much of a bad limits value an error message quotes. */
+    private static final String QUOTAS = "quotas";
+    private static final String SHAPE = "the tenant query must return the columns plan and, optionally, limits and quotas";
+    /** How much of a bad limits or quotas value an error message quotes. */
     private static final int QUOTED = 200;
 
     private final DataSource dataSource;
@@ -91,8 +100,9 @@ public final class JdbcTenantDirectory implements TenantDirectory {
     }
 
     /**
-     * The tenant's plan and its own limits (none if the {@code limits} column is absent, NULL or
-     * empty); empty if the query returns no row.
+     * The tenant's plan, its own limits (none if the {@code limits} column is absent, NULL or empty)
+     * and its own calendar quotas (the plan's if the {@code quotas} column is absent, NULL or empty);
+     * empty if the query returns no row.
      *
      * @throws IllegalStateException naming the tenant, the column and the reason, for a row that
      *                               cannot be used or a query that fails
@@ -110,24 +120,26 @@ public final class JdbcTenantDirectory implements TenantDirectory {
                 if (!rows.next()) return Optional.empty();
                 String plan = rows.getString(columns.plan());
                 String limits = columns.limits() == 0 ? null : rows.getString(columns.limits());
+                String quotas = columns.quotas() == 0 ? null : rows.getString(columns.quotas());
                 if (rows.next()) {
                     throw new IllegalStateException("tenant '" + tenantId + "': the tenant query returned more "
                             + "than one row; it must return at most one per tenant id");
                 }
-                return Optional.of(contract(tenantId, plan, limits));
+                return Optional.of(contract(tenantId, plan, limits, quotas));
             }
         } catch (SQLException e) {
             throw new IllegalStateException("tenant '" + tenantId + "': the tenant query failed: " + e.getMessage(), e);
         }
     }
 
-    /** Where {@code plan} and {@code limits} are in the result (1-based; {@code limits} 0 if absent). */
-    private record Columns(int plan, int limits) {
+    /** Where {@code plan}, {@code limits} and {@code quotas} are in the result (1-based; the optional ones 0 if absent). */
+    private record Columns(int plan, int limits, int quotas) {
     }
 
     private static Columns columns(String tenant, ResultSetMetaData meta) throws SQLException {
         int plan = 0;
         int limits = 0;
+        int quotas = 0;
         for (int i = 1; i <= meta.getColumnCount(); i++) {
             String label = meta.getColumnLabel(i);
             String name = label == null ? "" : label.toLowerCase(Locale.ROOT);
@@ -135,20 +147,21 @@ public final class JdbcTenantDirectory implements TenantDirectory {
                 plan = i;
             } else if (name.equals(LIMITS) && limits == 0) {
                 limits = i;
+            } else if (name.equals(QUOTAS) && quotas == 0) {
+                quotas = i;
             } else {
                 throw new IllegalStateException("tenant '" + tenant + "': column '" + label + "': "
-                        + (name.equals(PLAN) || name.equals(LIMITS) ? "returned twice" : "unknown column")
-                        + "; the tenant query must return the columns plan and, optionally, limits");
+                        + (name.equals(PLAN) || name.equals(LIMITS) || name.equals(QUOTAS) ? "returned twice" : "unknown column")
+                        + "; " + SHAPE);
             }
         }
         if (plan == 0) {
-            throw new IllegalStateException("tenant '" + tenant + "': column plan: missing; the tenant query must "
-                    + "return the columns plan and, optionally, limits");
+            throw new IllegalStateException("tenant '" + tenant + "': column plan: missing; " + SHAPE);
         }
-        return new Columns(plan, limits);
+        return new Columns(plan, limits, quotas);
     }
 
-    private static TenantContract contract(String tenant, String planValue, String limitsValue) {
+    private static TenantContract contract(String tenant, String planValue, String limitsValue, String quotasValue) {
         if (planValue == null) {
             throw new IllegalStateException("tenant '" + tenant + "': column plan: is NULL; a tenant's row must name its plan");
         }
@@ -156,18 +169,24 @@ public final class JdbcTenantDirectory implements TenantDirectory {
         if (plan.isEmpty()) {
             throw new IllegalStateException("tenant '" + tenant + "': column plan: is empty; a tenant's row must name its plan");
         }
-        if (limitsValue == null || limitsValue.isBlank()) return TenantContract.onPlan(plan);
-        List<Bandwidth> limits;
+        List<Bandwidth> limits = limitsValue == null || limitsValue.isBlank() ? List.of()
+                : parsed(tenant, LIMITS, limitsValue, PlansFile::parseLimits);
+        List<CalendarQuota> quotas = quotasValue == null || quotasValue.isBlank() ? null
+                : parsed(tenant, QUOTAS, quotasValue, PlansFile::parseQuotas);
+        return new TenantContract(plan, limits, quotas);
+    }
+
+    /** A column's value read by the plans file's parser, or an error naming the tenant, the field and the reason. */
+    private static <T> T parsed(String tenant, String column, String value, BiFunction<String, String, T> parser) {
         try {
-            limits = PlansFile.parseLimits("tenant '" + tenant + "'", limitsValue);
+            return parser.apply("tenant '" + tenant + "'", value);
         } catch (InvalidPlansException e) {
-            // the binder names fields from "limits": limits[1].period reads as a path inside the column
-            String field = e.field().isEmpty() ? LIMITS : e.field();
-            String quoted = limitsValue.length() > QUOTED ? limitsValue.substring(0, QUOTED) + "..." : limitsValue;
+            // the binder names fields from the column's name: limits[1].period reads as a path inside the column
+            String field = e.field().isEmpty() ? column : e.field();
+            String quoted = value.length() > QUOTED ? value.substring(0, QUOTED) + "..." : value;
             throw new IllegalStateException("tenant '" + tenant + "': column " + field + ": " + e.reason()
-                    + " (limits is '" + quoted + "')");
+                    + " (" + column + " is '" + quoted + "')");
         }
-        return new TenantContract(plan, limits);
     }
 
     @Override
@@ -190,7 +209,8 @@ public final class JdbcTenantDirectory implements TenantDirectory {
 
         /**
          * The query of one tenant: one {@code ?} parameter (the tenant id, bound as a string, never
-         * spliced into the text), returning the columns {@code plan} and, optionally, {@code limits}.
+         * spliced into the text), returning the columns {@code plan} and, optionally, {@code limits} and
+         * {@code quotas}.
          * Default {@value JdbcTenantDirectory#DEFAULT_QUERY}.
          *
          * @throws IllegalArgumentException if the query is blank or has not exactly one {@code ?} outside

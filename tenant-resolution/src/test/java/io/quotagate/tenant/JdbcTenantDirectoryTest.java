@@ -1,6 +1,7 @@
 package io.quotagate.tenant;
 
 import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.CalendarQuota;
 import io.quotagate.tenant.testing.PostgresDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -12,6 +13,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
@@ -27,11 +30,14 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
 class JdbcTenantDirectoryTest {
     /** The table the README documents, read by {@link JdbcTenantDirectory#DEFAULT_QUERY}. */
     static final String DOCUMENTED_TABLE = "create table quotagate_tenants (tenant_id varchar(64) primary key, "
-            + "plan varchar(32) not null, limits varchar(4000))";
+            + "plan varchar(32) not null, limits varchar(4000), quotas varchar(4000))";
 
-    private static final String QUERY = "select plan, limits from tenants where id = ?";
+    private static final String QUERY = "select plan, limits, quotas from tenants where id = ?";
     private static final List<Bandwidth> BURST_AND_DAY = List.of(new Bandwidth("b0", 200, 100, Duration.ofSeconds(10)),
             new Bandwidth("day", 100000, 100000, Duration.ofDays(1)));
+    private static final List<CalendarQuota> MONTHLY_AND_DAILY = List.of(
+            new CalendarQuota("monthly", 100000, CalendarQuota.Per.MONTH, ZoneId.of("Europe/Berlin")),
+            new CalendarQuota("daily", 5000, CalendarQuota.Per.DAY, ZoneOffset.UTC));
 
     private static PostgresDatabase db;
     private static JdbcTenantDirectory directory;
@@ -40,7 +46,7 @@ class JdbcTenantDirectoryTest {
     static void createDatabase() {
         db = PostgresDatabase.create();
         // no constraints: the bad rows a careless billing schema allows
-        db.execute("create table tenants (id text, plan text, limits text)", DOCUMENTED_TABLE);
+        db.execute("create table tenants (id text, plan text, limits text, quotas text)", DOCUMENTED_TABLE);
         directory = JdbcTenantDirectory.builder(db.dataSource()).query(QUERY).build();
         tenant("victim", "pro", null);
     }
@@ -51,7 +57,11 @@ class JdbcTenantDirectoryTest {
     }
 
     private static void tenant(String id, String plan, String limits) {
-        db.update("insert into tenants (id, plan, limits) values (?, ?, ?)", id, plan, limits);
+        tenant(id, plan, limits, null);
+    }
+
+    private static void tenant(String id, String plan, String limits, String quotas) {
+        db.update("insert into tenants (id, plan, limits, quotas) values (?, ?, ?, ?)", id, plan, limits, quotas);
     }
 
     @Test
@@ -82,6 +92,32 @@ class JdbcTenantDirectoryTest {
     }
 
     @Test
+    void aRowWithQuotasGivesTheTenantItsOwnCalendarQuotasWrittenAsInThePlansFileOrAsJson() {
+        tenant("quotas-yaml", "pro", null, "[{name: monthly, limit: 100000, per: month, zone: Europe/Berlin}, "
+                + "{name: daily, limit: 5000, per: day}]");
+        tenant("quotas-json", "pro", null, "[{\"name\": \"monthly\", \"limit\": 100000, \"per\": \"month\", "
+                + "\"zone\": \"Europe/Berlin\"}, {\"name\": \"daily\", \"limit\": 5000, \"per\": \"day\"}]");
+        tenant("quotas-and-limits", "pro", "[{capacity: 200, refill: 100, period: 10s}, "
+                + "{name: day, capacity: 100000, refill: 100000, period: 1d}]", "[{name: monthly, limit: 100000, per: month, "
+                + "zone: Europe/Berlin}, {name: daily, limit: 5000, per: day}]");
+        tenant("quotas-none", "pro", null, "[]");
+        tenant("quotas-empty", "pro", null, " ");
+
+        TenantContract ownQuotas = new TenantContract("pro", List.of(), MONTHLY_AND_DAILY);
+        assertThat(directory.contractOf("quotas-yaml")).contains(ownQuotas);
+        assertThat(directory.contractOf("quotas-json")).contains(ownQuotas);
+        assertThat(directory.contractOf("quotas-yaml").orElseThrow())
+                .as("own quotas alone keep the plan's limits")
+                .matches(TenantContract::hasOwnQuotas).matches(c -> !c.hasOwnLimits());
+        assertThat(directory.contractOf("quotas-and-limits")).contains(new TenantContract("pro", BURST_AND_DAY, MONTHLY_AND_DAILY));
+        assertThat(directory.contractOf("quotas-none")).as("[]: no quotas at all, not the plan's")
+                .contains(new TenantContract("pro", List.of(), List.of()));
+        assertThat(directory.contractOf("quotas-empty")).as("empty: the plan's quotas")
+                .contains(TenantContract.onPlan("pro")).map(TenantContract::hasOwnQuotas).contains(false);
+        assertThat(directory.planOf("quotas-yaml")).contains("pro");
+    }
+
+    @Test
     void aJsonbColumnWorksAsWellUnderAnyNamesRenamedInTheQuery() {
         db.execute("create table customers (customer text primary key, tier text not null, contract jsonb)",
                 "insert into customers values ('initech', 'pro', '[{\"capacity\": 5, \"refill\": 1, \"period\": \"1h\"}]')");
@@ -93,11 +129,12 @@ class JdbcTenantDirectoryTest {
 
     @Test
     void theDefaultQueryReadsTheDocumentedTable() {
-        db.update("insert into quotagate_tenants (tenant_id, plan, limits) values (?, ?, ?)",
-                "documented", "pro", "[{capacity: 5, refill: 1, period: 1h}]");
+        db.update("insert into quotagate_tenants (tenant_id, plan, limits, quotas) values (?, ?, ?, ?)",
+                "documented", "pro", "[{capacity: 5, refill: 1, period: 1h}]", "[{name: monthly, limit: 3, per: month}]");
         JdbcTenantDirectory byDefault = JdbcTenantDirectory.builder(db.dataSource()).build();
         assertThat(byDefault.contractOf("documented"))
-                .contains(new TenantContract("pro", List.of(new Bandwidth("b0", 5, 1, Duration.ofHours(1)))));
+                .contains(new TenantContract("pro", List.of(new Bandwidth("b0", 5, 1, Duration.ofHours(1))),
+                        List.of(new CalendarQuota("monthly", 3, CalendarQuota.Per.MONTH, ZoneOffset.UTC))));
         assertThat(byDefault.contractOf("nobody")).isEmpty();
     }
 
@@ -124,6 +161,34 @@ class JdbcTenantDirectoryTest {
                 arguments("pro", "[{capacity: 5", "column limits: not valid YAML"));
     }
 
+    static Stream<Arguments> badQuotas() {
+        return Stream.of(
+                arguments("[{name: monthly, limit: 0, per: month}]", "column quotas[0].limit: must be > 0, was 0"),
+                arguments("[{name: monthly, limit: 10, per: year}]", "column quotas[0].per: "),
+                arguments("[{name: monthly, limit: 10, per: month, zone: Mars/Olympus}]",
+                        "column quotas[0].zone: unknown time zone 'Mars/Olympus'"),
+                arguments("[{limit: 10, per: month}]", "column quotas[0].name: required"),
+                arguments("[{name: m, limit: 10, per: month}, {name: m, limit: 20, per: day}]",
+                        "column quotas[1].name: duplicate quota name 'm'"),
+                arguments("[{name: m, limit: 10, per: month, reset: 1}]", "column quotas[0].reset: unknown key"),
+                arguments("{name: m, limit: 10, per: month}", "column quotas: expected a list"),
+                arguments("[{name: m, limit: 10", "column quotas: not valid YAML"));
+    }
+
+    @ParameterizedTest(name = "[{index}] {1}")
+    @MethodSource("badQuotas")
+    void aRowWithBadQuotasIsAnErrorNamingTheTenantTheColumnAndTheReason(String quotas, String reason) {
+        String tenant = "bad-quotas-" + Integer.toHexString(quotas.hashCode());
+        tenant(tenant, "pro", null, quotas);
+        for (var lookup : List.<Runnable>of(() -> directory.contractOf(tenant), () -> directory.planOf(tenant))) {
+            assertThatThrownBy(lookup::run)
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageStartingWith("tenant '" + tenant + "': ")
+                    .hasMessageContaining(reason)
+                    .hasMessageEndingWith("(quotas is '" + quotas + "')");
+        }
+    }
+
     @ParameterizedTest(name = "[{index}] {2}")
     @MethodSource("badRows")
     void aRowWithBadDataIsAnErrorNamingTheTenantTheColumnAndTheReason(String plan, String limits, String reason) {
@@ -144,7 +209,11 @@ class JdbcTenantDirectoryTest {
                 .query("select plan, limits, id from tenants where id = ?").build().contractOf("shape"))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessage("tenant 'shape': column 'id': unknown column; the tenant query must return the columns plan "
-                        + "and, optionally, limits");
+                        + "and, optionally, limits and quotas");
+        assertThatThrownBy(() -> JdbcTenantDirectory.builder(db.dataSource())
+                .query("select plan, quotas, limits as quotas from tenants where id = ?").build().contractOf("shape"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("tenant 'shape': column 'quotas': returned twice");
         assertThatThrownBy(() -> JdbcTenantDirectory.builder(db.dataSource())
                 .query("select limits from tenants where id = ?").build().contractOf("shape"))
                 .isInstanceOf(IllegalStateException.class)
