@@ -2,7 +2,6 @@ package io.quotagate.tenant;
 
 import com.github.benmanes.caffeine.cache.CacheLoader;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.LoadingCache;
 
 import java.util.Optional;
@@ -34,22 +33,7 @@ final class CachedDirectory implements TenantDirectory {
         this.cache = Caffeine.newBuilder().maximumSize(maximumSize).executor(Runnable::run)
                 .ticker(nanoTicker::getAsLong)
                 .refreshAfterWrite(java.time.Duration.ofNanos(Math.max(1, positiveNanos / 2)))
-                .expireAfter(new Expiry<String, Optional<TenantContract>>() {
-                    @Override
-                    public long expireAfterCreate(String key, Optional<TenantContract> v, long now) {
-                        return v.isPresent() ? positiveNanos : negativeNanos;
-                    }
-
-                    @Override
-                    public long expireAfterUpdate(String key, Optional<TenantContract> v, long now, long remaining) {
-                        return v.isPresent() ? positiveNanos : negativeNanos;
-                    }
-
-                    @Override
-                    public long expireAfterRead(String key, Optional<TenantContract> v, long now, long remaining) {
-                        return remaining;
-                    }
-                })
+                .expireAfter(LookupCache.<TenantContract>expiry(positiveNanos, negativeNanos))
                 .build(loader);
     }
 

@@ -22,21 +22,29 @@ final class LookupCache {
         // maintenance on the calling thread: no common-pool wake-up on the request path
         Caffeine<Object, Object> c = Caffeine.newBuilder().maximumSize(maximumSize).executor(Runnable::run);
         if (nanoTicker != null) c.ticker(nanoTicker::getAsLong);
-        return c.expireAfter(new Expiry<String, Optional<String>>() {
+        return c.expireAfter(LookupCache.<String>expiry(positiveNanos, negativeNanos)).build();
+    }
+
+    /**
+     * A found answer kept for {@code positiveNanos}, "not found" for {@code negativeNanos}; reads do not
+     * extend an entry's life.
+     */
+    static <V> Expiry<String, Optional<V>> expiry(long positiveNanos, long negativeNanos) {
+        return new Expiry<>() {
             @Override
-            public long expireAfterCreate(String key, Optional<String> v, long now) {
+            public long expireAfterCreate(String key, Optional<V> v, long now) {
                 return v.isPresent() ? positiveNanos : negativeNanos;
             }
 
             @Override
-            public long expireAfterUpdate(String key, Optional<String> v, long now, long remaining) {
+            public long expireAfterUpdate(String key, Optional<V> v, long now, long remaining) {
                 return v.isPresent() ? positiveNanos : negativeNanos;
             }
 
             @Override
-            public long expireAfterRead(String key, Optional<String> v, long now, long remaining) {
+            public long expireAfterRead(String key, Optional<V> v, long now, long remaining) {
                 return remaining;
             }
-        }).build();
+        };
     }
 }
