@@ -14,7 +14,7 @@ class JdbcDirectorySnippet {
     void install(DataSource dataSource, Path plans) {
         // README snippet
         TenantDirectory tenants = JdbcTenantDirectory.builder(dataSource)      // a pooled DataSource
-                .query("select tier as plan, custom_limits as limits from customers where id = ?")
+                .query("select tier as plan, custom_limits as limits, custom_quotas as quotas from customers where id = ?")
                 .queryTimeout(Duration.ofSeconds(2))                            // the default
                 .build();
         QuotaFilter filter = QuotaFilter.builder().plansFile(plans).tenantDirectory(tenants).build();
