@@ -235,27 +235,34 @@ final class Admission {
         QuotaWindows quotas = kind == BucketKind.TENANT ? pl.quotas : null;
         long nowNanos = quotas == null ? 0 : QuotaWindows.nanos(wall.instant());
         Decision.Rejected refusal = null;
-        // a guest's own bucket is only looked at until the guest pool has taken the units: a guest the
-        // pool refuses writes no bucket of its own (with Redis, no key per made-up id of a flood)
-        long guestWait = guests == null ? 0 : tenantBucket.nanosToWait(cost);
-        // tryConsume allocates nothing; the wait is computed only for the rare refusal
-        if (guestWait > 0) {
-            // the client must also find the shared buckets able to take it when it comes back
-            refusal = longest(new Decision.Rejected(Reason.TENANT_RATE, guestWait), guests, Reason.GUEST_RATE,
-                    global, cost);
-        } else if (guests != null && !guests.tryTake(cost)) {
-            refusal = longest(new Decision.Rejected(Reason.GUEST_RATE, guests.nanosToWait(cost)),
-                    null, null, global, cost);
-        } else if (!takeOwn(tenantBucket, guests, cost)) {
-            // the pool is never charged for a request that does not run (a guest that raced itself empty)
-            if (guests != null) guests.refund(cost);
-            refusal = longest(new Decision.Rejected(Reason.TENANT_RATE, tenantBucket.nanosToWait(cost)),
-                    null, null, global, cost);
-        } else if (global != null && !takeShared(global, tenantBucket, guests, cost)) {
-            tenantBucket.refund(cost);
-            if (guests != null) guests.refund(cost);
-            refusal = new Decision.Rejected(Reason.GLOBAL_RATE, global.nanosToWait(cost));
-        } else if (quotas != null) {
+        if (guests == null && global == null) {
+            // the common case: one store operation, nothing allocated (the wait comes with a refusal)
+            long wait = tenantBucket.take(cost);
+            if (wait > 0) refusal = new Decision.Rejected(Reason.TENANT_RATE, wait);
+        } else {
+            // one store operation for all of the request's buckets (on Redis one round trip), all or none.
+            // The guest pool goes first: a guest the pool refuses writes no bucket of its own (with Redis,
+            // no key per made-up id of a flood)
+            QuotaBucket[] buckets = new QuotaBucket[3];
+            long[] waits = new long[3];
+            int n = 0;
+            if (guests != null) buckets[n++] = guests;
+            int own = n;
+            buckets[n++] = tenantBucket;
+            if (global != null) buckets[n++] = global;
+            if (!store.takeAll(buckets, n, cost, waits)) {
+                // the client must find every bucket able to take it when it comes back: the longest wait
+                // wins, on a tie the tenant's own bucket, then the guest pool, then the global quota
+                refusal = new Decision.Rejected(Reason.TENANT_RATE, waits[own]);
+                if (guests != null && waits[0] > refusal.nanosToWait()) {
+                    refusal = new Decision.Rejected(Reason.GUEST_RATE, waits[0]);
+                }
+                if (global != null && waits[n - 1] > refusal.nanosToWait()) {
+                    refusal = new Decision.Rejected(Reason.GLOBAL_RATE, waits[n - 1]);
+                }
+            }
+        }
+        if (refusal == null && quotas != null) {
             // last, as the rarest refusal: a request its buckets refuse adds to no counter (it only reads
             // them, for a Retry-After that covers its quota too)
             Decision.Rejected overQuota;
@@ -353,7 +360,7 @@ final class Admission {
                                          java.util.function.Function<? super R, String> address,
                                          Decision.Rejected refusal, long cost) {
         ScopedCharge charge = scoped(policy, caller, routeName, request, user, address);
-        return charge == null || charge == ScopedCharge.INVALID_USER ? refusal : charge.longest(refusal, cost);
+        return charge == null || charge == ScopedCharge.INVALID_USER ? refusal : charge.longest(store, refusal, cost);
     }
 
     /**
@@ -361,7 +368,7 @@ final class Admission {
      * refused: the refusal is counted, nothing is held, and the request runs.
      */
     Decision.Rejected takeScoped(Policy policy, Caller caller, ScopedCharge charge, long cost) {
-        Decision.Rejected refused = charge.take(cost);
+        Decision.Rejected refused = charge.take(store, cost);
         if (refused == null) return null;
         if (!limitsOf(policy.limits, caller.kind(), caller.key(), caller.plan()).shadow) return refused;
         shadowed[refused.reason().ordinal()].increment();
@@ -525,38 +532,6 @@ final class Admission {
                     Math.max(0, quotas[i].limit() - used), QuotaWindows.instant(p.endNanos())));
         }
         return out;
-    }
-
-    /**
-     * Takes {@code cost} from a shared bucket (the guest pool or the global quota); if that throws (a
-     * store gone), the units already taken from the tenant's bucket and the guest pool go back first.
-     */
-    private static boolean takeShared(QuotaBucket shared, QuotaBucket tenantBucket, QuotaBucket guests, long cost) {
-        try {
-            return shared.tryTake(cost);
-        } catch (RuntimeException storeFailure) {
-            try {
-                tenantBucket.refund(cost);
-                if (guests != null) guests.refund(cost);
-            } catch (RuntimeException alsoFailed) {
-                storeFailure.addSuppressed(alsoFailed);
-            }
-            throw storeFailure;
-        }
-    }
-
-    /** Takes {@code cost} from the tenant's own bucket; if that throws, the guest pool's units (taken first) go back. */
-    private static boolean takeOwn(QuotaBucket own, QuotaBucket guests, long cost) {
-        try {
-            return own.tryTake(cost);
-        } catch (RuntimeException storeFailure) {
-            try {
-                if (guests != null) guests.refund(cost);
-            } catch (RuntimeException alsoFailed) {
-                storeFailure.addSuppressed(alsoFailed);
-            }
-            throw storeFailure;
-        }
     }
 
     /** True if a global quota is in force. */

@@ -1,5 +1,6 @@
 package io.quotagate.filter.admission;
 
+import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.QuotaBucket;
 
 /**
@@ -7,9 +8,9 @@ import io.quotagate.filter.store.QuotaBucket;
  * ({@code per-user}) and its route's own ({@code routes[].limits}, per tenant, user or client
  * address). Made only for a request that has such buckets, so other requests allocate nothing.
  *
- * <p>{@link #take} takes the units from each in turn; if one refuses, those already taken go back
- * and the refusal is the one among all the refusing buckets that waits longest, so a client that
- * waits that long finds every one of them able to take it. Confined to the deciding thread until
+ * <p>{@link #take} takes the units from all of them or none (one operation of the store); the refusal
+ * is the one among all the refusing buckets that waits longest, so a client that waits that long finds
+ * every one of them able to take it. Confined to the deciding thread until
  * {@link #refund}, which may run later on any thread (the buckets are thread-safe).
  */
 final class ScopedCharge {
@@ -31,40 +32,33 @@ final class ScopedCharge {
     }
 
     /**
-     * Takes {@code cost} from every bucket, or from none.
+     * Takes {@code cost} from every bucket, or from none: one operation of the store (on Redis one round
+     * trip), which also gives each bucket's wait when it refuses.
      *
      * @return null if every bucket took it; otherwise the longest refusal, nothing held
      */
-    Decision.Rejected take(long cost) {
-        int taken = 0;
-        Decision.Rejected refusal = null;
-        try {
-            for (int i = 0; i < size; i++) {
-                if (refusal == null && buckets[i].tryTake(cost)) {
-                    taken++;
-                    continue;
-                }
-                // refused, or after a refusal: only read, for the longest wait
-                long wait = buckets[i].nanosToWait(cost);
-                if (refusal == null || wait > refusal.nanosToWait()) refusal = new Decision.Rejected(reasons[i], wait, names[i]);
-            }
-        } catch (RuntimeException | Error storeFailure) {
-            giveBack(taken, cost, storeFailure);
-            throw storeFailure;
+    Decision.Rejected take(BucketStore store, long cost) {
+        long[] waits = new long[size];
+        if (store.takeAll(buckets, size, cost, waits)) {
+            charged = cost;
+            return null;
         }
-        if (refusal != null) {
-            giveBack(taken, cost, null);
-            return refusal;
-        }
-        charged = cost;
-        return null;
+        return longest(null, waits);
     }
 
     /** {@code refusal}, or the refusal of one of these buckets that would wait longer for {@code cost}; nothing taken. */
-    Decision.Rejected longest(Decision.Rejected refusal, long cost) {
+    Decision.Rejected longest(BucketStore store, Decision.Rejected refusal, long cost) {
+        long[] waits = new long[size];
+        store.waits(buckets, size, cost, waits);
+        return longest(refusal, waits);
+    }
+
+    /** {@code refusal} (null for none), or the bucket's refusal with the longest of {@code waits} if longer. */
+    private Decision.Rejected longest(Decision.Rejected refusal, long[] waits) {
         for (int i = 0; i < size; i++) {
-            long wait = buckets[i].nanosToWait(cost);
-            if (wait > refusal.nanosToWait()) refusal = new Decision.Rejected(reasons[i], wait, names[i]);
+            if (waits[i] > 0 && (refusal == null || waits[i] > refusal.nanosToWait())) {
+                refusal = new Decision.Rejected(reasons[i], waits[i], names[i]);
+            }
         }
         return refusal;
     }
@@ -75,16 +69,5 @@ final class ScopedCharge {
         if (back <= 0) return;
         charged -= back;
         for (int i = 0; i < size; i++) buckets[i].refund(back);
-    }
-
-    private void giveBack(int taken, long cost, Throwable failure) {
-        for (int i = 0; i < taken; i++) {
-            try {
-                buckets[i].refund(cost);
-            } catch (RuntimeException alsoFailed) {
-                if (failure == null) throw alsoFailed;
-                failure.addSuppressed(alsoFailed);
-            }
-        }
     }
 }

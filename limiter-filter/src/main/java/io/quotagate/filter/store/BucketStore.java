@@ -27,6 +27,63 @@ public interface BucketStore {
     QuotaBucket bucket(BucketKind kind, String id, BucketLimits limits);
 
     /**
+     * Takes {@code units} from each of {@code buckets[0..count)}, all or none: the charge of one request
+     * in its tenant's bucket and the shared ones (guest pool, global quota) or a route's own. A refusal
+     * fills {@code waits[i]} with each bucket's wait for the units (0 for one that could take them, see
+     * {@link QuotaBucket#take}), from the same operation, so no refusal asks the store again.
+     *
+     * <p>The default takes them one after the other and gives back what was taken when one refuses; a
+     * store that can decide them together overrides it (Redis: one script call covering every key, one
+     * round trip; on a cluster, one call per key, all sent at once). On a failure of the store, every
+     * unit already taken is given back before the exception is thrown.
+     *
+     * @param buckets buckets of this store
+     * @param waits   at least {@code count} long; written only when refused
+     * @return true if every bucket took the units
+     */
+    default boolean takeAll(QuotaBucket[] buckets, int count, long units, long[] waits) {
+        int taken = 0;
+        try {
+            for (; taken < count; taken++) {
+                long wait = buckets[taken].take(units);
+                if (wait == 0) continue;
+                for (int i = 0; i < taken; i++) waits[i] = 0;
+                waits[taken] = wait;
+                // the rest only read, for the longest wait
+                for (int i = taken + 1; i < count; i++) waits[i] = buckets[i].nanosToWait(units);
+                break;
+            }
+        } catch (RuntimeException | Error storeFailure) {
+            giveBack(buckets, taken, units, storeFailure);
+            throw storeFailure;
+        }
+        if (taken == count) return true;
+        giveBack(buckets, taken, units, null);
+        return false;
+    }
+
+    /**
+     * Each bucket's wait for {@code units} (as {@link QuotaBucket#nanosToWait}), into {@code waits};
+     * takes nothing, creates nothing. A store that can read them together overrides it (Redis: one script
+     * call).
+     */
+    default void waits(QuotaBucket[] buckets, int count, long units, long[] waits) {
+        for (int i = 0; i < count; i++) waits[i] = buckets[i].nanosToWait(units);
+    }
+
+    /** Gives {@code units} back to {@code buckets[0..taken)}; a failure there is added to {@code failure}. */
+    private static void giveBack(QuotaBucket[] buckets, int taken, long units, Throwable failure) {
+        for (int i = 0; i < taken; i++) {
+            try {
+                buckets[i].refund(units);
+            } catch (RuntimeException alsoFailed) {
+                if (failure == null) throw alsoFailed;
+                failure.addSuppressed(alsoFailed);
+            }
+        }
+    }
+
+    /**
      * Tells the store that a bucket's state changed in a way a take cannot cause (it went into debt),
      * so a store that drops idle buckets re-times this one.
      */

@@ -14,6 +14,18 @@ public interface QuotaBucket {
     /** Takes {@code units} from every bandwidth, or nothing if any of them holds fewer. */
     boolean tryTake(long units);
 
+    /**
+     * Takes {@code units} from every bandwidth, or nothing, and says how long a refused request must wait:
+     * bucket4j's consumption probe. A store that keeps its buckets elsewhere answers both in one operation
+     * (Redis: one script call), so a refusal never asks the store again for its Retry-After.
+     *
+     * @return 0 if taken; else the nanoseconds until {@code units} would fit (at least 1;
+     *         {@link Long#MAX_VALUE} if they never will: more than a bandwidth's capacity)
+     */
+    default long take(long units) {
+        return tryTake(units) ? 0 : Math.max(1, nanosToWait(units));
+    }
+
     /** Nanoseconds until {@link #tryTake}{@code (units)} would succeed; 0 if it would now. Takes nothing. */
     long nanosToWait(long units);
 

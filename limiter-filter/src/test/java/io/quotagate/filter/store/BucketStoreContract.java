@@ -164,6 +164,47 @@ public abstract class BucketStoreContract {
     }
 
     @Test
+    void takeAllTakesFromEveryBucketOrFromNoneAndSaysEachWait() {
+        BucketStore store = store();
+        QuotaBucket tenant = store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS);
+        QuotaBucket global = store.bucket(BucketKind.GLOBAL, "global", TEN_PER_TEN_SECONDS);
+        QuotaBucket[] both = {tenant, global};
+        long[] waits = new long[2];
+        assertThat(global.tryTake(6)).isTrue();
+        assertThat(store.takeAll(both, 2, 3, waits)).as("3 fit in both").isTrue();
+        assertThat(tenant.available()).isEqualTo(7);
+        assertThat(global.available()).isEqualTo(1);
+
+        assertThat(store.takeAll(both, 2, 3, waits)).as("the global bucket holds 1").isFalse();
+        assertThat(waits).as("the tenant could; the global bucket needs 2 s").containsExactly(0,
+                Duration.ofSeconds(2).toNanos());
+        assertThat(tenant.available()).as("nothing taken from the tenant").isEqualTo(7);
+        assertThat(global.available()).isEqualTo(1);
+
+        assertThat(store.takeAll(both, 2, 11, waits)).as("more than a capacity").isFalse();
+        assertThat(waits[1]).as("never").isEqualTo(Long.MAX_VALUE);
+
+        store.waits(both, 2, 8, waits);
+        assertThat(waits).containsExactly(Duration.ofSeconds(1).toNanos(), Duration.ofSeconds(7).toNanos());
+        advance(Duration.ofSeconds(2));
+        assertThat(store.takeAll(both, 2, 3, waits)).isTrue();
+        assertThat(tenant.available()).isEqualTo(6);
+        assertThat(global.available()).isZero();
+    }
+
+    @Test
+    void takeAllOfARefusedRequestLeavesTheOtherBucketsUntouched() {
+        BucketStore store = store();
+        QuotaBucket pool = store.bucket(BucketKind.GLOBAL, "guests", TEN_PER_TEN_SECONDS);
+        QuotaBucket guest = store.bucket(BucketKind.GUEST, "made-up", TEN_PER_TEN_SECONDS);
+        assertThat(pool.tryTake(10)).isTrue();
+        long[] waits = new long[2];
+        assertThat(store.takeAll(new QuotaBucket[]{pool, guest}, 2, 1, waits)).isFalse();
+        assertThat(waits).containsExactly(Duration.ofSeconds(1).toNanos(), 0);
+        assertThat(store.bucket(BucketKind.GUEST, "made-up", TEN_PER_TEN_SECONDS).available()).isEqualTo(10);
+    }
+
+    @Test
     void countsAtLeastThisInstance() {
         assertThat(store().instanceCount()).isGreaterThanOrEqualTo(1);
     }

@@ -37,8 +37,7 @@ final class AllowanceFlusher {
 
     /** Sends the units admitted on the bucket's local copy since its last synchronisation, if any. */
     void flush(FailoverBucket b) {
-        RemoteBucket remote = b.currentRemote();
-        if (remote == null || !health.available()) return;
+        if (!(b.currentRemote() instanceof RemoteBucket remote) || !health.available()) return;
         try {
             remote.proxy().getOptimizationController().syncByCondition(1, Duration.ZERO);
         } catch (RuntimeException e) {

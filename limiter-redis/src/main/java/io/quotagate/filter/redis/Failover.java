@@ -12,7 +12,9 @@ import java.util.function.Function;
  * instance's {@link LocalShares share} otherwise; with {@code on-failure: closed}, refuses instead.
  *
  * <p>Hot path: one volatile read ({@link RedisHealth#available()}) decides; while Redis is up, a
- * request costs bucket4j's GET + compare-and-swap script (2 round trips), each bounded by the command
+ * request costs one call of the store's script ({@link BucketScript}: one round trip for all of its
+ * buckets), or with batching or a local allowance bucket4j's GET + compare-and-swap script (2 round
+ * trips per bucket), each bounded by the command
  * timeout, retried at most {@code max-retries} times on a conflict. A failure is classified by
  * {@link RedisHealth}: an outage flips the store to local buckets (once); contention or a single slow
  * command answers only that operation locally; a value that is no bucket is that key's trouble alone
@@ -24,11 +26,14 @@ final class Failover {
     private final LocalShares shares;
     private final StoreSettings settings;
     private final ValueRepair values;
+    /** The store's script, or null when the buckets are bucket4j's (batching, a local allowance). */
+    private final BucketScript script;
     private final LongAdder moves = new LongAdder();
 
     Failover(RedisConnection redis, RedisHealth health, LocalShares shares, StoreSettings settings) {
         this.redis = redis;
-        this.values = new ValueRepair(redis, settings);
+        this.values = new ValueRepair(redis);
+        this.script = settings.localAllowance() == null && !settings.batching() ? new BucketScript(redis, values) : null;
         this.health = health;
         this.shares = shares;
         this.settings = settings;
@@ -49,7 +54,7 @@ final class Failover {
 
     private <T> T apply(FailoverBucket b, Function<QuotaBucket, T> op, boolean move) {
         if (health.available()) { // volatile read: the whole cost of the failover on the happy path
-            RemoteBucket remote = remote(b);
+            RedisBucket remote = remote(b);
             if (remote != null) {
                 try {
                     return onRedis(b, remote, op, move);
@@ -68,11 +73,94 @@ final class Failover {
                 }
             }
         }
+        refuseIfClosed();
+        return answerLocally(b, op);
+    }
+
+    /** True if the buckets are the store's script's, so several of them are decided in one call. */
+    boolean scripted() {
+        return script != null;
+    }
+
+    /**
+     * {@link io.quotagate.filter.store.BucketStore#takeAll} on Redis: one script call covering every
+     * bucket ({@link #scripted()} only); on this instance's shares while Redis is unavailable or fails.
+     */
+    boolean takeAll(FailoverBucket[] buckets, int count, long units, long[] waits) {
+        ScriptBucket[] remotes = onScript(buckets, count);
+        if (remotes != null) {
+            try {
+                BucketScript.Reply r = script.run(BucketScript.TAKE, units, remotes, count, null);
+                health.succeeded();
+                if (!r.done()) System.arraycopy(r.waits(), 0, waits, 0, count);
+                return r.done();
+            } catch (RuntimeException e) {
+                // contention cannot happen in a script; a slow command answers only this request locally
+                if (health.failed(e)) refuseIfClosed();
+            }
+        } else if (!health.available()) {
+            refuseIfClosed();
+        }
+        health.answeredLocally();
+        return shares.local().takeAll(localShares(buckets, count), count, units, waits);
+    }
+
+    /** {@link io.quotagate.filter.store.BucketStore#waits} on Redis: one script call that writes nothing. */
+    void waits(FailoverBucket[] buckets, int count, long units, long[] waits) {
+        ScriptBucket[] remotes = onScript(buckets, count);
+        if (remotes != null) {
+            try {
+                BucketScript.Reply r = script.run(BucketScript.LOOK, units, remotes, count, null);
+                health.succeeded();
+                System.arraycopy(r.waits(), 0, waits, 0, count);
+                return;
+            } catch (RuntimeException e) {
+                if (health.failed(e)) refuseIfClosed();
+            }
+        } else if (!health.available()) {
+            refuseIfClosed();
+        }
+        shares.local().waits(localShares(buckets, count), count, units, waits);
+    }
+
+    /**
+     * The buckets' script buckets, each moved to its limits first if they may have changed (once per
+     * change); null when Redis is unavailable (or not connected yet).
+     */
+    private ScriptBucket[] onScript(FailoverBucket[] buckets, int count) {
+        if (!health.available()) return null;
+        ScriptBucket[] remotes = new ScriptBucket[count];
+        for (int i = 0; i < count; i++) {
+            if (!(remote(buckets[i]) instanceof ScriptBucket s)) return null;
+            remotes[i] = s;
+        }
+        for (int i = 0; i < count; i++) {
+            FailoverBucket b = buckets[i];
+            if (!b.moveFirst()) continue;
+            try {
+                remotes[i].moveTo(b.limits());
+            } catch (RuntimeException e) {
+                health.failed(e);
+                return null; // decided locally this time; moved by the next call Redis answers
+            }
+            b.moved();
+            moves.increment();
+        }
+        return remotes;
+    }
+
+    private QuotaBucket[] localShares(FailoverBucket[] buckets, int count) {
+        QuotaBucket[] local = new QuotaBucket[count];
+        for (int i = 0; i < count; i++) local[i] = shares.of(buckets[i]);
+        return local;
+    }
+
+    /** With {@code on-failure: closed}: refuses rather than decide on the local shares. */
+    private void refuseIfClosed() {
         if (settings.onFailure() == StoreSettings.OnFailure.CLOSED) {
             throw new StoreUnavailableException("the shared quota store is unreachable",
                     (settings.heartbeat().toMillis() + 999) / 1000);
         }
-        return answerLocally(b, op);
     }
 
     /** Buckets moved to other limits in Redis by this instance. */
@@ -81,7 +169,7 @@ final class Failover {
     }
 
     /** Runs {@code op} on Redis, moving the bucket to its limits first if they may have changed. */
-    private <T> T onRedis(FailoverBucket b, RemoteBucket remote, Function<QuotaBucket, T> op, boolean move) {
+    private <T> T onRedis(FailoverBucket b, RedisBucket remote, Function<QuotaBucket, T> op, boolean move) {
         if (move && b.moveFirst()) {
             remote.moveTo(b.limits());
             b.moved();
@@ -99,11 +187,11 @@ final class Failover {
     }
 
     /** The bucket's proxy on the connection (built once, not per request), or null before the first connect. */
-    private RemoteBucket remote(FailoverBucket b) {
-        RemoteBucket r = b.currentRemote();
+    private RedisBucket remote(FailoverBucket b) {
+        RedisBucket r = b.currentRemote();
         if (r != null) return r;
         if (redis.current() == null) return null;
-        r = new RemoteBucket(b.limits(), redis, b.key());
+        r = script != null ? new ScriptBucket(script, b.key(), b.limits()) : new RemoteBucket(b.limits(), redis, b.key());
         b.remote(r);
         return r;
     }

@@ -17,7 +17,7 @@ final class FailoverBucket implements QuotaBucket {
     private final String key;
     private final BucketLimits limits;
     /** Built on first use once a connection exists; Lettuce reconnects that same connection. */
-    private volatile RemoteBucket remote;
+    private volatile RedisBucket remote;
     /**
      * Whether the Redis bucket may be at other limits (this instance's limits changed since start, or
      * it gave this key others before): moved once, by the first operation Redis answers.
@@ -68,17 +68,22 @@ final class FailoverBucket implements QuotaBucket {
     }
 
     /** The Redis bucket built so far, or null: never builds one (for flushing a dropped bucket). */
-    RemoteBucket currentRemote() {
+    RedisBucket currentRemote() {
         return remote;
     }
 
-    void remote(RemoteBucket r) {
+    void remote(RedisBucket r) {
         remote = r;
     }
 
     @Override
     public boolean tryTake(long units) {
         return failover.apply(this, b -> b.tryTake(units));
+    }
+
+    @Override
+    public long take(long units) {
+        return failover.apply(this, b -> b.take(units));
     }
 
     @Override

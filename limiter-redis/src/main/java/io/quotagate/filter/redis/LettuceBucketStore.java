@@ -22,7 +22,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@link RedisStore} on bucket4j's Lettuce compare-and-swap proxy manager: the composition of its
+ * {@link RedisStore} on the store's own bucket script ({@link BucketScript}: one round trip per request),
+ * or with batching or a local allowance on bucket4j's Lettuce compare-and-swap proxy manager: the composition of its
  * parts, each with one job: {@link RedisConnection} (client, connection, proxies),
  * {@link InstanceRegistry} (heartbeat, instance count), {@link RedisHealth} (outage detection),
  * {@link Failover} with {@link LocalShares} (local decisions while Redis is down) and
@@ -74,7 +75,7 @@ final class LettuceBucketStore implements RedisStore {
                 .build();
 
         beat(Duration.ofSeconds(2)); // connects, and learns the instance count before the first request
-        if (health.available()) warmUp();
+        if (health.available()) warmUp(failover.scripted());
         if (!health.available()) health.unreachableAtStart(lastFailure);
         Duration probeTimeout = settings.timeout().multipliedBy(4).compareTo(Duration.ofMillis(250)) > 0
                 ? settings.timeout().multipliedBy(4) : Duration.ofMillis(250);
@@ -95,6 +96,35 @@ final class LettuceBucketStore implements RedisStore {
         if (b != null && b.limits() == limits) return b;
         return buckets.asMap().compute(key, (k, old) -> old != null && old.limits() == limits ? old
                 : new FailoverBucket(failover, kind, id, k, limits, old != null || !limits.initial()));
+    }
+
+    /** One script call for all of the request's buckets while the buckets are the script's (see {@link BucketScript}). */
+    @Override
+    public boolean takeAll(QuotaBucket[] buckets, int count, long units, long[] waits) {
+        FailoverBucket[] own = scripted(buckets, count);
+        return own == null ? RedisStore.super.takeAll(buckets, count, units, waits)
+                : failover.takeAll(own, count, units, waits);
+    }
+
+    @Override
+    public void waits(QuotaBucket[] buckets, int count, long units, long[] waits) {
+        FailoverBucket[] own = scripted(buckets, count);
+        if (own == null) {
+            RedisStore.super.waits(buckets, count, units, waits);
+        } else {
+            failover.waits(own, count, units, waits);
+        }
+    }
+
+    /** The buckets as this store's, if they are decided by the script; else null. */
+    private FailoverBucket[] scripted(QuotaBucket[] buckets, int count) {
+        if (!failover.scripted()) return null;
+        FailoverBucket[] own = new FailoverBucket[count];
+        for (int i = 0; i < count; i++) {
+            if (!(buckets[i] instanceof FailoverBucket b)) return null;
+            own[i] = b;
+        }
+        return own;
     }
 
     @Override
@@ -176,9 +206,9 @@ final class LettuceBucketStore implements RedisStore {
     }
 
     /** See {@link RedisConnection#warmUp}: a failure there is an outage like any other. */
-    private void warmUp() {
+    private void warmUp(boolean script) {
         try {
-            redis.warmUp(settings.prefix() + ":warmup:" + registry.instanceId());
+            redis.warmUp(settings.prefix() + ":warmup:" + registry.instanceId(), script);
         } catch (RuntimeException e) {
             lastFailure = e;
             health.markDown(e);

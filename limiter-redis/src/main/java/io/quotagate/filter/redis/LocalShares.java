@@ -26,6 +26,11 @@ final class LocalShares {
         this.instances = instances;
     }
 
+    /** The local store the shares live in. */
+    BucketStore local() {
+        return local;
+    }
+
     /** The local bucket holding this instance's share of {@code b}. */
     QuotaBucket of(FailoverBucket b) {
         int n = instances.getAsInt();

@@ -14,6 +14,9 @@ import io.github.bucket4j.distributed.proxy.optimization.DelayParameters;
 import io.github.bucket4j.distributed.proxy.optimization.OptimizationListener;
 import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
 import io.github.bucket4j.distributed.proxy.optimization.delay.DelayOptimization;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
@@ -22,7 +25,9 @@ import io.quotagate.plans.StoreSettings;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
@@ -125,18 +130,49 @@ final class RedisConnection implements AutoCloseable {
         return manager.execute(key, new Request<>(command, null, wallClock.currentTimeNanos(), null));
     }
 
+    /**
+     * The reply, within the command timeout; a failure as Lettuce's exception (a timeout as
+     * {@link RedisCommandTimeoutException}), as bucket4j reports its own.
+     */
+    <T> T await(RedisFuture<T> future) {
+        try {
+            return future.get(settings.timeout().toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            future.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new RedisException(e);
+        } catch (TimeoutException e) {
+            throw new RedisCommandTimeoutException("no reply within " + settings.timeout().toMillis() + " ms");
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RedisException re) throw re;
+            throw new RedisException("unexpected failure", e.getCause());
+        }
+    }
+
     /** The clock of the Redis buckets (bucket4j's client-side clock): the wall clock, in nanoseconds. */
     TimeMeter clock() {
         return wallClock;
     }
 
     /**
-     * One bucket operation with a patient timeout before the first request: a cold JVM needs a few
+     * One bucket operation (or, for the store's own script, loading it) with a patient timeout before the
+     * first request: a cold JVM needs a few
      * hundred milliseconds to load bucket4j's remote classes and Redis to compile its script, which
      * would otherwise make the first request time out and start a needless outage. Its key expires
      * within seconds.
      */
-    void warmUp(String key) {
+    void warmUp(String key, boolean script) {
+        if (script) {
+            // loaded on every node of a cluster (Lettuce sends SCRIPT LOAD to each), so EVALSHA finds it
+            try {
+                link().commands().scriptLoad(BucketScript.TEXT).get(2, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException e) {
+                throw new RedisException("SCRIPT LOAD failed", e);
+            }
+            return;
+        }
         ProxyManager<String> patient = link().session().proxies().get()
                 .clientClock(wallClock)
                 .requestTimeout(Duration.ofSeconds(2))

@@ -9,7 +9,6 @@ import io.github.bucket4j.distributed.remote.CommandResult;
 import io.github.bucket4j.distributed.remote.RemoteVerboseResult;
 import io.github.bucket4j.distributed.remote.commands.EstimateAbilityToConsumeCommand;
 import io.quotagate.filter.store.BucketLimits;
-import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.plans.Bandwidth;
 
 import java.util.List;
@@ -26,7 +25,7 @@ import java.util.List;
  * instance took since this one last looked, and units decided on the local share during an outage, are
  * not known here: they are the bound's "one extra burst".
  */
-final class RemoteBucket implements QuotaBucket {
+final class RemoteBucket implements RedisBucket {
     /** Tokens per bandwidth (in the order of the limits) at a time of the Redis buckets' clock. */
     private record Seen(long[] tokens, long atNanos) {
     }
@@ -57,7 +56,8 @@ final class RemoteBucket implements QuotaBucket {
     }
 
     /** Moves the Redis bucket to {@code limits}, keeping its tokens (AS_IS: repeating it changes nothing). */
-    void moveTo(BucketLimits limits) {
+    @Override
+    public void moveTo(BucketLimits limits) {
         proxy.replaceConfiguration(limits.configuration(), BucketLimits.INHERITANCE);
     }
 

@@ -3,18 +3,10 @@ package io.quotagate.filter.redis;
 import io.github.bucket4j.distributed.serialization.InternalSerializationHelper;
 import io.github.bucket4j.distributed.versioning.UsageOfUnsupportedApiException;
 import io.lettuce.core.RedisCommandExecutionException;
-import io.lettuce.core.RedisCommandTimeoutException;
-import io.lettuce.core.RedisException;
-import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
-import io.quotagate.plans.StoreSettings;
 
-import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -44,13 +36,11 @@ final class ValueRepair {
             """;
 
     private final RedisConnection redis;
-    private final Duration timeout;
     private final Set<String> logged = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean overflowLogged = new AtomicBoolean();
 
-    ValueRepair(RedisConnection redis, StoreSettings settings) {
+    ValueRepair(RedisConnection redis) {
         this.redis = redis;
-        this.timeout = settings.timeout();
     }
 
     /**
@@ -58,12 +48,12 @@ final class ValueRepair {
      *
      * @return true if the key now holds no unreadable value (the operation may be retried on Redis);
      *         false if this key is to be decided locally
-     * @throws RedisException if Redis itself fails meanwhile (an outage or a slow command, as usual)
+     * @throws io.lettuce.core.RedisException if Redis itself fails meanwhile (an outage or a slow command, as usual)
      */
     boolean repair(String key, RuntimeException failure) {
         byte[] value;
         try {
-            value = await(redis.link().commands().get(key));
+            value = redis.await(redis.link().commands().get(key));
         } catch (RedisCommandExecutionException e) {
             if (!RedisHealth.wrongType(e)) throw e;
             value = new byte[0]; // a hash, a list...: the script deletes any value that is no string
@@ -83,9 +73,14 @@ final class ValueRepair {
                 }
             }
         }
-        await(redis.link().commands().<Long>eval(COMPARE_AND_DELETE, ScriptOutputType.INTEGER, new String[]{key}, value));
+        redis.await(redis.link().commands().<Long>eval(COMPARE_AND_DELETE, ScriptOutputType.INTEGER, new String[]{key}, value));
         logOnce(key, "held no bucket this store can read (" + failure + "); replaced by a fresh bucket");
         return true;
+    }
+
+    /** Logs (once per key) that the script found no bucket it can read at {@code key} and wrote a fresh one. */
+    void replaced(String key) {
+        logOnce(key, "held no bucket this store can read; replaced by a fresh bucket");
     }
 
     private void logOnce(String key, String what) {
@@ -97,21 +92,5 @@ final class ValueRepair {
             return;
         }
         if (logged.add(key)) LOG.log(System.Logger.Level.WARNING, "quotagate: Redis key " + key + " " + what);
-    }
-
-    /** The reply, within the command timeout; a failure as Lettuce's exception, as bucket4j reports its own. */
-    private <T> T await(RedisFuture<T> future) {
-        try {
-            return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            future.cancel(true);
-            Thread.currentThread().interrupt();
-            throw new RedisException(e);
-        } catch (TimeoutException e) {
-            throw new RedisCommandTimeoutException("no reply within " + timeout.toMillis() + " ms");
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RedisException re) throw re;
-            throw new RedisException("unexpected failure", e.getCause());
-        }
     }
 }

@@ -18,7 +18,7 @@ import java.util.regex.Pattern;
  * server, or summed over a cluster's primaries (which serve every bucket command).
  */
 final class RedisCommandStats implements AutoCloseable {
-    private static final Pattern CALLS = Pattern.compile("cmdstat_(get|eval):calls=(\\d+)");
+    private static final Pattern CALLS = Pattern.compile("cmdstat_(get|eval|evalsha):calls=(\\d+)");
 
     private final Runnable shutdown;
     private final StatefulConnection<String, String> connection;
@@ -41,12 +41,18 @@ final class RedisCommandStats implements AutoCloseable {
         }
     }
 
-    /** Calls of GET and of EVAL so far, in that order. */
-    long[] getsAndEvals() {
-        long[] calls = new long[2];
+    /** Calls of GET, of EVAL and of EVALSHA so far, in that order (GET counts those scripts ran too). */
+    long[] calls() {
+        long[] calls = new long[3];
         for (String info : commandStats.get()) {
             Matcher m = CALLS.matcher(info);
-            while (m.find()) calls[m.group(1).equals("get") ? 0 : 1] += Long.parseLong(m.group(2));
+            while (m.find()) {
+                calls[switch (m.group(1)) {
+                    case "get" -> 0;
+                    case "eval" -> 1;
+                    default -> 2;
+                }] += Long.parseLong(m.group(2));
+            }
         }
         return calls;
     }

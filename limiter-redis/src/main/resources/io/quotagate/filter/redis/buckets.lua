@@ -1,0 +1,156 @@
+-- quotagate's token buckets in Redis: one script call decides one operation on every key it names,
+-- atomically (see BucketScript.java for the contract).
+--
+-- ARGV[1]  the operation: 't' take (all or none), 'l' look (waits, writes nothing), 'r' refund,
+--          'f' force (take, into debt if need be), 'a' available (read), 'm' move (to the limits given)
+-- ARGV[2]  units
+-- ARGV[3]  now: the calling instance's wall clock, microseconds since 1970 (exact as a Lua double below
+--          2^53, the year 2255); a bucket's time never goes back (an instance behind it refills nothing)
+-- per key i (1-based), ARGV[2 + 2i] = its limits 'name,capacity,refill,periodMicros|...' and
+--          ARGV[3 + 2i] = what this instance last saw of it, 'atMicros|tokens,tokens...' or ''.
+-- A value:  'q1;<at micros>;<limits>;<tokens>,<tokens>...' (tokens as doubles: refill is continuous).
+-- Reply:   { 1 if done (taken) else 0, now, then per key: repaired (0/1), wait (micros until the units
+--          fit; 0 if they fit now; -1 never), n, the n bandwidths' tokens (rounded down) }
+local op = ARGV[1]
+local units = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+
+local function limitsOf(spec)
+  local bs = {}
+  for part in string.gmatch(spec, '[^|]+') do
+    local name, cap, refill, period = string.match(part, '^([^,]*),([^,]+),([^,]+),([^,]+)$')
+    cap, refill, period = tonumber(cap), tonumber(refill), tonumber(period)
+    if not (cap and refill and period) or refill <= 0 or period <= 0 then return nil end
+    bs[#bs + 1] = { name = name, cap = cap, refill = refill, period = period }
+  end
+  if #bs == 0 then return nil end
+  return bs
+end
+
+-- the bucket's state now: read (refilled up to now), or created (full, or from what was seen), or
+-- replaced when the value is none of ours; fresh = not in Redis yet
+local function load(key, spec, seen)
+  local ok, v = pcall(redis.call, 'GET', key)
+  local st
+  local repaired = 0
+  if ok and v then
+    local at, lspec, toks = string.match(v, '^q1;(%d+);([^;]+);([^;]+)$')
+    local bs = at and limitsOf(lspec)
+    if bs then
+      st = { at = tonumber(at), spec = lspec, bs = bs, tok = {} }
+      for x in string.gmatch(toks, '[^,]+') do st.tok[#st.tok + 1] = tonumber(x) end
+      if #st.tok ~= #bs then st = nil end
+    end
+    if not st then repaired = 1 end
+  elseif not ok then
+    repaired = 1 -- a hash, a list...: another type than ours
+  end
+  if st then
+    local elapsed = math.max(0, now - st.at)
+    for i, b in ipairs(st.bs) do
+      st.tok[i] = math.min(b.cap, st.tok[i] + elapsed * b.refill / b.period)
+    end
+    st.at = math.max(st.at, now)
+    st.repaired = 0
+    return st
+  end
+  local bs = limitsOf(spec)
+  st = { at = now, spec = spec, bs = bs, tok = {}, fresh = true, repaired = repaired }
+  local sat, stoks = string.match(seen, '^(%d+)|(.+)$')
+  local old = {}
+  if sat then for x in string.gmatch(stoks, '[^,]+') do old[#old + 1] = tonumber(x) end end
+  -- a key lost (Redis restarted empty, a failover to a replica that lagged) is created as this instance
+  -- last saw it, refilled since: no fresh burst; a debt counts as empty
+  local since = sat and math.max(0, now - tonumber(sat)) or 0
+  for i, b in ipairs(bs) do
+    if sat and #old == #bs then
+      st.tok[i] = math.max(0, math.min(b.cap, old[i] + math.floor(since * b.refill / b.period)))
+    else
+      st.tok[i] = b.cap
+    end
+  end
+  return st
+end
+
+local function wait(st)
+  local longest = 0
+  for i, b in ipairs(st.bs) do
+    if units > b.cap then return -1 end
+    local missing = units - st.tok[i]
+    if missing > 0 then longest = math.max(longest, math.ceil(missing * b.period / b.refill)) end
+  end
+  return longest
+end
+
+local function save(key, st)
+  local toks = {}
+  local ttl = 0
+  for i, b in ipairs(st.bs) do
+    toks[i] = string.format('%.17g', st.tok[i])
+    ttl = math.max(ttl, (b.cap - st.tok[i]) * b.period / b.refill)
+  end
+  -- kept 10 s after it would be full again: a full bucket and a missing one are the same
+  redis.call('SET', key, string.format('q1;%d;%s;', st.at, st.spec) .. table.concat(toks, ','),
+      'PX', math.ceil(ttl / 1000) + 10000)
+end
+
+-- AS_IS: each bandwidth keeps its tokens (matched by name) capped at its new capacity; a new one is full
+local function move(st, spec)
+  local bs = limitsOf(spec)
+  local byName = {}
+  for i, b in ipairs(st.bs) do byName[b.name] = st.tok[i] end
+  local tok = {}
+  for i, b in ipairs(bs) do
+    local had = byName[b.name]
+    tok[i] = had and math.min(b.cap, had) or b.cap
+  end
+  st.spec, st.bs, st.tok = spec, bs, tok
+end
+
+local states = {}
+local done = 1
+for k = 1, #KEYS do
+  local st = load(KEYS[k], ARGV[2 + 2 * k], ARGV[3 + 2 * k])
+  states[k] = st
+  st.wait = wait(st)
+  if st.wait ~= 0 then done = 0 end
+end
+
+for k = 1, #KEYS do
+  local st = states[k]
+  local write = st.repaired == 1
+  if op == 't' then
+    if done == 1 then
+      for i = 1, #st.tok do st.tok[i] = st.tok[i] - units end
+      write = true
+    end
+  elseif op == 'f' then
+    for i = 1, #st.tok do st.tok[i] = st.tok[i] - units end
+    write = true
+  elseif op == 'r' then
+    if not st.fresh then
+      for i, b in ipairs(st.bs) do st.tok[i] = math.min(b.cap, st.tok[i] + units) end
+      write = true
+    end
+  elseif op == 'm' then
+    if not st.fresh and st.spec ~= ARGV[2 + 2 * k] then
+      move(st, ARGV[2 + 2 * k])
+      write = true
+    end
+  elseif op == 'l' or op == 'a' then
+    write = false
+  else
+    return redis.error_reply('ERR quotagate buckets: unknown operation ' .. tostring(op))
+  end
+  if write then save(KEYS[k], st) end
+end
+
+local reply = { (op == 't' and done) or 1, now }
+for k = 1, #KEYS do
+  local st = states[k]
+  reply[#reply + 1] = st.repaired
+  reply[#reply + 1] = st.wait
+  reply[#reply + 1] = #st.bs
+  for i = 1, #st.bs do reply[#reply + 1] = math.floor(st.tok[i]) end
+end
+return reply
