@@ -53,6 +53,14 @@ class MonitorBucket extends ThreadUnsafeBucket implements QuotaBucket {
         return tryConsume(units);
     }
 
+    /** Takes, or says the wait, under one hold of the monitor: the wait is that of the state that refused. */
+    @Override
+    public synchronized long take(long units) {
+        if (tryConsume(units)) return 0;
+        EstimationProbe probe = estimateAbilityToConsume(units);
+        return Math.max(1, probe.canBeConsumed() ? 0 : probe.getNanosToWaitForRefill());
+    }
+
     @Override
     public synchronized long nanosToWait(long units) {
         EstimationProbe probe = estimateAbilityToConsume(units);

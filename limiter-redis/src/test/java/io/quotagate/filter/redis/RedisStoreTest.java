@@ -11,6 +11,8 @@ import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.StoreSettings;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -28,11 +30,13 @@ class RedisStoreTest {
 
     private final ManualClock clock = new ManualClock();
 
-    @Test
-    void everyKeyIsNamespacedAndExpires() throws Exception {
+    @ParameterizedTest(name = "batching {0}")
+    @ValueSource(booleans = {true, false})
+    void everyKeyIsNamespacedAndExpires(boolean batching) throws Exception {
         RedisServer redis = RedisServer.shared();
         String prefix = RedisServer.randomPrefix();
-        try (RedisStore store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(prefix), 100, clock.wallClock(), clock)) {
+        try (RedisStore store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(prefix).withBatching(batching),
+                100, clock.wallClock(), clock)) {
             assertThat(store.available()).isTrue();
             store.bucket(BucketKind.TENANT, "acme", CONFIG).tryTake(40);
             store.bucket(BucketKind.GLOBAL, "global", CONFIG).tryTake(1);
@@ -41,8 +45,14 @@ class RedisStoreTest {
             @SuppressWarnings("unchecked")
             List<Object> keys = (List<Object>) redis.command("KEYS", prefix + ":*");
             String warmup = prefix + ":warmup:" + store.instanceId();
-            assertThat(keys).containsExactlyInAnyOrder(prefix + ":tenant:acme", prefix + ":global:global", prefix + ":instances", warmup);
-            assertThat(redis.integer("PTTL", warmup)).as("the warm-up key goes within seconds").isBetween(1L, 2_000L);
+            if (batching) {
+                assertThat(keys).containsExactlyInAnyOrder(prefix + ":tenant:acme", prefix + ":global:global",
+                        prefix + ":instances", warmup);
+                assertThat(redis.integer("PTTL", warmup)).as("the warm-up key goes within seconds").isBetween(1L, 2_000L);
+            } else {
+                assertThat(keys).as("the script is loaded instead of a warm-up bucket")
+                        .containsExactlyInAnyOrder(prefix + ":tenant:acme", prefix + ":global:global", prefix + ":instances");
+            }
             // 40 units short at 1 unit/s: full again in 40 s, kept 10 s more
             assertThat(redis.integer("PTTL", prefix + ":tenant:acme")).isBetween(40_000L, 50_000L);
             assertThat(redis.integer("PTTL", prefix + ":global:global")).isBetween(1_000L, 11_000L);
@@ -52,9 +62,10 @@ class RedisStoreTest {
     }
 
     @Test
-    void anUncontendedDecisionCostsOneReadAndOneCompareAndSwap() throws Exception {
+    void anUncontendedDecisionWithBatchingCostsOneReadAndOneCompareAndSwap() throws Exception {
         try (RedisServer own = RedisServer.startOwn();
              RedisStore store = RedisStore.connect(StoreSettings.redis(own.uri()).withPrefix(RedisServer.randomPrefix())
+                     .withBatching(true)
                      .withTimeout(Duration.ofMillis(500)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
                      1_000, clock.wallClock(), clock)) {
             own.command("CONFIG", "RESETSTAT");
@@ -66,6 +77,65 @@ class RedisStoreTest {
             assertThat(evals).isEqualTo(50);
             assertThat(clientGets).isEqualTo(50);
             assertThat(own.calls("psetex") + own.calls("set")).as("every write sets an expiry (PSETEX, or SET NX PX)").isEqualTo(50);
+            assertThat(store.fallbackDecisions()).isZero();
+        }
+    }
+
+    @Test
+    void onTheScriptADecisionCostsOneCallForAllOfItsBucketsAndARestartedRedisGetsTheScriptAgain() throws Exception {
+        try (RedisServer own = RedisServer.startOwn();
+             RedisStore store = RedisStore.connect(StoreSettings.redis(own.uri()).withPrefix(RedisServer.randomPrefix())
+                     .withBatching(false).withTimeout(Duration.ofMillis(500))
+                     .withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)), 1_000, clock.wallClock(), clock)) {
+            QuotaBucket global = store.bucket(BucketKind.GLOBAL, "global", CONFIG);
+            own.command("CONFIG", "RESETSTAT");
+            long[] waits = new long[2];
+            for (int i = 0; i < 50; i++) {
+                QuotaBucket tenant = store.bucket(BucketKind.TENANT, "t" + (i % 10), CONFIG);
+                assertThat(store.takeAll(new QuotaBucket[]{tenant, global}, 2, 1, waits)).isTrue();
+            }
+            assertThat(own.calls("evalsha")).as("one call per decision, tenant and global together").isEqualTo(50);
+            assertThat(own.calls("eval")).isZero();
+            assertThat(own.calls("get")).as("the script's own reads only: one per key").isEqualTo(100);
+            assertThat(own.calls("set")).as("every write sets an expiry (SET PX)").isEqualTo(100);
+
+            assertThat(global.take(60)).as("a refusal's wait comes with it").isEqualTo(Duration.ofSeconds(10).toNanos());
+            assertThat(own.calls("evalsha")).isEqualTo(51);
+
+            own.command("SCRIPT", "FLUSH"); // as after a restart or a failover: the server no longer knows it
+            QuotaBucket tenant = store.bucket(BucketKind.TENANT, "t0", CONFIG);
+            assertThat(store.takeAll(new QuotaBucket[]{tenant, global}, 2, 1, waits)).isTrue();
+            assertThat(own.calls("eval")).as("NOSCRIPT answered by EVAL, which loads it").isEqualTo(1);
+            assertThat(tenant.tryTake(1)).isTrue();
+            assertThat(own.calls("eval")).as("loaded again: EVALSHA from then on").isEqualTo(1);
+            assertThat(tenant.available()).as("t0: 5 before, 2 since").isEqualTo(100 - 7);
+            assertThat(store.fallbackDecisions()).isZero();
+            assertThat(store.outages()).isZero();
+        }
+    }
+
+    @Test
+    void onTheScriptAPlanChangedAtRuntimeMovesATenantsBucketOnceAndUnchangedLimitsCostNothingMore() throws Exception {
+        try (RedisServer own = RedisServer.startOwn();
+             RedisStore store = RedisStore.connect(StoreSettings.redis(own.uri()).withPrefix(RedisServer.randomPrefix())
+                     .withBatching(false).withTimeout(Duration.ofMillis(500))
+                     .withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)), 100, clock.wallClock(), clock)) {
+            Decisions admission = new Decisions(plans(1000), store);
+            own.command("CONFIG", "RESETSTAT");
+            for (int i = 0; i < 5; i++) assertAdmitted(admission);
+            assertThat(own.calls("evalsha")).as("one call per decision").isEqualTo(5);
+
+            admission.apply(plans(5));
+            own.command("CONFIG", "RESETSTAT");
+            for (int i = 0; i < 3; i++) assertAdmitted(admission);
+            assertThat(own.calls("evalsha")).as("the bucket moved once, then one call per decision").isEqualTo(1 + 3);
+
+            admission.apply(plans(5));
+            own.command("CONFIG", "RESETSTAT");
+            for (int i = 0; i < 2; i++) assertAdmitted(admission);
+            assertThat(own.calls("evalsha")).as("no move").isEqualTo(2);
+            assertThat(admission.admit("acme", "free", 1)).as("AS_IS: 995 left, capped at 5, 5 taken")
+                    .isInstanceOf(Decision.Rejected.class);
             assertThat(store.fallbackDecisions()).isZero();
         }
     }
@@ -127,6 +197,7 @@ class RedisStoreTest {
     void aPlanChangedAtRuntimeMovesATenantsRedisBucketOnceAndUnchangedLimitsCostNoRoundTrip() throws Exception {
         try (RedisServer own = RedisServer.startOwn();
              RedisStore store = RedisStore.connect(StoreSettings.redis(own.uri()).withPrefix(RedisServer.randomPrefix())
+                     .withBatching(true)
                      .withTimeout(Duration.ofMillis(500)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
                      100, clock.wallClock(), clock)) {
             Decisions admission = new Decisions(plans(1000), store);

@@ -31,8 +31,33 @@ class UndecodableValueTest {
     @BeforeEach
     void connect() {
         warnings = LogCapture.of(RedisStore.class, Level.WARNING);
-        store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(prefix)
+        // bucket4j's buckets (batching): its state format, its newer formats
+        store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(prefix).withBatching(true)
                 .withTimeout(Duration.ofMillis(500)), 1_000, clock.wallClock(), clock);
+    }
+
+    @Test
+    void onTheScriptAStringOrAnotherTypeThatIsNoBucketIsReplacedInTheSameCallAndLoggedOnce() throws Exception {
+        String prefix = RedisServer.randomPrefix();
+        String text = prefix + ":guest:badkey";
+        String hash = prefix + ":tenant:acme";
+        redis.command("SET", text, "garbage");
+        redis.command("HSET", hash, "field", "value");
+        try (RedisStore script = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(prefix)
+                .withBatching(false).withTimeout(Duration.ofMillis(500)), 1_000, clock.wallClock(), clock)) {
+            QuotaBucket bad = script.bucket(BucketKind.GUEST, "badkey", CONFIG);
+            for (int i = 0; i < 16; i++) assertThat(bad.tryTake(1)).as("request %d", i).isTrue();
+            QuotaBucket acme = script.bucket(BucketKind.TENANT, "acme", CONFIG);
+            assertThat(script.takeAll(new QuotaBucket[]{acme}, 1, 10, new long[1])).isTrue();
+
+            assertThat(script.outages()).as("no outage").isZero();
+            assertThat(script.fallbackDecisions()).as("every decision made on Redis").isZero();
+            assertThat(bad.available()).as("a fresh bucket in place of the garbage, 16 taken").isEqualTo(100 - 16);
+            assertThat(acme.available()).isEqualTo(90);
+            assertThat(redis.command("TYPE", hash)).as("the hash replaced by a bucket").isEqualTo("string");
+            assertThat(warnings.messages()).as("once per key, naming it").hasSize(2)
+                    .anySatisfy(m -> assertThat(m).contains(text)).anySatisfy(m -> assertThat(m).contains(hash));
+        }
     }
 
     @AfterEach
