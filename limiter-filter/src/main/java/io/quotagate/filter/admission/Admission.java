@@ -497,9 +497,25 @@ final class Admission {
 
     /** As {@link #status(Policy, String, String)}, for the bucket in the {@code kind} table. */
     public List<LimitStatus> status(Policy policy, BucketKind kind, String tenant, String plan) {
+        return status(policy, kind, tenant, plan, false);
+    }
+
+    /**
+     * As {@link #status(Policy, BucketKind, String, String)}, for the fields of a response: the tokens as the
+     * request's own decision left them ({@link QuotaBucket#notedPerBandwidth()}: on Redis, no round trip more).
+     */
+    List<LimitStatus> published(Policy policy, BucketKind kind, String tenant, String plan) {
+        return status(policy, kind, tenant, plan, true);
+    }
+
+    private List<LimitStatus> status(Policy policy, BucketKind kind, String tenant, String plan, boolean noted) {
         PlanLimits pl = limitsOf(policy.limits, kind, tenant, plan);
-        long[] tokens = tenantBucket(kind, tenant, pl).availablePerBandwidth();
+        QuotaBucket bucket = tenantBucket(kind, tenant, pl);
+        long[] tokens = noted ? bucket.notedPerBandwidth() : bucket.availablePerBandwidth();
         List<Bandwidth> bandwidths = pl.limits.bandwidths();
+        // a shared bucket another instance keeps at other limits (during a change): read at these
+        if (tokens.length != bandwidths.size()) tokens = bucket.availablePerBandwidth();
+        if (tokens.length != bandwidths.size()) return List.of();
         List<LimitStatus> out = new ArrayList<>(bandwidths.size());
         for (int i = 0; i < bandwidths.size(); i++) {
             Bandwidth b = bandwidths.get(i);

@@ -252,7 +252,7 @@ public final class Gate {
      */
     public List<LimitStatus> published(Policy policy, Caller caller) {
         if (caller == null || caller.plan() == null || !admission.publishes(policy, caller.plan())) return null;
-        return admission.status(policy, caller.kind(), caller.key(), caller.plan());
+        return admission.published(policy, caller.kind(), caller.key(), caller.plan());
     }
 
     /**

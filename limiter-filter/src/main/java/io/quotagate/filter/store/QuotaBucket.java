@@ -40,4 +40,13 @@ public interface QuotaBucket {
 
     /** Units available now in each bandwidth, in the order of the bucket's {@link BucketLimits}. */
     long[] availablePerBandwidth();
+
+    /**
+     * Units in each bandwidth as the bucket's latest operation (from any thread) left them, for publishing
+     * a request's remaining units: a store whose every operation already tells the bucket's state (Redis)
+     * answers from that without asking again; the default reads it ({@link #availablePerBandwidth()}).
+     */
+    default long[] notedPerBandwidth() {
+        return availablePerBandwidth();
+    }
 }

@@ -113,6 +113,11 @@ final class FailoverBucket implements QuotaBucket {
     }
 
     @Override
+    public long[] notedPerBandwidth() {
+        return failover.look(this, QuotaBucket::notedPerBandwidth);
+    }
+
+    @Override
     public long[] availablePerBandwidth() {
         return failover.apply(this, QuotaBucket::availablePerBandwidth);
     }

@@ -94,8 +94,11 @@ final class LettuceBucketStore implements RedisStore {
         String key = key(kind, id);
         FailoverBucket b = buckets.getIfPresent(key);
         if (b != null && b.limits() == limits) return b;
+        // limits the filter started with need no move, even when built once more (a first shared-limits
+        // record of the same file rebuilds them): only other limits, or an older bucket at other ones, do
         return buckets.asMap().compute(key, (k, old) -> old != null && old.limits() == limits ? old
-                : new FailoverBucket(failover, kind, id, k, limits, old != null || !limits.initial()));
+                : new FailoverBucket(failover, kind, id, k, limits,
+                !limits.initial() || (old != null && !old.limits().equals(limits))));
     }
 
     /** One script call for all of the request's buckets while the buckets are the script's (see {@link BucketScript}). */

@@ -107,6 +107,13 @@ final class RemoteBucket implements RedisBucket {
         return r.getDiagnostics().getAvailableTokensPerEachBandwidth();
     }
 
+    /** The tokens the latest reply showed (no round trip), or read if this instance has seen none. */
+    @Override
+    public long[] notedPerBandwidth() {
+        Seen s = seen;
+        return s != null ? s.tokens().clone() : availablePerBandwidth();
+    }
+
     /** Notes the tokens the reply shows, and returns its value. */
     private <T> T noted(VerboseResult<T> r) {
         seen = new Seen(r.getDiagnostics().getAvailableTokensPerEachBandwidth(), r.getOperationTimeNanos());

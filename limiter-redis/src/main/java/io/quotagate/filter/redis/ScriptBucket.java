@@ -93,6 +93,13 @@ final class ScriptBucket implements RedisBucket {
         return run(BucketScript.AVAILABLE, 0).tokens()[0];
     }
 
+    /** The tokens the latest reply showed (no round trip), or read if this instance has seen none. */
+    @Override
+    public long[] notedPerBandwidth() {
+        Seen s = seen;
+        return s != null ? s.tokens().clone() : availablePerBandwidth();
+    }
+
     @Override
     public void moveTo(BucketLimits limits) {
         script.run(BucketScript.MOVE, 0, new ScriptBucket[]{this}, 1, limits);

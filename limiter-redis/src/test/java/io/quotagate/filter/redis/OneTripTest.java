@@ -1,0 +1,66 @@
+package io.quotagate.filter.redis;
+
+import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.testing.Http;
+import io.quotagate.filter.testing.JettyServer;
+import io.quotagate.filter.testing.RedisServer;
+import io.quotagate.plans.PlansFile;
+import io.quotagate.plans.StoreSettings;
+import org.junit.jupiter.api.Test;
+
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * One round trip per request on real Jetty and a Redis of the test's own, counted by Redis itself
+ * ({@code INFO commandstats}): a published plan with a global quota, a guest behind the guest pool, and
+ * their refusals, whose Retry-After and {@code RateLimit} fields come from the same script call.
+ */
+class OneTripTest {
+
+    @Test
+    void everyDecisionAdmittedOrRefusedPublishedOrNotCostsOneScriptCall() throws Exception {
+        String prefix = RedisServer.randomPrefix();
+        try (RedisServer own = RedisServer.startOwn();
+             RedisStore store = RedisStore.connect(StoreSettings.redis(own.uri()).withPrefix(prefix).withBatching(false)
+                     .withTimeout(Duration.ofSeconds(1)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
+                     1_000)) {
+            QuotaFilter filter = QuotaFilter.builder().plans(PlansFile.parse("one-trip.yml", """
+                    plans:
+                      pro: { publish: true, limits: [ { capacity: 5, refill: 1, period: 1h } ] }
+                      free: { limits: [ { capacity: 3, refill: 1, period: 1h } ] }
+                    global: { limits: [ { capacity: 1000, refill: 1000, period: 1s } ] }
+                    tenants:
+                      default-plan: free
+                      unknown: default
+                      assignments: { acme: pro }
+                      guests: { limits: [ { capacity: 100, refill: 1, period: 1h } ] }
+                    """)).store(store).build();
+            try (JettyServer server = JettyServer.start(filter)) {
+                own.command("CONFIG", "RESETSTAT");
+                int[] acme = new int[7];
+                HttpResponse<String> last = null;
+                for (int i = 0; i < acme.length; i++) {
+                    last = Http.get(server.uri("/items/" + i), "acme");
+                    acme[i] = last.statusCode();
+                }
+                int[] guest = new int[4];
+                for (int i = 0; i < guest.length; i++) guest[i] = Http.get(server.uri("/items/" + i), "walk-in").statusCode();
+
+                assertThat(acme).containsExactly(200, 200, 200, 200, 200, 429, 429);
+                assertThat(guest).containsExactly(200, 200, 200, 429);
+                assertThat(last.headers().firstValue("Retry-After")).as("the wait for one unit").hasValue("3600");
+                assertThat(last.headers().firstValue("RateLimit")).isPresent();
+                assertThat(own.calls("evalsha")).as("one script call per request, whatever its buckets")
+                        .isEqualTo(acme.length + guest.length);
+                assertThat(own.calls("eval")).isZero();
+                long keysRead = own.calls("get");
+                assertThat(keysRead).as("only the script's own reads: acme 2 keys, the guest 3")
+                        .isEqualTo(2L * acme.length + 3L * guest.length);
+                assertThat(store.fallbackDecisions()).isZero();
+            }
+        }
+    }
+}
