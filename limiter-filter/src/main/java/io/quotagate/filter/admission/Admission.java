@@ -219,6 +219,17 @@ final class Admission {
      * @param key  the tenant id, or an anonymous client's key
      */
     public Decision admit(Policy policy, BucketKind kind, String key, String plan, long cost) {
+        return admit(policy, kind, key, plan, cost, null);
+    }
+
+    /**
+     * As {@link #admit(Policy, BucketKind, String, String, long)}, charging the request's further buckets
+     * ({@link #scoped}) in the same store operation: all of them or none, and a refusal waits for the
+     * longest of them all.
+     *
+     * @param scoped the request's buckets beside its tenant's, or null for none
+     */
+    Decision admit(Policy policy, BucketKind kind, String key, String plan, long cost, ScopedCharge scoped) {
         if (cost <= 0) throw new IllegalArgumentException("cost must be > 0, was " + cost);
         if (kind == BucketKind.GLOBAL) throw new IllegalArgumentException("kind must be TENANT or GUEST");
         Limits l = policy.limits;
@@ -235,7 +246,7 @@ final class Admission {
         QuotaWindows quotas = kind == BucketKind.TENANT ? pl.quotas : null;
         long nowNanos = quotas == null ? 0 : QuotaWindows.nanos(wall.instant());
         Decision.Rejected refusal = null;
-        if (guests == null && global == null) {
+        if (guests == null && global == null && scoped == null) {
             // the common case: one store operation, nothing allocated (the wait comes with a refusal)
             long wait = tenantBucket.take(cost);
             if (wait > 0) refusal = new Decision.Rejected(Reason.TENANT_RATE, wait);
@@ -243,23 +254,31 @@ final class Admission {
             // one store operation for all of the request's buckets (on Redis one round trip), all or none.
             // The guest pool goes first: a guest the pool refuses writes no bucket of its own (with Redis,
             // no key per made-up id of a flood)
-            QuotaBucket[] buckets = new QuotaBucket[3];
-            long[] waits = new long[3];
+            int size = 3 + (scoped == null ? 0 : scoped.size());
+            QuotaBucket[] buckets = new QuotaBucket[size];
+            long[] waits = new long[size];
             int n = 0;
             if (guests != null) buckets[n++] = guests;
             int own = n;
             buckets[n++] = tenantBucket;
+            int shared = n;
             if (global != null) buckets[n++] = global;
+            int further = n;
+            if (scoped != null) n = scoped.addTo(buckets, n);
             if (!store.takeAll(buckets, n, cost, waits)) {
                 // the client must find every bucket able to take it when it comes back: the longest wait
-                // wins, on a tie the tenant's own bucket, then the guest pool, then the global quota
+                // wins, on a tie the tenant's own bucket, then the guest pool, then the global quota, then
+                // the user's and the route's own
                 refusal = new Decision.Rejected(Reason.TENANT_RATE, waits[own]);
                 if (guests != null && waits[0] > refusal.nanosToWait()) {
                     refusal = new Decision.Rejected(Reason.GUEST_RATE, waits[0]);
                 }
-                if (global != null && waits[n - 1] > refusal.nanosToWait()) {
-                    refusal = new Decision.Rejected(Reason.GLOBAL_RATE, waits[n - 1]);
+                if (global != null && waits[shared] > refusal.nanosToWait()) {
+                    refusal = new Decision.Rejected(Reason.GLOBAL_RATE, waits[shared]);
                 }
+                if (scoped != null) refusal = scoped.longest(refusal, waits, further);
+            } else if (scoped != null) {
+                scoped.charged(cost);
             }
         }
         if (refusal == null && quotas != null) {
@@ -269,11 +288,11 @@ final class Admission {
             try {
                 overQuota = quotas.take(counters, key, cost, nowNanos);
             } catch (RuntimeException storeFailure) {
-                refundAll(tenantBucket, guests, global, cost, storeFailure);
+                refundAll(tenantBucket, guests, global, scoped, cost, storeFailure);
                 throw storeFailure;
             }
             if (overQuota != null) {
-                refundAll(tenantBucket, guests, global, cost, null);
+                refundAll(tenantBucket, guests, global, scoped, cost, null);
                 refusal = overQuota;
             }
         }
@@ -292,12 +311,13 @@ final class Admission {
     }
 
     /** Gives {@code cost} back to the buckets a request was charged in before its quota refused it. */
-    private static void refundAll(QuotaBucket tenantBucket, QuotaBucket guests, QuotaBucket global, long cost,
-                                  RuntimeException failure) {
+    private static void refundAll(QuotaBucket tenantBucket, QuotaBucket guests, QuotaBucket global,
+                                  ScopedCharge scoped, long cost, RuntimeException failure) {
         try {
             tenantBucket.refund(cost);
             if (guests != null) guests.refund(cost);
             if (global != null) global.refund(cost);
+            if (scoped != null) scoped.refund(cost);
         } catch (RuntimeException alsoFailed) {
             if (failure == null) throw alsoFailed;
             failure.addSuppressed(alsoFailed);
@@ -348,19 +368,6 @@ final class Admission {
             }
         }
         return charge;
-    }
-
-    /**
-     * {@code refusal}, or the refusal of one of the request's buckets beside its tenant's (see
-     * {@link #scoped}) if that waits longer; nothing is taken. A plan's refusal in shadow mode is not
-     * one: it stays as it is.
-     */
-    <R> Decision.Rejected longerOfScoped(Policy policy, Caller caller, String routeName, R request,
-                                         java.util.function.Function<? super R, String> user,
-                                         java.util.function.Function<? super R, String> address,
-                                         Decision.Rejected refusal, long cost) {
-        ScopedCharge charge = scoped(policy, caller, routeName, request, user, address);
-        return charge == null || charge == ScopedCharge.INVALID_USER ? refusal : charge.longest(store, refusal, cost);
     }
 
     /**

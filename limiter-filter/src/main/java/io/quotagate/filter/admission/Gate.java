@@ -127,13 +127,13 @@ public final class Gate {
 
     /**
      * As {@link #decide(Policy, Route, String, Object, Function, boolean)}, naming the user inside the
-     * tenant with {@code user}, read only where a limit is kept per user. Once the tenant's buckets
-     * took the cost, the buckets beside them take it too: the user's under the plan's {@code per-user}
-     * limits ({@code <tenant>/<user>}; requests without a user share {@code <tenant>/}) and the route's
-     * own ({@code routes[].limits}, per tenant, user or client address). If one refuses, everything
-     * taken goes back (a tenant is never charged for a refused request) and the refusal is the longest
-     * wait among the refusing buckets ({@link Reason#USER_RATE}, {@link Reason#ROUTE_RATE}...), naming
-     * the limit. An invalid user id is refused with 400, uncharged.
+     * tenant with {@code user}, read only where a limit is kept per user. The buckets beside the
+     * tenant's take the cost in the same store operation (on Redis, the same round trip): the user's under
+     * the plan's {@code per-user} limits ({@code <tenant>/<user>}; requests without a user share
+     * {@code <tenant>/}) and the route's own ({@code routes[].limits}, per tenant, user or client address).
+     * All of them take it or none does (a tenant is never charged for a refused request), and the refusal
+     * is the longest wait among all the request's buckets ({@link Reason#USER_RATE},
+     * {@link Reason#ROUTE_RATE}...), naming the limit. An invalid user id is refused with 400, uncharged.
      *
      * @param user finds the user's id (not yet validated) in the request, or null if no user resolver
      *             is configured
@@ -175,9 +175,18 @@ public final class Gate {
             if (acquired instanceof Acquisition.Refused refused) return tooMany(refused.asDecision(), caller);
             permit = ((Acquisition.Granted) acquired).permit();
         }
+        // the plan's bucket of the user and the route's own ride in the same store operation as the tenant's:
+        // a plan and route without them pay a lookup or two here, and allocate nothing more
+        ScopedCharge scoped;
         Decision decision;
         try {
-            decision = admission.admit(policy, caller.kind(), caller.key(), caller.plan(), route.cost());
+            scoped = admission.scoped(policy, caller, route.name(), request, user, clientAddress);
+            if (scoped == ScopedCharge.INVALID_USER) {
+                if (permit != null) permit.cancel();
+                return INVALID_USER;
+            }
+            decision = admission.admit(policy, caller.kind(), caller.key(), caller.plan(), route.cost(),
+                    estimated ? null : scoped);
         } catch (StoreUnavailableException unavailable) {
             if (permit != null) permit.cancel();
             return unavailable(unavailable, caller);
@@ -190,60 +199,39 @@ public final class Gate {
                 // the slot bounds the bodies read for refusals, as the minimum bounds the others
                 if (permit != null) {
                     // the scoped buckets are taken at the request's own cost once it is repriced
-                    ScopedCharge scoped = admission.scoped(policy, caller, route.name(), request, user, clientAddress);
-                    if (scoped == ScopedCharge.INVALID_USER) {
-                        permit.cancel();
-                        return INVALID_USER;
-                    }
                     return scoped == null ? new Ticket(this, policy, caller, route, permit, null)
                             : new Ticket.Scoped(this, policy, caller, route, permit, null, scoped);
                 }
                 rejected = admission.longerOf(policy, caller, rejected,
                         admission.maxCost(policy, caller.kind(), caller.key(), caller.plan()));
             }
-            if (caller.known() && !estimated) {
-                // an assigned tenant must not come back at its bucket's wait to find its user's or the
-                // route's own bucket empty: the longest wait wins (only read; guests' ids leave no
-                // bucket behind)
-                try {
-                    rejected = admission.longerOfScoped(policy, caller, route.name(), request, user, clientAddress,
-                            rejected, route.cost());
-                } catch (RuntimeException storeFailure) {
-                    // only a finer Retry-After is lost: the request is refused by the plan's buckets either way
-                }
-            }
+            // the refusal already waits for the longest of all the request's buckets (one store operation)
             if (permit != null) permit.cancel(); // the request does not run: free its slot at once
             return tooMany(rejected, caller);
         }
         Decision.Admitted admitted = (Decision.Admitted) decision;
-        if (admitted.charged() == 0) return new Ticket(this, policy, caller, route, permit, admitted);
-        // the plan's bucket of the user and the route's own: a plan and route without them pay a lookup or
-        // two here, and allocate nothing more
-        ScopedCharge scoped;
-        Outcome.Refused refused = null;
-        try {
-            scoped = admission.scoped(policy, caller, route.name(), request, user, clientAddress);
-            if (scoped == ScopedCharge.INVALID_USER) {
-                refused = INVALID_USER;
-            } else if (scoped != null) {
-                Decision.Rejected over = admission.takeScoped(policy, caller, scoped, admitted.charged());
-                if (over != null) refused = tooMany(over, caller);
+        if (admitted.charged() == 0 || scoped == null) return new Ticket(this, policy, caller, route, permit, admitted);
+        if (estimated) {
+            // an estimated route's minimum is charged first; its buckets beside the tenant's when repriced
+            Decision.Rejected over;
+            try {
+                over = admission.takeScoped(policy, caller, scoped, admitted.charged());
+            } catch (StoreUnavailableException unavailable) {
+                admission.reconcile(policy, admitted, 0);
+                if (permit != null) permit.cancel();
+                return unavailable(unavailable, caller);
+            } catch (RuntimeException | Error failure) {
+                admission.reconcile(policy, admitted, 0);
+                if (permit != null) permit.cancel();
+                throw failure;
             }
-        } catch (StoreUnavailableException unavailable) {
-            scoped = null;
-            refused = unavailable(unavailable, caller);
-        } catch (RuntimeException | Error failure) {
-            admission.reconcile(policy, admitted, 0);
-            if (permit != null) permit.cancel();
-            throw failure;
+            if (over != null) {
+                admission.reconcile(policy, admitted, 0); // the tenant pays nothing for a refused request
+                if (permit != null) permit.cancel();
+                return tooMany(over, caller);
+            }
         }
-        if (refused != null) {
-            admission.reconcile(policy, admitted, 0); // the tenant pays nothing for a refused request
-            if (permit != null) permit.cancel();
-            return refused;
-        }
-        return scoped == null ? new Ticket(this, policy, caller, route, permit, admitted)
-                : new Ticket.Scoped(this, policy, caller, route, permit, admitted, scoped);
+        return new Ticket.Scoped(this, policy, caller, route, permit, admitted, scoped);
     }
 
     /**

@@ -55,12 +55,37 @@ final class ScopedCharge {
 
     /** {@code refusal} (null for none), or the bucket's refusal with the longest of {@code waits} if longer. */
     private Decision.Rejected longest(Decision.Rejected refusal, long[] waits) {
+        return longest(refusal, waits, 0);
+    }
+
+    /**
+     * {@code refusal} (null for none), or the refusal of one of these buckets if it waits longer, their waits
+     * at {@code waits[from..from+size())}.
+     */
+    Decision.Rejected longest(Decision.Rejected refusal, long[] waits, int from) {
         for (int i = 0; i < size; i++) {
-            if (waits[i] > 0 && (refusal == null || waits[i] > refusal.nanosToWait())) {
-                refusal = new Decision.Rejected(reasons[i], waits[i], names[i]);
+            long wait = waits[from + i];
+            if (wait > 0 && (refusal == null || wait > refusal.nanosToWait())) {
+                refusal = new Decision.Rejected(reasons[i], wait, names[i]);
             }
         }
         return refusal;
+    }
+
+    /** How many buckets. */
+    int size() {
+        return size;
+    }
+
+    /** Puts the buckets at {@code into[at..]}; returns the index after the last. */
+    int addTo(QuotaBucket[] into, int at) {
+        System.arraycopy(buckets, 0, into, at, size);
+        return at + size;
+    }
+
+    /** Notes that {@code cost} was taken from every bucket (by the request's one store operation). */
+    void charged(long cost) {
+        charged = cost;
     }
 
     /** Gives back up to what was charged (a request that did not run, or used less). */

@@ -61,6 +61,12 @@ class MonitorBucket extends ThreadUnsafeBucket implements QuotaBucket {
         return Math.max(1, probe.canBeConsumed() ? 0 : probe.getNanosToWaitForRefill());
     }
 
+    /** Read now: a local read costs no more than a note would. */
+    @Override
+    public synchronized long[] notedPerBandwidth() {
+        return availablePerBandwidth();
+    }
+
     @Override
     public synchronized long nanosToWait(long units) {
         EstimationProbe probe = estimateAbilityToConsume(units);
