@@ -2,7 +2,6 @@ package io.quotagate.filter.redis;
 
 import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.store.StoreUnavailableException;
-import io.quotagate.plans.StoreSettings;
 
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
@@ -22,11 +21,11 @@ final class Failover {
     private final RedisConnection redis;
     private final RedisHealth health;
     private final LocalShares shares;
-    private final StoreSettings settings;
+    private final RedisSettings settings;
     private final ValueRepair values;
     private final LongAdder moves = new LongAdder();
 
-    Failover(RedisConnection redis, RedisHealth health, LocalShares shares, StoreSettings settings) {
+    Failover(RedisConnection redis, RedisHealth health, LocalShares shares, RedisSettings settings) {
         this.redis = redis;
         this.values = new ValueRepair(redis, settings);
         this.health = health;
@@ -68,7 +67,7 @@ final class Failover {
                 }
             }
         }
-        if (settings.onFailure() == StoreSettings.OnFailure.CLOSED) {
+        if (settings.onFailure() == RedisSettings.OnFailure.CLOSED) {
             throw new StoreUnavailableException("the shared quota store is unreachable",
                     (settings.heartbeat().toMillis() + 999) / 1000);
         }

@@ -7,7 +7,6 @@ import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
-import io.quotagate.plans.StoreSettings;
 
 import java.time.Duration;
 import java.util.Set;
@@ -48,7 +47,7 @@ final class ValueRepair {
     private final Set<String> logged = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean overflowLogged = new AtomicBoolean();
 
-    ValueRepair(RedisConnection redis, StoreSettings settings) {
+    ValueRepair(RedisConnection redis, RedisSettings settings) {
         this.redis = redis;
         this.timeout = settings.timeout();
     }

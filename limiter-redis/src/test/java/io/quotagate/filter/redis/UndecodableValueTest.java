@@ -5,7 +5,6 @@ import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.testing.LogCapture;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.filter.testing.RedisServer;
-import io.quotagate.plans.StoreSettings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -31,7 +30,7 @@ class UndecodableValueTest {
     @BeforeEach
     void connect() {
         warnings = LogCapture.of(RedisStore.class, Level.WARNING);
-        store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(prefix)
+        store = RedisStore.connect(RedisSettings.of(redis.uri()).withPrefix(prefix)
                 .withTimeout(Duration.ofMillis(500)), 1_000, clock.wallClock(), clock);
     }
 
@@ -94,9 +93,9 @@ class UndecodableValueTest {
 
     @Test
     void withALocalAllowanceTooTheKeyIsReplacedAndTheStoreStaysOnRedis() throws Exception {
-        try (RedisStore allowance = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(prefix)
+        try (RedisStore allowance = RedisStore.connect(RedisSettings.of(redis.uri()).withPrefix(prefix)
                 .withTimeout(Duration.ofMillis(500)).withLocalAllowance(
-                        new StoreSettings.LocalAllowance(5, Duration.ofMinutes(1))), 1_000, clock.wallClock(), clock)) {
+                        new RedisSettings.LocalAllowance(5, Duration.ofMinutes(1))), 1_000, clock.wallClock(), clock)) {
             redis.command("SET", prefix + ":guest:badkey", "garbage");
             QuotaBucket bad = allowance.bucket(BucketKind.GUEST, "badkey", CONFIG);
             for (int i = 0; i < 16; i++) assertThat(bad.tryTake(1)).isTrue();
