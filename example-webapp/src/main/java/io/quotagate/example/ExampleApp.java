@@ -3,11 +3,12 @@ package io.quotagate.example;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.quotagate.filter.metrics.QuotaMeterBinder;
+import io.quotagate.filter.redis.RedisSettings;
 import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
-import io.quotagate.plans.StoreSettings;
+import io.quotagate.plans.StoreSpec;
 import io.quotagate.tenant.JdbcTenantDirectory;
 import jakarta.servlet.DispatcherType;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
@@ -24,6 +25,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.function.LongSupplier;
 
@@ -199,12 +201,12 @@ public final class ExampleApp implements Callable<Integer> {
      * timeout...) are kept when it already names a Redis store.
      */
     public static Plans withRedis(Plans plans, String uri) {
-        if (!StoreSettings.isRedisUri(uri)) {
-            throw new IllegalArgumentException("expected redis://host:port, was '" + StoreSettings.redact(uri) + "'");
+        if (!RedisSettings.isRedisUri(uri)) {
+            throw new IllegalArgumentException("expected redis://host:port, was '" + RedisSettings.redact(uri) + "'");
         }
-        StoreSettings s = plans.store();
-        return plans.withStore(s.type() == StoreSettings.Type.REDIS
-                ? s.withUri(uri) : StoreSettings.redis(uri));
+        StoreSpec s = plans.store();
+        return plans.withStore(s.type().equals(RedisSettings.TYPE)
+                ? s.with("uri", uri) : StoreSpec.of(RedisSettings.TYPE, Map.of("uri", uri)));
     }
 
     /**

@@ -233,10 +233,12 @@ class ExampleAppTest {
         io.quotagate.filter.testing.RedisServer redis = io.quotagate.filter.testing.RedisServer.shared();
         String prefix = io.quotagate.filter.testing.RedisServer.randomPrefix();
         io.quotagate.plans.Plans plans = ExampleApp.withRedis(PlansFile.load(ExampleApp.DEFAULT_PLANS)
-                .withStore(io.quotagate.plans.StoreSettings.redis("redis://elsewhere:1").withPrefix(prefix)
+                .withStore(io.quotagate.plans.StoreSpec.of("redis", java.util.Map.of("uri", "redis://elsewhere:1",
+                        "prefix", prefix,
                         // a loaded machine can take longer than the default 50 ms: that would fall back to local buckets
-                        .withTimeout(java.time.Duration.ofSeconds(5))), redis.uri());
-        assertThat(plans.store().prefix()).as("the file's prefix is kept").isEqualTo(prefix);
+                        "timeout", java.time.Duration.ofSeconds(5)))), redis.uri());
+        assertThat(io.quotagate.filter.redis.RedisSettings.of(plans.store()).prefix()).as("the file's prefix is kept")
+                .isEqualTo(prefix);
         try (ExampleApp.Running redisApp = ExampleApp.start("127.0.0.1", 0, plans)) {
             assertThat(Http.get(URI.create(redisApp.baseUri() + "/items/1"), "acme").statusCode()).isEqualTo(200);
             assertThat(redis.integer("EXISTS", prefix + ":tenant:acme")).isOne();

@@ -36,7 +36,7 @@ class MeterTableTest {
     void theReadmeNamesEveryScrapedMeterAndNoOther() throws Exception {
         Plans file = PlansFile.load(ExampleApp.DEFAULT_PLANS);
         Plans plans = file.withStore(ExampleApp.withRedis(file, RedisServer.shared().uri()).store()
-                .withPrefix(RedisServer.randomPrefix()));
+                .with("prefix", RedisServer.randomPrefix()));
         QuotaFilter filter = ExampleApp.withEstimators(QuotaFilter.builder().plans(plans), plans).build();
         Set<String> scraped = new TreeSet<>();
         try (ExampleApp.Running app = ExampleApp.start("127.0.0.1", 0, "127.0.0.1", 0, filter, "tok")) {

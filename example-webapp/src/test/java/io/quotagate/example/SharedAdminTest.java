@@ -30,7 +30,7 @@ class SharedAdminTest {
 
     private ExampleApp.Running start(String prefix) throws Exception {
         Plans file = PlansFile.load(ExampleApp.DEFAULT_PLANS);
-        Plans plans = file.withStore(ExampleApp.withRedis(file, RedisServer.shared().uri()).store().withPrefix(prefix));
+        Plans plans = file.withStore(ExampleApp.withRedis(file, RedisServer.shared().uri()).store().with("prefix", prefix));
         QuotaFilter filter = ExampleApp.withEstimators(QuotaFilter.builder().plans(plans), plans).build();
         ExampleApp.Running app = ExampleApp.start("127.0.0.1", 0, "127.0.0.1", 0, filter, "tok");
         apps.add(app);

@@ -22,7 +22,7 @@ public final class Plans {
     private final TenantSettings tenants;
     private final Map<String, GroupSettings> groups;
     private final boolean shadow;
-    private final StoreSettings store;
+    private final StoreSpec store;
     private final SignalSettings signals;
 
     private Plans(Builder b) {
@@ -112,8 +112,11 @@ public final class Plans {
         return shadow;
     }
 
-    /** Where the buckets live (local by default, or Redis). */
-    public StoreSettings store() {
+    /**
+     * Where the buckets live: {@code local} by default, or a shared store's type and options as written (checked
+     * by that type's provider when a filter opens it or takes these plans).
+     */
+    public StoreSpec store() {
         return store;
     }
 
@@ -123,7 +126,7 @@ public final class Plans {
     }
 
     /** A copy using another store (e.g. a Redis URI given on the command line). */
-    public Plans withStore(StoreSettings store) {
+    public Plans withStore(StoreSpec store) {
         return from(this).store(store).build();
     }
 
@@ -341,7 +344,7 @@ public final class Plans {
         private TenantSettings tenants;
         private final Map<String, GroupSettings> groups = new LinkedHashMap<>();
         private boolean shadow;
-        private StoreSettings store = StoreSettings.local();
+        private StoreSpec store = StoreSpec.local();
         private SignalSettings signals = SignalSettings.DEFAULTS;
 
         private Builder(String source) {
@@ -416,8 +419,11 @@ public final class Plans {
             return this;
         }
 
-        /** Where the buckets live (default {@link StoreSettings#local()}). */
-        public Builder store(StoreSettings store) {
+        /**
+         * Where the buckets live (default {@link StoreSpec#local()}); a shared store's options are checked by
+         * its type's provider when a filter takes these plans.
+         */
+        public Builder store(StoreSpec store) {
             this.store = Objects.requireNonNull(store, "store");
             return this;
         }

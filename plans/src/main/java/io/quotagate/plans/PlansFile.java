@@ -29,7 +29,9 @@ import java.util.regex.Pattern;
  * <p>The text becomes a tree that remembers lines ({@code YamlTree}); each section has a binder that
  * reads its fields through one typed cursor ({@code FieldCursor}). A {@code tenants.resolvers} entry is
  * kept as written ({@link TenantSettings.ResolverSpec}): its options are checked by the resolver type
- * that reads them, in tenant-resolution, when the resolver chain is built.
+ * that reads them, in tenant-resolution, when the resolver chain is built. {@code store:} is kept the
+ * same way ({@link StoreSpec}): a type name and options that the type's provider checks (limiter-filter
+ * finds it when a filter starts or takes a reloaded file), so this module knows no backend.
  */
 public final class PlansFile {
     /** Prefix of a location that names a class-path resource rather than a file. */
@@ -184,7 +186,7 @@ public final class PlansFile {
         groupBinder.checkPlanCapsAreUsed(top, usedGroups);
         Map<String, GroupSettings> groups = groupBinder.groups(top.entries().get("groups"), usedGroups);
         boolean shadow = in.bool(top, "shadow", "shadow", false);
-        StoreSettings store = new StoreBinder(in).store(top.entries().get("store"));
+        StoreSpec store = new StoreBinder(in).store(top.entries().get("store"));
         SignalSettings signals = new SignalBinder(in).signals(top.entries().get("signals"), plans);
         return Plans.builder(in.source())
                 .global(global)

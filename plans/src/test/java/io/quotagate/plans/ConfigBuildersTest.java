@@ -25,7 +25,7 @@ class ConfigBuildersTest {
         assertThat(plans.tenants().unresolved()).isEqualTo(TenantSettings.Unresolved.REJECT);
         assertThat(plans.tenants().maxTracked()).isEqualTo(TenantSettings.DEFAULT_MAX_TRACKED);
         assertThat(plans.global()).isEmpty();
-        assertThat(plans.store()).isEqualTo(StoreSettings.local());
+        assertThat(plans.store()).isEqualTo(StoreSpec.local());
         assertThat(plans.shadow()).isFalse();
         assertThat(plans.routes().get(0).methods()).containsExactlyInAnyOrder("GET", "HEAD");
         // interned, so a container's constant "GET" matches by identity
@@ -68,16 +68,6 @@ class ConfigBuildersTest {
         assertThatThrownBy(() -> RouteRule.builder("ops").paths("/health").limited(false).group("g").build())
                 .hasMessageContaining("takes no cost or group");
         assertThatThrownBy(() -> TenantSettings.builder().build()).hasMessageContaining("default plan is required");
-        assertThatThrownBy(() -> StoreSettings.from(StoreSettings.local()).type(StoreSettings.Type.REDIS).build())
-                .hasMessage("a Redis store needs a uri");
-        assertThatThrownBy(() -> StoreSettings.from(StoreSettings.redis("redis://h:6379"))
-                .heartbeat(Duration.ofSeconds(20)).build())
-                .hasMessageContaining("must be longer than heartbeat");
-        assertThatThrownBy(() -> StoreSettings.redis("redis://h:6379").withBatching(false)
-                .withLocalAllowance(new StoreSettings.LocalAllowance(5, Duration.ofMillis(100))))
-                .hasMessageContaining("always batches");
-        assertThatThrownBy(() -> StoreSettings.redis("redis://h:6379").withPrefix("{qg}"))
-                .hasMessageContaining("prefix must match");
         assertThat(Plans.builder("<code>").plan(free).build().withGlobal(Optional.of(new GlobalQuota(List.of(TEN))))
                 .global()).isPresent();
     }

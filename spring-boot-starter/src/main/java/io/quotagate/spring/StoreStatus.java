@@ -3,7 +3,6 @@ package io.quotagate.spring;
 import io.quotagate.filter.limits.LimitsStatus;
 import io.quotagate.filter.servlet.QuotaControl;
 import io.quotagate.filter.store.StoreHealth;
-import io.quotagate.plans.StoreSettings;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -30,8 +29,9 @@ record StoreStatus(boolean up, Map<String, Object> details) {
         if (shared.isEmpty()) return new StoreStatus(true, Map.of("store", "local"));
         StoreHealth store = shared.get();
         boolean available = store.available();
-        // the plans' store settings: a store bean of the application is judged by the same on-failure setting
-        boolean closed = control.plans().store().onFailure() == StoreSettings.OnFailure.CLOSED;
+        // the plans' store options (their type checked them at start): a store bean of the application is judged
+        // by the same on-failure setting
+        boolean closed = control.plans().store().string("on-failure").filter("closed"::equals).isPresent();
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("store", "shared");
         details.put("available", available);

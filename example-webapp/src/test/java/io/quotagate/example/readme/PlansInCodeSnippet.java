@@ -6,7 +6,7 @@ import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.Plan;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.RouteRule;
-import io.quotagate.plans.StoreSettings;
+import io.quotagate.plans.StoreSpec;
 import io.quotagate.plans.TenantSettings;
 import java.time.Duration;
 import java.time.ZoneId;
@@ -26,7 +26,7 @@ class PlansInCodeSnippet {
                         .build())
                 .route(RouteRule.builder("reports").methods(Set.of("GET")).paths("/reports/*").cost(5).build())
                 .tenants(TenantSettings.builder().defaultPlan("free").assignments(Map.of("acme", "pro")).build())
-                .store(StoreSettings.from(StoreSettings.redis("redis://cache:6379")).prefix("shop").build())
+                .store(StoreSpec.of("redis", Map.of("uri", "redis://cache:6379", "prefix", "shop")))
                 .build();
         // README snippet end
         return plans;

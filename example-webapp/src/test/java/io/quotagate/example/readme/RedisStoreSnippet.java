@@ -1,9 +1,9 @@
 package io.quotagate.example.readme;
 
 // README snippet
+import io.quotagate.filter.redis.RedisSettings;
 import io.quotagate.filter.redis.RedisStore;
 import io.quotagate.filter.servlet.QuotaFilter;
-import io.quotagate.plans.StoreSettings;
 // README snippet end
 import io.quotagate.plans.Plans;
 
@@ -11,7 +11,7 @@ import io.quotagate.plans.Plans;
 class RedisStoreSnippet {
     void install(Plans plans) {
         // README snippet
-        RedisStore store = RedisStore.connect(StoreSettings.redis("redis://cache.internal:6379").withPrefix("shop-api"),
+        RedisStore store = RedisStore.connect(RedisSettings.of("redis://cache.internal:6379").withPrefix("shop-api"),
                 plans.tenants().maxTracked());
         QuotaFilter filter = QuotaFilter.builder().plans(plans).store(store).build();
         // README snippet end

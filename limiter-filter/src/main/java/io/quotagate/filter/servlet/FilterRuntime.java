@@ -31,7 +31,7 @@ import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.RouteRule;
 import io.quotagate.plans.SignalSettings;
-import io.quotagate.plans.StoreSettings;
+import io.quotagate.plans.StoreSpec;
 import io.quotagate.plans.TenantId;
 import io.quotagate.plans.TenantSettings;
 import io.quotagate.tenant.ApiKeyResolver;
@@ -177,7 +177,10 @@ final class FilterRuntime implements QuotaControl {
         // file:line: field: reason, and leaves no store connection behind
         byte[] webhookSecret = plans.signals().webhook().map(SignalSettings.Webhook::secret).orElse(null);
         TenantSettings settings = plans.tenants();
-        StoreSettings where = b.storeSettings != null ? b.storeSettings : plans.store();
+        // the file's store options are its type's to check (limiter-redis's for store.type: redis), also when
+        // the builder's store or store settings replace them: a file is refused the same way at start and reload
+        BucketStore.check(plans.store());
+        StoreSpec where = b.storeSettings != null ? b.storeSettings : plans.store();
         // a shared store comes from its module (store.type: redis needs io.quotagate:limiter-redis)
         BucketStore store = b.store != null ? b.store : BucketStore.open(where, settings.maxTracked(), b.clock);
         boolean owned = b.store == null && store instanceof AutoCloseable;
@@ -303,8 +306,10 @@ final class FilterRuntime implements QuotaControl {
                         + "' is new; concurrency groups take effect at restart");
             }
         }
-        // the resolvers before anything is published: a file whose resolver cannot be built changes nothing
+        // the resolvers and the store options before anything is published: a file whose resolver cannot be
+        // built, or whose store: its type refuses, changes nothing (a store: change itself takes effect at restart)
         TenantResolvers.check(plans.tenants());
+        BucketStore.check(plans.store());
         limits.fileChanged(plans);
     }
 

@@ -19,7 +19,7 @@ import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.PathPattern;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
-import io.quotagate.plans.StoreSettings;
+import io.quotagate.plans.StoreSpec;
 import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.tenant.TenantRejectedException;
 import io.quotagate.tenant.TenantResolver;
@@ -446,7 +446,7 @@ public final class QuotaFilter implements Filter {
         Path quotaSnapshotFile;
         Duration quotaSnapshotInterval;
         BucketStore store;
-        StoreSettings storeSettings;
+        StoreSpec storeSettings;
         final Map<String, CostEstimator> estimators = new HashMap<>();
         int maxBodyBytes = DEFAULT_MAX_ESTIMATED_BODY_BYTES;
         Duration bodyReadTimeout = DEFAULT_BODY_READ_TIMEOUT;
@@ -528,10 +528,10 @@ public final class QuotaFilter implements Filter {
 
         /**
          * Where buckets live, instead of the plans file's {@code store:} (e.g. a Redis URI from the
-         * command line); a Redis store made from these is the filter's to close. Not together with
-         * {@link #store(BucketStore)}.
+         * command line): a type and its options, checked by the type's provider at {@link #build()}; a
+         * shared store made from these is the filter's to close. Not together with {@link #store(BucketStore)}.
          */
-        public Builder storeSettings(StoreSettings settings) {
+        public Builder storeSettings(StoreSpec settings) {
             this.storeSettings = Objects.requireNonNull(settings, "settings");
             return this;
         }

@@ -2,11 +2,10 @@ package io.quotagate.filter.store;
 
 import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.core.QuotaClock;
-import io.quotagate.plans.StoreSettings;
+import io.quotagate.plans.InvalidPlansException;
+import io.quotagate.plans.StoreSpec;
 
-import java.util.Locale;
 import java.util.Optional;
-import java.util.ServiceLoader;
 
 /**
  * Where buckets live: in this JVM ({@link #local}) or shared by several instances. The admission core
@@ -147,21 +146,28 @@ public interface BucketStore {
     }
 
     /**
-     * The store for {@code settings}: a {@link #local} one, or the one opened by the
-     * {@link BucketStoreProvider} of their type found on limiter-filter's class path.
+     * The store {@code spec} describes: a {@link #local} one, or the one opened by the
+     * {@link BucketStoreProvider} of its type found on limiter-filter's class path, its options
+     * {@link #check checked} first.
      *
      * @param clock time of the store's local buckets
+     * @throws InvalidPlansException naming file, line and field of an option the type refuses
      * @throws IllegalStateException naming the missing artifact if no provider of that type is there
      */
-    static BucketStore open(StoreSettings settings, int maxTracked, QuotaClock clock) {
-        if (settings.type() == StoreSettings.Type.LOCAL) return local(maxTracked, clock);
-        // limiter-filter's own loader: the backend module sits beside it (WEB-INF/lib, the class path)
-        ClassLoader loader = BucketStore.class.getClassLoader();
-        for (BucketStoreProvider p : ServiceLoader.load(BucketStoreProvider.class, loader)) {
-            if (p.type() == settings.type()) return p.open(settings, maxTracked, clock);
-        }
-        String type = settings.type().name().toLowerCase(Locale.ROOT);
-        throw new IllegalStateException("store.type: " + type + " needs io.quotagate:limiter-" + type
-                + " on the class path");
+    static BucketStore open(StoreSpec spec, int maxTracked, QuotaClock clock) {
+        BucketStoreProvider provider = StoreProviders.checked(spec);
+        return provider == null ? local(maxTracked, clock) : provider.open(spec, maxTracked, clock);
+    }
+
+    /**
+     * Refuses a {@code store:} its type cannot open, connecting nowhere: an option the type does not take
+     * (a local store takes none), a bad value ({@link BucketStoreProvider#check}), or a type whose module is
+     * not on the class path. A filter checks its plans' store at start and on every reload.
+     *
+     * @throws InvalidPlansException naming file, line and field
+     * @throws IllegalStateException naming the missing artifact if no provider of that type is there
+     */
+    static void check(StoreSpec spec) {
+        StoreProviders.checked(spec);
     }
 }

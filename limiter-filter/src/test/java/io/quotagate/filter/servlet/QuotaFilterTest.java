@@ -211,7 +211,7 @@ class QuotaFilterTest {
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("plans(...) and plansFile(...)");
         assertThatThrownBy(() -> QuotaFilter.builder().plans(plans)
                 .store(io.quotagate.filter.store.BucketStore.local(10, new ManualClock()))
-                .storeSettings(io.quotagate.plans.StoreSettings.local()).build())
+                .storeSettings(io.quotagate.plans.StoreSpec.local()).build())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("store(...) and storeSettings(...)");
         assertThatThrownBy(() -> QuotaFilter.builder().plans(plans).watchPlansFile(Duration.ofSeconds(1)).build())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("watchPlansFile(...) needs plansFile(...)");

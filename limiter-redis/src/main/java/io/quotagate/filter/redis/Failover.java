@@ -2,7 +2,6 @@ package io.quotagate.filter.redis;
 
 import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.store.StoreUnavailableException;
-import io.quotagate.plans.StoreSettings;
 
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
@@ -24,13 +23,13 @@ final class Failover {
     private final RedisConnection redis;
     private final RedisHealth health;
     private final LocalShares shares;
-    private final StoreSettings settings;
+    private final RedisSettings settings;
     private final ValueRepair values;
     /** The store's script, or null when the buckets are bucket4j's (batching, a local allowance). */
     private final BucketScript script;
     private final LongAdder moves = new LongAdder();
 
-    Failover(RedisConnection redis, RedisHealth health, LocalShares shares, StoreSettings settings) {
+    Failover(RedisConnection redis, RedisHealth health, LocalShares shares, RedisSettings settings) {
         this.redis = redis;
         this.values = new ValueRepair(redis);
         this.script = settings.localAllowance() == null && !settings.batching() ? new BucketScript(redis, values) : null;
@@ -157,7 +156,7 @@ final class Failover {
 
     /** With {@code on-failure: closed}: refuses rather than decide on the local shares. */
     private void refuseIfClosed() {
-        if (settings.onFailure() == StoreSettings.OnFailure.CLOSED) {
+        if (settings.onFailure() == RedisSettings.OnFailure.CLOSED) {
             throw new StoreUnavailableException("the shared quota store is unreachable",
                     (settings.heartbeat().toMillis() + 999) / 1000);
         }

@@ -1,7 +1,6 @@
 package io.quotagate.filter.redis;
 
 import io.lettuce.core.ScriptOutputType;
-import io.quotagate.plans.StoreSettings;
 
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
@@ -34,12 +33,12 @@ final class InstanceRegistry {
             """;
 
     private final RedisConnection redis;
-    private final StoreSettings settings;
+    private final RedisSettings settings;
     private final String instanceId;
     private final String key;
     private volatile int lastCount = 1;
 
-    InstanceRegistry(RedisConnection redis, StoreSettings settings) {
+    InstanceRegistry(RedisConnection redis, RedisSettings settings) {
         this.redis = redis;
         this.settings = settings;
         this.instanceId = hostName() + ":" + ManagementFactory.getRuntimeMXBean().getPid() + ":"

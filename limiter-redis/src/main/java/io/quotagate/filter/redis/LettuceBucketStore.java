@@ -11,7 +11,6 @@ import io.quotagate.filter.store.LimitsChannel;
 import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.store.QuotaCounters;
 import io.quotagate.filter.store.StoreHealth;
-import io.quotagate.plans.StoreSettings;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -34,7 +33,7 @@ import java.util.concurrent.TimeUnit;
  * that same write is the probe: when it succeeds during an outage, the store returns to Redis.
  */
 final class LettuceBucketStore implements RedisStore {
-    private final StoreSettings settings;
+    private final RedisSettings settings;
     private final RedisConnection redis;
     private final InstanceRegistry registry;
     private final RedisHealth health;
@@ -46,11 +45,8 @@ final class LettuceBucketStore implements RedisStore {
     private final ScheduledExecutorService heartbeat;
     private volatile Throwable lastFailure;
 
-    LettuceBucketStore(StoreSettings settings, int maxTracked, Clock wallClock, QuotaClock localClock) {
+    LettuceBucketStore(RedisSettings settings, int maxTracked, Clock wallClock, QuotaClock localClock) {
         this.settings = Objects.requireNonNull(settings, "settings");
-        if (settings.type() != StoreSettings.Type.REDIS) {
-            throw new IllegalArgumentException("settings are not of type redis");
-        }
         if (maxTracked <= 0) throw new IllegalArgumentException("maxTracked must be > 0, was " + maxTracked);
         this.redis = new RedisConnection(settings, Objects.requireNonNull(wallClock, "wallClock"));
         this.registry = new InstanceRegistry(redis, settings);

@@ -20,7 +20,6 @@ import io.lettuce.core.RedisFuture;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
-import io.quotagate.plans.StoreSettings;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -40,7 +39,7 @@ final class RedisConnection implements AutoCloseable {
     /** Extra life of a bucket key after it would be full again (a full bucket equals a missing one). */
     private static final Duration KEEP_AFTER_REFILL = Duration.ofSeconds(10);
 
-    private final StoreSettings settings;
+    private final RedisSettings settings;
     private final TimeMeter wallClock;
     private final ClientResources resources;
     private final RedisTopology topology;
@@ -55,7 +54,7 @@ final class RedisConnection implements AutoCloseable {
         }
     }
 
-    RedisConnection(StoreSettings settings, Clock wallClock) {
+    RedisConnection(RedisSettings settings, Clock wallClock) {
         this.settings = settings;
         this.wallClock = new TimeMeter() {
             @Override
@@ -188,7 +187,7 @@ final class RedisConnection implements AutoCloseable {
      * batches), or batching alone, or none.
      */
     private RemoteBucketBuilder<String> optimized(RemoteBucketBuilder<String> builder) {
-        StoreSettings.LocalAllowance allowance = settings.localAllowance();
+        RedisSettings.LocalAllowance allowance = settings.localAllowance();
         if (allowance != null) {
             // on the store's clock (not bucket4j's default system clock), as the Redis state is
             DelayParameters delay = new DelayParameters(allowance.units(), allowance.maxDelay());

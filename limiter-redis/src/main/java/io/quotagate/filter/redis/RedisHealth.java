@@ -5,7 +5,6 @@ import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisException;
 import io.quotagate.filter.store.StoreHealth;
-import io.quotagate.plans.StoreSettings;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -53,7 +52,7 @@ final class RedisHealth implements StoreHealth {
         VALUE
     }
 
-    private final StoreSettings settings;
+    private final RedisSettings settings;
     private final String redactedUri;
     private final IntSupplier instanceCount;
     private final long silenceForOutageNanos;
@@ -68,9 +67,9 @@ final class RedisHealth implements StoreHealth {
      */
     private volatile long lastSuccessNanos = System.nanoTime();
 
-    RedisHealth(StoreSettings settings, IntSupplier instanceCount) {
+    RedisHealth(RedisSettings settings, IntSupplier instanceCount) {
         this.settings = settings;
-        this.redactedUri = StoreSettings.redact(settings.uri());
+        this.redactedUri = RedisSettings.redact(settings.uri());
         this.instanceCount = instanceCount;
         // one hot key with batching has a single update in flight: allow several slow ones in a row
         this.silenceForOutageNanos = Math.max(settings.timeout().toNanos() * 10, Duration.ofMillis(500).toNanos());
@@ -182,7 +181,7 @@ final class RedisHealth implements StoreHealth {
     }
 
     private String failureMode() {
-        return settings.onFailure() == StoreSettings.OnFailure.CLOSED ? "on-failure: closed, answering 503"
+        return settings.onFailure() == RedisSettings.OnFailure.CLOSED ? "on-failure: closed, answering 503"
                 : "1/" + instanceCount.getAsInt() + " of each quota";
     }
 

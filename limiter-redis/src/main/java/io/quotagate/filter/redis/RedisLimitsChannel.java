@@ -6,7 +6,6 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.quotagate.filter.store.LimitsChannel;
-import io.quotagate.plans.StoreSettings;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -50,7 +49,7 @@ final class RedisLimitsChannel implements LimitsChannel, AutoCloseable {
     private volatile Consumer<String> listener;
     private volatile StatefulRedisPubSubConnection<String, String> pubSub;
 
-    RedisLimitsChannel(RedisConnection redis, RedisTopology topology, StoreSettings settings, String instanceId) {
+    RedisLimitsChannel(RedisConnection redis, RedisTopology topology, RedisSettings settings, String instanceId) {
         this.redis = redis;
         this.topology = topology;
         this.key = settings.prefix() + ":limits";

@@ -4,7 +4,6 @@ import io.lettuce.core.ScriptOutputType;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.QuotaCounters;
 import io.quotagate.filter.store.StoreUnavailableException;
-import io.quotagate.plans.StoreSettings;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -54,13 +53,13 @@ final class RedisQuotaCounters implements QuotaCounters {
 
     private final RedisConnection redis;
     private final RedisHealth health;
-    private final StoreSettings settings;
+    private final RedisSettings settings;
     private final QuotaCounters local;
     private final IntSupplier instances;
     private final String prefix;
     private final Duration timeout;
 
-    RedisQuotaCounters(RedisConnection redis, RedisHealth health, StoreSettings settings, BucketStore local,
+    RedisQuotaCounters(RedisConnection redis, RedisHealth health, RedisSettings settings, BucketStore local,
                        IntSupplier instances) {
         this.redis = redis;
         this.health = health;
@@ -125,7 +124,7 @@ final class RedisQuotaCounters implements QuotaCounters {
     }
 
     private void unavailable() {
-        if (settings.onFailure() == StoreSettings.OnFailure.CLOSED) {
+        if (settings.onFailure() == RedisSettings.OnFailure.CLOSED) {
             throw new StoreUnavailableException("the shared quota store is unreachable",
                     (settings.heartbeat().toMillis() + 999) / 1000);
         }

@@ -4,7 +4,6 @@ import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.StoreHealth;
-import io.quotagate.plans.StoreSettings;
 
 import java.time.Clock;
 
@@ -15,13 +14,13 @@ import java.time.Clock;
  * completely. A filter opens one itself when its plans file says {@code store.type: redis} (through
  * {@link RedisStoreProvider}); applications that build their own call {@link #connect}.
  *
- * <p><b>When Redis fails</b> (connection refused, a command slower than {@link StoreSettings#timeout()},
+ * <p><b>When Redis fails</b> (connection refused, a command slower than {@link RedisSettings#timeout()},
  * the server killed), the store stops calling Redis and answers from local buckets holding
  * {@code 1 / instanceCount} of each quota, where {@code instanceCount} comes from a heartbeat every
  * instance writes to Redis (the last known count is kept during the outage). With
- * {@link StoreSettings.OnFailure#CLOSED} it throws {@link io.quotagate.filter.store.StoreUnavailableException}
+ * {@link RedisSettings.OnFailure#CLOSED} it throws {@link io.quotagate.filter.store.StoreUnavailableException}
  * instead (the filter answers 503). The outage is logged once and counted ({@link #outages()}); a
- * background heartbeat probes Redis every {@link StoreSettings#heartbeat()} and the store returns to
+ * background heartbeat probes Redis every {@link RedisSettings#heartbeat()} and the store returns to
  * Redis as soon as it answers. Compare-and-swap conflicts on a hot key are never an outage.
  *
  * <p>Close it to stop the heartbeat and disconnect.
@@ -32,11 +31,12 @@ public interface RedisStore extends BucketStore, StoreHealth, AutoCloseable {
      * Connects with the system clocks. Never fails because Redis is down: the store then starts in
      * fallback and connects when Redis answers.
      *
-     * @param settings   a store of type redis
+     * @param settings   where Redis is and how to use it ({@link RedisSettings#of(String)}, or
+     *                   {@link RedisSettings#of(io.quotagate.plans.StoreSpec)} for a plans file's {@code store:})
      * @param maxTracked the most tenants whose bucket proxies (and fallback buckets) are kept in memory
-     * @throws IllegalArgumentException if the settings are not of type redis or the URI is invalid
+     * @throws IllegalArgumentException if the URI is invalid
      */
-    static RedisStore connect(StoreSettings settings, int maxTracked) {
+    static RedisStore connect(RedisSettings settings, int maxTracked) {
         return connect(settings, maxTracked, Clock.systemUTC(), QuotaClock.system());
     }
 
@@ -47,7 +47,7 @@ public interface RedisStore extends BucketStore, StoreHealth, AutoCloseable {
      *                   close to the others'
      * @param localClock time of the local fallback buckets
      */
-    static RedisStore connect(StoreSettings settings, int maxTracked, Clock wallClock, QuotaClock localClock) {
+    static RedisStore connect(RedisSettings settings, int maxTracked, Clock wallClock, QuotaClock localClock) {
         return new LettuceBucketStore(settings, maxTracked, wallClock, localClock);
     }
 

@@ -3,12 +3,14 @@ package io.quotagate.filter.redis;
 import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.BucketStoreProvider;
-import io.quotagate.plans.StoreSettings;
+import io.quotagate.plans.StoreSpec;
 
 import java.time.Clock;
+import java.util.Set;
 
 /**
- * Opens a {@link RedisStore} for {@code store.type: redis}; listed in this module's
+ * Opens a {@link RedisStore} for {@code store.type: redis}, and owns that type's options
+ * ({@link RedisSettings#of(StoreSpec)} reads and checks them); listed in this module's
  * {@code META-INF/services}, so limiter-filter finds it when {@code io.quotagate:limiter-redis} is on
  * the class path.
  */
@@ -18,14 +20,26 @@ public final class RedisStoreProvider implements BucketStoreProvider {
     public RedisStoreProvider() {
     }
 
+    /** {@value RedisSettings#TYPE}. */
     @Override
-    public StoreSettings.Type type() {
-        return StoreSettings.Type.REDIS;
+    public String type() {
+        return RedisSettings.TYPE;
+    }
+
+    /** {@link RedisSettings#OPTIONS}. */
+    @Override
+    public Set<String> options() {
+        return RedisSettings.OPTIONS;
+    }
+
+    @Override
+    public void check(StoreSpec spec) {
+        RedisSettings.of(spec);
     }
 
     /** A store on the system wall clock (Redis buckets) and {@code clock} (local shares). */
     @Override
-    public BucketStore open(StoreSettings settings, int maxTracked, QuotaClock clock) {
-        return RedisStore.connect(settings, maxTracked, Clock.systemUTC(), clock);
+    public BucketStore open(StoreSpec spec, int maxTracked, QuotaClock clock) {
+        return RedisStore.connect(RedisSettings.of(spec), maxTracked, Clock.systemUTC(), clock);
     }
 }

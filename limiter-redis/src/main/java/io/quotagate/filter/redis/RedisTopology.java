@@ -22,7 +22,6 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.protocol.ConnectionIntent;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
-import io.quotagate.plans.StoreSettings;
 
 import reactor.core.Disposable;
 
@@ -66,7 +65,7 @@ sealed interface RedisTopology permits RedisTopology.Single, RedisTopology.Clust
     }
 
     /** The topology {@code settings.uri()} names. */
-    static RedisTopology of(StoreSettings settings, ClientResources resources) {
+    static RedisTopology of(RedisSettings settings, ClientResources resources) {
         ClientOptions options = ClientOptions.builder()
                 .autoReconnect(true)
                 // fail at once while disconnected instead of queueing requests behind a dead socket
@@ -74,7 +73,7 @@ sealed interface RedisTopology permits RedisTopology.Single, RedisTopology.Clust
                 .timeoutOptions(TimeoutOptions.enabled(settings.timeout()))
                 .socketOptions(SocketOptions.builder().connectTimeout(HANDSHAKE_TIMEOUT).build())
                 .build();
-        return StoreSettings.isClusterUri(settings.uri()) ? new Cluster(settings, resources, options)
+        return RedisSettings.isClusterUri(settings.uri()) ? new Cluster(settings, resources, options)
                 : new Single(settings.uri(), resources, options);
     }
 
@@ -125,9 +124,9 @@ sealed interface RedisTopology permits RedisTopology.Single, RedisTopology.Clust
         private final ClientResources resources;
         private volatile Disposable topologyChanges;
 
-        Cluster(StoreSettings settings, ClientResources resources, ClientOptions options) {
+        Cluster(RedisSettings settings, ClientResources resources, ClientOptions options) {
             this.resources = resources;
-            List<RedisURI> seeds = StoreSettings.clusterNodeUris(settings.uri()).stream().map(node -> {
+            List<RedisURI> seeds = RedisSettings.clusterNodeUris(settings.uri()).stream().map(node -> {
                 RedisURI u = RedisURI.create(node);
                 u.setTimeout(HANDSHAKE_TIMEOUT);
                 return u;

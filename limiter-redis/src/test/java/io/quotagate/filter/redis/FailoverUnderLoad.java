@@ -8,7 +8,6 @@ import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
-import io.quotagate.plans.StoreSettings;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -69,7 +68,7 @@ final class FailoverUnderLoad implements AutoCloseable {
      * so the count of 2 outlives the failover) and the load.
      */
     FailoverUnderLoad(String uri, int tenantCount, int threadCount) throws Exception {
-        StoreSettings settings = StoreSettings.redis(uri).withPrefix(prefix)
+        RedisSettings settings = RedisSettings.of(uri).withPrefix(prefix)
                 .withTimeout(Duration.ofMillis(200)).withHeartbeat(Duration.ofMillis(200), Duration.ofSeconds(10));
         a = RedisStore.connect(settings, 10_000);
         b = RedisStore.connect(settings, 10_000);

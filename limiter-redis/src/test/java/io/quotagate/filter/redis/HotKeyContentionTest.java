@@ -10,7 +10,6 @@ import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.filter.testing.Race;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.PlansFile;
-import io.quotagate.plans.StoreSettings;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -33,11 +32,11 @@ class HotKeyContentionTest {
     void manyThreadsOnOneKeyAreAllDecidedOnRedisExactlyByTheScript() throws Exception {
         String prefix = RedisServer.randomPrefix();
         // no batching, one retry: bucket4j's compare-and-swap would run out of retries often
-        StoreSettings settings = PlansFile.parse("hot.yml", """
+        RedisSettings settings = RedisSettings.of(PlansFile.parse("hot.yml", """
                 plans: { free: { limits: [ { capacity: 1, refill: 1, period: 1s } ] } }
                 tenants: { default-plan: free }
                 store: { type: redis, uri: "%s", prefix: "%s", timeout: 500ms, max-retries: 1, batching: false }
-                """.formatted(RedisServer.shared().uri(), prefix)).store();
+                """.formatted(RedisServer.shared().uri(), prefix)).store());
         BucketLimits hot = BucketLimits.of(List.of(new Bandwidth("hot", 1_000_000, 1, Duration.ofDays(1))));
         try (RedisStore store = RedisStore.connect(settings, 100)) {
             assertThat(store.available()).isTrue();

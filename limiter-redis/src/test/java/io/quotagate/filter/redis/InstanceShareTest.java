@@ -6,7 +6,6 @@ import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.testing.LogCapture;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.filter.testing.RedisServer;
-import io.quotagate.plans.StoreSettings;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -27,15 +26,15 @@ class InstanceShareTest {
 
     private final ManualClock clock = new ManualClock();
 
-    private static StoreSettings settings(RedisServer redis, String prefix) {
-        return StoreSettings.redis(redis.uri()).withPrefix(prefix)
+    private static RedisSettings settings(RedisServer redis, String prefix) {
+        return RedisSettings.of(redis.uri()).withPrefix(prefix)
                 .withTimeout(Duration.ofMillis(200)).withHeartbeat(Duration.ofMillis(200), Duration.ofSeconds(2));
     }
 
     @Test
     void duringAnOutageEachInstanceHoldsItsShareWithTheLastKnownCount() throws Exception {
         try (RedisServer redis = RedisServer.startOwn()) {
-            StoreSettings settings = settings(redis, RedisServer.randomPrefix());
+            RedisSettings settings = settings(redis, RedisServer.randomPrefix());
             try (RedisStore a = RedisStore.connect(settings, 100, clock.wallClock(), clock);
                  RedisStore b = RedisStore.connect(settings, 100, clock.wallClock(), clock)) {
                 awaitTrue(() -> a.instanceCount() == 2 && b.instanceCount() == 2, "both count 2");
@@ -59,7 +58,7 @@ class InstanceShareTest {
     void theHeartbeatDropsEntriesOlderThanTheInstanceTtl() throws Exception {
         RedisServer redis = RedisServer.shared();
         String prefix = RedisServer.randomPrefix();
-        StoreSettings settings = settings(redis, prefix);
+        RedisSettings settings = settings(redis, prefix);
         try (RedisStore store = RedisStore.connect(settings, 100, clock.wallClock(), clock)) {
             assertThat(store.instanceCount()).isEqualTo(1);
             @SuppressWarnings("unchecked")

@@ -5,7 +5,7 @@ import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.PlansFile;
-import io.quotagate.plans.StoreSettings;
+
 import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpResponse;
@@ -24,7 +24,7 @@ class OneTripTest {
     void everyDecisionAdmittedOrRefusedPublishedOrNotCostsOneScriptCall() throws Exception {
         String prefix = RedisServer.randomPrefix();
         try (RedisServer own = RedisServer.startOwn();
-             RedisStore store = RedisStore.connect(StoreSettings.redis(own.uri()).withPrefix(prefix).withBatching(false)
+             RedisStore store = RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(prefix).withBatching(false)
                      .withTimeout(Duration.ofSeconds(1)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
                      1_000)) {
             QuotaFilter filter = QuotaFilter.builder().plans(PlansFile.parse("one-trip.yml", """

@@ -3,7 +3,6 @@ package io.quotagate.filter.redis;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.BucketStoreContract;
 import io.quotagate.filter.testing.RedisServer;
-import io.quotagate.plans.StoreSettings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -20,7 +19,7 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
     @BeforeEach
     void connect() {
         prefix = RedisServer.randomPrefix();
-        store = RedisStore.connect(settings(StoreSettings.redis(uri()).withPrefix(prefix)
+        store = RedisStore.connect(settings(RedisSettings.of(uri()).withPrefix(prefix)
                         // generous for a loaded 2-core machine: this test is about behaviour, not speed
                         .withTimeout(Duration.ofSeconds(2))), 1_000,
                 clock.wallClock(), clock);
@@ -37,7 +36,7 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
     }
 
     /** The settings under test: the defaults (every decision on Redis). */
-    StoreSettings settings(StoreSettings base) {
+    RedisSettings settings(RedisSettings base) {
         return base;
     }
 

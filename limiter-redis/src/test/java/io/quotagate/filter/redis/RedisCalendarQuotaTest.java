@@ -9,7 +9,6 @@ import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
-import io.quotagate.plans.StoreSettings;
 import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpResponse;
@@ -45,7 +44,7 @@ class RedisCalendarQuotaTest {
     private final Clock wall = clock.wallClock(NEAR_MONTH_END);
 
     record Instance(RedisStore store, QuotaFilter filter, JettyServer server) implements AutoCloseable {
-        static Instance start(StoreSettings settings, Clock wall) throws Exception {
+        static Instance start(RedisSettings settings, Clock wall) throws Exception {
             RedisStore store = RedisStore.connect(settings, 1_000);
             QuotaFilter filter = QuotaFilter.builder().plans(PLANS).store(store).wallClock(wall).build();
             return new Instance(store, filter, JettyServer.start(filter));
@@ -70,7 +69,7 @@ class RedisCalendarQuotaTest {
     void everyInstanceCountsInOneRedisCounterThatOutlivesARestartAndExpiresAfterItsPeriod() throws Exception {
         RedisServer redis = RedisServer.shared();
         String prefix = RedisServer.randomPrefix();
-        StoreSettings s = StoreSettings.redis(redis.uri()).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
+        RedisSettings s = RedisSettings.of(redis.uri()).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
         try (Instance b = Instance.start(s, wall)) {
             try (Instance a = Instance.start(s, wall)) {
                 assertThat(a.get("acme").statusCode()).isEqualTo(200);
@@ -104,10 +103,10 @@ class RedisCalendarQuotaTest {
     void whileRedisIsDeadAQuotaCountsLocallyUnderOpenAndRefusesWith503UnderClosed() throws Exception {
         try (RedisServer redis = RedisServer.startOwn()) {
             String prefix = RedisServer.randomPrefix();
-            StoreSettings open = StoreSettings.redis(redis.uri()).withPrefix(prefix).withTimeout(Duration.ofMillis(200))
+            RedisSettings open = RedisSettings.of(redis.uri()).withPrefix(prefix).withTimeout(Duration.ofMillis(200))
                     .withHeartbeat(Duration.ofMillis(200), Duration.ofSeconds(2));
             try (Instance a = Instance.start(open, wall);
-                 Instance closed = Instance.start(open.withOnFailure(StoreSettings.OnFailure.CLOSED), wall)) {
+                 Instance closed = Instance.start(open.withOnFailure(RedisSettings.OnFailure.CLOSED), wall)) {
                 assertThat(a.get("acme").statusCode()).isEqualTo(200);
                 Await.within(3, "A counts both instances", () -> a.store().instanceCount() == 2);
                 redis.kill();
@@ -127,7 +126,7 @@ class RedisCalendarQuotaTest {
     void quotasSetAtRuntimeReachEveryInstanceThroughTheRecordFormatTwo() throws Exception {
         RedisServer redis = RedisServer.shared();
         String prefix = RedisServer.randomPrefix();
-        StoreSettings s = StoreSettings.redis(redis.uri()).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
+        RedisSettings s = RedisSettings.of(redis.uri()).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
         try (Instance a = Instance.start(s, wall); Instance b = Instance.start(s, wall)) {
             assertThat(String.valueOf(redis.command("HGET", prefix + ":limits", "body"))).startsWith("{\"format\":2,");
             List<CalendarQuota> one = List.of(new CalendarQuota("daily", 1, CalendarQuota.Per.DAY, ZoneOffset.UTC));

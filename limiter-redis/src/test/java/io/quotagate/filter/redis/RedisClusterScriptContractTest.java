@@ -1,6 +1,6 @@
 package io.quotagate.filter.redis;
 
-import io.quotagate.plans.StoreSettings;
+
 
 /**
  * The store contract on a Redis Cluster with the store's own script: a request's keys live on different
@@ -8,7 +8,7 @@ import io.quotagate.plans.StoreSettings;
  */
 class RedisClusterScriptContractTest extends RedisClusterContractTest {
     @Override
-    StoreSettings settings(StoreSettings base) {
+    RedisSettings settings(RedisSettings base) {
         return base.withBatching(false);
     }
 }

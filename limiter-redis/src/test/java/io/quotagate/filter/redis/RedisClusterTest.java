@@ -9,7 +9,6 @@ import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
-import io.quotagate.plans.StoreSettings;
 import io.quotagate.filter.metrics.QuotaMeterBinder;
 import io.quotagate.tenant.TenantContract;
 import org.junit.jupiter.api.Test;
@@ -32,8 +31,8 @@ class RedisClusterTest {
     @RegisterExtension
     static final RedisCluster cluster = new RedisCluster();
 
-    private static StoreSettings settings(String prefix) {
-        return StoreSettings.redis(cluster.uri()).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
+    private static RedisSettings settings(String prefix) {
+        return RedisSettings.of(cluster.uri()).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
     }
 
     /** The bound of {@link SharedQuotaTest#twoInstancesSharingRedisAdmitOneQuota}, on a cluster. */
@@ -83,7 +82,7 @@ class RedisClusterTest {
                   free:
                     limits: [ { capacity: 1000, refill: 1000, period: 1s } ]
                 """);
-        StoreSettings settings = settings(RedisServer.randomPrefix());
+        RedisSettings settings = settings(RedisServer.randomPrefix());
         try (RedisStore a = RedisStore.connect(settings, 1_000); RedisStore b = RedisStore.connect(settings, 1_000);
              JettyServer ja = JettyServer.start(QuotaFilter.builder().plans(plans).store(a).build());
              JettyServer jb = JettyServer.start(QuotaFilter.builder().plans(plans).store(b).build())) {
@@ -109,7 +108,7 @@ class RedisClusterTest {
      */
     @Test
     void aLimitChangedOnOneInstanceIsEnforcedAndReportedByTheOtherOnACluster() throws Exception {
-        StoreSettings s = settings(RedisServer.randomPrefix());
+        RedisSettings s = settings(RedisServer.randomPrefix());
         try (SharedLimitsTest.Instance a = SharedLimitsTest.Instance.start(SharedLimitsTest.PLANS, s);
              SharedLimitsTest.Instance b = SharedLimitsTest.Instance.start(SharedLimitsTest.PLANS, s)) {
             a.control().setGlobalQuota(List.of(new Bandwidth("api", 10, 10, Duration.ofMinutes(1))));

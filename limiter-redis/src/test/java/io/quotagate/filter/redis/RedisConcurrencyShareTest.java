@@ -6,7 +6,6 @@ import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.PlansFile;
-import io.quotagate.plans.StoreSettings;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -65,7 +64,7 @@ class RedisConcurrencyShareTest {
     @Test
     void withTwoInstancesACapOfTwoAdmitsOneInFlightRequestPerInstance() throws Exception {
         RedisServer redis = RedisServer.shared();
-        StoreSettings settings = StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
+        RedisSettings settings = RedisSettings.of(redis.uri()).withPrefix(RedisServer.randomPrefix())
                 .withHeartbeat(Duration.ofMillis(200), Duration.ofSeconds(2));
         try (RedisStore a = RedisStore.connect(settings, 1_000, clock.wallClock(), clock);
              RedisStore b = RedisStore.connect(settings, 1_000, clock.wallClock(), clock)) {

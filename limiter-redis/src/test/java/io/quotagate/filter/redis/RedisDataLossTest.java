@@ -6,7 +6,6 @@ import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.Bandwidth;
-import io.quotagate.plans.StoreSettings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -36,7 +35,7 @@ class RedisDataLossTest {
     @BeforeEach
     void start() throws Exception {
         redis = RedisServer.startOwn();
-        store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
+        store = RedisStore.connect(RedisSettings.of(redis.uri()).withPrefix(RedisServer.randomPrefix())
                 .withTimeout(Duration.ofMillis(200)).withHeartbeat(Duration.ofMillis(200), Duration.ofSeconds(2)),
                 1_000, clock.wallClock(), clock);
     }

@@ -2,7 +2,6 @@ package io.quotagate.filter.redis;
 
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.BucketStoreContract;
-import io.quotagate.plans.StoreSettings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -26,7 +25,7 @@ class RedisFailoverContractTest extends BucketStoreContract {
         try (ServerSocket s = new ServerSocket(0)) {
             closedPort = s.getLocalPort();
         }
-        store = RedisStore.connect(StoreSettings.redis("redis://127.0.0.1:" + closedPort)
+        store = RedisStore.connect(RedisSettings.of("redis://127.0.0.1:" + closedPort)
                 .withHeartbeat(Duration.ofSeconds(30), Duration.ofSeconds(60)), 1_000, clock.wallClock(), clock);
     }
 

@@ -1,6 +1,5 @@
 package io.quotagate.filter.redis;
 
-import io.quotagate.plans.StoreSettings;
 
 import java.time.Duration;
 
@@ -10,7 +9,7 @@ import java.time.Duration;
  */
 class RedisLocalAllowanceContractTest extends RedisBucketStoreContractTest {
     @Override
-    StoreSettings settings(StoreSettings base) {
-        return base.withLocalAllowance(new StoreSettings.LocalAllowance(5, Duration.ofSeconds(1)));
+    RedisSettings settings(RedisSettings base) {
+        return base.withLocalAllowance(new RedisSettings.LocalAllowance(5, Duration.ofSeconds(1)));
     }
 }

@@ -8,7 +8,6 @@ import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
-import io.quotagate.plans.StoreSettings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -58,12 +57,12 @@ class RedisOutageTest {
 
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
-    private void startFilter(StoreSettings.OnFailure onFailure) throws Exception {
+    private void startFilter(RedisSettings.OnFailure onFailure) throws Exception {
         startFilter(onFailure, null);
     }
 
-    private void startFilter(StoreSettings.OnFailure onFailure, StoreSettings.LocalAllowance allowance) throws Exception {
-        store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(prefix).withOnFailure(onFailure)
+    private void startFilter(RedisSettings.OnFailure onFailure, RedisSettings.LocalAllowance allowance) throws Exception {
+        store = RedisStore.connect(RedisSettings.of(redis.uri()).withPrefix(prefix).withOnFailure(onFailure)
                 .withTimeout(Duration.ofMillis(200)).withHeartbeat(Duration.ofMillis(200), Duration.ofSeconds(2))
                 .withLocalAllowance(allowance), 1_000);
         QuotaFilter filter = QuotaFilter.builder().plans(PLANS).store(store).build();
@@ -73,7 +72,7 @@ class RedisOutageTest {
 
     @Test
     void failOpenKeepsServingThroughAKillAndReturnsToRedisAfterARestart() throws Exception {
-        startFilter(StoreSettings.OnFailure.OPEN);
+        startFilter(RedisSettings.OnFailure.OPEN);
         try (Load load = new Load(server, 2)) {
             assertThat(send(20)).containsOnly(200);
             assertThat(redis.integer("EXISTS", prefix + ":tenant:acme")).as("on Redis before the kill").isOne();
@@ -93,7 +92,7 @@ class RedisOutageTest {
 
     @Test
     void aLocalAllowanceFallsBackAtItsNextSynchronisationAndReturnsAfterARestart() throws Exception {
-        startFilter(StoreSettings.OnFailure.OPEN, new StoreSettings.LocalAllowance(5, Duration.ofMillis(50)));
+        startFilter(RedisSettings.OnFailure.OPEN, new RedisSettings.LocalAllowance(5, Duration.ofMillis(50)));
         assertThat(send(20)).containsOnly(200);
         assertThat(redis.integer("EXISTS", prefix + ":tenant:acme")).as("synchronised to Redis").isOne();
 
@@ -127,7 +126,7 @@ class RedisOutageTest {
 
     @Test
     void failOpenSurvivesAFrozenRedisThroughTheCommandTimeout() throws Exception {
-        startFilter(StoreSettings.OnFailure.OPEN);
+        startFilter(RedisSettings.OnFailure.OPEN);
         freezeAndThaw(() -> { }); // the requests' own timeouts declare it down
     }
 
@@ -155,13 +154,13 @@ class RedisOutageTest {
      */
     @Test
     void aLocalAllowanceNoticesAFrozenRedisThroughTheHeartbeat() throws Exception {
-        startFilter(StoreSettings.OnFailure.OPEN, new StoreSettings.LocalAllowance(5, Duration.ofMillis(50)));
+        startFilter(RedisSettings.OnFailure.OPEN, new RedisSettings.LocalAllowance(5, Duration.ofMillis(50)));
         freezeAndThaw(() -> awaitTrue(() -> !store.available(), "a frozen Redis declared down"));
     }
 
     @Test
     void failClosedAnswers503WithRetryAfterUntilRedisIsBack() throws Exception {
-        startFilter(StoreSettings.OnFailure.CLOSED);
+        startFilter(RedisSettings.OnFailure.CLOSED);
         assertThat(send(5)).containsOnly(200);
 
         redis.kill();

@@ -5,7 +5,6 @@ import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
-import io.quotagate.plans.StoreSettings;
 import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpClient;
@@ -40,7 +39,7 @@ class RedisScopedLimitsTest {
     private static final HttpClient CLIENT = HttpClient.newHttpClient();
 
     record Instance(RedisStore store, QuotaFilter filter, JettyServer server) implements AutoCloseable {
-        static Instance start(StoreSettings settings) throws Exception {
+        static Instance start(RedisSettings settings) throws Exception {
             RedisStore store = RedisStore.connect(settings, 1_000);
             QuotaFilter filter = QuotaFilter.builder().plans(PLANS).store(store).build();
             return new Instance(store, filter, JettyServer.start(filter));
@@ -60,7 +59,7 @@ class RedisScopedLimitsTest {
     }
 
     /** Two filters on {@code s}: alice's per-user bucket and acme's export bucket are one for both. */
-    static void assertTwoInstancesShareScopedBuckets(StoreSettings s) throws Exception {
+    static void assertTwoInstancesShareScopedBuckets(RedisSettings s) throws Exception {
         try (Instance a = Instance.start(s); Instance b = Instance.start(s)) {
             assertThat(a.get("/items", "alice")).isEqualTo(200);
             assertThat(b.get("/items", "alice")).isEqualTo(200);
@@ -77,7 +76,7 @@ class RedisScopedLimitsTest {
     void everyInstanceTakesFromTheSameUserAndRouteBucketsInRedis() throws Exception {
         RedisServer redis = RedisServer.shared();
         String prefix = RedisServer.randomPrefix();
-        StoreSettings s = StoreSettings.redis(redis.uri()).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
+        RedisSettings s = RedisSettings.of(redis.uri()).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
         assertTwoInstancesShareScopedBuckets(s);
         assertThat(redis.command("EXISTS", prefix + ":user:acme/alice")).isEqualTo("1");
         assertThat(redis.command("EXISTS", prefix + ":route:export/acme")).isEqualTo("1");

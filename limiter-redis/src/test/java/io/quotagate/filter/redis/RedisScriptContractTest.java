@@ -1,6 +1,6 @@
 package io.quotagate.filter.redis;
 
-import io.quotagate.plans.StoreSettings;
+
 
 /**
  * The store contract with {@code batching: false}: every operation, and every request's buckets together,
@@ -8,7 +8,7 @@ import io.quotagate.plans.StoreSettings;
  */
 class RedisScriptContractTest extends RedisBucketStoreContractTest {
     @Override
-    StoreSettings settings(StoreSettings base) {
+    RedisSettings settings(RedisSettings base) {
         return base.withBatching(false);
     }
 }

@@ -9,7 +9,6 @@ import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.store.StoreUnavailableException;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.filter.testing.RedisServer;
-import io.quotagate.plans.StoreSettings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -35,7 +34,7 @@ class RedisStoreTest {
     void everyKeyIsNamespacedAndExpires(boolean batching) throws Exception {
         RedisServer redis = RedisServer.shared();
         String prefix = RedisServer.randomPrefix();
-        try (RedisStore store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(prefix).withBatching(batching),
+        try (RedisStore store = RedisStore.connect(RedisSettings.of(redis.uri()).withPrefix(prefix).withBatching(batching),
                 100, clock.wallClock(), clock)) {
             assertThat(store.available()).isTrue();
             store.bucket(BucketKind.TENANT, "acme", CONFIG).tryTake(40);
@@ -56,7 +55,7 @@ class RedisStoreTest {
             // 40 units short at 1 unit/s: full again in 40 s, kept 10 s more
             assertThat(redis.integer("PTTL", prefix + ":tenant:acme")).isBetween(40_000L, 50_000L);
             assertThat(redis.integer("PTTL", prefix + ":global:global")).isBetween(1_000L, 11_000L);
-            assertThat(redis.integer("PTTL", prefix + ":instances")).isBetween(1L, StoreSettings.DEFAULT_INSTANCE_TTL.toMillis());
+            assertThat(redis.integer("PTTL", prefix + ":instances")).isBetween(1L, RedisSettings.DEFAULT_INSTANCE_TTL.toMillis());
         }
         assertThat(redis.integer("EXISTS", prefix + ":instances")).as("a closed instance leaves the set").isZero();
     }
@@ -64,7 +63,7 @@ class RedisStoreTest {
     @Test
     void anUncontendedDecisionWithBatchingCostsOneReadAndOneCompareAndSwap() throws Exception {
         try (RedisServer own = RedisServer.startOwn();
-             RedisStore store = RedisStore.connect(StoreSettings.redis(own.uri()).withPrefix(RedisServer.randomPrefix())
+             RedisStore store = RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(RedisServer.randomPrefix())
                      .withBatching(true)
                      .withTimeout(Duration.ofMillis(500)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
                      1_000, clock.wallClock(), clock)) {
@@ -84,7 +83,7 @@ class RedisStoreTest {
     @Test
     void onTheScriptADecisionCostsOneCallForAllOfItsBucketsAndARestartedRedisGetsTheScriptAgain() throws Exception {
         try (RedisServer own = RedisServer.startOwn();
-             RedisStore store = RedisStore.connect(StoreSettings.redis(own.uri()).withPrefix(RedisServer.randomPrefix())
+             RedisStore store = RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(RedisServer.randomPrefix())
                      .withBatching(false).withTimeout(Duration.ofMillis(500))
                      .withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)), 1_000, clock.wallClock(), clock)) {
             QuotaBucket global = store.bucket(BucketKind.GLOBAL, "global", CONFIG);
@@ -117,7 +116,7 @@ class RedisStoreTest {
     @Test
     void onTheScriptAPlanChangedAtRuntimeMovesATenantsBucketOnceAndUnchangedLimitsCostNothingMore() throws Exception {
         try (RedisServer own = RedisServer.startOwn();
-             RedisStore store = RedisStore.connect(StoreSettings.redis(own.uri()).withPrefix(RedisServer.randomPrefix())
+             RedisStore store = RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(RedisServer.randomPrefix())
                      .withBatching(false).withTimeout(Duration.ofMillis(500))
                      .withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)), 100, clock.wallClock(), clock)) {
             Decisions admission = new Decisions(plans(1000), store);
@@ -144,10 +143,10 @@ class RedisStoreTest {
     void aLocalAllowanceGoesToRedisOncePerAllowanceAndSendsWhatItAdmitted() throws Exception {
         try (RedisServer own = RedisServer.startOwn()) {
             // heartbeats (scripts too) out of the way of the count
-            StoreSettings settings = StoreSettings.redis(own.uri()).withPrefix(RedisServer.randomPrefix())
+            RedisSettings settings = RedisSettings.of(own.uri()).withPrefix(RedisServer.randomPrefix())
                     .withTimeout(Duration.ofMillis(500)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2));
             try (RedisStore store = RedisStore.connect(settings.withLocalAllowance(
-                    new StoreSettings.LocalAllowance(5, Duration.ofMinutes(1))), 1_000, clock.wallClock(), clock);
+                    new RedisSettings.LocalAllowance(5, Duration.ofMinutes(1))), 1_000, clock.wallClock(), clock);
                  RedisStore exact = RedisStore.connect(settings, 1_000, clock.wallClock(), clock)) {
                 own.command("CONFIG", "RESETSTAT");
                 QuotaBucket allowed = store.bucket(BucketKind.TENANT, "acme", CONFIG);
@@ -168,14 +167,14 @@ class RedisStoreTest {
     @Test
     void unitsHeldOnALocalAllowanceReachRedisWhenTheBucketIsDroppedOrTheStoreCloses() throws Exception {
         RedisServer redis = RedisServer.shared();
-        StoreSettings settings = StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
+        RedisSettings settings = RedisSettings.of(redis.uri()).withPrefix(RedisServer.randomPrefix())
                 .withTimeout(Duration.ofMillis(500));
         BucketLimits newLimits = BucketLimits.of(List.of(
                 new io.quotagate.plans.Bandwidth("burst", 100, 2, Duration.ofSeconds(1))));
         try (RedisStore exact = RedisStore.connect(settings, 1_000, clock.wallClock(), clock)) {
             QuotaBucket shared = exact.bucket(BucketKind.TENANT, "acme", CONFIG);
             RedisStore store = RedisStore.connect(settings.withLocalAllowance(
-                    new StoreSettings.LocalAllowance(5, Duration.ofMinutes(1))), 1_000, clock.wallClock(), clock);
+                    new RedisSettings.LocalAllowance(5, Duration.ofMinutes(1))), 1_000, clock.wallClock(), clock);
             try {
                 for (int i = 0; i < 3; i++) store.bucket(BucketKind.TENANT, "acme", CONFIG).tryTake(1);
                 assertThat(shared.available()).as("2 of 3 units still on the copy").isEqualTo(99);
@@ -196,7 +195,7 @@ class RedisStoreTest {
     @Test
     void aPlanChangedAtRuntimeMovesATenantsRedisBucketOnceAndUnchangedLimitsCostNoRoundTrip() throws Exception {
         try (RedisServer own = RedisServer.startOwn();
-             RedisStore store = RedisStore.connect(StoreSettings.redis(own.uri()).withPrefix(RedisServer.randomPrefix())
+             RedisStore store = RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(RedisServer.randomPrefix())
                      .withBatching(true)
                      .withTimeout(Duration.ofMillis(500)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
                      100, clock.wallClock(), clock)) {
@@ -240,7 +239,7 @@ class RedisStoreTest {
                 plans:
                   free: { limits: [ { capacity: 1000, refill: 1, period: 1h } ] }
                 """);
-        try (RedisStore store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
+        try (RedisStore store = RedisStore.connect(RedisSettings.of(redis.uri()).withPrefix(RedisServer.randomPrefix())
                 .withTimeout(Duration.ofMillis(500)), 100, clock.wallClock(), clock)) {
             Decisions admission = new Decisions(plans, store);
             for (int i = 0; i < 5; i++) assertThat(admission.admit("t" + i, "free", 1)).isInstanceOf(io.quotagate.filter.admission.Decision.Admitted.class);
@@ -259,7 +258,7 @@ class RedisStoreTest {
     @Test
     void theHeartbeatCountsInstancesSharingAPrefix() throws Exception {
         RedisServer redis = RedisServer.shared();
-        StoreSettings settings = StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
+        RedisSettings settings = RedisSettings.of(redis.uri()).withPrefix(RedisServer.randomPrefix())
                 .withHeartbeat(Duration.ofMillis(100), Duration.ofSeconds(5));
         try (RedisStore a = RedisStore.connect(settings, 100, clock.wallClock(), clock)) {
             assertThat(a.instanceCount()).isEqualTo(1);
@@ -288,7 +287,7 @@ class RedisStoreTest {
     @Test
     void thePerBandwidthViewWorksThroughTheFailoverForPublishedHeaders() throws Exception {
         RedisServer redis = RedisServer.shared();
-        try (RedisStore store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix()),
+        try (RedisStore store = RedisStore.connect(RedisSettings.of(redis.uri()).withPrefix(RedisServer.randomPrefix()),
                 100, clock.wallClock(), clock)) {
             QuotaBucket b = store.bucket(BucketKind.TENANT, "acme", CONFIG);
             b.tryTake(30);
@@ -299,7 +298,7 @@ class RedisStoreTest {
 
     @Test
     void unreachableAtStartItServesFromLocalBucketsAndCountsTheOutage() throws Exception {
-        StoreSettings settings = StoreSettings.redis("redis://127.0.0.1:" + closedPort()).withPrefix(RedisServer.randomPrefix());
+        RedisSettings settings = RedisSettings.of("redis://127.0.0.1:" + closedPort()).withPrefix(RedisServer.randomPrefix());
         try (RedisStore store = RedisStore.connect(settings, 100, clock.wallClock(), clock)) {
             assertThat(store.available()).isFalse();
             assertThat(store.outages()).isEqualTo(1);
@@ -312,8 +311,8 @@ class RedisStoreTest {
 
     @Test
     void failClosedRefusesWhileRedisIsUnreachable() throws Exception {
-        StoreSettings settings = StoreSettings.redis("redis://127.0.0.1:" + closedPort())
-                .withPrefix(RedisServer.randomPrefix()).withOnFailure(StoreSettings.OnFailure.CLOSED)
+        RedisSettings settings = RedisSettings.of("redis://127.0.0.1:" + closedPort())
+                .withPrefix(RedisServer.randomPrefix()).withOnFailure(RedisSettings.OnFailure.CLOSED)
                 .withHeartbeat(Duration.ofSeconds(3), Duration.ofSeconds(10));
         try (RedisStore store = RedisStore.connect(settings, 100, clock.wallClock(), clock)) {
             assertThatThrownBy(() -> store.bucket(BucketKind.TENANT, "acme", CONFIG).tryTake(1))

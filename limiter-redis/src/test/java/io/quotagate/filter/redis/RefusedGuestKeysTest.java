@@ -8,7 +8,6 @@ import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
-import io.quotagate.plans.StoreSettings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -42,7 +41,7 @@ class RefusedGuestKeysTest {
 
     @BeforeEach
     void connect() {
-        store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(prefix)
+        store = RedisStore.connect(RedisSettings.of(redis.uri()).withPrefix(prefix)
                 .withTimeout(Duration.ofMillis(500)), 1_000, clock.wallClock(), clock);
         decisions = new Decisions(PLANS, store);
     }

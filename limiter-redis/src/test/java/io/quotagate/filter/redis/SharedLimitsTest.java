@@ -11,7 +11,6 @@ import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
-import io.quotagate.plans.StoreSettings;
 import io.quotagate.tenant.TenantContract;
 import org.junit.jupiter.api.Test;
 
@@ -59,14 +58,14 @@ class SharedLimitsTest {
             """);
     private static final List<Bandwidth> TEN_PER_MINUTE = List.of(new Bandwidth("api", 10, 10, Duration.ofMinutes(1)));
 
-    private static StoreSettings settings(String uri, String prefix) {
-        return StoreSettings.redis(uri).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
+    private static RedisSettings settings(String uri, String prefix) {
+        return RedisSettings.of(uri).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
     }
 
     /** One instance: a Redis store, its filter on Jetty, its meters. */
     record Instance(RedisStore store, QuotaFilter filter, JettyServer server, SimpleMeterRegistry meters)
             implements AutoCloseable {
-        static Instance start(Plans plans, StoreSettings settings) throws Exception {
+        static Instance start(Plans plans, RedisSettings settings) throws Exception {
             RedisStore store = RedisStore.connect(settings, 1_000);
             QuotaFilter filter = QuotaFilter.builder().plans(plans).store(store).build();
             JettyServer server = JettyServer.start(filter);
@@ -96,7 +95,7 @@ class SharedLimitsTest {
 
     @Test
     void aGlobalQuotaChangedOnOneInstanceIsEnforcedAndReportedByEvery() throws Exception {
-        StoreSettings s = settings(RedisServer.shared().uri(), RedisServer.randomPrefix());
+        RedisSettings s = settings(RedisServer.shared().uri(), RedisServer.randomPrefix());
         try (Instance a = Instance.start(PLANS, s); Instance b = Instance.start(PLANS, s)) {
             assertThat(b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY)).isEqualTo(3000.0);
             long changed = System.nanoTime();
@@ -132,7 +131,7 @@ class SharedLimitsTest {
 
     @Test
     void planLimitsAndTenantContractsSetOnOneInstanceApplyOnEvery() throws Exception {
-        StoreSettings s = settings(RedisServer.shared().uri(), RedisServer.randomPrefix());
+        RedisSettings s = settings(RedisServer.shared().uri(), RedisServer.randomPrefix());
         try (Instance a = Instance.start(PLANS, s); Instance b = Instance.start(PLANS, s)) {
             a.control().setPlanLimits("free", List.of(new Bandwidth("burst", 5, 1, Duration.ofSeconds(10))));
             List<Bandwidth> own = List.of(new Bandwidth("burst", 3, 1, Duration.ofMinutes(1)));
@@ -171,7 +170,7 @@ class SharedLimitsTest {
 
     @Test
     void concurrentChangesThroughTwoInstancesAreAllKept() throws Exception {
-        StoreSettings s = settings(RedisServer.shared().uri(), RedisServer.randomPrefix());
+        RedisSettings s = settings(RedisServer.shared().uri(), RedisServer.randomPrefix());
         try (Instance a = Instance.start(PLANS, s); Instance b = Instance.start(PLANS, s)) {
             int perInstance = 20;
             var pool = java.util.concurrent.Executors.newFixedThreadPool(4);
@@ -198,7 +197,7 @@ class SharedLimitsTest {
     void aLostAnnouncementHealsWithinTwoSecondsByTheVersionCheck() throws Exception {
         RedisServer redis = RedisServer.shared();
         String prefix = RedisServer.randomPrefix();
-        StoreSettings s = settings(redis.uri(), prefix);
+        RedisSettings s = settings(redis.uri(), prefix);
         try (Instance a = Instance.start(PLANS, s); Instance b = Instance.start(PLANS, s)) {
             a.control().setGlobalQuota(TEN_PER_MINUTE);
             String tenPerMinute = (String) field(redis, prefix + ":limits", "body");
@@ -218,7 +217,7 @@ class SharedLimitsTest {
     void anUnusableRecordIsRefusedAndTheLastGoodLimitsStay() throws Exception {
         RedisServer redis = RedisServer.shared();
         String prefix = RedisServer.randomPrefix();
-        StoreSettings s = settings(redis.uri(), prefix);
+        RedisSettings s = settings(redis.uri(), prefix);
         try (Instance a = Instance.start(PLANS, s); Instance b = Instance.start(PLANS, s)) {
             a.control().setGlobalQuota(TEN_PER_MINUTE);
             Await.within(2, "B at 10", () -> b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 10.0);
@@ -254,7 +253,7 @@ class SharedLimitsTest {
 
     @Test
     void twoPlansFilesDoNotReconfigureTheSharedBucketsBackAndForth() throws Exception {
-        StoreSettings s = settings(RedisServer.shared().uri(), RedisServer.randomPrefix());
+        RedisSettings s = settings(RedisServer.shared().uri(), RedisServer.randomPrefix());
         try (Instance old = Instance.start(PLANS, s)) {
             assertThat(old.get("t1")).isEqualTo(200);
             try (Instance next = Instance.start(PLANS_V2, s)) {
@@ -287,7 +286,7 @@ class SharedLimitsTest {
     @Test
     void aRecordLostWithRedisDataIsWrittenBackAndChangesWaitForRedis() throws Exception {
         try (RedisServer own = RedisServer.startOwn()) {
-            StoreSettings s = settings(own.uri(), RedisServer.randomPrefix()).withHeartbeat(Duration.ofMillis(200),
+            RedisSettings s = settings(own.uri(), RedisServer.randomPrefix()).withHeartbeat(Duration.ofMillis(200),
                     Duration.ofSeconds(10));
             try (Instance a = Instance.start(PLANS, s); Instance b = Instance.start(PLANS, s)) {
                 a.control().setGlobalQuota(TEN_PER_MINUTE);
@@ -328,7 +327,7 @@ class SharedLimitsTest {
 
     @Test
     void invalidateDropsATenantsCachedDirectoryAnswerOnEveryInstance() throws Exception {
-        StoreSettings s = settings(RedisServer.shared().uri(), RedisServer.randomPrefix());
+        RedisSettings s = settings(RedisServer.shared().uri(), RedisServer.randomPrefix());
         Map<String, String> billing = new java.util.concurrent.ConcurrentHashMap<>(Map.of("initech", "free"));
         try (RedisStore storeA = RedisStore.connect(s, 1_000); RedisStore storeB = RedisStore.connect(s, 1_000)) {
             QuotaFilter a = QuotaFilter.builder().plans(PLANS).store(storeA)

@@ -7,7 +7,6 @@ import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
-import io.quotagate.plans.StoreSettings;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -45,7 +44,7 @@ class SharedQuotaTest {
      * between them, every decision taken in Redis.
      */
     static void assertTwoInstancesAdmitOneQuota(String uri, String prefix) throws Exception {
-        StoreSettings settings = StoreSettings.redis(uri).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
+        RedisSettings settings = RedisSettings.of(uri).withPrefix(prefix).withTimeout(Duration.ofMillis(500));
         try (RedisStore a = RedisStore.connect(settings, 1_000); RedisStore b = RedisStore.connect(settings, 1_000)) {
             Run run = hammer(a, b);
             assertThat(a.fallbackDecisions() + b.fallbackDecisions()).as("every decision made in Redis").isZero();
@@ -64,10 +63,10 @@ class SharedQuotaTest {
     void aLocalAllowanceOvershootsByAtMostOneAllowancePerInstance() throws Exception {
         RedisServer redis = RedisServer.shared();
         int units = 4;
-        StoreSettings settings = StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
+        RedisSettings settings = RedisSettings.of(redis.uri()).withPrefix(RedisServer.randomPrefix())
                 .withTimeout(Duration.ofMillis(500))
                 // synchronise by units, not by time, within this short run
-                .withLocalAllowance(new StoreSettings.LocalAllowance(units, Duration.ofSeconds(30)));
+                .withLocalAllowance(new RedisSettings.LocalAllowance(units, Duration.ofSeconds(30)));
         try (RedisStore a = RedisStore.connect(settings, 1_000); RedisStore b = RedisStore.connect(settings, 1_000)) {
             Run run = hammer(a, b);
             assertThat(a.fallbackDecisions() + b.fallbackDecisions()).as("every decision made in Redis or on an allowance")

@@ -6,7 +6,6 @@ import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.PlansFile;
-import io.quotagate.plans.StoreSettings;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -24,7 +23,7 @@ class StoreFallbackEventTest {
     void anOutageRaisesFallbackOnThenOff() throws Exception {
         BlockingQueue<QuotaEvent> events = new LinkedBlockingQueue<>();
         try (RedisServer redis = RedisServer.startOwn();
-             RedisStore store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(RedisServer.randomPrefix())
+             RedisStore store = RedisStore.connect(RedisSettings.of(redis.uri()).withPrefix(RedisServer.randomPrefix())
                      .withTimeout(Duration.ofMillis(200)).withHeartbeat(Duration.ofMillis(200), Duration.ofSeconds(2)), 1_000)) {
             QuotaFilter filter = QuotaFilter.builder().plans(PlansFile.parse("p.yml", """
                     plans: { big: { limits: [ { capacity: 1000, refill: 1000, period: 1s } ] } }

@@ -5,7 +5,6 @@ import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.testing.LogCapture;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.filter.testing.RedisServer;
-import io.quotagate.plans.StoreSettings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -32,7 +31,7 @@ class UndecodableValueTest {
     void connect() {
         warnings = LogCapture.of(RedisStore.class, Level.WARNING);
         // bucket4j's buckets (batching): its state format, its newer formats
-        store = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(prefix).withBatching(true)
+        store = RedisStore.connect(RedisSettings.of(redis.uri()).withPrefix(prefix).withBatching(true)
                 .withTimeout(Duration.ofMillis(500)), 1_000, clock.wallClock(), clock);
     }
 
@@ -43,7 +42,7 @@ class UndecodableValueTest {
         String hash = prefix + ":tenant:acme";
         redis.command("SET", text, "garbage");
         redis.command("HSET", hash, "field", "value");
-        try (RedisStore script = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(prefix)
+        try (RedisStore script = RedisStore.connect(RedisSettings.of(redis.uri()).withPrefix(prefix)
                 .withBatching(false).withTimeout(Duration.ofMillis(500)), 1_000, clock.wallClock(), clock)) {
             QuotaBucket bad = script.bucket(BucketKind.GUEST, "badkey", CONFIG);
             for (int i = 0; i < 16; i++) assertThat(bad.tryTake(1)).as("request %d", i).isTrue();
@@ -119,9 +118,9 @@ class UndecodableValueTest {
 
     @Test
     void withALocalAllowanceTooTheKeyIsReplacedAndTheStoreStaysOnRedis() throws Exception {
-        try (RedisStore allowance = RedisStore.connect(StoreSettings.redis(redis.uri()).withPrefix(prefix)
+        try (RedisStore allowance = RedisStore.connect(RedisSettings.of(redis.uri()).withPrefix(prefix)
                 .withTimeout(Duration.ofMillis(500)).withLocalAllowance(
-                        new StoreSettings.LocalAllowance(5, Duration.ofMinutes(1))), 1_000, clock.wallClock(), clock)) {
+                        new RedisSettings.LocalAllowance(5, Duration.ofMinutes(1))), 1_000, clock.wallClock(), clock)) {
             redis.command("SET", prefix + ":guest:badkey", "garbage");
             QuotaBucket bad = allowance.bucket(BucketKind.GUEST, "badkey", CONFIG);
             for (int i = 0; i < 16; i++) assertThat(bad.tryTake(1)).isTrue();

@@ -1,9 +1,10 @@
 package io.quotagate.loadtest.bench;
 
+import io.quotagate.filter.redis.RedisSettings;
 import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
-import io.quotagate.plans.StoreSettings;
+import io.quotagate.plans.StoreSpec;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -18,6 +19,7 @@ import org.eclipse.jetty.util.thread.Scheduler;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -72,7 +74,7 @@ enum Mode {
             REDIS_1000_TENANTS_ALLOWANCE);
 
     /** The local allowance of the {@code -allowance} modes: 20 units or 250 ms between synchronisations. */
-    static final StoreSettings.LocalAllowance ALLOWANCE = new StoreSettings.LocalAllowance(20, java.time.Duration.ofMillis(250));
+    static final RedisSettings.LocalAllowance ALLOWANCE = new RedisSettings.LocalAllowance(20, java.time.Duration.ofMillis(250));
 
     static final String PLANS_YAML = BenchPlans.YAML;
 
@@ -142,11 +144,15 @@ enum Mode {
                  REDIS_1_TENANT_ALLOWANCE, REDIS_1000_TENANTS_ALLOWANCE -> {
                 if (redisUri == null) throw new IllegalStateException(label + " needs --redis URI");
                 // a prefix of its own per mode and per bench: runs never share buckets; keys expire
-                StoreSettings store = StoreSettings.redis(redisUri)
-                        .withPrefix("bench-" + UUID.randomUUID().toString().substring(0, 8) + "-" + label)
-                        .withBatching(!label.endsWith("-nobatch"))
-                        .withLocalAllowance(label.endsWith("-allowance") ? ALLOWANCE : null);
-                Plans plans = PlansFile.parse("bench-plans.yml", PLANS_YAML).withStore(store);
+                Map<String, Object> store = new LinkedHashMap<>();
+                store.put("uri", redisUri);
+                store.put("prefix", "bench-" + UUID.randomUUID().toString().substring(0, 8) + "-" + label);
+                store.put("batching", !label.endsWith("-nobatch"));
+                if (label.endsWith("-allowance")) {
+                    store.put("local-allowance", Map.of("units", ALLOWANCE.units(), "max-delay", ALLOWANCE.maxDelay()));
+                }
+                Plans plans = PlansFile.parse("bench-plans.yml", PLANS_YAML)
+                        .withStore(StoreSpec.of(RedisSettings.TYPE, store));
                 // the filter created the store from the plans: it closes it when the server stops
                 yield Optional.of(QuotaFilter.builder().plans(plans).build());
             }

@@ -6,7 +6,7 @@ import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import io.quotagate.plans.StoreSettings;
+import io.quotagate.filter.redis.RedisSettings;
 
 import java.util.List;
 import java.util.function.Supplier;
@@ -25,9 +25,9 @@ final class RedisCommandStats implements AutoCloseable {
     private final Supplier<Iterable<String>> commandStats;
 
     RedisCommandStats(String uri) {
-        if (StoreSettings.isClusterUri(uri)) {
+        if (RedisSettings.isClusterUri(uri)) {
             RedisClusterClient client = RedisClusterClient.create(
-                    StoreSettings.clusterNodeUris(uri).stream().map(RedisURI::create).toList());
+                    RedisSettings.clusterNodeUris(uri).stream().map(RedisURI::create).toList());
             StatefulRedisClusterConnection<String, String> c = client.connect();
             this.shutdown = client::shutdown;
             this.connection = c;

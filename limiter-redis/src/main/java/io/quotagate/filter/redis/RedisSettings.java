@@ -1,19 +1,26 @@
-package io.quotagate.plans;
+package io.quotagate.filter.redis;
+
+import io.quotagate.plans.InvalidPlansException;
+import io.quotagate.plans.StoreSpec;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * Where the buckets live ({@code store:} in the plans file): in this JVM, or in Redis so that several
- * instances enforce one quota. Plain values only: the Redis client is chosen by the filter module.
- * Immutable; start from {@link #local()} or {@link #redis(String)}, change settings through
- * {@link #from(StoreSettings)} or the {@code withX} methods, so a new setting never breaks a caller.
+ * The settings of a {@link RedisStore}: where Redis is, the key prefix, the command timeout, batching or a
+ * local allowance, the behaviour while Redis is down, the heartbeat. {@code store.type: redis} in a plans
+ * file gives them as the options under {@code store:}; {@link #of(StoreSpec)} reads and checks them there
+ * (the plans module keeps them as written and knows no Redis), with errors that name the file, the line and
+ * the field. Immutable; in code, start from {@link #of(String)} and change settings through {@link #from} or
+ * the {@code withX} methods, so a new setting never breaks a caller.
  */
-public final class StoreSettings {
+public final class RedisSettings {
 
     /** Default key prefix. */
     public static final String DEFAULT_PREFIX = "quotagate";
@@ -28,13 +35,11 @@ public final class StoreSettings {
     /** What a prefix may contain: no spaces, and no braces (a Redis Cluster hash tag would pin every key to one slot). */
     public static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9._:-]{1,64}");
 
-    /** Where buckets live. */
-    public enum Type {
-        /** In this JVM: one instance, one quota. */
-        LOCAL,
-        /** In Redis, shared by every instance using the same prefix. */
-        REDIS
-    }
+    /** The {@code store.type} of a Redis store. */
+    public static final String TYPE = "redis";
+    /** The options a {@code store:} of type redis may have, besides {@code type}. */
+    public static final Set<String> OPTIONS = Set.of("uri", "prefix", "timeout", "max-retries", "batching",
+            "on-failure", "heartbeat", "instance-ttl", "local-allowance");
 
     /** Behaviour while Redis cannot be reached. */
     public enum OnFailure {
@@ -63,7 +68,6 @@ public final class StoreSettings {
         }
     }
 
-    private final Type type;
     private final String uri;
     private final String prefix;
     private final Duration timeout;
@@ -74,8 +78,7 @@ public final class StoreSettings {
     private final Duration instanceTtl;
     private final LocalAllowance localAllowance;
 
-    private StoreSettings(Builder b) {
-        this.type = b.type;
+    private RedisSettings(Builder b) {
         this.uri = b.uri;
         this.prefix = b.prefix;
         this.timeout = b.timeout;
@@ -85,7 +88,7 @@ public final class StoreSettings {
         this.heartbeat = b.heartbeat;
         this.instanceTtl = b.instanceTtl;
         this.localAllowance = b.localAllowance;
-        if (type == Type.REDIS && (uri == null || uri.isBlank())) {
+        if (uri == null || uri.isBlank()) {
             throw new IllegalArgumentException("a Redis store needs a uri");
         }
         if (localAllowance != null && !batching) {
@@ -97,33 +100,78 @@ public final class StoreSettings {
         }
     }
 
-    /** The default: buckets in this JVM. */
-    public static StoreSettings local() {
-        return new Builder().build();
+    /** A Redis store at {@code uri} with every other setting at its default. */
+    public static RedisSettings of(String uri) {
+        return new Builder().uri(uri).build();
     }
 
-    /** A Redis store at {@code uri} with every other setting at its default. */
-    public static StoreSettings redis(String uri) {
-        return new Builder().type(Type.REDIS).uri(uri).build();
+    /**
+     * The settings a {@code store:} of type redis gives, each option checked as a plans file's fields are:
+     * {@code uri} required and a form Lettuce connects with (shown without its password when refused),
+     * {@code prefix} matching {@link #PREFIX}, periods with a unit, {@code max-retries} 1 to 100,
+     * {@code on-failure} {@code open} or {@code closed}, {@code instance-ttl} longer than {@code heartbeat},
+     * {@code local-allowance} with {@code units} and a {@code max-delay} of at most 1m, never with
+     * {@code batching: false}.
+     *
+     * @throws InvalidPlansException naming the file, the line and the field ({@code store.uri: required})
+     * @throws IllegalArgumentException if {@code spec} is not of type redis
+     */
+    public static RedisSettings of(StoreSpec spec) {
+        if (!TYPE.equals(spec.type())) {
+            throw new IllegalArgumentException("not a store of type " + TYPE + ": " + spec.type());
+        }
+        spec.checkOptionNames(OPTIONS);
+        String uri = spec.string("uri").orElseThrow(() -> spec.invalid("uri", "required"));
+        if (!isRedisUri(uri)) {
+            throw spec.invalid("uri", "expected redis://host:port (or rediss://, redis-sentinel://,"
+                    + " redis-cluster://host1:port1,host2:port2), was '" + redact(uri) + "'");
+        }
+        Builder s = from(of(uri));
+        spec.matching("prefix", PREFIX).ifPresent(s::prefix);
+        spec.period("timeout").ifPresent(s::timeout);
+        spec.positive("max-retries", 100).ifPresent(retries -> s.maxRetries(retries.intValue()));
+        boolean batching = spec.bool("batching").orElse(true);
+        s.batching(batching);
+        s.onFailure(spec.choice("on-failure", OnFailure.class).orElse(OnFailure.OPEN));
+        Duration heartbeat = spec.period("heartbeat").orElse(DEFAULT_HEARTBEAT);
+        Duration ttl = spec.period("instance-ttl").orElse(DEFAULT_INSTANCE_TTL);
+        if (ttl.compareTo(heartbeat) <= 0) {
+            throw spec.invalid("instance-ttl", "must be longer than store.heartbeat (" + heartbeat + "), was " + ttl);
+        }
+        s.heartbeat(heartbeat).instanceTtl(ttl);
+        Optional<StoreSpec> allowanceSpec = spec.section("local-allowance");
+        if (allowanceSpec.isPresent()) {
+            LocalAllowance allowance = localAllowance(allowanceSpec.get());
+            if (!batching) {
+                throw spec.invalid("batching", "cannot be false with store.local-allowance (which always batches)");
+            }
+            s.localAllowance(allowance);
+        }
+        return s.build();
+    }
+
+    private static LocalAllowance localAllowance(StoreSpec spec) {
+        spec.checkOptionNames(Set.of("units", "max-delay"));
+        long units = spec.positive("units", Integer.MAX_VALUE).orElseThrow(() -> spec.invalid("units", "required"));
+        Duration maxDelay = spec.period("max-delay").orElseThrow(() -> spec.invalid("max-delay", "required"));
+        // period() already refused 0 (and below), so only "above 1m" is left to check here
+        if (maxDelay.compareTo(Duration.ofMinutes(1)) > 0) {
+            throw spec.invalid("max-delay", "must be > 0 and at most 1m, was " + maxDelay);
+        }
+        return new LocalAllowance(units, maxDelay);
     }
 
     /** A builder starting from every setting of {@code prototype}. */
-    public static Builder from(StoreSettings prototype) {
-        return new Builder().type(prototype.type).uri(prototype.uri).prefix(prototype.prefix).timeout(prototype.timeout)
+    public static Builder from(RedisSettings prototype) {
+        return new Builder().uri(prototype.uri).prefix(prototype.prefix).timeout(prototype.timeout)
                 .maxRetries(prototype.maxRetries).batching(prototype.batching).onFailure(prototype.onFailure)
                 .heartbeat(prototype.heartbeat).instanceTtl(prototype.instanceTtl)
                 .localAllowance(prototype.localAllowance);
     }
 
-    /** {@link Type#LOCAL} (default) or {@link Type#REDIS}. */
-    public Type type() {
-        return type;
-    }
-
     /**
      * The Redis URI ({@code redis://host:port}, {@code rediss://...}, {@code redis-sentinel://...},
-     * {@code redis-cluster://host1:port1,host2:port2}); null
-     * for a local store.
+     * {@code redis-cluster://host1:port1,host2:port2}).
      */
     public String uri() {
         return uri;
@@ -192,7 +240,7 @@ public final class StoreSettings {
     /**
      * True if {@code uri} names a Redis server the store can connect to ({@code redis://},
      * {@code rediss://}, {@code redis-sentinel://}, {@code rediss-sentinel://}, then no blank) or a
-     * Redis Cluster ({@link #isClusterUri}). The plans file and the example's {@code --redis} both
+     * Redis Cluster ({@link #isClusterUri}). {@code store.uri} and the example's {@code --redis} both
      * check a URI with this.
      */
     public static boolean isRedisUri(String uri) {
@@ -236,43 +284,43 @@ public final class StoreSettings {
     }
 
     /** A copy with another Redis URI. */
-    public StoreSettings withUri(String uri) {
+    public RedisSettings withUri(String uri) {
         return from(this).uri(uri).build();
     }
 
     /** A copy with a local allowance ({@code null}: every decision on Redis). */
-    public StoreSettings withLocalAllowance(LocalAllowance localAllowance) {
+    public RedisSettings withLocalAllowance(LocalAllowance localAllowance) {
         return from(this).localAllowance(localAllowance).build();
     }
 
     /** A copy with another key prefix. */
-    public StoreSettings withPrefix(String prefix) {
+    public RedisSettings withPrefix(String prefix) {
         return from(this).prefix(prefix).build();
     }
 
     /** A copy with another command timeout. */
-    public StoreSettings withTimeout(Duration timeout) {
+    public RedisSettings withTimeout(Duration timeout) {
         return from(this).timeout(timeout).build();
     }
 
     /** A copy with batching on or off. */
-    public StoreSettings withBatching(boolean batching) {
+    public RedisSettings withBatching(boolean batching) {
         return from(this).batching(batching).build();
     }
 
     /** A copy with another failure behaviour. */
-    public StoreSettings withOnFailure(OnFailure onFailure) {
+    public RedisSettings withOnFailure(OnFailure onFailure) {
         return from(this).onFailure(onFailure).build();
     }
 
     /** A copy with another heartbeat interval and instance TTL. */
-    public StoreSettings withHeartbeat(Duration heartbeat, Duration instanceTtl) {
+    public RedisSettings withHeartbeat(Duration heartbeat, Duration instanceTtl) {
         return from(this).heartbeat(heartbeat).instanceTtl(instanceTtl).build();
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof StoreSettings s && type == s.type && Objects.equals(uri, s.uri) && prefix.equals(s.prefix)
+        return o instanceof RedisSettings s && uri.equals(s.uri) && prefix.equals(s.prefix)
                 && timeout.equals(s.timeout) && maxRetries == s.maxRetries && batching == s.batching
                 && onFailure == s.onFailure && heartbeat.equals(s.heartbeat) && instanceTtl.equals(s.instanceTtl)
                 && Objects.equals(localAllowance, s.localAllowance);
@@ -280,25 +328,24 @@ public final class StoreSettings {
 
     @Override
     public int hashCode() {
-        return Objects.hash(type, uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl,
+        return Objects.hash(uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl,
                 localAllowance);
     }
 
     @Override
     public String toString() {
-        return "StoreSettings[type=" + type + ", uri=" + (uri == null ? null : redact(uri)) + ", prefix=" + prefix
+        return "RedisSettings[uri=" + redact(uri) + ", prefix=" + prefix
                 + ", timeout=" + timeout + ", maxRetries=" + maxRetries + ", batching=" + batching + ", onFailure="
                 + onFailure + ", heartbeat=" + heartbeat + ", instanceTtl=" + instanceTtl + ", localAllowance="
                 + localAllowance + "]";
     }
 
     /**
-     * Builds {@link StoreSettings}; each setting is checked as it is given, and {@link #build()} checks
-     * those that span several (a Redis store has a URI, the instance TTL outlasts the heartbeat, a local
-     * allowance batches).
+     * Builds {@link RedisSettings}; each setting is checked as it is given, and {@link #build()} checks
+     * those that span several (a URI is given, the instance TTL outlasts the heartbeat, a local allowance
+     * batches).
      */
     public static final class Builder {
-        private Type type = Type.LOCAL;
         private String uri;
         private String prefix = DEFAULT_PREFIX;
         private Duration timeout = DEFAULT_TIMEOUT;
@@ -312,13 +359,7 @@ public final class StoreSettings {
         private Builder() {
         }
 
-        /** Where buckets live (default {@link Type#LOCAL}). */
-        public Builder type(Type type) {
-            this.type = Objects.requireNonNull(type, "type");
-            return this;
-        }
-
-        /** The Redis URI (required for {@link Type#REDIS}). */
+        /** The Redis URI (required). */
         public Builder uri(String uri) {
             this.uri = uri;
             return this;
@@ -385,8 +426,8 @@ public final class StoreSettings {
          *
          * @throws IllegalArgumentException if settings contradict each other (see the class comment)
          */
-        public StoreSettings build() {
-            return new StoreSettings(this);
+        public RedisSettings build() {
+            return new RedisSettings(this);
         }
 
         private static Duration positive(Duration d, String what) {
