@@ -70,7 +70,18 @@ final class LocalBucketStore implements BucketStore {
         /** Takes, then (outside the monitor) rewrites the entry if its write is half its keep time old. */
         @Override
         public boolean tryTake(long units) {
-            boolean taken = super.tryTake(units);
+            return kept(super.tryTake(units), units);
+        }
+
+        /** As {@link #tryTake}, with the wait of a refusal (one hold of the monitor). */
+        @Override
+        public long take(long units) {
+            long wait = super.take(units);
+            kept(wait == 0, units);
+            return wait;
+        }
+
+        private boolean kept(boolean taken, long units) {
             long recent = recentNanos; // the take just read the clock
             if (recent - writtenNanos >= keepNanos / 2) {
                 KeptBucket held = rewrite(this, recent);

@@ -61,6 +61,20 @@ class LocalBucketStoreTest {
     }
 
     @Test
+    void aTakeThatAlsoTellsTheWaitKeepsTheBucketAsATryTakeDoes() {
+        LocalBucketStore store = new LocalBucketStore(100, clock);
+        store.bucket(BucketKind.TENANT, "acme", config).take(10);
+        store.bucket(BucketKind.TENANT, "other", config).take(10);
+        clock.advance(Duration.ofDays(3));
+        QuotaBucket used = store.bucket(BucketKind.TENANT, "acme", config);
+        assertThat(used.take(10)).as("taken: no wait").isZero();
+
+        clock.advance(Duration.ofHours(35));
+        assertThat(store.tenantCount()).as("acme kept from its take").isEqualTo(1);
+        assertThat(store.bucket(BucketKind.TENANT, "acme", config)).isSameAs(used);
+    }
+
+    @Test
     void aDebtChargedAfterTheWholeStoreWasIdleIsKept() {
         // a request admitted, then running for minutes while nothing else reads the clock, is charged
         // its excess when it ends: the lookup may hand out its bucket by the tables' old time
