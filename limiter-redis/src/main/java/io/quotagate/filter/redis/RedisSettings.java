@@ -72,7 +72,8 @@ public final class RedisSettings {
     private final String prefix;
     private final Duration timeout;
     private final int maxRetries;
-    private final boolean batching;
+    /** As set; null for the default: batching exactly when there is a local allowance. */
+    private final Boolean batching;
     private final OnFailure onFailure;
     private final Duration heartbeat;
     private final Duration instanceTtl;
@@ -91,7 +92,7 @@ public final class RedisSettings {
         if (uri == null || uri.isBlank()) {
             throw new IllegalArgumentException("a Redis store needs a uri");
         }
-        if (localAllowance != null && !batching) {
+        if (localAllowance != null && Boolean.FALSE.equals(batching)) {
             throw new IllegalArgumentException("a local allowance always batches: batching cannot be false with it");
         }
         if (instanceTtl.compareTo(heartbeat) <= 0) {
@@ -130,7 +131,8 @@ public final class RedisSettings {
         spec.matching("prefix", PREFIX).ifPresent(s::prefix);
         spec.period("timeout").ifPresent(s::timeout);
         spec.positive("max-retries", 100).ifPresent(retries -> s.maxRetries(retries.intValue()));
-        boolean batching = spec.bool("batching").orElse(true);
+        // exact by default (the store's script, one round trip per request); a local allowance batches
+        boolean batching = spec.bool("batching").orElse(spec.section("local-allowance").isPresent());
         s.batching(batching);
         s.onFailure(spec.choice("on-failure", OnFailure.class).orElse(OnFailure.OPEN));
         Duration heartbeat = spec.period("heartbeat").orElse(DEFAULT_HEARTBEAT);
@@ -164,7 +166,7 @@ public final class RedisSettings {
     /** A builder starting from every setting of {@code prototype}. */
     public static Builder from(RedisSettings prototype) {
         return new Builder().uri(prototype.uri).prefix(prototype.prefix).timeout(prototype.timeout)
-                .maxRetries(prototype.maxRetries).batching(prototype.batching).onFailure(prototype.onFailure)
+                .maxRetries(prototype.maxRetries).batchingAsSet(prototype.batching).onFailure(prototype.onFailure)
                 .heartbeat(prototype.heartbeat).instanceTtl(prototype.instanceTtl)
                 .localAllowance(prototype.localAllowance);
     }
@@ -197,7 +199,7 @@ public final class RedisSettings {
      * allowance, which always batches).
      */
     public boolean batching() {
-        return batching;
+        return batching != null ? batching : localAllowance != null;
     }
 
     /** What to do while Redis is unreachable. */
@@ -321,21 +323,21 @@ public final class RedisSettings {
     @Override
     public boolean equals(Object o) {
         return o instanceof RedisSettings s && uri.equals(s.uri) && prefix.equals(s.prefix)
-                && timeout.equals(s.timeout) && maxRetries == s.maxRetries && batching == s.batching
+                && timeout.equals(s.timeout) && maxRetries == s.maxRetries && batching() == s.batching()
                 && onFailure == s.onFailure && heartbeat.equals(s.heartbeat) && instanceTtl.equals(s.instanceTtl)
                 && Objects.equals(localAllowance, s.localAllowance);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(uri, prefix, timeout, maxRetries, batching, onFailure, heartbeat, instanceTtl,
+        return Objects.hash(uri, prefix, timeout, maxRetries, batching(), onFailure, heartbeat, instanceTtl,
                 localAllowance);
     }
 
     @Override
     public String toString() {
         return "RedisSettings[uri=" + redact(uri) + ", prefix=" + prefix
-                + ", timeout=" + timeout + ", maxRetries=" + maxRetries + ", batching=" + batching + ", onFailure="
+                + ", timeout=" + timeout + ", maxRetries=" + maxRetries + ", batching=" + batching() + ", onFailure="
                 + onFailure + ", heartbeat=" + heartbeat + ", instanceTtl=" + instanceTtl + ", localAllowance="
                 + localAllowance + "]";
     }
@@ -350,7 +352,7 @@ public final class RedisSettings {
         private String prefix = DEFAULT_PREFIX;
         private Duration timeout = DEFAULT_TIMEOUT;
         private int maxRetries = DEFAULT_MAX_RETRIES;
-        private boolean batching = true;
+        private Boolean batching;
         private OnFailure onFailure = OnFailure.OPEN;
         private Duration heartbeat = DEFAULT_HEARTBEAT;
         private Duration instanceTtl = DEFAULT_INSTANCE_TTL;
@@ -388,8 +390,17 @@ public final class RedisSettings {
             return this;
         }
 
-        /** Whether concurrent requests on one bucket share one Redis update (default true). */
+        /**
+         * True for bucket4j's compare-and-swap with concurrent requests on one bucket combined into one
+         * update; false for the store's script (one round trip per request, exact). Default: false, true
+         * with a local allowance (which always batches).
+         */
         public Builder batching(boolean batching) {
+            this.batching = batching;
+            return this;
+        }
+
+        private Builder batchingAsSet(Boolean batching) {
             this.batching = batching;
             return this;
         }

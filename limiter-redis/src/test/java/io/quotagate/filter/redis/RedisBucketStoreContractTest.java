@@ -35,7 +35,7 @@ class RedisBucketStoreContractTest extends BucketStoreContract {
         return RedisServer.shared();
     }
 
-    /** The settings under test: the defaults (every decision on Redis). */
+    /** The settings under test: the defaults (the store's script: every decision on Redis, one call each). */
     RedisSettings settings(RedisSettings base) {
         return base;
     }

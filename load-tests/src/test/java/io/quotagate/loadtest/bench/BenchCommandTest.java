@@ -181,14 +181,20 @@ class BenchCommandTest {
             String text = output.toString();
             assertThat(exit).as("exit status\n%s", text).isZero();
             for (String mode : List.of("bare", "quotagate-1-tenant", "quotagate-1000-tenants", "redis-1-tenant",
-                    "redis-1-tenant-nobatch", "redis-1000-tenants", "redis-1000-tenants-nobatch", "redis-1-tenant-allowance",
+                    "redis-1-tenant-batched", "redis-1000-tenants", "redis-1000-tenants-batched", "redis-1-tenant-allowance",
                     "redis-1000-tenants-allowance")) {
                 assertThat(text).contains("run 1/1 " + mode + " ");
             }
-            assertThat(text).doesNotContain("jetty-dosfilter").contains("Redis round trips per request");
-            // 1,000 tenants on 2 connections hardly ever collide: one GET and one EVAL per request
+            assertThat(text).doesNotContain("jetty-dosfilter").contains("Redis commands per request");
+            // exact (the default): one script call per request, nothing else
             java.util.regex.Matcher m = java.util.regex.Pattern
-                    .compile("redis-1000-tenants-nobatch +([0-9.]+) GET +([0-9.]+) EVAL").matcher(text);
+                    .compile("redis-1000-tenants +([0-9.]+) GET +([0-9.]+) EVAL +([0-9.]+) EVALSHA").matcher(text);
+            assertThat(m.find()).as(text).isTrue();
+            assertThat(Double.parseDouble(m.group(1)) + Double.parseDouble(m.group(2))).isZero();
+            assertThat(Double.parseDouble(m.group(3))).isBetween(0.95, 1.05);
+            // batched, 1,000 tenants on 2 connections hardly ever collide: one GET and one EVAL per request
+            m = java.util.regex.Pattern
+                    .compile("redis-1000-tenants-batched +([0-9.]+) GET +([0-9.]+) EVAL").matcher(text);
             assertThat(m.find()).as(text).isTrue();
             assertThat(Double.parseDouble(m.group(1))).isBetween(0.9, 1.2);
             assertThat(Double.parseDouble(m.group(2))).isBetween(0.9, 1.2);
