@@ -41,9 +41,10 @@ import java.util.concurrent.atomic.LongAdder;
  * is counted ({@link #shadowRejections}) and reported in {@link Decision.Admitted#shadowRejection}.
  *
  * <p>An assigned tenant whose plan (or own contract) has calendar quotas is also counted in them
- * ({@link QuotaWindows}, counters in the store's {@link QuotaCounters}), after every bucket took the
- * units: a quota that refuses gives them all back and answers {@link Reason#QUOTA}, waiting for its
- * reset. A plan without quotas reads no wall clock and allocates nothing more.
+ * ({@link QuotaWindows}, counters in the store's {@link QuotaCounters}), in the same store operation as
+ * its buckets ({@link BucketStore#takeAll}): counted only if every bucket takes the units; a quota that
+ * refuses answers {@link Reason#QUOTA}, waiting for its reset. A plan without quotas reads no wall clock
+ * and allocates nothing more.
  *
  * <p>Thread-safe; one instance serves every request.
  */
@@ -246,7 +247,7 @@ final class Admission {
         QuotaWindows quotas = kind == BucketKind.TENANT ? pl.quotas : null;
         long nowNanos = quotas == null ? 0 : QuotaWindows.nanos(wall.instant());
         Decision.Rejected refusal = null;
-        if (guests == null && global == null && scoped == null) {
+        if (guests == null && global == null && scoped == null && quotas == null) {
             // the common case: one store operation, nothing allocated (the wait comes with a refusal)
             long wait = tenantBucket.take(cost);
             if (wait > 0) refusal = new Decision.Rejected(Reason.TENANT_RATE, wait);
@@ -254,7 +255,7 @@ final class Admission {
             // one store operation for all of the request's buckets (on Redis one round trip), all or none.
             // The guest pool goes first: a guest the pool refuses writes no bucket of its own (with Redis,
             // no key per made-up id of a flood)
-            int size = 3 + (scoped == null ? 0 : scoped.size());
+            int size = 3 + (scoped == null ? 0 : scoped.size()) + (quotas == null ? 0 : quotas.size());
             QuotaBucket[] buckets = new QuotaBucket[size];
             long[] waits = new long[size];
             int n = 0;
@@ -265,6 +266,9 @@ final class Admission {
             if (global != null) buckets[n++] = global;
             int further = n;
             if (scoped != null) n = scoped.addTo(buckets, n);
+            // the calendar quotas' counters last: counted only if every bucket takes the units
+            int counted = n;
+            if (quotas != null) n = quotas.addTo(buckets, n, counters, key, nowNanos);
             if (!store.takeAll(buckets, n, cost, waits)) {
                 // the client must find every bucket able to take it when it comes back: the longest wait
                 // wins, on a tie the tenant's own bucket, then the guest pool, then the global quota, then
@@ -277,51 +281,19 @@ final class Admission {
                     refusal = new Decision.Rejected(Reason.GLOBAL_RATE, waits[shared]);
                 }
                 if (scoped != null) refusal = scoped.longest(refusal, waits, further);
+                if (quotas != null) refusal = quotas.longest(refusal, waits, counted);
             } else if (scoped != null) {
                 scoped.charged(cost);
-            }
-        }
-        if (refusal == null && quotas != null) {
-            // last, as the rarest refusal: a request its buckets refuse adds to no counter (it only reads
-            // them, for a Retry-After that covers its quota too)
-            Decision.Rejected overQuota;
-            try {
-                overQuota = quotas.take(counters, key, cost, nowNanos);
-            } catch (RuntimeException storeFailure) {
-                refundAll(tenantBucket, guests, global, scoped, cost, storeFailure);
-                throw storeFailure;
-            }
-            if (overQuota != null) {
-                refundAll(tenantBucket, guests, global, scoped, cost, null);
-                refusal = overQuota;
             }
         }
         if (refusal == null) {
             return new Decision.Admitted(kind, key, plan, cost, global != null, guests != null, null,
                     quotas == null ? 0 : nowNanos);
         }
-        // a refused request must not come back at the bucket's wait to find its quota used up
-        if (quotas != null && refusal.reason() != Reason.QUOTA) {
-            refusal = quotas.longest(refusal, counters, key, cost, nowNanos);
-        }
         if (!pl.shadow) return refusal;
         // shadow mode: exactly what enforcing would do to the buckets (nothing taken), but let it run
         shadowed[refusal.reason().ordinal()].increment();
         return new Decision.Admitted(kind, key, plan, 0, false, false, refusal);
-    }
-
-    /** Gives {@code cost} back to the buckets a request was charged in before its quota refused it. */
-    private static void refundAll(QuotaBucket tenantBucket, QuotaBucket guests, QuotaBucket global,
-                                  ScopedCharge scoped, long cost, RuntimeException failure) {
-        try {
-            tenantBucket.refund(cost);
-            if (guests != null) guests.refund(cost);
-            if (global != null) global.refund(cost);
-            if (scoped != null) scoped.refund(cost);
-        } catch (RuntimeException alsoFailed) {
-            if (failure == null) throw alsoFailed;
-            failure.addSuppressed(alsoFailed);
-        }
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.quotagate.filter.admission;
 
+import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.store.QuotaCounters;
 import io.quotagate.plans.CalendarQuota;
 
@@ -11,8 +12,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 /**
  * A plan's calendar quotas as admission counts them: for each quota, the period the wall clock is in
  * (computed once per period, not per request) and its counter key
- * {@code <quota>:<tenant>:<first day of the period>}. A request of {@code cost} is counted in every
- * quota or in none: when one refuses, what the others just counted goes back.
+ * {@code <quota>:<tenant>:<first day of the period>}, handed to the store as buckets ({@link #addTo}) so a
+ * request is counted in every quota (and taken from every bucket) or in none.
  *
  * <p>Thread-safe; immutable but for the cached periods, which any thread may replace.
  */
@@ -59,32 +60,36 @@ final class QuotaWindows {
         return q.name() + ":" + tenant + ":" + label;
     }
 
+    /** How many quotas. */
+    int size() {
+        return quotas.length;
+    }
+
     /**
-     * Counts {@code cost} in every quota, or in none.
+     * Puts the counters of the periods {@code nowNanos} is in, as buckets, at {@code into[at..]} (see
+     * {@link QuotaCounters#counter}): taken with the request's buckets in one store operation.
      *
-     * @return null if counted; else the refusal of the quota whose period ends last among those that
-     *         cannot take it (waiting for an earlier reset would not be enough)
+     * @return the index after the last
      */
-    Decision.Rejected take(QuotaCounters counters, String tenant, long cost, long nowNanos) {
-        long nowMillis = nowNanos / NANOS_PER_MILLI;
+    int addTo(QuotaBucket[] into, int at, QuotaCounters counters, String tenant, long nowNanos) {
         for (int i = 0; i < quotas.length; i++) {
             Period p = period(i, nowNanos);
-            long r;
-            try {
-                r = counters.tryAdd(key(quotas[i], tenant, p.label), cost, quotas[i].limit(), nowMillis,
-                        p.expiresAtMillis());
-            } catch (RuntimeException storeFailure) {
-                undo(counters, tenant, cost, nowNanos, i, storeFailure);
-                throw storeFailure;
-            }
-            if (r < 0) {
-                undo(counters, tenant, cost, nowNanos, i, null);
-                Decision.Rejected refusal = refusal(i, p, nowNanos);
-                for (int j = i + 1; j < quotas.length; j++) refusal = longer(refusal, counters, tenant, cost, nowNanos, j);
-                return refusal;
-            }
+            into[at++] = counters.counter(key(quotas[i], tenant, p.label), quotas[i].limit(), nowNanos, p.endNanos,
+                    p.expiresAtMillis());
         }
-        return null;
+        return at;
+    }
+
+    /**
+     * {@code refusal}, or the refusal of a quota whose wait at {@code waits[from + i]} is longer (the wait
+     * of a quota that refuses is the time to its period's end).
+     */
+    Decision.Rejected longest(Decision.Rejected refusal, long[] waits, int from) {
+        for (int i = 0; i < quotas.length; i++) {
+            long wait = waits[from + i];
+            if (wait > 0 && wait > refusal.nanosToWait()) refusal = new Decision.Rejected(Reason.QUOTA, wait, quotas[i].name());
+        }
+        return refusal;
     }
 
     /**
@@ -107,20 +112,6 @@ final class QuotaWindows {
 
     private Decision.Rejected refusal(int i, Period p, long nowNanos) {
         return new Decision.Rejected(Reason.QUOTA, p.endNanos - nowNanos, quotas[i].name());
-    }
-
-    /** Takes back what quotas {@code 0..end-1} just counted. */
-    private void undo(QuotaCounters counters, String tenant, long cost, long nowNanos, int end, RuntimeException failure) {
-        long nowMillis = nowNanos / NANOS_PER_MILLI;
-        for (int j = 0; j < end; j++) {
-            Period p = period(j, nowNanos);
-            try {
-                counters.add(key(quotas[j], tenant, p.label), -cost, nowMillis, p.expiresAtMillis());
-            } catch (RuntimeException alsoFailed) {
-                if (failure != null) failure.addSuppressed(alsoFailed);
-                else throw alsoFailed;
-            }
-        }
     }
 
     /**

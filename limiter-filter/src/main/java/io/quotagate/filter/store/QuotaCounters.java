@@ -30,4 +30,18 @@ public interface QuotaCounters {
 
     /** The units used in the counter, 0 if there is none. */
     long used(String key);
+
+    /**
+     * The counter {@code key} in the period that ends at {@code resetNanos}, as a bucket holding
+     * {@code limit − used} units (a refused request waits until the period ends), so that a request's
+     * quotas are taken together with its buckets ({@link BucketStore#takeAll}: one operation of a store
+     * that can do it, such as one Redis script call). The default goes through this interface's methods.
+     *
+     * @param nowNanos        the wall time of the request, epoch nanoseconds
+     * @param resetNanos      when the period ends, epoch nanoseconds
+     * @param expiresAtMillis when the counter may be dropped
+     */
+    default QuotaBucket counter(String key, long limit, long nowNanos, long resetNanos, long expiresAtMillis) {
+        return new CounterBucket(this, key, limit, nowNanos, resetNanos, expiresAtMillis);
+    }
 }
