@@ -70,11 +70,11 @@ final class BucketScript {
 
     /**
      * Runs {@code op} for {@code units} on {@code buckets[0..count)}: one script call, or on a cluster one
-     * per key sent together. Notes what each bucket held ({@link ScriptBucket#noted}).
+     * per key sent together. Notes what each bucket held ({@link ScriptKey#noted}).
      *
      * @param limits the limits to move each bucket to ({@link #MOVE}), or null for the buckets' own
      */
-    Reply run(byte op, long units, ScriptBucket[] buckets, int count, BucketLimits limits) {
+    Reply run(byte op, long units, ScriptKey[] buckets, int count, BucketLimits limits) {
         RedisConnection.Link link = redis.link();
         if (count == 1 || !(link.session().connection() instanceof StatefulRedisClusterConnection<?, ?>)) {
             return parse(await(call(link.commands(), op, units, buckets, 0, count, limits)), buckets, 0, count);
@@ -84,7 +84,7 @@ final class BucketScript {
 
     /** One call per key, all sent at once; a take that some refused gives back what the others took. */
     private Reply acrossSlots(RedisClusterAsyncCommands<String, byte[]> commands, byte op, long units,
-                              ScriptBucket[] buckets, int count) {
+                              ScriptKey[] buckets, int count) {
         Sent[] sent = new Sent[count];
         for (int i = 0; i < count; i++) sent[i] = call(commands, op, units, buckets, i, 1, null);
         boolean done = true;
@@ -107,7 +107,7 @@ final class BucketScript {
             for (int i = 0; i < count; i++) {
                 if (!took[i]) continue;
                 try {
-                    run(REFUND, units, new ScriptBucket[]{buckets[i]}, 1, null);
+                    run(REFUND, units, new ScriptKey[]{buckets[i]}, 1, null);
                 } catch (RuntimeException e) {
                     if (failure == null) throw e;
                     failure.addSuppressed(e);
@@ -132,7 +132,7 @@ final class BucketScript {
     }
 
     /** Sends one call as EVALSHA. */
-    private Sent call(RedisClusterAsyncCommands<String, byte[]> commands, byte op, long units, ScriptBucket[] buckets,
+    private Sent call(RedisClusterAsyncCommands<String, byte[]> commands, byte op, long units, ScriptKey[] buckets,
                       int from, int count, BucketLimits limits) {
         long nowMicros = Math.floorDiv(redis.clock().currentTimeNanos(), 1000);
         String[] keys = new String[count];
@@ -141,7 +141,7 @@ final class BucketScript {
         args[1] = Long.toString(units).getBytes(StandardCharsets.US_ASCII);
         args[2] = Long.toString(nowMicros).getBytes(StandardCharsets.US_ASCII);
         for (int i = 0; i < count; i++) {
-            ScriptBucket b = buckets[from + i];
+            ScriptKey b = buckets[from + i];
             keys[i] = b.key();
             args[3 + 2 * i] = limits == null ? b.spec() : spec(limits);
             args[4 + 2 * i] = b.seen();
@@ -151,14 +151,14 @@ final class BucketScript {
     }
 
     /** The reply of one call on {@code buckets[from..from+count)}. */
-    private Reply parse(List<Object> reply, ScriptBucket[] buckets, int from, int count) {
+    private Reply parse(List<Object> reply, ScriptKey[] buckets, int from, int count) {
         boolean done = (Long) reply.get(0) == 1;
         long now = (Long) reply.get(1);
         long[] waits = new long[count];
         long[][] tokens = new long[count][];
         int at = 2;
         for (int i = 0; i < count; i++) {
-            ScriptBucket b = buckets[from + i];
+            ScriptKey b = buckets[from + i];
             boolean repaired = (Long) reply.get(at) == 1;
             long wait = (Long) reply.get(at + 1);
             int n = ((Long) reply.get(at + 2)).intValue();

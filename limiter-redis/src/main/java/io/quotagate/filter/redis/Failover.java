@@ -83,10 +83,11 @@ final class Failover {
 
     /**
      * {@link io.quotagate.filter.store.BucketStore#takeAll} on Redis: one script call covering every
-     * bucket ({@link #scripted()} only); on this instance's shares while Redis is unavailable or fails.
+     * bucket and quota counter ({@link #scripted()} only; each a {@link FailoverBucket} or a
+     * {@link ScriptCounter}); on this instance's shares while Redis is unavailable or fails.
      */
-    boolean takeAll(FailoverBucket[] buckets, int count, long units, long[] waits) {
-        ScriptBucket[] remotes = onScript(buckets, count);
+    boolean takeAll(QuotaBucket[] buckets, int count, long units, long[] waits) {
+        ScriptKey[] remotes = onScript(buckets, count);
         if (remotes != null) {
             try {
                 BucketScript.Reply r = script.run(BucketScript.TAKE, units, remotes, count, null);
@@ -105,8 +106,8 @@ final class Failover {
     }
 
     /** {@link io.quotagate.filter.store.BucketStore#waits} on Redis: one script call that writes nothing. */
-    void waits(FailoverBucket[] buckets, int count, long units, long[] waits) {
-        ScriptBucket[] remotes = onScript(buckets, count);
+    void waits(QuotaBucket[] buckets, int count, long units, long[] waits) {
+        ScriptKey[] remotes = onScript(buckets, count);
         if (remotes != null) {
             try {
                 BucketScript.Reply r = script.run(BucketScript.LOOK, units, remotes, count, null);
@@ -123,21 +124,25 @@ final class Failover {
     }
 
     /**
-     * The buckets' script buckets, each moved to its limits first if they may have changed (once per
-     * change); null when Redis is unavailable (or not connected yet).
+     * The keys of the script call, each bucket moved to its limits first if they may have changed (once
+     * per change); null when Redis is unavailable (or not connected yet).
      */
-    private ScriptBucket[] onScript(FailoverBucket[] buckets, int count) {
+    private ScriptKey[] onScript(QuotaBucket[] buckets, int count) {
         if (!health.available()) return null;
-        ScriptBucket[] remotes = new ScriptBucket[count];
+        ScriptKey[] remotes = new ScriptKey[count];
         for (int i = 0; i < count; i++) {
-            if (!(remote(buckets[i]) instanceof ScriptBucket s)) return null;
-            remotes[i] = s;
+            if (buckets[i] instanceof ScriptCounter c) {
+                remotes[i] = c;
+            } else if (remote((FailoverBucket) buckets[i]) instanceof ScriptBucket s) {
+                remotes[i] = s;
+            } else {
+                return null;
+            }
         }
         for (int i = 0; i < count; i++) {
-            FailoverBucket b = buckets[i];
-            if (!b.moveFirst()) continue;
+            if (!(buckets[i] instanceof FailoverBucket b) || !b.moveFirst()) continue;
             try {
-                remotes[i].moveTo(b.limits());
+                ((ScriptBucket) remotes[i]).moveTo(b.limits());
             } catch (RuntimeException e) {
                 health.failed(e);
                 return null; // decided locally this time; moved by the next call Redis answers
@@ -148,9 +153,12 @@ final class Failover {
         return remotes;
     }
 
-    private QuotaBucket[] localShares(FailoverBucket[] buckets, int count) {
+    /** This instance's share of each bucket and counter. */
+    private QuotaBucket[] localShares(QuotaBucket[] buckets, int count) {
         QuotaBucket[] local = new QuotaBucket[count];
-        for (int i = 0; i < count; i++) local[i] = shares.of(buckets[i]);
+        for (int i = 0; i < count; i++) {
+            local[i] = buckets[i] instanceof ScriptCounter c ? c.local() : shares.of((FailoverBucket) buckets[i]);
+        }
         return local;
     }
 

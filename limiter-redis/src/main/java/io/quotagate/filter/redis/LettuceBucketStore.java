@@ -97,33 +97,33 @@ final class LettuceBucketStore implements RedisStore {
                 !limits.initial() || (old != null && !old.limits().equals(limits))));
     }
 
-    /** One script call for all of the request's buckets while the buckets are the script's (see {@link BucketScript}). */
+    /**
+     * One script call for all of the request's buckets and quota counters while the buckets are the
+     * script's (see {@link BucketScript}).
+     */
     @Override
     public boolean takeAll(QuotaBucket[] buckets, int count, long units, long[] waits) {
-        FailoverBucket[] own = scripted(buckets, count);
-        return own == null ? RedisStore.super.takeAll(buckets, count, units, waits)
-                : failover.takeAll(own, count, units, waits);
+        return scripted(buckets, count) ? failover.takeAll(buckets, count, units, waits)
+                : RedisStore.super.takeAll(buckets, count, units, waits);
     }
 
     @Override
     public void waits(QuotaBucket[] buckets, int count, long units, long[] waits) {
-        FailoverBucket[] own = scripted(buckets, count);
-        if (own == null) {
-            RedisStore.super.waits(buckets, count, units, waits);
+        if (scripted(buckets, count)) {
+            failover.waits(buckets, count, units, waits);
         } else {
-            failover.waits(own, count, units, waits);
+            RedisStore.super.waits(buckets, count, units, waits);
         }
     }
 
-    /** The buckets as this store's, if they are decided by the script; else null. */
-    private FailoverBucket[] scripted(QuotaBucket[] buckets, int count) {
-        if (!failover.scripted()) return null;
-        FailoverBucket[] own = new FailoverBucket[count];
+    /** True if the buckets are this store's and decided by its script. */
+    private boolean scripted(QuotaBucket[] buckets, int count) {
+        if (!failover.scripted()) return false;
         for (int i = 0; i < count; i++) {
-            if (!(buckets[i] instanceof FailoverBucket b)) return null;
-            own[i] = b;
+            QuotaBucket b = buckets[i];
+            if (!(b instanceof FailoverBucket || b instanceof ScriptCounter c && c.owner() == counters)) return false;
         }
-        return own;
+        return true;
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.quotagate.filter.redis;
 
 import io.lettuce.core.ScriptOutputType;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.store.QuotaCounters;
 import io.quotagate.filter.store.StoreUnavailableException;
 
@@ -121,6 +122,17 @@ final class RedisQuotaCounters implements QuotaCounters {
             }
         }
         return local.used(key);
+    }
+
+    /**
+     * The counter as one key of the store's script, so a request's quotas are counted in the same call
+     * as its buckets; alone, it runs on this object's own operations.
+     */
+    @Override
+    public QuotaBucket counter(String key, long limit, long nowNanos, long resetNanos, long expiresAtMillis) {
+        return new ScriptCounter(this, key(key), limit, expiresAtMillis, nowNanos, resetNanos,
+                QuotaCounters.super.counter(key, limit, nowNanos, resetNanos, expiresAtMillis),
+                local.counter(key, share(limit), nowNanos, resetNanos, expiresAtMillis));
     }
 
     private void unavailable() {

@@ -12,7 +12,7 @@ import java.nio.charset.StandardCharsets;
  * instance last saw it, refilled since by Redis's clock (as {@link RemoteBucket} does for bucket4j), so
  * Redis losing its data hands out no fresh burst; a key that expired after a full refill is created full.
  */
-final class ScriptBucket implements RedisBucket {
+final class ScriptBucket implements RedisBucket, ScriptKey {
     /** Tokens per bandwidth at a time of Redis's clock (microseconds). */
     private record Seen(long atMicros, long[] tokens) {
     }
@@ -28,17 +28,20 @@ final class ScriptBucket implements RedisBucket {
         this.spec = BucketScript.spec(limits);
     }
 
-    String key() {
+    @Override
+    public String key() {
         return key;
     }
 
     /** The limits the script creates the key with, in its format. */
-    byte[] spec() {
+    @Override
+    public byte[] spec() {
         return spec;
     }
 
     /** What this instance last saw of the bucket, in the script's format ({@code at|tokens,...}), or empty. */
-    byte[] seen() {
+    @Override
+    public byte[] seen() {
         Seen s = seen;
         if (s == null) return new byte[0];
         StringBuilder b = new StringBuilder().append(s.atMicros()).append('|');
@@ -49,8 +52,9 @@ final class ScriptBucket implements RedisBucket {
         return b.toString().getBytes(StandardCharsets.US_ASCII);
     }
 
-    /** Notes the tokens a reply showed, at Redis's time {@code nowMicros}. */
-    void noted(long nowMicros, long[] tokens) {
+    /** Notes the tokens a reply showed, at the time {@code nowMicros} the call was sent with. */
+    @Override
+    public void noted(long nowMicros, long[] tokens) {
         seen = new Seen(nowMicros, tokens);
     }
 
@@ -102,10 +106,10 @@ final class ScriptBucket implements RedisBucket {
 
     @Override
     public void moveTo(BucketLimits limits) {
-        script.run(BucketScript.MOVE, 0, new ScriptBucket[]{this}, 1, limits);
+        script.run(BucketScript.MOVE, 0, new ScriptKey[]{this}, 1, limits);
     }
 
     private BucketScript.Reply run(byte op, long units) {
-        return script.run(op, units, new ScriptBucket[]{this}, 1, null);
+        return script.run(op, units, new ScriptKey[]{this}, 1, null);
     }
 }

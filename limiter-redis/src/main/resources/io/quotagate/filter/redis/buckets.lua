@@ -8,6 +8,10 @@
 --          2^53, the year 2255); a bucket's time never goes back (an instance behind it refills nothing)
 -- per key i (1-based), ARGV[2 + 2i] = its limits 'name,capacity,refill,periodMicros|...' and
 --          ARGV[3 + 2i] = what this instance last saw of it, 'atMicros|tokens,tokens...' or ''.
+-- A key whose limits start with '#' is a calendar quota's counter in one period:
+--          '#limit,expiresAtMillis,waitMicros' (the wait until its period ends, on the calendar's clock);
+--          its value is the units used, an integer (as INCRBY keeps
+--          it), it holds limit - used units, refills nothing, and a refused request waits until the reset.
 -- A value:  'q2<limits>;' then, packed as big-endian doubles, the time (micros) and each bandwidth's
 --          tokens (doubles: refill is continuous); packed, not printed, as formatting costs more than the
 --          rest of the script.
@@ -75,7 +79,26 @@ local function load(key, spec, seen)
   return st
 end
 
+local function counterOf(key, spec)
+  local limit, expires, waitToReset = string.match(spec, '^#(%d+),(%d+),(%d+)$')
+  local ok, v = pcall(redis.call, 'GET', key)
+  local st = { counter = true, limit = tonumber(limit), expires = expires, waitToReset = tonumber(waitToReset),
+               used = 0, fresh = true, repaired = 0 }
+  if not ok then
+    st.repaired = 1 -- another type than a counter's
+  elseif v then
+    local used = tonumber(v)
+    if used then st.used, st.fresh = used, false else st.repaired = 1 end
+  end
+  return st
+end
+
 local function wait(st)
+  if st.counter then
+    if units > st.limit then return -1 end
+    if st.used + units > st.limit then return st.waitToReset end
+    return 0
+  end
   local longest = 0
   for i, b in ipairs(st.bs) do
     if units > b.cap then return -1 end
@@ -110,8 +133,22 @@ end
 
 local states = {}
 local done = 1
+local function counterStep(key, st)
+  if op == 't' and done == 1 or op == 'f' then
+    st.used = st.used + units
+    redis.call('SET', key, string.format('%d', st.used), 'PXAT', st.expires)
+  elseif op == 'r' and not st.fresh then
+    st.used = math.max(0, st.used - units)
+    redis.call('SET', key, string.format('%d', st.used), 'KEEPTTL')
+  elseif st.repaired == 1 and op ~= 'l' and op ~= 'a' then
+    redis.call('SET', key, string.format('%d', st.used), 'PXAT', st.expires)
+  end
+end
+
 for k = 1, #KEYS do
-  local st = load(KEYS[k], ARGV[2 + 2 * k], ARGV[3 + 2 * k])
+  local spec = ARGV[2 + 2 * k]
+  local st
+  if string.sub(spec, 1, 1) == '#' then st = counterOf(KEYS[k], spec) else st = load(KEYS[k], spec, ARGV[3 + 2 * k]) end
   states[k] = st
   st.wait = wait(st)
   if st.wait ~= 0 then done = 0 end
@@ -120,7 +157,10 @@ end
 for k = 1, #KEYS do
   local st = states[k]
   local write = st.repaired == 1
-  if op == 't' then
+  if st.counter then
+    counterStep(KEYS[k], st)
+    write = false
+  elseif op == 't' then
     if done == 1 then
       for i = 1, #st.tok do st.tok[i] = st.tok[i] - units end
       write = true
@@ -151,7 +191,12 @@ for k = 1, #KEYS do
   local st = states[k]
   reply[#reply + 1] = st.repaired
   reply[#reply + 1] = st.wait
-  reply[#reply + 1] = #st.bs
-  for i = 1, #st.bs do reply[#reply + 1] = math.floor(st.tok[i]) end
+  if st.counter then
+    reply[#reply + 1] = 1
+    reply[#reply + 1] = st.limit - st.used
+  else
+    reply[#reply + 1] = #st.bs
+    for i = 1, #st.bs do reply[#reply + 1] = math.floor(st.tok[i]) end
+  end
 end
 return reply

@@ -63,4 +63,50 @@ class OneTripTest {
             }
         }
     }
+
+    @Test
+    void aRequestWithAUserARouteAndAMonthlyQuotaStillCostsOneScriptCall() throws Exception {
+        String prefix = RedisServer.randomPrefix();
+        try (RedisServer own = RedisServer.startOwn();
+             RedisStore store = RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(prefix)
+                     .withTimeout(Duration.ofSeconds(1)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
+                     1_000)) {
+            QuotaFilter filter = QuotaFilter.builder().plans(PlansFile.parse("one-trip-scoped.yml", """
+                    plans:
+                      team:
+                        limits: [ { capacity: 100, refill: 100, period: 1h } ]
+                        quotas: [ { name: monthly, limit: 6, per: month } ]
+                        per-user: { limits: [ { capacity: 4, refill: 4, period: 1h } ] }
+                    routes:
+                      - name: export
+                        paths: ["/export"]
+                        limits: [ { capacity: 50, refill: 50, period: 1h } ]
+                    tenants:
+                      users: [ { type: header, name: X-User-Id } ]
+                      assignments: { acme: team }
+                    """)).store(store).build();
+            try (JettyServer server = JettyServer.start(filter)) {
+                own.command("CONFIG", "RESETSTAT");
+                int[] statuses = new int[8];
+                HttpResponse<String> last = null;
+                for (int i = 0; i < statuses.length; i++) {
+                    // ann sends 5 (her 5th refused by her own bucket of 4), then bob 3 (his 3rd by the quota of 6)
+                    String user = i < 5 ? "ann" : "bob";
+                    java.net.http.HttpRequest r = java.net.http.HttpRequest.newBuilder(server.uri("/export"))
+                            .header("X-Tenant-Id", "acme").header("X-User-Id", user).build();
+                    last = java.net.http.HttpClient.newHttpClient().send(r, HttpResponse.BodyHandlers.ofString());
+                    statuses[i] = last.statusCode();
+                }
+                assertThat(statuses).containsExactly(200, 200, 200, 200, 429, 200, 200, 429);
+                assertThat(last.body()).contains("\"reason\":\"quota\"").contains("monthly");
+                assertThat(own.calls("evalsha")).as("tenant, user, route and quota: one call per request")
+                        .isEqualTo(statuses.length);
+                assertThat(own.calls("eval")).isZero();
+                assertThat(own.command("GET", prefix + ":quota:monthly:acme:"
+                        + java.time.LocalDate.now(java.time.ZoneOffset.UTC).withDayOfMonth(1)))
+                        .as("the counter, as INCRBY keeps it").isEqualTo("6");
+                assertThat(store.fallbackDecisions()).isZero();
+            }
+        }
+    }
 }

@@ -1,0 +1,101 @@
+package io.quotagate.filter.redis;
+
+import io.quotagate.filter.store.QuotaBucket;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A calendar quota's counter in one period as one key of the store's script ({@link ScriptKey}): taken
+ * with the request's buckets in the same script call ({@link LettuceBucketStore#takeAll}). Alone, each
+ * operation goes through {@link RedisQuotaCounters} (and its local counters while Redis is unreachable),
+ * as {@code on} does; {@link #local()} is this instance's share of it for a request decided locally.
+ */
+final class ScriptCounter implements QuotaBucket, ScriptKey {
+    private static final byte[] NOTHING_SEEN = new byte[0];
+
+    private final RedisQuotaCounters owner;
+    private final String key;
+    private final byte[] spec;
+    private final QuotaBucket on;
+    private final QuotaBucket local;
+
+    /**
+     * @param on    the counter on {@code owner}'s own operations (Redis, or local while unreachable)
+     * @param local this instance's share of the counter, in the local counters
+     */
+    ScriptCounter(RedisQuotaCounters owner, String key, long limit, long expiresAtMillis, long nowNanos,
+                  long resetNanos, QuotaBucket on, QuotaBucket local) {
+        this.owner = owner;
+        this.key = key;
+        // the wait of a refusal on the calendar's clock (the request's), in whole microseconds rounded up
+        long waitMicros = Math.max(1, -Math.floorDiv(nowNanos - resetNanos, 1000));
+        this.spec = ("#" + limit + "," + expiresAtMillis + "," + waitMicros).getBytes(StandardCharsets.US_ASCII);
+        this.on = on;
+        this.local = local;
+    }
+
+    /** The counters this counter belongs to. */
+    RedisQuotaCounters owner() {
+        return owner;
+    }
+
+    /** This instance's share of the counter, for a decision taken without Redis. */
+    QuotaBucket local() {
+        return local;
+    }
+
+    @Override
+    public String key() {
+        return key;
+    }
+
+    @Override
+    public byte[] spec() {
+        return spec;
+    }
+
+    @Override
+    public byte[] seen() {
+        return NOTHING_SEEN; // a counter lost with Redis's data is not rebuilt from what was seen
+    }
+
+    @Override
+    public void noted(long nowMicros, long[] tokens) {
+        // nothing to keep: see seen()
+    }
+
+    @Override
+    public boolean tryTake(long units) {
+        return on.tryTake(units);
+    }
+
+    @Override
+    public long take(long units) {
+        return on.take(units);
+    }
+
+    @Override
+    public long nanosToWait(long units) {
+        return on.nanosToWait(units);
+    }
+
+    @Override
+    public void refund(long units) {
+        on.refund(units);
+    }
+
+    @Override
+    public void forceTake(long units) {
+        on.forceTake(units);
+    }
+
+    @Override
+    public long available() {
+        return on.available();
+    }
+
+    @Override
+    public long[] availablePerBandwidth() {
+        return on.availablePerBandwidth();
+    }
+}
