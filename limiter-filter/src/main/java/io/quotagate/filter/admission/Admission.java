@@ -484,7 +484,23 @@ final class Admission {
      * request's own decision left them ({@link QuotaBucket#notedPerBandwidth()}: on Redis, no round trip more).
      */
     List<LimitStatus> published(Policy policy, BucketKind kind, String tenant, String plan) {
-        return status(policy, kind, tenant, plan, true);
+        List<LimitStatus> limits = status(policy, kind, tenant, plan, true);
+        PlanLimits pl = limitsOf(policy.limits, kind, tenant, plan);
+        if (kind != BucketKind.TENANT || pl.quotas == null || limits.isEmpty()) return limits;
+        // each calendar quota is a policy too: q = its limit, w = its period, r = what is left, and a unit
+        // spent now comes back only at the reset, which is t
+        List<LimitStatus> all = new ArrayList<>(limits);
+        long now = QuotaWindows.nanos(wall.instant());
+        CalendarQuota[] quotas = pl.quotas.quotas();
+        for (int i = 0; i < quotas.length; i++) {
+            QuotaWindows.Period p = pl.quotas.period(i, now);
+            long used = counters.used(QuotaWindows.key(quotas[i], tenant, p.label()));
+            long toReset = p.endNanos() - now;
+            all.add(new LimitStatus(quotas[i].name(), quotas[i].limit(),
+                    RetryAfter.seconds(p.endNanos() - p.startNanos()), Math.max(0, quotas[i].limit() - used),
+                    used <= 0 ? 0 : toReset, toReset));
+        }
+        return all;
     }
 
     private List<LimitStatus> status(Policy policy, BucketKind kind, String tenant, String plan, boolean noted) {

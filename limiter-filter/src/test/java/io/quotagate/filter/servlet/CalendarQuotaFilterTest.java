@@ -58,6 +58,25 @@ class CalendarQuotaFilterTest {
     }
 
     @Test
+    void aPublishedPlanPublishesItsQuotaWithItsPeriodAsWindowAndTheResetAsT() throws Exception {
+        filter = QuotaFilter.builder().plans(PlansFile.parse("plans.yml", PLANS.replace("  pro:\n",
+                "  pro:\n    publish: true\n"))).clock(clock)
+                .wallClock(clock.wallClock(Instant.parse("2027-02-28T20:00:00Z"))).build();
+        server = JettyServer.start(filter);
+        HttpResponse<String> first = get("/items", "acme");
+        // February 2027 in Berlin: 28 days; 3 hours to its end
+        assertThat(first.headers().firstValue("RateLimit-Policy").orElseThrow())
+                .contains("\"monthly\";q=3;w=" + 28 * 86_400);
+        assertThat(first.headers().firstValue("RateLimit").orElseThrow()).contains("\"monthly\";r=2;t=10800");
+        get("/export", "acme");
+        HttpResponse<String> refused = get("/items", "acme");
+        assertThat(refused.statusCode()).isEqualTo(429);
+        assertThat(refused.headers().firstValue("RateLimit").orElseThrow()).as("only the exhausted policy")
+                .isEqualTo("\"monthly\";r=0;t=10800;pk=:YWNtZQ==:");
+        assertThat(refused.body()).contains("\"violated-policies\":[\"monthly\"]");
+    }
+
+    @Test
     void aUsedUpQuotaIsA429WithItsOwnReasonRetryAfterToTheResetAndADetailNamingIt() throws Exception {
         start("2027-02-28T20:00:00Z"); // 21:00 in Berlin on the last day of February: 3 hours left
         assertThat(get("/items", "acme").statusCode()).isEqualTo(200);
