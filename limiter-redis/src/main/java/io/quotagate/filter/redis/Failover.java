@@ -87,40 +87,44 @@ final class Failover {
      * {@link ScriptCounter}); on this instance's shares while Redis is unavailable or fails.
      */
     boolean takeAll(QuotaBucket[] buckets, int count, long units, long[] waits) {
-        ScriptKey[] remotes = onScript(buckets, count);
-        if (remotes != null) {
-            try {
-                BucketScript.Reply r = script.run(BucketScript.TAKE, units, remotes, count, null);
-                health.succeeded();
-                if (!r.done()) System.arraycopy(r.waits(), 0, waits, 0, count);
-                return r.done();
-            } catch (RuntimeException e) {
-                // contention cannot happen in a script; a slow command answers only this request locally
-                if (health.failed(e)) refuseIfClosed();
-            }
-        } else if (!health.available()) {
-            refuseIfClosed();
+        BucketScript.Reply r = onRedis(BucketScript.TAKE, buckets, count, units);
+        if (r == null) {
+            health.answeredLocally();
+            return shares.local().takeAll(localShares(buckets, count), count, units, waits);
         }
-        health.answeredLocally();
-        return shares.local().takeAll(localShares(buckets, count), count, units, waits);
+        if (!r.done()) System.arraycopy(r.waits(), 0, waits, 0, count);
+        return r.done();
     }
 
     /** {@link io.quotagate.filter.store.BucketStore#waits} on Redis: one script call that writes nothing. */
     void waits(QuotaBucket[] buckets, int count, long units, long[] waits) {
+        BucketScript.Reply r = onRedis(BucketScript.LOOK, buckets, count, units);
+        if (r == null) {
+            shares.local().waits(localShares(buckets, count), count, units, waits);
+        } else {
+            System.arraycopy(r.waits(), 0, waits, 0, count);
+        }
+    }
+
+    /**
+     * One script call of {@code op} on the buckets, or null if it is to be decided locally: Redis
+     * unavailable, or this call failed (contention cannot happen in a script; a slow command answers only
+     * this request locally). With {@code on-failure: closed}, an outage refuses instead.
+     */
+    private BucketScript.Reply onRedis(byte op, QuotaBucket[] buckets, int count, long units) {
         ScriptKey[] remotes = onScript(buckets, count);
         if (remotes != null) {
             try {
-                BucketScript.Reply r = script.run(BucketScript.LOOK, units, remotes, count, null);
+                BucketScript.Reply r = script.run(op, units, remotes, count, null);
                 health.succeeded();
-                System.arraycopy(r.waits(), 0, waits, 0, count);
-                return;
+                return r;
             } catch (RuntimeException e) {
                 if (health.failed(e)) refuseIfClosed();
             }
         } else if (!health.available()) {
             refuseIfClosed();
         }
-        shares.local().waits(localShares(buckets, count), count, units, waits);
+        return null;
     }
 
     /**
