@@ -37,7 +37,8 @@ public record CalendarQuota(String name, long limit, Per per, ZoneId zone) {
     public CalendarQuota {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(per, "per");
-        Objects.requireNonNull(zone, "zone");
+        // one zone, one value: "UTC", "Etc/UTC" and the default (ZoneOffset.UTC) are the same calendar
+        zone = Objects.requireNonNull(zone, "zone").normalized();
         if (limit <= 0) throw new IllegalArgumentException("limit must be > 0, was " + limit);
     }
 

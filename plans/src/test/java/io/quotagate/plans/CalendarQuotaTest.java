@@ -66,6 +66,19 @@ class CalendarQuotaTest {
     }
 
     @Test
+    void utcByAnyNameIsOneCalendarSoTwoFilesThatSayItDifferentlyHoldEqualQuotas() {
+        Plans implicit = PlansFile.parse("a.yml", """
+                plans: { p: { limits: [ { capacity: 1, refill: 1, period: 1s } ], quotas: [ { name: m, limit: 5, per: month } ] } }
+                """);
+        Plans named = PlansFile.parse("b.yml", """
+                plans: { p: { limits: [ { capacity: 1, refill: 1, period: 1s } ], quotas: [ { name: m, limit: 5, per: month, zone: UTC } ] } }
+                """);
+        assertThat(named.plans().get("p").quotas()).isEqualTo(implicit.plans().get("p").quotas());
+        assertThat(new CalendarQuota("m", 5, CalendarQuota.Per.DAY, ZoneId.of("Etc/UTC")))
+                .isEqualTo(new CalendarQuota("m", 5, CalendarQuota.Per.DAY, ZoneOffset.UTC));
+    }
+
+    @Test
     void weekStartsOnMondayAndMonthOnTheFirst() {
         Instant sunday = Instant.parse("2027-03-07T12:00:00Z");
         assertThat(quota(CalendarQuota.Per.WEEK, ZoneOffset.UTC).periodStartDate(sunday)).isEqualTo(LocalDate.of(2027, 3, 1));
