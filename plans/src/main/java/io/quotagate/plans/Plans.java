@@ -186,6 +186,58 @@ public final class Plans {
     }
 
     /**
+     * These plans with one plan's {@code per-user} limits replaced (its other settings kept), as the
+     * shared limits record gives them; an empty list: none.
+     *
+     * @throws IllegalArgumentException if the plan is unknown, there are limits but no {@code tenants.users}
+     *                                  to find the user, or a route's cost exceeds one of the capacities
+     */
+    public Plans withPlanPerUser(String planName, List<Bandwidth> perUser) {
+        Plan old = plans.get(planName);
+        if (old == null) throw new IllegalArgumentException("unknown plan '" + planName + "', defined: " + plans.keySet());
+        if (old.perUser().equals(perUser)) return this;
+        if (!perUser.isEmpty() && tenants.users().isEmpty()) {
+            throw new IllegalArgumentException("plans." + planName + ".per-user: per-user limits need tenants.users, "
+                    + "the resolvers that name the user inside a tenant, and " + source + " has none");
+        }
+        checkRouteCostsFit("plans." + planName + ".per-user", perUser);
+        return from(this).plan(Plan.from(old).perUser(perUser).build()).build();
+    }
+
+    /**
+     * These plans with one route's own limits ({@code routes[].limits}) replaced (its paths, methods,
+     * cost and group kept), as the shared limits record gives them; an empty list: none.
+     *
+     * @throws IllegalArgumentException if the route is unknown or not limited (and limits are given), two
+     *                                  limits share a scope, a limit per user finds no {@code tenants.users},
+     *                                  or a capacity is below the route's cost
+     */
+    public Plans withRouteLimits(String routeName, List<ScopedLimit> limits) {
+        int at = -1;
+        for (int i = 0; i < routes.size(); i++) {
+            if (routes.get(i).name().equals(routeName)) at = i;
+        }
+        if (at < 0) throw new IllegalArgumentException("unknown route '" + routeName + "'");
+        RouteRule old = routes.get(at);
+        if (old.limits().equals(limits)) return this;
+        for (ScopedLimit l : limits) {
+            if (l.per() == ScopedLimit.Scope.USER && tenants.users().isEmpty()) {
+                throw new IllegalArgumentException("route " + routeName + ": a limit per user needs tenants.users, "
+                        + "the resolvers that name the user inside a tenant, and " + source + " has none");
+            }
+            int i = firstLimitBelow(old.cost(), l.limits());
+            if (i >= 0) {
+                throw new IllegalArgumentException("route " + routeName + ": capacity " + l.limits().get(i).capacity()
+                        + " of limit '" + l.limits().get(i).name() + "' (per " + l.per() + ") is below the route's cost "
+                        + old.cost() + ": such requests could never be admitted");
+            }
+        }
+        java.util.List<RouteRule> changed = new java.util.ArrayList<>(routes);
+        changed.set(at, RouteRule.from(old).limits(limits).build());
+        return from(this).routes(changed).build();
+    }
+
+    /**
      * These plans with the guest pool's bandwidths replaced (its concurrency caps kept), as set at
      * runtime or by another instance's plans file. An empty list: no shared guest bucket.
      *

@@ -54,6 +54,15 @@ public final class RouteRule {
         return new Builder(name);
     }
 
+    /** A builder starting from every setting of {@code prototype} (e.g. to give it other {@link #limits()}). */
+    public static Builder from(RouteRule prototype) {
+        Builder b = new Builder(prototype.name).methods(prototype.methods).paths(prototype.paths)
+                .limited(prototype.limited).limits(prototype.limits);
+        b.cost = prototype.cost;
+        b.group = prototype.group;
+        return b;
+    }
+
     /** Unique name, used in metrics and logs. */
     public String name() {
         return name;

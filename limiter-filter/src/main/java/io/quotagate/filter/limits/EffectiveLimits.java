@@ -4,19 +4,27 @@ import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.Plans;
+import io.quotagate.plans.RouteRule;
 import io.quotagate.tenant.TenantContract;
 
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * The limits in force: an instance's own plans file, its limits part replaced by the {@link LimitsBase}
  * every instance agreed on (the file published last), then the runtime changes on top. The one place
  * where the three meet, so every surface (enforcement, metrics, Actuator, published fields) reads the
  * same result.
+ *
+ * <p>Routes are each instance's own (paths, methods, cost, group); only their own limits
+ * ({@code routes[].limits}) come from the base, matched by route name: a limited route of this file
+ * gets the base's limits of the route of its name, or none if the base has none for it; a route the
+ * base names that this file does not have (or does not limit) is ignored ({@link #ignoredRoutes}).
  */
 final class EffectiveLimits {
     private EffectiveLimits() {
@@ -29,7 +37,8 @@ final class EffectiveLimits {
      * @param base      the limits part every instance enforces (this file's own when it was published last)
      * @param overrides the runtime changes
      * @throws IllegalArgumentException naming what cannot be applied: a plan or tenant's plan this file does
-     *                                  not define, limits below a route's cost, an invalid tenant id
+     *                                  not define, limits below a route's cost, an invalid tenant id,
+     *                                  limits per user where this file names no {@code tenants.users}
      */
     static Plans of(Plans file, LimitsBase base, LimitOverrides overrides) {
         Plans p = file;
@@ -41,7 +50,11 @@ final class EffectiveLimits {
                             + " (defined: " + file.plans().keySet() + ")");
                 }
                 p = p.withPlanLimits(e.getKey(), e.getValue())
-                        .withPlanQuotas(e.getKey(), base.quotas().getOrDefault(e.getKey(), List.of()));
+                        .withPlanQuotas(e.getKey(), base.quotas().getOrDefault(e.getKey(), List.of()))
+                        .withPlanPerUser(e.getKey(), base.perUser().getOrDefault(e.getKey(), List.of()));
+            }
+            for (RouteRule route : file.routes()) {
+                if (route.limited()) p = p.withRouteLimits(route.name(), base.routes().getOrDefault(route.name(), List.of()));
             }
             p = p.withGlobal(global(base.global()));
             if (!base.guests().equals(p.tenants().guests().limits())) p = p.withGuestLimits(base.guests());
@@ -67,6 +80,18 @@ final class EffectiveLimits {
             p = p.withTenants(assignments, own, ownQuotas);
         }
         return p;
+    }
+
+    /**
+     * The routes {@code base} gives limits to that this file does not have, or does not limit: their
+     * limits apply on no request of this instance.
+     */
+    static Set<String> ignoredRoutes(Plans file, LimitsBase base) {
+        Set<String> ignored = new TreeSet<>(base.routes().keySet());
+        for (RouteRule route : file.routes()) {
+            if (route.limited()) ignored.remove(route.name());
+        }
+        return ignored;
     }
 
     private static Optional<GlobalQuota> global(List<Bandwidth> limits) {

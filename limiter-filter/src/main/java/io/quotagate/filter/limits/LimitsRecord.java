@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.CalendarQuota;
+import io.quotagate.plans.ScopedLimit;
 import io.quotagate.tenant.TenantContract;
 
 import java.nio.charset.StandardCharsets;
@@ -24,6 +25,7 @@ import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -32,7 +34,7 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * The shared limits record, formats 1 and 2: the JSON every instance sharing a store reads and writes (under
+ * The shared limits record, formats 1, 2 and 3: the JSON every instance sharing a store reads and writes (under
  * {@code <prefix>:limits} on Redis, beside its version). Documented in the README ("Several
  * instances"):
  *
@@ -52,6 +54,13 @@ import java.util.TreeMap;
  * previous version keep reading it during a rolling upgrade until the first quota appears (they then
  * refuse the record as newer, keep their last good limits, and say "upgrade this instance"). The
  * fingerprint of a base without quotas is the same in both formats.
+ * Format 3 adds the file's per-user and route limits: {@code base.perUser}, plan → list of bandwidths,
+ * and {@code base.routes}, route name → list of {@code {"name": "b0", "capacity": 10, "refill": 10,
+ * "period": "PT1H", "per": "tenant"}} ({@code per}: {@code tenant}, {@code user} or
+ * {@code client-address}; the bandwidths of one {@code per} make one bucket), each present only when
+ * not empty. It is written only when the base has some, with the same rule for older instances as
+ * format 2; the fingerprint of a base without them is that of formats 1 and 2. They are the file's
+ * only: no runtime change sets them, so {@code overrides} has no such fields.
  * {@code overrides.global} absent: the base's; {@code []}: removed. A record of a newer format, or
  * one that does not parse, is refused whole ({@link Unusable}).
  *
@@ -64,9 +73,11 @@ import java.util.TreeMap;
  */
 record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant publishedAt,
                     LimitOverrides overrides, Change lastChange) {
-    /** The newest format this code writes and reads (see the class comment for when it writes 1). */
-    static final int FORMAT = 2;
-    /** The format of a record without calendar quotas. */
+    /** The newest format this code writes and reads (see the class comment for when it writes 1 or 2). */
+    static final int FORMAT = 3;
+    /** The format of a record with calendar quotas but without per-user or route limits. */
+    static final int FORMAT_WITH_QUOTAS = 2;
+    /** The format of a record without calendar quotas, per-user or route limits. */
     static final int FORMAT_WITHOUT_QUOTAS = 1;
     private static final ObjectMapper JSON = JsonMapper.builder()
             .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
@@ -106,7 +117,8 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
         boolean quotas = !base.quotas().isEmpty() || !overrides.quotas().isEmpty()
                 || base.tenants().values().stream().anyMatch(TenantContract::hasOwnQuotas)
                 || overrides.tenants().values().stream().anyMatch(TenantContract::hasOwnQuotas);
-        root.put("format", quotas ? FORMAT : FORMAT_WITHOUT_QUOTAS);
+        boolean scoped = !base.perUser().isEmpty() || !base.routes().isEmpty();
+        root.put("format", scoped ? FORMAT : quotas ? FORMAT_WITH_QUOTAS : FORMAT_WITHOUT_QUOTAS);
         ObjectNode b = root.putObject("base");
         b.put("fingerprint", fingerprint());
         b.put("source", source);
@@ -145,19 +157,30 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
             throw new Unusable("format " + format.intValue() + " is newer than this version of quotagate reads ("
                     + FORMAT + "): upgrade this instance");
         }
-        if (format.intValue() != FORMAT && format.intValue() != FORMAT_WITHOUT_QUOTAS) {
+        if (format.intValue() < FORMAT_WITHOUT_QUOTAS) {
             throw new Unusable("format " + format.intValue() + " is unknown");
         }
-        boolean quotas = format.intValue() >= FORMAT;
+        boolean quotas = format.intValue() >= FORMAT_WITH_QUOTAS;
+        boolean scoped = format.intValue() >= FORMAT;
         fields(root, "", Set.of("format", "base", "overrides", "lastChange"));
         try {
             JsonNode b = object(root, "base");
             Set<String> baseFields = Set.of("fingerprint", "source", "publishedBy", "publishedAt", "global", "guests",
                     "plans", "tenants");
-            fields(b, "base.", quotas ? with(baseFields, "quotas") : baseFields);
+            if (quotas) baseFields = with(baseFields, "quotas");
+            if (scoped) baseFields = with(with(baseFields, "perUser"), "routes");
+            fields(b, "base.", baseFields);
+            Map<String, List<Bandwidth>> plans = plans(b.get("plans"), "base.plans");
+            Map<String, List<Bandwidth>> perUser = b.has("perUser") ? plans(b.get("perUser"), "base.perUser") : Map.of();
+            for (String plan : perUser.keySet()) {
+                if (!plans.containsKey(plan)) {
+                    throw new IllegalArgumentException("base.perUser." + plan + ": not a plan of base.plans");
+                }
+            }
             LimitsBase base = new LimitsBase(bandwidths(b.get("global"), "base.global"),
-                    bandwidths(b.get("guests"), "base.guests"), plans(b.get("plans"), "base.plans"),
-                    tenants(b.get("tenants"), "base.tenants", quotas), quotaPlans(b.get("quotas"), "base.quotas"));
+                    bandwidths(b.get("guests"), "base.guests"), plans,
+                    tenants(b.get("tenants"), "base.tenants", quotas), quotaPlans(b.get("quotas"), "base.quotas"),
+                    perUser, routes(b.get("routes"), "base.routes"));
             String fingerprint = text(b, "fingerprint", "base.");
             if (!fingerprint.equals(fingerprint(base))) {
                 throw new Unusable("base.fingerprint does not match the base's limits (edited by hand?)");
@@ -188,7 +211,66 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
         into.set("tenants", tenants(base.tenants()));
         // only when there are some: a base without quotas keeps its format-1 fingerprint
         if (!base.quotas().isEmpty()) into.set("quotas", quotaPlans(base.quotas()));
+        // the same for per-user and route limits (format 3)
+        if (!base.perUser().isEmpty()) {
+            ObjectNode perUser = into.putObject("perUser");
+            base.perUser().forEach((name, limits) -> perUser.set(name, bandwidths(limits)));
+        }
+        if (!base.routes().isEmpty()) {
+            ObjectNode routes = into.putObject("routes");
+            base.routes().forEach((name, limits) -> routes.set(name, scopedLimits(limits)));
+        }
         return into;
+    }
+
+    /** A route's own limits, one entry per bandwidth with its {@code per}. */
+    private static ArrayNode scopedLimits(List<ScopedLimit> limits) {
+        ArrayNode a = JSON.createArrayNode();
+        for (ScopedLimit limit : limits) {
+            for (Bandwidth bw : limit.limits()) {
+                a.addObject().put("name", bw.name()).put("capacity", bw.capacity()).put("refill", bw.refill())
+                        .put("period", bw.period().toString()).put("per", limit.per().toString());
+            }
+        }
+        return a;
+    }
+
+    /** {@code route → its own limits}; none if {@code node} is absent. */
+    private static Map<String, List<ScopedLimit>> routes(JsonNode node, String field) {
+        Map<String, List<ScopedLimit>> out = new TreeMap<>();
+        if (node == null) return out;
+        if (!node.isObject()) throw new IllegalArgumentException(field + ": not an object");
+        for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            String f = field + "." + e.getKey();
+            if (!e.getValue().isArray() || e.getValue().isEmpty()) {
+                throw new IllegalArgumentException(f + ": missing or not a list of at least one limit");
+            }
+            // the bandwidths of one per make one bucket, in the order the scopes first appear (as the file reads)
+            Map<ScopedLimit.Scope, List<Bandwidth>> byScope = new LinkedHashMap<>();
+            Set<String> names = new java.util.HashSet<>();
+            for (int i = 0; i < e.getValue().size(); i++) {
+                String lf = f + "[" + i + "]";
+                JsonNode l = e.getValue().get(i);
+                if (!l.isObject()) throw new IllegalArgumentException(lf + ": not an object");
+                fields(l, lf + ".", Set.of("name", "capacity", "refill", "period", "per"));
+                ScopedLimit.Scope per = scope(text(l, "per", lf + "."), lf + ".per");
+                Bandwidth bw = bandwidth(l, lf);
+                if (!names.add(bw.name())) throw new IllegalArgumentException(lf + ".name: duplicate name '" + bw.name() + "'");
+                byScope.computeIfAbsent(per, s -> new ArrayList<>()).add(bw);
+            }
+            List<ScopedLimit> limits = new ArrayList<>();
+            byScope.forEach((per, bws) -> limits.add(new ScopedLimit(per, bws)));
+            out.put(e.getKey(), limits);
+        }
+        return out;
+    }
+
+    private static ScopedLimit.Scope scope(String text, String field) {
+        for (ScopedLimit.Scope s : ScopedLimit.Scope.values()) {
+            if (s.toString().equals(text)) return s;
+        }
+        throw new IllegalArgumentException(field + ": not tenant, user or client-address");
     }
 
     private static Set<String> with(Set<String> names, String more) {
@@ -244,8 +326,10 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
             } catch (DateTimeException bad) {
                 throw new IllegalArgumentException(qf + ".zone: not a time zone");
             }
+            String name = text(q, "name", qf + ".");
+            long limit = whole(q, "limit", qf);
             try {
-                list.add(new CalendarQuota(text(q, "name", qf + "."), whole(q, "limit", qf), per, zone));
+                list.add(new CalendarQuota(name, limit, per, zone));
             } catch (IllegalArgumentException bad) {
                 throw new IllegalArgumentException(qf + ": " + bad.getMessage());
             }
@@ -281,19 +365,28 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
             JsonNode bw = node.get(i);
             if (!bw.isObject()) throw new IllegalArgumentException(f + ": not an object");
             fields(bw, f + ".", Set.of("name", "capacity", "refill", "period"));
-            Duration period;
-            try {
-                period = Duration.parse(text(bw, "period", f + "."));
-            } catch (DateTimeParseException e) {
-                throw new IllegalArgumentException(f + ".period: not an ISO-8601 duration");
-            }
-            try {
-                out.add(new Bandwidth(text(bw, "name", f + "."), whole(bw, "capacity", f), whole(bw, "refill", f), period));
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(f + ": " + e.getMessage());
-            }
+            out.add(bandwidth(bw, f));
         }
         return out;
+    }
+
+    /** One bandwidth's {@code name}, {@code capacity}, {@code refill} and {@code period} (other fields checked by the caller). */
+    private static Bandwidth bandwidth(JsonNode bw, String f) {
+        Duration period;
+        try {
+            period = Duration.parse(text(bw, "period", f + "."));
+        } catch (DateTimeParseException e) {
+            throw new IllegalArgumentException(f + ".period: not an ISO-8601 duration");
+        }
+        // read before the try: their own errors name the field already
+        String name = text(bw, "name", f + ".");
+        long capacity = whole(bw, "capacity", f);
+        long refill = whole(bw, "refill", f);
+        try {
+            return new Bandwidth(name, capacity, refill, period);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(f + ": " + e.getMessage());
+        }
     }
 
     private static Map<String, List<Bandwidth>> plans(JsonNode node, String field) {

@@ -29,7 +29,8 @@ import java.util.function.UnaryOperator;
  * <ul>
  *   <li><b>Start</b>: no record, or one whose base is another file's: this instance publishes its
  *       file's limits (the file published last wins; tenant entries are kept, global and plan changes
- *       dropped). A record of the same file: adopted, with its runtime changes.</li>
+ *       dropped). The limits part includes plans' per-user limits and routes' own limits, by route
+ *       name; the routes themselves stay each instance's own. A record of the same file: adopted, with its runtime changes.</li>
  *   <li><b>Change</b> ({@link #change}): read the record, apply the change, validate it against this
  *       instance's routes, write it as the next version only if nobody wrote meanwhile (else read again
  *       and retry), then announce it. A change that fails validation, or cannot reach the store,
@@ -416,6 +417,12 @@ public final class SharedLimits implements AutoCloseable {
                     + "than the shared ones, published from " + record.source() + " by " + record.publishedBy()
                     + " at " + record.publishedAt() + "; enforcing the shared limits (the plans file published "
                     + "last wins)");
+            java.util.Set<String> ignored = EffectiveLimits.ignoredRoutes(file, record.base());
+            if (!ignored.isEmpty()) {
+                LOG.log(System.Logger.Level.WARNING, "quotagate: the shared limits give routes " + ignored + " limits "
+                        + "of their own, but this instance's " + file.source() + " has no limited route of those "
+                        + "names: their limits are ignored here");
+            }
         }
         publishStatus(true, status == null ? Optional.empty() : status.lastRefusal());
     }

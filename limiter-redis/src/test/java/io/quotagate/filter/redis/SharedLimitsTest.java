@@ -222,7 +222,7 @@ class SharedLimitsTest {
             a.control().setGlobalQuota(TEN_PER_MINUTE);
             Await.within(2, "B at 10", () -> b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 10.0);
             String good = (String) field(redis, prefix + ":limits", "body");
-            for (String garbage : List.of("garbage", "{\"format\": 3}",
+            for (String garbage : List.of("garbage", "{\"format\": 4}",
                     good.replace("\"tenants\":{}}", "\"tenants\":{\"x\":{\"plan\":\"platinum\"}}}"), // a plan no file defines
                     good.replace("\"capacity\":10", "\"capacity\":-1"))) {
                 long refusedBefore = b.control().limitsStatus().refused();
@@ -245,7 +245,7 @@ class SharedLimitsTest {
                     && b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 3000.0);
             // a newer format is never overwritten, not even by an explicit publish
             redis.command("HINCRBY", prefix + ":limits", "version", "1");
-            redis.command("HSET", prefix + ":limits", "body", "{\"format\": 3, \"x\": 1}");
+            redis.command("HSET", prefix + ":limits", "body", "{\"format\": 4, \"x\": 1}");
             assertThatThrownBy(() -> a.control().apply(PLANS)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("newer");
         }
