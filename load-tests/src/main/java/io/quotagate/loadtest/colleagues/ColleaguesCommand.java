@@ -100,6 +100,8 @@ public final class ColleaguesCommand implements Callable<Integer> {
     static final double MAX_LAG_P99_MILLIS = 250;
     /** A script slower than this many times the tenant's rate cannot show starvation. */
     static final double MIN_SCRIPT_OVER_TENANT_RATE = 10;
+    /** Fewer samples than this, and a p99 is their slowest: said under the table. */
+    static final int MIN_P99_SAMPLES = 100;
     /** The head start of the script: the tenant's burst is spent before the colleague's first request. */
     private static final Duration SCRIPT_HEAD_START = Duration.ofMillis(500);
     // the server logs every refused tenant and second at INFO: noise in a run that provokes 429s on purpose
@@ -246,6 +248,13 @@ public final class ColleaguesCommand implements Callable<Integer> {
                     p.name(), p.tenant(), p.plan(), p.colleague().sent(), p.colleague().admitted(),
                     100 * p.colleague().share(), ms(p.admittedP50Millis()), ms(p.admittedP99Millis()),
                     ms(p.allP50Millis()), ms(p.allP99Millis()), p.scriptSentPerSecond(), p.scriptAdmittedPerSecond()));
+        }
+        for (Phase p : phases) {
+            long n = p.colleague().admitted();
+            if (n > 0 && n < MIN_P99_SAMPLES) {
+                b.append(String.format(Locale.ROOT, "(%s: the admitted p99 is over %d request%s, i.e. the slowest)%n",
+                        p.name(), n, n == 1 ? "" : "s"));
+            }
         }
         return b.toString();
     }
