@@ -363,7 +363,10 @@ public final class ColleaguesCommand implements Callable<Integer> {
         int refused = 0;
         int failed = 0;
         try (RawHttpConnection connection = new RawHttpConnection(address)) {
-            for (long next = measuredFrom; next < end && sent < all.length; next += interval) {
+            // a colleague that fell behind sends its late requests in a row, but none after the end: what it
+            // could not send shows as fewer sent than its rate asks (SATURATED), not as a longer phase
+            for (long next = measuredFrom; next < end && sent < all.length && System.nanoTime() < end;
+                 next += interval) {
                 long wait = next - System.nanoTime();
                 if (wait > 0) Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
                 long start = System.nanoTime();
