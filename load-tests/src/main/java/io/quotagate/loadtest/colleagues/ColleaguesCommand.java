@@ -199,10 +199,10 @@ public final class ColleaguesCommand implements Callable<Integer> {
             InetSocketAddress address = new InetSocketAddress("127.0.0.1", app.port());
             out.printf(Locale.ROOT, "example app on 127.0.0.1:%d; tenant bucket %s/s (burst %d), per user %s/s "
                             + "(burst %d) in 'after' only; user '%s' on %d connection%s as fast as answered, user '%s' at "
-                            + "%d/s; %d s per phase; the plans guarantee the colleague %.0f %% in 'after'%n",
+                            + "%d/s; %s s per phase; the plans guarantee the colleague %.0f %% in 'after'%n",
                     app.port(), fmt(sizes.tenantRate()), sizes.tenantBurst(), fmt(sizes.userRate()), sizes.userBurst(),
                     SCRIPT, scriptConnections, scriptConnections == 1 ? "" : "s", COLLEAGUE, colleagueRate,
-                    duration.toSeconds(), 100 * guaranteed);
+                    fmt(duration.toMillis() / 1000.0), 100 * guaranteed);
             out.flush();
             if (!warmup.isZero()) { // JIT and connections on tenants of their own, not recorded
                 Duration half = warmup.dividedBy(2);
