@@ -4,6 +4,7 @@ import io.quotagate.loadtest.attack.AttackCommand;
 import io.quotagate.loadtest.bench.BenchCommand;
 import io.quotagate.loadtest.bench.FilterShareCommand;
 import io.quotagate.loadtest.bench.HeapCommand;
+import io.quotagate.loadtest.colleagues.ColleaguesCommand;
 import io.quotagate.loadtest.scenario.ScenarioCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -19,6 +20,7 @@ import picocli.CommandLine.Spec;
         subcommands = {
                 AttackCommand.class,
                 BenchCommand.class,
+                ColleaguesCommand.class,
                 FilterShareCommand.class,
                 HeapCommand.class,
                 JmhCommand.class,

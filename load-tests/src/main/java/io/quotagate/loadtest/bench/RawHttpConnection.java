@@ -18,9 +18,9 @@ import java.nio.charset.StandardCharsets;
  * {@code Connection: close}) and discards the body. A response framed by closing the connection is
  * read to the end and the connection is opened again.
  *
- * <p>Not thread-safe: one connection per thread.
+ * <p>Not thread-safe: one connection per thread. Used by {@code bench} and by {@code colleagues}' script.
  */
-final class RawHttpConnection implements AutoCloseable {
+public final class RawHttpConnection implements AutoCloseable {
     private static final byte[] CONTENT_LENGTH = "content-length:".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] TRANSFER_ENCODING = "transfer-encoding:".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] CONNECTION = "connection:".getBytes(StandardCharsets.US_ASCII);
@@ -39,7 +39,7 @@ final class RawHttpConnection implements AutoCloseable {
     private int limit;
 
     /** Connects at once. */
-    RawHttpConnection(InetSocketAddress address) throws IOException {
+    public RawHttpConnection(InetSocketAddress address) throws IOException {
         this.address = address;
         connect();
     }
@@ -51,7 +51,7 @@ final class RawHttpConnection implements AutoCloseable {
      * @throws IOException if the connection fails or the response is not HTTP/1.x; the connection is
      *                     then closed and the next call reconnects
      */
-    int exchange(byte[] request) throws IOException {
+    public int exchange(byte[] request) throws IOException {
         try {
             if (socket == null) connect();
             out.write(request);
@@ -63,7 +63,7 @@ final class RawHttpConnection implements AutoCloseable {
     }
 
     /** A GET request with these extra header lines ({@code "Name: value"}), encoded once. */
-    static byte[] get(String host, int port, String path, String... headers) {
+    public static byte[] get(String host, int port, String path, String... headers) {
         StringBuilder b = new StringBuilder("GET ").append(path).append(" HTTP/1.1\r\n")
                 .append("Host: ").append(host).append(':').append(port).append("\r\n");
         for (String h : headers) b.append(h).append("\r\n");
