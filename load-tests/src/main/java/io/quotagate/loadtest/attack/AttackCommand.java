@@ -58,6 +58,9 @@ import java.util.concurrent.atomic.LongAdder;
                         + "failed check is named with its figure and threshold), 2 for an invalid option, 3 when a "
                         + "phase had too few victim requests (--min-samples) for its p99 to be judged."})
 public final class AttackCommand implements Callable<Integer> {
+    /** Held: java.util.logging keeps loggers weakly, and a collected one would forget its level. */
+    private static final java.util.logging.Logger SERVER_LOGS = java.util.logging.Logger.getLogger("io.quotagate");
+
     static final String VICTIM = "acme";
     static final String PATH = "/v1/completions";
     private static final int CHUNK = 64 * 1024;
@@ -121,7 +124,7 @@ public final class AttackCommand implements Callable<Integer> {
             }
         }
         // one line per refused tenant and second is the filter's normal log; here it would bury the table
-        java.util.logging.Logger.getLogger("io.quotagate").setLevel(java.util.logging.Level.WARNING);
+        SERVER_LOGS.setLevel(java.util.logging.Level.WARNING);
         try (ExampleApp.Running app = ExampleApp.start("127.0.0.1", 0, PlansFile.load(ExampleApp.DEFAULT_PLANS))) {
             int port = app.port();
             out.printf(Locale.ROOT, "example app on 127.0.0.1:%d; victim %s at %d requests/s; %d attacking "
