@@ -68,10 +68,6 @@ public final class Gate {
         return admission.policy(plans, directory, previous);
     }
 
-    Admission admission() {
-        return admission;
-    }
-
     /** The capacity of the policy's global quota (its smallest bandwidth), or 0 if it has none. */
     public long globalCapacity(Policy policy) {
         return admission.globalCapacity(policy);
@@ -172,7 +168,7 @@ public final class Gate {
                     ? (caller.anonymous() ? caller.key().substring(1) : clientAddress.apply(request)) : null;
             Acquisition acquired = concurrency.acquire(policy, caller.kind(), caller.key(), caller.plan(), group,
                     address);
-            if (acquired instanceof Acquisition.Refused refused) return tooMany(refused.asDecision(), caller);
+            if (acquired instanceof Acquisition.Refused refused) return Outcome.Refused.tooMany(refused.asDecision(), caller);
             permit = ((Acquisition.Granted) acquired).permit();
         }
         // the plan's bucket of the user and the route's own ride in the same store operation as the tenant's:
@@ -189,7 +185,7 @@ public final class Gate {
                     estimated ? null : scoped);
         } catch (StoreUnavailableException unavailable) {
             if (permit != null) permit.cancel();
-            return unavailable(unavailable, caller);
+            return Outcome.Refused.unavailable(unavailable, caller);
         } catch (RuntimeException | Error failure) {
             if (permit != null) permit.cancel();
             throw failure;
@@ -199,18 +195,18 @@ public final class Gate {
                 // the slot bounds the bodies read for refusals, as the minimum bounds the others
                 if (permit != null) {
                     // the scoped buckets are taken at the request's own cost once it is repriced
-                    return scoped == null ? new Ticket(this, policy, caller, route, permit, null)
-                            : new Ticket.Scoped(this, policy, caller, route, permit, null, scoped);
+                    return scoped == null ? new Ticket(admission, policy, caller, route, permit, null)
+                            : new Ticket.Scoped(admission, policy, caller, route, permit, null, scoped);
                 }
                 rejected = admission.longerOf(policy, caller, rejected,
                         admission.maxCost(policy, caller.kind(), caller.key(), caller.plan()));
             }
             // the refusal already waits for the longest of all the request's buckets (one store operation)
             if (permit != null) permit.cancel(); // the request does not run: free its slot at once
-            return tooMany(rejected, caller);
+            return Outcome.Refused.tooMany(rejected, caller);
         }
         Decision.Admitted admitted = (Decision.Admitted) decision;
-        if (admitted.charged() == 0 || scoped == null) return new Ticket(this, policy, caller, route, permit, admitted);
+        if (admitted.charged() == 0 || scoped == null) return new Ticket(admission, policy, caller, route, permit, admitted);
         if (estimated) {
             // an estimated route's minimum is charged first; its buckets beside the tenant's when repriced
             Decision.Rejected over;
@@ -219,7 +215,7 @@ public final class Gate {
             } catch (StoreUnavailableException unavailable) {
                 admission.reconcile(policy, admitted, 0);
                 if (permit != null) permit.cancel();
-                return unavailable(unavailable, caller);
+                return Outcome.Refused.unavailable(unavailable, caller);
             } catch (RuntimeException | Error failure) {
                 admission.reconcile(policy, admitted, 0);
                 if (permit != null) permit.cancel();
@@ -228,10 +224,10 @@ public final class Gate {
             if (over != null) {
                 admission.reconcile(policy, admitted, 0); // the tenant pays nothing for a refused request
                 if (permit != null) permit.cancel();
-                return tooMany(over, caller);
+                return Outcome.Refused.tooMany(over, caller);
             }
         }
-        return new Ticket.Scoped(this, policy, caller, route, permit, admitted, scoped);
+        return new Ticket.Scoped(admission, policy, caller, route, permit, admitted, scoped);
     }
 
     /**
@@ -272,31 +268,6 @@ public final class Gate {
     /** A valid tenant id refused before it was placed on a plan. */
     private static Caller unplaced(String tenant) {
         return new Caller(tenant, tenant, null, null);
-    }
-
-    /** The 429 of a refused request. */
-    static Outcome.Refused tooMany(Decision.Rejected rejected, Caller caller) {
-        long seconds = rejected.retryAfterSeconds();
-        String detail = switch (rejected.reason()) {
-            case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";
-            case GUEST_RATE -> "The quota shared by tenants without a plan of their own is exhausted; retry after "
-                    + seconds + " s.";
-            case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
-            case CONCURRENCY -> "Too many requests of this kind are running at once; retry after " + seconds + " s.";
-            case QUOTA -> "The tenant's quota '" + rejected.limit() + "' is used up until it resets; retry after "
-                    + seconds + " s.";
-            case USER_RATE -> "This user's share of the tenant's rate limit (per-user) is exhausted; retry after "
-                    + seconds + " s.";
-            case ROUTE_RATE, ROUTE_USER_RATE, ROUTE_ADDRESS_RATE -> "The route's limit '" + rejected.limit()
-                    + "' is exhausted; retry after " + seconds + " s.";
-        };
-        return new Outcome.Refused(429, rejected.reason().code(), detail, caller, seconds);
-    }
-
-    /** The 503 of {@code store.on-failure: closed}: refuse rather than admit unchecked. */
-    static Outcome.Refused unavailable(StoreUnavailableException unavailable, Caller caller) {
-        return new Outcome.Refused(503, "store_unavailable", "The quota store is unavailable; retry after "
-                + unavailable.retryAfterSeconds() + " s.", caller, unavailable.retryAfterSeconds());
     }
 
     /**

@@ -21,7 +21,8 @@ import java.util.List;
 public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scoped {
     private static final System.Logger LOG = System.getLogger(Ticket.class.getName());
 
-    final Gate gate;
+    /** Settles by {@link #policy}, the one that decided: reprices, refunds and settlements go here. */
+    final Admission admission;
     final Policy policy;
     final Caller caller;
     private final Route route;
@@ -30,8 +31,12 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     private boolean running;
     private boolean keepCharge;
 
-    Ticket(Gate gate, Policy policy, Caller caller, Route route, Permit permit, Decision.Admitted decision) {
-        this.gate = gate;
+    /**
+     * Everything the ticket needs from the decision on, handed over when it is made: it never asks the
+     * {@link Gate} again.
+     */
+    Ticket(Admission admission, Policy policy, Caller caller, Route route, Permit permit, Decision.Admitted decision) {
+        this.admission = admission;
         this.policy = policy;
         this.caller = caller;
         this.route = route;
@@ -68,7 +73,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
 
     /** The largest cost this caller's buckets can ever admit at once. */
     public long maxCost() {
-        return gate.admission().maxCost(policy, caller.kind(), caller.key(), caller.plan());
+        return admission.maxCost(policy, caller.kind(), caller.key(), caller.plan());
     }
 
     /**
@@ -82,27 +87,27 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     public Outcome.Refused reprice(long cost) {
         Decision.Admitted reserved = decision;
         decision = null; // from here on nothing is reserved, whatever the store does
-        if (reserved != null) gate.admission().reconcile(policy, reserved, 0);
+        if (reserved != null) admission.reconcile(policy, reserved, 0);
         refundScoped(Long.MAX_VALUE);
         Decision next;
         try {
-            next = gate.admission().admit(policy, caller.kind(), caller.key(), caller.plan(), cost);
+            next = admission.admit(policy, caller.kind(), caller.key(), caller.plan(), cost);
         } catch (StoreUnavailableException unavailable) {
-            return Gate.unavailable(unavailable, caller);
+            return Outcome.Refused.unavailable(unavailable, caller);
         }
-        if (next instanceof Decision.Rejected rejected) return Gate.tooMany(rejected, caller);
+        if (next instanceof Decision.Rejected rejected) return Outcome.Refused.tooMany(rejected, caller);
         Decision.Admitted admitted = (Decision.Admitted) next;
         Outcome.Refused scopedRefusal;
         try {
             scopedRefusal = takeScoped(admitted);
         } catch (StoreUnavailableException unavailable) {
-            scopedRefusal = Gate.unavailable(unavailable, caller);
+            scopedRefusal = Outcome.Refused.unavailable(unavailable, caller);
         } catch (RuntimeException | Error failure) {
-            gate.admission().reconcile(policy, admitted, 0);
+            admission.reconcile(policy, admitted, 0);
             throw failure;
         }
         if (scopedRefusal != null) {
-            gate.admission().reconcile(policy, admitted, 0); // the tenant pays nothing for a refused request
+            admission.reconcile(policy, admitted, 0); // the tenant pays nothing for a refused request
             return scopedRefusal;
         }
         decision = admitted;
@@ -124,7 +129,8 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
      * its limits hidden.
      */
     public List<LimitStatus> published() {
-        return gate.published(policy, caller);
+        return admission.publishes(policy, caller.plan())
+                ? admission.published(policy, caller.kind(), caller.key(), caller.plan()) : null;
     }
 
     /**
@@ -152,7 +158,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         // the scoped buckets get back what the request did not use of the cost they took at the
         // decision (a reprice leaves them); an excess is charged to the plan's buckets only
         if (actualCost < charged.charged()) refundScoped(charged.charged() - actualCost);
-        return gate.admission().reconcile(policy, charged, actualCost);
+        return admission.reconcile(policy, charged, actualCost);
     }
 
     /** Frees the slot and gives back the units, unless the request runs (see the class comment). */
@@ -166,7 +172,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
             Decision.Admitted charged = decision;
             if (charged == null && keepCharge) {
                 try {
-                    gate.admission().forceCharge(policy, caller, route.cost());
+                    admission.forceCharge(policy, caller, route.cost());
                 } catch (RuntimeException storeFailure) {
                     LOG.log(System.Logger.Level.WARNING, "slot held by tenant " + caller.key()
                             + " not charged: " + storeFailure);
@@ -174,7 +180,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
             }
             if (charged != null && !keepCharge) {
                 try {
-                    gate.admission().reconcile(policy, charged, 0);
+                    admission.reconcile(policy, charged, 0);
                     refundScoped(Long.MAX_VALUE);
                 } catch (RuntimeException storeFailure) {
                     // the request is refused either way; the units come back as the bucket refills
@@ -202,9 +208,9 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     static final class Scoped extends Ticket {
         private final ScopedCharge scoped;
 
-        Scoped(Gate gate, Policy policy, Caller caller, Route route, Permit permit, Decision.Admitted decision,
-               ScopedCharge scoped) {
-            super(gate, policy, caller, route, permit, decision);
+        Scoped(Admission admission, Policy policy, Caller caller, Route route, Permit permit,
+               Decision.Admitted decision, ScopedCharge scoped) {
+            super(admission, policy, caller, route, permit, decision);
             this.scoped = scoped;
         }
 
@@ -216,8 +222,8 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         @Override
         Outcome.Refused takeScoped(Decision.Admitted admitted) {
             if (admitted.charged() == 0) return null;
-            Decision.Rejected over = gate.admission().takeScoped(policy, caller, scoped, admitted.charged());
-            return over == null ? null : Gate.tooMany(over, caller);
+            Decision.Rejected over = admission.takeScoped(policy, caller, scoped, admitted.charged());
+            return over == null ? null : Outcome.Refused.tooMany(over, caller);
         }
     }
 }
