@@ -24,7 +24,12 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     /** Settles by {@link #policy}, the one that decided: reprices, refunds and settlements go here. */
     final Admission admission;
     final Policy policy;
-    final Caller caller;
+    /**
+     * Who is charged, kept only while the ticket has no decision to read it from (made unpaid, or a
+     * reprice under way or refused): a paid ticket reads it off its decision, so the common case keeps
+     * no {@link Caller} per request.
+     */
+    private Caller placed;
     private final Route route;
     private final Permit permit;
     private Decision.Admitted decision;
@@ -35,18 +40,27 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
      * Everything the ticket needs from the decision on, handed over when it is made: it never asks the
      * {@link Gate} again.
      */
-    Ticket(Admission admission, Policy policy, Caller caller, Route route, Permit permit, Decision.Admitted decision) {
+    Ticket(Admission admission, Policy policy, Route route, Permit permit, Decision.Admitted decision) {
         this.admission = admission;
         this.policy = policy;
-        this.caller = caller;
         this.route = route;
         this.permit = permit;
-        this.decision = decision;
+        this.decision = java.util.Objects.requireNonNull(decision, "decision");
+    }
+
+    /** An {@link #unpaid()} ticket of {@code caller}: it holds the slot and nothing else. */
+    Ticket(Admission admission, Policy policy, Caller caller, Route route, Permit permit) {
+        this.admission = admission;
+        this.policy = policy;
+        this.placed = java.util.Objects.requireNonNull(caller, "caller");
+        this.route = route;
+        this.permit = permit;
     }
 
     /** Who the request is charged to. */
     public Caller caller() {
-        return caller;
+        Caller c = placed;
+        return c != null ? c : Caller.of(decision);
     }
 
     /** The request's route. */
@@ -73,6 +87,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
 
     /** The largest cost this caller's buckets can ever admit at once. */
     public long maxCost() {
+        Caller caller = caller();
         return admission.maxCost(policy, caller.kind(), caller.key(), caller.plan());
     }
 
@@ -85,6 +100,8 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
      *         then, and {@link #close()} frees the slot)
      */
     public Outcome.Refused reprice(long cost) {
+        Caller caller = caller();
+        placed = caller; // read off the decision until now; from here on there may be none
         Decision.Admitted reserved = decision;
         decision = null; // from here on nothing is reserved, whatever the store does
         if (reserved != null) admission.reconcile(policy, reserved, 0);
@@ -129,6 +146,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
      * its limits hidden.
      */
     public List<LimitStatus> published() {
+        Caller caller = caller();
         return admission.publishes(policy, caller.plan())
                 ? admission.published(policy, caller.kind(), caller.key(), caller.plan()) : null;
     }
@@ -171,6 +189,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         } finally {
             Decision.Admitted charged = decision;
             if (charged == null && keepCharge) {
+                Caller caller = placed; // no decision: kept since it was made unpaid or repriced
                 try {
                     admission.forceCharge(policy, caller, route.cost());
                 } catch (RuntimeException storeFailure) {
@@ -208,9 +227,15 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     static final class Scoped extends Ticket {
         private final ScopedCharge scoped;
 
-        Scoped(Admission admission, Policy policy, Caller caller, Route route, Permit permit,
-               Decision.Admitted decision, ScopedCharge scoped) {
-            super(admission, policy, caller, route, permit, decision);
+        Scoped(Admission admission, Policy policy, Route route, Permit permit, Decision.Admitted decision,
+               ScopedCharge scoped) {
+            super(admission, policy, route, permit, decision);
+            this.scoped = scoped;
+        }
+
+        /** An unpaid ticket ({@link Ticket#Ticket(Admission, Policy, Caller, Route, Permit)}). */
+        Scoped(Admission admission, Policy policy, Caller caller, Route route, Permit permit, ScopedCharge scoped) {
+            super(admission, policy, caller, route, permit);
             this.scoped = scoped;
         }
 
@@ -222,6 +247,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         @Override
         Outcome.Refused takeScoped(Decision.Admitted admitted) {
             if (admitted.charged() == 0) return null;
+            Caller caller = caller();
             Decision.Rejected over = admission.takeScoped(policy, caller, scoped, admitted.charged());
             return over == null ? null : Outcome.Refused.tooMany(over, caller);
         }
