@@ -127,8 +127,13 @@ final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncLi
             } catch (IllegalStateException completedMeanwhile) {
                 // another thread completed or dispatched it between the two calls: it has ended here
             }
+            ended();
+            return;
         }
-        ended();
+        // synchronous, and nothing listens (the state is still RUNNING): no other thread ends it, so it
+        // ends here with neither a compare-and-set nor a fence, the common request's only end
+        STATE.setRelease(this, ENDED);
+        end();
     }
 
     /** Registers this listener with the request's async context (on {@code startAsync()}). */
@@ -144,6 +149,11 @@ final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncLi
             was = state;
             if (was == ENDED) return;
         } while (!STATE.compareAndSet(this, was, ENDED)); // RUNNING may become LISTENING meanwhile
+        end();
+    }
+
+    /** Releases the slot, then settles the cost: what ending means, done by whichever path ended it. */
+    private void end() {
         try {
             if (permit != null) permit.release();
         } finally {
