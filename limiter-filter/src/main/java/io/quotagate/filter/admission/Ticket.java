@@ -4,6 +4,7 @@ import io.quotagate.filter.route.Route;
 import io.quotagate.filter.store.StoreUnavailableException;
 
 import java.util.List;
+import java.util.Objects;
 
 /**
  * An admitted request's hold on its units and its concurrency slot, from the decision until the
@@ -21,7 +22,7 @@ import java.util.List;
 public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scoped {
     private static final System.Logger LOG = System.getLogger(Ticket.class.getName());
 
-    /** Settles by {@link #policy}, the one that decided: reprices, refunds and settlements go here. */
+    /** Where reprices, refunds and settlements go, by {@link #policy}: the one that decided. */
     final Admission admission;
     final Policy policy;
     /**
@@ -45,14 +46,14 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         this.policy = policy;
         this.route = route;
         this.permit = permit;
-        this.decision = java.util.Objects.requireNonNull(decision, "decision");
+        this.decision = Objects.requireNonNull(decision, "decision");
     }
 
     /** An {@link #unpaid()} ticket of {@code caller}: it holds the slot and nothing else. */
     Ticket(Admission admission, Policy policy, Caller caller, Route route, Permit permit) {
         this.admission = admission;
         this.policy = policy;
-        this.placed = java.util.Objects.requireNonNull(caller, "caller");
+        this.placed = Objects.requireNonNull(caller, "caller");
         this.route = route;
         this.permit = permit;
     }
