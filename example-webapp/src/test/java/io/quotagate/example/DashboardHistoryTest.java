@@ -25,17 +25,18 @@ class DashboardHistoryTest {
                 tenants: { assignments: { first: free } }
                 """)).topTenants(1).build();
         // the filter's own counters are read-only: record into counters like its own, behind its other reads
-        RequestStatistics s = new RequestStatistics(1, List.of("first"));
+        RequestStatistics.Recorder recorder = new RequestStatistics.Recorder(1, List.of("first"));
+        RequestStatistics s = recorder.statistics();
         long recorded = 0;
         try (DashboardHistory history = new DashboardHistory(withStatistics(filter, s))) {
-            for (int i = 0; i < 5_000; i++, recorded++) s.record("first", true, "free", "items", Outcome.ALLOWED, null);
+            for (int i = 0; i < 5_000; i++, recorded++) recorder.record("first", true, "free", "items", Outcome.ALLOWED, null);
             history.sample();
 
             // between two samples: "second" (known to the directory, say) outgrows the quiet "first" and
             // takes the one name, then "first" takes it back: it lost a cell of 5,000 and starts a new one from 0
-            recorded += sendUntilNamed(s, "second");
+            recorded += sendUntilNamed(recorder, "second");
             assertThat(s.namedTenants()).containsExactly("second");
-            recorded += sendUntilNamed(s, "first");
+            recorded += sendUntilNamed(recorder, "first");
             assertThat(s.namedTenants()).containsExactly("first");
             history.sample();
 
@@ -83,9 +84,9 @@ class DashboardHistoryTest {
     }
 
     /** Sends requests of one known tenant alone until it has the name; returns how many. */
-    private static long sendUntilNamed(RequestStatistics s, String tenant) {
+    private static long sendUntilNamed(RequestStatistics.Recorder s, String tenant) {
         long sent = 0;
-        while (!s.tagOf(tenant).equals(tenant)) {
+        while (!s.statistics().tagOf(tenant).equals(tenant)) {
             assertThat(sent).as("%s named within a few epochs of its traffic", tenant).isLessThan(1_000_000);
             s.record(tenant, true, "free", "items", Outcome.ALLOWED, null);
             sent++;

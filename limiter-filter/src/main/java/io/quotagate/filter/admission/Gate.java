@@ -68,10 +68,6 @@ public final class Gate {
         return admission.policy(plans, directory, previous);
     }
 
-    Admission admission() {
-        return admission;
-    }
-
     /** The capacity of the policy's global quota (its smallest bandwidth), or 0 if it has none. */
     public long globalCapacity(Policy policy) {
         return admission.globalCapacity(policy);
@@ -141,7 +137,11 @@ public final class Gate {
     public <R> Outcome decide(Policy policy, Route route, String tenant, R request,
                               Function<? super R, String> clientAddress, boolean estimated,
                               Function<? super R, String> user) {
-        Caller caller;
+        // who is charged, as plain values: the common request never needs them as one Caller (a refusal,
+        // a reprice and the buckets beside the tenant's make one)
+        String key;
+        BucketKind kind;
+        String plan;
         if (tenant != null) {
             if (!TenantId.isValid(tenant)) return INVALID_TENANT;
             Optional<TenantPlans.Placement> placed;
@@ -156,10 +156,13 @@ public final class Gate {
                 return new Outcome.Refused(403, "unknown_tenant", "Tenant " + tenant + " is not known.",
                         unplaced(tenant), 0);
             }
-            caller = new Caller(tenant, tenant, placed.get().kind(), placed.get().plan());
+            key = tenant;
+            kind = placed.get().kind();
+            plan = placed.get().plan();
         } else if (policy.plans().tenants().unresolved() == TenantSettings.Unresolved.ANONYMOUS) {
-            String plan = policy.placement().anonymous().plan();
-            caller = new Caller(null, anonymousKey(clientAddress.apply(request)), BucketKind.GUEST, plan);
+            key = anonymousKey(clientAddress.apply(request));
+            kind = BucketKind.GUEST;
+            plan = policy.placement().anonymous().plan();
         } else {
             return MISSING_TENANT;
         }
@@ -168,49 +171,50 @@ public final class Gate {
         Permit permit = null;
         if (route.group().isPresent()) {
             String group = route.group().get();
-            String address = caller.kind() == BucketKind.GUEST && policy.caps.guestCap(group) != null
-                    ? (caller.anonymous() ? caller.key().substring(1) : clientAddress.apply(request)) : null;
-            Acquisition acquired = concurrency.acquire(policy, caller.kind(), caller.key(), caller.plan(), group,
-                    address);
-            if (acquired instanceof Acquisition.Refused refused) return tooMany(refused.asDecision(), caller);
+            String address = kind == BucketKind.GUEST && policy.caps.guestCap(group) != null
+                    ? (tenant == null ? key.substring(1) : clientAddress.apply(request)) : null;
+            Acquisition acquired = concurrency.acquire(policy, kind, key, plan, group, address);
+            if (acquired instanceof Acquisition.Refused refused) {
+                return Outcome.Refused.tooMany(refused.asDecision(), new Caller(tenant, key, kind, plan));
+            }
             permit = ((Acquisition.Granted) acquired).permit();
         }
         // the plan's bucket of the user and the route's own ride in the same store operation as the tenant's:
-        // a plan and route without them pay a lookup or two here, and allocate nothing more
+        // a policy without them (no route limits, no per-user limits) does not even look
+        Caller caller = policy.scopedBuckets ? new Caller(tenant, key, kind, plan) : null;
         ScopedCharge scoped;
         Decision decision;
         try {
-            scoped = admission.scoped(policy, caller, route.name(), request, user, clientAddress);
+            scoped = caller == null ? null : admission.scoped(policy, caller, route.name(), request, user, clientAddress);
             if (scoped == ScopedCharge.INVALID_USER) {
                 if (permit != null) permit.cancel();
                 return INVALID_USER;
             }
-            decision = admission.admit(policy, caller.kind(), caller.key(), caller.plan(), route.cost(),
-                    estimated ? null : scoped);
+            decision = admission.admit(policy, kind, key, plan, route.cost(), estimated ? null : scoped);
         } catch (StoreUnavailableException unavailable) {
             if (permit != null) permit.cancel();
-            return unavailable(unavailable, caller);
+            return Outcome.Refused.unavailable(unavailable, placed(caller, tenant, key, kind, plan));
         } catch (RuntimeException | Error failure) {
             if (permit != null) permit.cancel();
             throw failure;
         }
         if (decision instanceof Decision.Rejected rejected) {
+            caller = placed(caller, tenant, key, kind, plan);
             if (estimated) {
                 // the slot bounds the bodies read for refusals, as the minimum bounds the others
                 if (permit != null) {
                     // the scoped buckets are taken at the request's own cost once it is repriced
-                    return scoped == null ? new Ticket(this, policy, caller, route, permit, null)
-                            : new Ticket.Scoped(this, policy, caller, route, permit, null, scoped);
+                    return scoped == null ? new Ticket(admission, policy, caller, route, permit)
+                            : new Ticket.Scoped(admission, policy, caller, route, permit, scoped);
                 }
-                rejected = admission.longerOf(policy, caller, rejected,
-                        admission.maxCost(policy, caller.kind(), caller.key(), caller.plan()));
+                rejected = admission.longerOf(policy, caller, rejected, admission.maxCost(policy, kind, key, plan));
             }
             // the refusal already waits for the longest of all the request's buckets (one store operation)
             if (permit != null) permit.cancel(); // the request does not run: free its slot at once
-            return tooMany(rejected, caller);
+            return Outcome.Refused.tooMany(rejected, caller);
         }
         Decision.Admitted admitted = (Decision.Admitted) decision;
-        if (admitted.charged() == 0 || scoped == null) return new Ticket(this, policy, caller, route, permit, admitted);
+        if (admitted.charged() == 0 || scoped == null) return new Ticket(admission, policy, route, permit, admitted);
         if (estimated) {
             // an estimated route's minimum is charged first; its buckets beside the tenant's when repriced
             Decision.Rejected over;
@@ -219,7 +223,7 @@ public final class Gate {
             } catch (StoreUnavailableException unavailable) {
                 admission.reconcile(policy, admitted, 0);
                 if (permit != null) permit.cancel();
-                return unavailable(unavailable, caller);
+                return Outcome.Refused.unavailable(unavailable, caller);
             } catch (RuntimeException | Error failure) {
                 admission.reconcile(policy, admitted, 0);
                 if (permit != null) permit.cancel();
@@ -228,10 +232,15 @@ public final class Gate {
             if (over != null) {
                 admission.reconcile(policy, admitted, 0); // the tenant pays nothing for a refused request
                 if (permit != null) permit.cancel();
-                return tooMany(over, caller);
+                return Outcome.Refused.tooMany(over, caller);
             }
         }
-        return new Ticket.Scoped(this, policy, caller, route, permit, admitted, scoped);
+        return new Ticket.Scoped(admission, policy, route, permit, admitted, scoped);
+    }
+
+    /** {@code caller} if the decision made one already, else the caller of these values. */
+    private static Caller placed(Caller caller, String tenant, String key, BucketKind kind, String plan) {
+        return caller != null ? caller : new Caller(tenant, key, kind, plan);
     }
 
     /**
@@ -274,29 +283,9 @@ public final class Gate {
         return new Caller(tenant, tenant, null, null);
     }
 
-    /** The 429 of a refused request. */
-    static Outcome.Refused tooMany(Decision.Rejected rejected, Caller caller) {
-        long seconds = rejected.retryAfterSeconds();
-        String detail = switch (rejected.reason()) {
-            case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";
-            case GUEST_RATE -> "The quota shared by tenants without a plan of their own is exhausted; retry after "
-                    + seconds + " s.";
-            case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
-            case CONCURRENCY -> "Too many requests of this kind are running at once; retry after " + seconds + " s.";
-            case QUOTA -> "The tenant's quota '" + rejected.limit() + "' is used up until it resets; retry after "
-                    + seconds + " s.";
-            case USER_RATE -> "This user's share of the tenant's rate limit (per-user) is exhausted; retry after "
-                    + seconds + " s.";
-            case ROUTE_RATE, ROUTE_USER_RATE, ROUTE_ADDRESS_RATE -> "The route's limit '" + rejected.limit()
-                    + "' is exhausted; retry after " + seconds + " s.";
-        };
-        return new Outcome.Refused(429, rejected.reason().code(), detail, caller, seconds);
-    }
-
-    /** The 503 of {@code store.on-failure: closed}: refuse rather than admit unchecked. */
-    static Outcome.Refused unavailable(StoreUnavailableException unavailable, Caller caller) {
-        return new Outcome.Refused(503, "store_unavailable", "The quota store is unavailable; retry after "
-                + unavailable.retryAfterSeconds() + " s.", caller, unavailable.retryAfterSeconds());
+    /** True for the key of an anonymous client ({@link #anonymousKey}), false for a tenant id. */
+    static boolean isAnonymousKey(String key) {
+        return !key.isEmpty() && key.charAt(0) == '@';
     }
 
     /**

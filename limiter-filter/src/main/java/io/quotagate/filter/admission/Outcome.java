@@ -1,5 +1,7 @@
 package io.quotagate.filter.admission;
 
+import io.quotagate.filter.store.StoreUnavailableException;
+
 /**
  * What the {@link Gate} decided for a request: it may run, holding a {@link Ticket}, or it is
  * {@link Refused}, with nothing taken.
@@ -17,5 +19,30 @@ public sealed interface Outcome permits Outcome.Refused, Ticket {
      */
     record Refused(int status, String reason, String detail, Caller caller, long retryAfterSeconds)
             implements Outcome {
+
+        /** The 429 of a refused request. */
+        static Outcome.Refused tooMany(Decision.Rejected rejected, Caller caller) {
+            long seconds = rejected.retryAfterSeconds();
+            String detail = switch (rejected.reason()) {
+                case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";
+                case GUEST_RATE -> "The quota shared by tenants without a plan of their own is exhausted; retry after "
+                        + seconds + " s.";
+                case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
+                case CONCURRENCY -> "Too many requests of this kind are running at once; retry after " + seconds + " s.";
+                case QUOTA -> "The tenant's quota '" + rejected.limit() + "' is used up until it resets; retry after "
+                        + seconds + " s.";
+                case USER_RATE -> "This user's share of the tenant's rate limit (per-user) is exhausted; retry after "
+                        + seconds + " s.";
+                case ROUTE_RATE, ROUTE_USER_RATE, ROUTE_ADDRESS_RATE -> "The route's limit '" + rejected.limit()
+                        + "' is exhausted; retry after " + seconds + " s.";
+            };
+            return new Outcome.Refused(429, rejected.reason().code(), detail, caller, seconds);
+        }
+
+        /** The 503 of {@code store.on-failure: closed}: refuse rather than admit unchecked. */
+        static Outcome.Refused unavailable(StoreUnavailableException unavailable, Caller caller) {
+            return new Outcome.Refused(503, "store_unavailable", "The quota store is unavailable; retry after "
+                    + unavailable.retryAfterSeconds() + " s.", caller, unavailable.retryAfterSeconds());
+        }
     }
 }

@@ -23,6 +23,12 @@ public final class Policy {
     private final TenantPlans placement;
     final Admission.Limits limits;
     final ConcurrencyCaps caps;
+    /**
+     * False if no request can have buckets beside its tenant's: no route has limits of its own and no
+     * plan limits per user (own limits of tenants keep their plan's per-user limits). The gate then
+     * skips looking for them, and the common request allocates nothing to ask.
+     */
+    final boolean scopedBuckets;
 
     Policy(Plans plans, TenantDirectory directory, Admission.Limits limits) {
         this.plans = Objects.requireNonNull(plans, "plans");
@@ -30,6 +36,9 @@ public final class Policy {
         this.limits = Objects.requireNonNull(limits, "limits");
         this.placement = new TenantPlans(plans, directory, limits.contracts());
         this.caps = ConcurrencyCaps.of(plans);
+        this.scopedBuckets = !limits.routes().isEmpty()
+                || limits.plans().values().stream().anyMatch(p -> p.perUser() != null)
+                || limits.overrides().values().stream().anyMatch(p -> p.perUser() != null);
     }
 
     /** The plans this policy was built from. */

@@ -4,6 +4,7 @@ import io.quotagate.filter.route.Route;
 import io.quotagate.filter.store.StoreUnavailableException;
 
 import java.util.List;
+import java.util.Objects;
 
 /**
  * An admitted request's hold on its units and its concurrency slot, from the decision until the
@@ -21,27 +22,46 @@ import java.util.List;
 public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scoped {
     private static final System.Logger LOG = System.getLogger(Ticket.class.getName());
 
-    final Gate gate;
+    /** Where reprices, refunds and settlements go, by {@link #policy}: the one that decided. */
+    final Admission admission;
     final Policy policy;
-    final Caller caller;
+    /**
+     * Who is charged, kept only while the ticket has no decision to read it from (made unpaid, or a
+     * reprice under way or refused): a paid ticket reads it off its decision, so the common case keeps
+     * no {@link Caller} per request.
+     */
+    private Caller placed;
     private final Route route;
     private final Permit permit;
     private Decision.Admitted decision;
     private boolean running;
     private boolean keepCharge;
 
-    Ticket(Gate gate, Policy policy, Caller caller, Route route, Permit permit, Decision.Admitted decision) {
-        this.gate = gate;
+    /**
+     * Everything the ticket needs from the decision on, handed over when it is made: it never asks the
+     * {@link Gate} again.
+     */
+    Ticket(Admission admission, Policy policy, Route route, Permit permit, Decision.Admitted decision) {
+        this.admission = admission;
         this.policy = policy;
-        this.caller = caller;
         this.route = route;
         this.permit = permit;
-        this.decision = decision;
+        this.decision = Objects.requireNonNull(decision, "decision");
+    }
+
+    /** An {@link #unpaid()} ticket of {@code caller}: it holds the slot and nothing else. */
+    Ticket(Admission admission, Policy policy, Caller caller, Route route, Permit permit) {
+        this.admission = admission;
+        this.policy = policy;
+        this.placed = Objects.requireNonNull(caller, "caller");
+        this.route = route;
+        this.permit = permit;
     }
 
     /** Who the request is charged to. */
     public Caller caller() {
-        return caller;
+        Caller c = placed;
+        return c != null ? c : Caller.of(decision);
     }
 
     /** The request's route. */
@@ -68,7 +88,8 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
 
     /** The largest cost this caller's buckets can ever admit at once. */
     public long maxCost() {
-        return gate.admission().maxCost(policy, caller.kind(), caller.key(), caller.plan());
+        Caller caller = caller();
+        return admission.maxCost(policy, caller.kind(), caller.key(), caller.plan());
     }
 
     /**
@@ -80,29 +101,31 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
      *         then, and {@link #close()} frees the slot)
      */
     public Outcome.Refused reprice(long cost) {
+        Caller caller = caller();
+        placed = caller; // read off the decision until now; from here on there may be none
         Decision.Admitted reserved = decision;
         decision = null; // from here on nothing is reserved, whatever the store does
-        if (reserved != null) gate.admission().reconcile(policy, reserved, 0);
+        if (reserved != null) admission.reconcile(policy, reserved, 0);
         refundScoped(Long.MAX_VALUE);
         Decision next;
         try {
-            next = gate.admission().admit(policy, caller.kind(), caller.key(), caller.plan(), cost);
+            next = admission.admit(policy, caller.kind(), caller.key(), caller.plan(), cost);
         } catch (StoreUnavailableException unavailable) {
-            return Gate.unavailable(unavailable, caller);
+            return Outcome.Refused.unavailable(unavailable, caller);
         }
-        if (next instanceof Decision.Rejected rejected) return Gate.tooMany(rejected, caller);
+        if (next instanceof Decision.Rejected rejected) return Outcome.Refused.tooMany(rejected, caller);
         Decision.Admitted admitted = (Decision.Admitted) next;
         Outcome.Refused scopedRefusal;
         try {
             scopedRefusal = takeScoped(admitted);
         } catch (StoreUnavailableException unavailable) {
-            scopedRefusal = Gate.unavailable(unavailable, caller);
+            scopedRefusal = Outcome.Refused.unavailable(unavailable, caller);
         } catch (RuntimeException | Error failure) {
-            gate.admission().reconcile(policy, admitted, 0);
+            admission.reconcile(policy, admitted, 0);
             throw failure;
         }
         if (scopedRefusal != null) {
-            gate.admission().reconcile(policy, admitted, 0); // the tenant pays nothing for a refused request
+            admission.reconcile(policy, admitted, 0); // the tenant pays nothing for a refused request
             return scopedRefusal;
         }
         decision = admitted;
@@ -124,7 +147,9 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
      * its limits hidden.
      */
     public List<LimitStatus> published() {
-        return gate.published(policy, caller);
+        Caller caller = caller();
+        return admission.publishes(policy, caller.plan())
+                ? admission.published(policy, caller.kind(), caller.key(), caller.plan()) : null;
     }
 
     /**
@@ -152,7 +177,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         // the scoped buckets get back what the request did not use of the cost they took at the
         // decision (a reprice leaves them); an excess is charged to the plan's buckets only
         if (actualCost < charged.charged()) refundScoped(charged.charged() - actualCost);
-        return gate.admission().reconcile(policy, charged, actualCost);
+        return admission.reconcile(policy, charged, actualCost);
     }
 
     /** Frees the slot and gives back the units, unless the request runs (see the class comment). */
@@ -165,8 +190,9 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         } finally {
             Decision.Admitted charged = decision;
             if (charged == null && keepCharge) {
+                Caller caller = placed; // no decision: kept since it was made unpaid or repriced
                 try {
-                    gate.admission().forceCharge(policy, caller, route.cost());
+                    admission.forceCharge(policy, caller, route.cost());
                 } catch (RuntimeException storeFailure) {
                     LOG.log(System.Logger.Level.WARNING, "slot held by tenant " + caller.key()
                             + " not charged: " + storeFailure);
@@ -174,7 +200,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
             }
             if (charged != null && !keepCharge) {
                 try {
-                    gate.admission().reconcile(policy, charged, 0);
+                    admission.reconcile(policy, charged, 0);
                     refundScoped(Long.MAX_VALUE);
                 } catch (RuntimeException storeFailure) {
                     // the request is refused either way; the units come back as the bucket refills
@@ -202,9 +228,15 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     static final class Scoped extends Ticket {
         private final ScopedCharge scoped;
 
-        Scoped(Gate gate, Policy policy, Caller caller, Route route, Permit permit, Decision.Admitted decision,
+        Scoped(Admission admission, Policy policy, Route route, Permit permit, Decision.Admitted decision,
                ScopedCharge scoped) {
-            super(gate, policy, caller, route, permit, decision);
+            super(admission, policy, route, permit, decision);
+            this.scoped = scoped;
+        }
+
+        /** An unpaid ticket ({@link Ticket#Ticket(Admission, Policy, Caller, Route, Permit)}). */
+        Scoped(Admission admission, Policy policy, Caller caller, Route route, Permit permit, ScopedCharge scoped) {
+            super(admission, policy, caller, route, permit);
             this.scoped = scoped;
         }
 
@@ -216,8 +248,9 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         @Override
         Outcome.Refused takeScoped(Decision.Admitted admitted) {
             if (admitted.charged() == 0) return null;
-            Decision.Rejected over = gate.admission().takeScoped(policy, caller, scoped, admitted.charged());
-            return over == null ? null : Gate.tooMany(over, caller);
+            Caller caller = caller();
+            Decision.Rejected over = admission.takeScoped(policy, caller, scoped, admitted.charged());
+            return over == null ? null : Outcome.Refused.tooMany(over, caller);
         }
     }
 }

@@ -17,7 +17,9 @@ import java.util.function.Consumer;
 
 /**
  * The filter's own request counters, by tenant, plan, route, outcome and reason. Meter registries
- * and the dashboard read these; nothing is counted twice.
+ * and the dashboard read these; nothing is counted twice. Read-only to everyone but its
+ * {@link Recorder}, which the filter keeps to itself: {@code QuotaSource.statistics()} hands out these
+ * counters, never their recorder.
  *
  * <h2>Which tenants keep their name</h2>
  * The {@code tenant} dimension is bounded: at most {@code topTenants} tenants are <em>named</em>
@@ -266,7 +268,7 @@ public final class RequestStatistics implements StatisticsView {
     private final List<CostSink> costSinks = new CopyOnWriteArrayList<>();
     private final List<java.util.function.BiConsumer<String, String>> scopedRefusalSinks = new CopyOnWriteArrayList<>();
 
-    /** Receives settled costs (see {@link #costSettled}). */
+    /** Receives settled costs (see {@link Recorder#costSettled}). */
     @FunctionalInterface
     public interface CostSink {
         /**
@@ -280,11 +282,74 @@ public final class RequestStatistics implements StatisticsView {
     }
 
     /**
-     * @param topTenants most tenants named at once (≥ 0)
-     * @param preferred  known tenants named from the start (e.g. those with an assigned plan), as many
-     *                   as fit
+     * The one writer of a {@link RequestStatistics}: the filter keeps it and hands out only
+     * {@link #statistics()}, read-only, so nothing that monitors the filter can count requests into its
+     * counters. Thread-safe; recording costs what the class comment of {@link RequestStatistics} says.
      */
-    public RequestStatistics(int topTenants, Collection<String> preferred) {
+    public static final class Recorder {
+        private final RequestStatistics statistics;
+
+        /**
+         * Counters of their own, and their recorder.
+         *
+         * @param topTenants most tenants named at once (≥ 0)
+         * @param preferred  known tenants named from the start (e.g. those with an assigned plan), as
+         *                   many as fit
+         */
+        public Recorder(int topTenants, Collection<String> preferred) {
+            this.statistics = new RequestStatistics(topTenants, preferred);
+        }
+
+        /** The counters this records into, read-only: what monitoring may be given. */
+        public RequestStatistics statistics() {
+            return statistics;
+        }
+
+        /**
+         * Counts one request.
+         *
+         * @param tenant  tenant tag source: a valid tenant id, {@link #ANONYMOUS}, or null for none
+         * @param known   whether an assignment or the directory knows the tenant (the filter placed it in
+         *                a tenant bucket); false for an unknown id (a guest), which gets a name only by
+         *                its recent traffic
+         * @param plan    plan name, or null if the request never got one
+         * @param route   route name
+         * @param outcome allowed or rejected
+         * @param reason  rejection reason code, or null for an allowed request
+         */
+        public void record(String tenant, boolean known, String plan, String route, Outcome outcome, String reason) {
+            statistics.record(tenant, known, plan, route, outcome, reason);
+        }
+
+        /**
+         * Counts one request of a tenant taken as known: for callers that do not tell guests apart (the
+         * naming then is first come, first named while slots are free, then by recent traffic).
+         */
+        public void record(String tenant, String plan, String route, Outcome outcome, String reason) {
+            statistics.record(tenant, true, plan, route, outcome, reason);
+        }
+
+        /** Passes a concurrency queue wait on to the receivers ({@link StatisticsView#onQueueWait}). */
+        public void queueWait(String group, String tenant, long waitedNanos, boolean admitted) {
+            statistics.queueWait(group, tenant, waitedNanos, admitted);
+        }
+
+        /** Passes a settled reservation on to the receivers ({@link StatisticsView#onCostSettled}). */
+        public void costSettled(String route, long reserved, long actual) {
+            statistics.costSettled(route, reserved, actual);
+        }
+
+        /**
+         * Passes on a refusal by a bucket beside the tenant's ({@link StatisticsView#onScopedRefusal}):
+         * the request's {@code route} and the bucket's {@code scope}; never the user.
+         */
+        public void scopedRefused(String route, String scope) {
+            statistics.scopedRefused(route, scope);
+        }
+    }
+
+    /** Counters whose only writer is their {@link Recorder} (and, in this package, the tests). */
+    RequestStatistics(int topTenants, Collection<String> preferred) {
         this(topTenants, preferred, Tuning.defaults(topTenants));
     }
 
@@ -314,7 +379,7 @@ public final class RequestStatistics implements StatisticsView {
      * @param outcome allowed or rejected
      * @param reason  rejection reason code, or null for an allowed request
      */
-    public void record(String tenant, boolean known, String plan, String route, Outcome outcome, String reason) {
+    void record(String tenant, boolean known, String plan, String route, Outcome outcome, String reason) {
         String p = plan == null ? NONE : plan;
         String r = reason == null ? NO_REASON : reason;
         // a named tenant (the heavy ones) goes straight to the cell of its last request, if the tags are
@@ -334,7 +399,7 @@ public final class RequestStatistics implements StatisticsView {
      * naming then is first come, first named while slots are free, then by recent traffic). The filter
      * uses {@link #record(String, boolean, String, String, Outcome, String)}.
      */
-    public void record(String tenant, String plan, String route, Outcome outcome, String reason) {
+    void record(String tenant, String plan, String route, Outcome outcome, String reason) {
         record(tenant, true, plan, route, outcome, reason);
     }
 
@@ -536,18 +601,18 @@ public final class RequestStatistics implements StatisticsView {
     }
 
     /** Passes a concurrency queue wait on to the sinks (the meter binder's timer). */
-    public void queueWait(String group, String tenant, long waitedNanos, boolean admitted) {
+    void queueWait(String group, String tenant, long waitedNanos, boolean admitted) {
         for (ConcurrencyListener sink : queueWaitSinks) sink.queueWait(group, tenant, waitedNanos, admitted);
     }
 
-    /** Adds a receiver of queue waits (see {@link #queueWait}). */
+    /** Adds a receiver of queue waits (see {@link Recorder#queueWait}). */
     @Override
     public void onQueueWait(ConcurrencyListener sink) {
         queueWaitSinks.add(Objects.requireNonNull(sink, "sink"));
     }
 
     /** Passes a settled reservation on to the sinks (the meter binder's cost summaries). */
-    public void costSettled(String route, long reserved, long actual) {
+    void costSettled(String route, long reserved, long actual) {
         for (CostSink sink : costSinks) sink.settled(route, reserved, actual);
     }
 
@@ -556,17 +621,17 @@ public final class RequestStatistics implements StatisticsView {
      * the request's {@code route} and the bucket's {@code scope} ({@code per-user}, {@code tenant},
      * {@code user}, {@code client-address}); never the user.
      */
-    public void scopedRefused(String route, String scope) {
+    void scopedRefused(String route, String scope) {
         for (java.util.function.BiConsumer<String, String> sink : scopedRefusalSinks) sink.accept(route, scope);
     }
 
-    /** Adds a receiver of refusals by buckets beside the tenant's (see {@link #scopedRefused}). */
+    /** Adds a receiver of refusals by buckets beside the tenant's (see {@link Recorder#scopedRefused}). */
     @Override
     public void onScopedRefusal(java.util.function.BiConsumer<String, String> sink) {
         scopedRefusalSinks.add(Objects.requireNonNull(sink, "sink"));
     }
 
-    /** Adds a receiver of settled costs (see {@link #costSettled}). */
+    /** Adds a receiver of settled costs (see {@link Recorder#costSettled}). */
     @Override
     public void onCostSettled(CostSink sink) {
         costSinks.add(Objects.requireNonNull(sink, "sink"));

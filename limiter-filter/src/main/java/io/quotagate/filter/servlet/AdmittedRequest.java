@@ -1,45 +1,221 @@
 package io.quotagate.filter.servlet;
 
 import io.quotagate.filter.admission.Decision;
+import io.quotagate.filter.admission.Permit;
+import io.quotagate.filter.admission.Ticket;
+import io.quotagate.filter.metrics.RequestStatistics;
+import io.quotagate.filter.store.StoreUnavailableException;
 import jakarta.servlet.AsyncContext;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.util.Collections;
 import java.util.Enumeration;
 import java.util.List;
 
 /**
- * The request as the application sees it once admitted: it answers {@link QuotaGate#RESERVATION_ATTRIBUTE}
- * itself instead of storing it, because a container allocates a request's attribute map on its first
- * attribute (Jetty: a map, its table and a listener list, about 200 bytes per request), and most
- * requests never look at the reservation.
+ * An admitted request, from the moment it runs until it really ends: the request as the application
+ * sees it, and the one listener for its end. One object per admitted request does all of it.
  *
- * <p>Async work may go on with the container's own request ({@link AsyncContext#getRequest()} after a
- * plain {@link #startAsync()} is the unwrapped one), so starting async stores the reservation as a
- * real attribute first: {@link QuotaGate#reportActualCost} then finds it on either request. Code that
- * holds the container's request during the synchronous part (an injected request) is served by
- * {@link QuotaGate#runningSlot()}.
+ * <h2>While it runs</h2>
+ * It answers {@link QuotaGate#RESERVATION_ATTRIBUTE} itself instead of storing it, because a container
+ * allocates a request's attribute map on its first attribute (Jetty: a map, its table and a listener
+ * list, about 200 bytes per request), and most requests never look at the reservation. During the
+ * dispatch it is also this thread's running reservation ({@link QuotaGate#runningSlot()}), for code that
+ * holds the container's own request (an injected request). Async work may go on with the container's
+ * request ({@link AsyncContext#getRequest()} after a plain {@link #startAsync()} is the unwrapped one),
+ * so starting async stores the reservation as a real attribute first: {@link QuotaGate#reportActualCost}
+ * then finds it on either request.
  *
- * <p>A request holding a concurrency permit also registers its {@link PermitRelease} the moment the
- * application enters async mode, so one wrapper serves both.
+ * <h2>When it ends</h2>
+ * Its end does three things, in this order: the running slot goes back to what it was (when the
+ * dispatch returns, on the dispatching thread), then, once, when the request really ends, the
+ * concurrency {@link Permit} is released and the units are settled with the actual cost the
+ * application reported ({@link QuotaGate#ACTUAL_COST_ATTRIBUTE}). The request really ends:
+ * <ul>
+ *   <li>for a synchronous request, when the chain returns or throws (a client that disconnected makes
+ *       the application's write throw, or the chain simply returns);</li>
+ *   <li>for an asynchronous one, at the {@link AsyncListener#onComplete} that ends every async cycle.
+ *       A timeout or an error is always followed by {@code onComplete} (the container completes the
+ *       request when no listener does), so ending there, after the application's own timeout and error
+ *       listeners ran, means a slot is never free while the application still counts the request as
+ *       running, and a cost reported from its timeout or error handling is still settled. A new async
+ *       cycle (startAsync after an async dispatch) drops listeners that do not re-register, so this one
+ *       re-registers itself.</li>
+ * </ul>
+ * It listens from inside {@code startAsync()} itself, before the application can call {@code complete()}
+ * or {@code dispatch()} from another thread, so no completion can slip between starting async mode and
+ * listening for its end. If async mode was started on an object it does not wrap (an outer wrapper the
+ * application kept), it starts listening when the dispatch returns. It ends once, whichever path comes
+ * first: the permit and the settlement are never given twice.
  */
-final class AdmittedRequest extends HttpServletRequestWrapper {
-    private final Decision.Admitted admitted;
-    /** Listens for the end of an async request holding a concurrency permit; null without a permit. */
-    private final PermitRelease release;
+final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncListener {
+    private static final System.Logger LOG = System.getLogger(AdmittedRequest.class.getName());
 
-    AdmittedRequest(HttpServletRequest request, Decision.Admitted admitted, PermitRelease release) {
+    /** {@link #state}: the request runs and nothing listens for its end yet. */
+    private static final int RUNNING = 0;
+    /** {@link #state}: registered with the request's async context; {@code onComplete} ends it. */
+    private static final int LISTENING = 1;
+    /** {@link #state}: ended; nothing is done again. */
+    private static final int ENDED = 2;
+    private static final VarHandle STATE;
+
+    static {
+        try {
+            STATE = MethodHandles.lookup().findVarHandle(AdmittedRequest.class, "state", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final Ticket ticket;
+    /** The concurrency slot to release at the end, or null if the route has none. */
+    private final Permit permit;
+    /** Told of a settled cost (the meter binder's cost summaries). */
+    private final RequestStatistics.Recorder statistics;
+    /** {@link #RUNNING}, {@link #LISTENING} or {@link #ENDED}; moves only forward. */
+    private volatile int state;
+
+    /**
+     * The request {@code ticket} admitted, handed over to run ({@link Ticket#run()}).
+     *
+     * @param statistics told of the settled cost, if the application reports one
+     */
+    AdmittedRequest(HttpServletRequest request, Ticket ticket, RequestStatistics.Recorder statistics) {
         super(request);
-        this.admitted = admitted;
-        this.release = release;
+        this.ticket = ticket;
+        this.permit = ticket.run();
+        this.statistics = statistics;
+    }
+
+    /**
+     * Runs {@code chain} with this request as this thread's running one, then, when the dispatch returns
+     * or throws, clears the running slot and ends the request unless async mode holds it (see the class
+     * comment).
+     */
+    void chain(ServletResponse response, FilterChain chain) throws IOException, ServletException {
+        Object[] running = QuotaGate.runningSlot();
+        Object outer = running[0]; // another QuotaFilter's further out, if any
+        running[0] = ticket.decision();
+        try {
+            chain.doFilter(this, response);
+        } finally {
+            running[0] = outer;
+            dispatchReturned();
+        }
+    }
+
+    /** The dispatch that admitted the request has returned or thrown: end now, unless async mode holds it. */
+    private void dispatchReturned() {
+        if (state != RUNNING) return; // listening: onComplete ends it
+        if (isAsyncStarted()) {
+            // async was started on an object we did not wrap (an outer wrapper kept by the application)
+            try {
+                listenTo(getAsyncContext());
+                return;
+            } catch (IllegalStateException completedMeanwhile) {
+                // another thread completed or dispatched it between the two calls: it has ended here
+            }
+            ended();
+            return;
+        }
+        // synchronous, and nothing listens (the state is still RUNNING): no other thread ends it, so it
+        // ends here with neither a compare-and-set nor a fence, the common request's only end
+        STATE.setRelease(this, ENDED);
+        end();
+    }
+
+    /** Registers this listener with the request's async context (on {@code startAsync()}). */
+    private void listenTo(AsyncContext context) {
+        context.addListener(this);
+        STATE.compareAndSet(this, RUNNING, LISTENING);
+    }
+
+    /** The request has really ended: release the slot, settle the cost; once, whichever path calls first. */
+    private void ended() {
+        int was;
+        do {
+            was = state;
+            if (was == ENDED) return;
+        } while (!STATE.compareAndSet(this, was, ENDED)); // RUNNING may become LISTENING meanwhile
+        end();
+    }
+
+    /** Releases the slot, then settles the cost: what ending means, done by whichever path ended it. */
+    private void end() {
+        try {
+            if (permit != null) permit.release();
+        } finally {
+            settle();
+        }
+    }
+
+    /** Settles the actual cost, if the application reported one (most do not: nothing to do then). */
+    private void settle() {
+        Decision.Admitted charged = ticket.decision();
+        if (charged.charged() == 0) return; // nothing reserved (shadow mode): nothing to settle
+        Object reported;
+        try {
+            reported = getAttribute(QuotaGate.ACTUAL_COST_ATTRIBUTE);
+        } catch (IllegalStateException recycled) {
+            return; // the container already recycled the request: too late to read it
+        }
+        if (reported == null) return;
+        long actual = parse(reported);
+        if (actual < 0) {
+            LOG.log(System.Logger.Level.WARNING, "ignored actual cost for tenant " + charged.tenant()
+                    + ": not a whole number >= 0 (" + reported.getClass().getSimpleName() + ")");
+            return;
+        }
+        try {
+            ticket.settle(actual);
+        } catch (StoreUnavailableException unavailable) {
+            // on-failure: closed and Redis went away during the request: the response is out already
+            LOG.log(System.Logger.Level.WARNING, "actual cost of tenant " + charged.tenant()
+                    + " not reconciled: " + unavailable.getMessage());
+            return;
+        }
+        statistics.costSettled(ticket.route().name(), charged.charged(), actual);
+    }
+
+    /** The reported value as a whole number of units, or -1 if it is not one. */
+    static long parse(Object value) {
+        try {
+            BigInteger n;
+            if (value instanceof Long || value instanceof Integer || value instanceof Short || value instanceof Byte) {
+                return ((Number) value).longValue() < 0 ? -1 : ((Number) value).longValue();
+            } else if (value instanceof BigInteger b) {
+                n = b;
+            } else if (value instanceof Number num) {
+                n = new BigDecimal(num.toString()).toBigIntegerExact();
+            } else if (value instanceof CharSequence s) {
+                String text = s.toString().trim();
+                if (text.isEmpty() || text.length() > 40) return -1;
+                n = new BigInteger(text);
+            } else {
+                return -1;
+            }
+            if (n.signum() < 0) return -1;
+            return n.bitLength() < 64 ? n.longValue() : Long.MAX_VALUE;
+        } catch (NumberFormatException | ArithmeticException e) {
+            return -1;
+        }
     }
 
     @Override
     public Object getAttribute(String name) {
-        return QuotaGate.RESERVATION_ATTRIBUTE.equals(name) ? admitted : super.getAttribute(name);
+        return QuotaGate.RESERVATION_ATTRIBUTE.equals(name) ? ticket.decision() : super.getAttribute(name);
     }
 
     @Override
@@ -62,11 +238,33 @@ final class AdmittedRequest extends HttpServletRequestWrapper {
     }
 
     private AsyncContext listened(AsyncContext context) {
-        if (release != null) release.listenTo(context);
+        if (state == RUNNING) listenTo(context);
         return context;
     }
 
     private void storeReservation() {
-        getRequest().setAttribute(QuotaGate.RESERVATION_ATTRIBUTE, admitted);
+        getRequest().setAttribute(QuotaGate.RESERVATION_ATTRIBUTE, ticket.decision());
+    }
+
+    // AsyncListener: the end of an async request
+
+    @Override
+    public void onComplete(AsyncEvent event) {
+        ended();
+    }
+
+    @Override
+    public void onTimeout(AsyncEvent event) {
+        // onComplete follows once the application's listeners (or the container) end the request
+    }
+
+    @Override
+    public void onError(AsyncEvent event) {
+        // onComplete follows once the application's listeners (or the container) end the request
+    }
+
+    @Override
+    public void onStartAsync(AsyncEvent event) {
+        event.getAsyncContext().addListener(this); // a new async cycle keeps only listeners that re-register
     }
 }

@@ -89,7 +89,8 @@ final class FilterRuntime implements QuotaControl {
     final Setup setup;
     final Gate gate;
     final ConcurrencyLimits concurrency;
-    final RequestStatistics statistics;
+    /** The request counters' one writer: only their read-only side leaves the filter ({@link #statistics()}). */
+    final RequestStatistics.Recorder statistics;
     final RejectionLog rejections;
     /** Serialises engine swaps; never held while calling out (the limits' own lock is taken first). */
     private final Object swap = new Object();
@@ -103,7 +104,7 @@ final class FilterRuntime implements QuotaControl {
     /** The local store's quota counters kept in a file, or null. */
     private final QuotaSnapshot snapshot;
 
-    private FilterRuntime(Setup setup, Gate gate, ConcurrencyLimits concurrency, RequestStatistics statistics,
+    private FilterRuntime(Setup setup, Gate gate, ConcurrencyLimits concurrency, RequestStatistics.Recorder statistics,
                           RejectionLog rejections, Plans plans, List<QuotaListener> listeners, QuotaClock clock,
                           byte[] webhookSecret, QuotaSnapshot snapshot) {
         this.setup = setup;
@@ -188,7 +189,8 @@ final class FilterRuntime implements QuotaControl {
                 : TenantDirectory.cached(b.directory, settings.maxTracked(),
                 Duration.ofMinutes(QuotaFilter.Builder.DIRECTORY_TTL_MINUTES),
                 Duration.ofSeconds(QuotaFilter.Builder.DIRECTORY_NEGATIVE_TTL_SECONDS), b.clock::nanoTime);
-        RequestStatistics statistics = new RequestStatistics(b.topTenants, settings.assignments().keySet());
+        RequestStatistics.Recorder statistics = new RequestStatistics.Recorder(b.topTenants,
+                settings.assignments().keySet());
         ConcurrencyListener user = b.concurrencyListener;
         ConcurrencyListener waits = (group, tenant, nanos, admitted) -> {
             statistics.queueWait(group, tenant, nanos, admitted);
@@ -424,7 +426,7 @@ final class FilterRuntime implements QuotaControl {
 
     @Override
     public StatisticsView statistics() {
-        return statistics;
+        return statistics.statistics();
     }
 
     @Override

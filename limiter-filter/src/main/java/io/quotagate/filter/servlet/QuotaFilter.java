@@ -6,7 +6,6 @@ import io.quotagate.filter.admission.Decision;
 import io.quotagate.filter.admission.Gate;
 import io.quotagate.filter.admission.LimitStatus;
 import io.quotagate.filter.admission.Outcome;
-import io.quotagate.filter.admission.Permit;
 import io.quotagate.filter.admission.Reason;
 import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.filter.admission.Ticket;
@@ -59,7 +58,7 @@ import java.util.Objects;
  * <p>A route with a concurrency {@code group} first takes a slot of that group
  * ({@link ConcurrencyLimits}; 429 {@code reason: concurrency} when the tenant's or the group's cap is
  * reached), then the tokens; the slot is given back at once if the buckets refuse, otherwise when the
- * request really ends, async requests included ({@code PermitRelease}). Install the filter with
+ * request really ends, async requests included ({@code AdmittedRequest}). Install the filter with
  * async support so async servlets behind it work. Only {@code REQUEST} dispatches are limited: a
  * forward, include, error or async re-dispatch of an admitted request passes through.
  *
@@ -220,8 +219,9 @@ public final class QuotaFilter implements Filter {
 
     /** Whether the path is one of the builder's {@link Builder#unlimitedPaths}, passed before any route. */
     private static boolean unlimitedPath(FilterRuntime rt, String path) {
-        for (PathPattern p : rt.setup.unlimitedPaths()) {
-            if (p.matches(path)) return true;
+        List<PathPattern> unlimited = rt.setup.unlimitedPaths();
+        for (int i = 0, n = unlimited.size(); i < n; i++) { // by index: no iterator on every request
+            if (unlimited.get(i).matches(path)) return true;
         }
         return false;
     }
@@ -290,19 +290,8 @@ public final class QuotaFilter implements Filter {
             }
             return;
         }
-        Permit permit = ticket.run();
-        PermitRelease release = permit == null ? null : new PermitRelease(permit);
-        HttpServletRequest visible = new AdmittedRequest(request, admitted, release);
-        Object[] running = QuotaGate.runningSlot();
-        Object outer = running[0]; // another QuotaFilter's further out, if any
-        running[0] = admitted;
-        try {
-            if (release == null) chain.doFilter(visible, response);
-            else release.chain(visible, response, chain);
-        } finally {
-            running[0] = outer;
-            CostReconciliation.whenDone(visible, ticket, rt.statistics, route);
-        }
+        // from here on the admitted request itself releases the slot and settles the units when it ends
+        new AdmittedRequest(request, ticket, rt.statistics).chain(response, chain);
     }
 
     /**

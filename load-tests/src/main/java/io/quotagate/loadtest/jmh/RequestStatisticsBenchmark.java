@@ -21,7 +21,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One request counted by {@link RequestStatistics#record}, for a tenant with its own tag ({@code named}:
+ * One request counted by {@link RequestStatistics.Recorder#record}, for a tenant with its own tag ({@code named}:
  * 50 tenants, every tag taken by them) and for tenants without one ({@code unnamed}: 100,000 ids
  * beyond those 50, counted as {@code other}; one in 8 of their requests feeds the heavy-hitter table
  * that decides which tenants get a tag). {@link #pickTenant} is the cost of the random pick alone, to
@@ -41,14 +41,14 @@ public class RequestStatisticsBenchmark {
     @Param({"named", "unnamed"})
     String tenants;
 
-    private RequestStatistics statistics;
+    private RequestStatistics.Recorder statistics;
     private String[] ids;
 
     @Setup(Level.Trial)
     public void setUp() {
         List<String> tagged = new ArrayList<>();
         for (int i = 0; i < 50; i++) tagged.add(String.format("tenant-%06d", i));
-        statistics = new RequestStatistics(50, tagged);
+        statistics = new RequestStatistics.Recorder(50, tagged);
         if (tenants.equals("named")) {
             ids = tagged.toArray(String[]::new);
         } else {
@@ -57,8 +57,10 @@ public class RequestStatisticsBenchmark {
         }
         for (String id : ids) statistics.record(id, "bench", "items", Outcome.ALLOWED, null); // the cells exist
         String probe = ids[0];
-        boolean named = statistics.tagOf(probe).equals(probe);
-        if (named != tenants.equals("named")) throw new IllegalStateException("setup: " + probe + " tagged " + statistics.tagOf(probe));
+        boolean named = statistics.statistics().tagOf(probe).equals(probe);
+        if (named != tenants.equals("named")) {
+            throw new IllegalStateException("setup: " + probe + " tagged " + statistics.statistics().tagOf(probe));
+        }
     }
 
     @Benchmark
