@@ -113,7 +113,11 @@ class BenchCommandTest {
         assertThat(shares).containsKeys("bare", "quotagate-1-tenant");
         assertThat(shares.get("quotagate-1-tenant").own()).as("QuotaFilter's own samples").isPositive();
         assertThat(shares.get("quotagate-1-tenant").app()).as("the application's samples").isPositive();
-        assertThat(shares.get("bare").own()).isZero();
+        // bare has no filter: none of its samples is a filter's. A stray sample or two may still land there:
+        // async-profiler names a sample's thread when it writes, and a thread id the bare server's pool
+        // used can be reused by the next server's thread meanwhile (seen once in a full build)
+        assertThat(shares.get("bare").own()).as("bare's samples counted as a filter's")
+                .isLessThanOrEqualTo(Math.max(2, shares.get("bare").total() / 100));
     }
 
     @Test
