@@ -54,6 +54,9 @@ class RetryAfterPromiseTest {
     private QuotaFilter filter;
     private JettyServer server;
 
+    /** Timed requests whose servlet has read its start time (the filter counts one in flight before that). */
+    private final java.util.concurrent.atomic.AtomicInteger started = new java.util.concurrent.atomic.AtomicInteger();
+
     /** {@code /reports/x?s=N} works until the quota clock has moved N seconds; the rest answer ok. */
     final class Work extends HttpServlet {
         private static final long serialVersionUID = 1L;
@@ -64,6 +67,7 @@ class RetryAfterPromiseTest {
             String s = req.getParameter("s");
             if (s != null) {
                 long end = clock.nanoTime() + TimeUnit.SECONDS.toNanos(Long.parseLong(s));
+                started.incrementAndGet();
                 while (clock.nanoTime() < end) {
                     try {
                         Thread.sleep(2);
@@ -142,7 +146,7 @@ class RetryAfterPromiseTest {
     void aConcurrencyRefusalWaitsForTheTenantsOwnOldestRequestNotTheRoutesAverage() throws Exception {
         // slow's reports take 12 s: one finished before, so its own history says so
         CompletableFuture<HttpResponse<String>> earlier = get("slow", "/reports/0?s=12");
-        await(() -> filter.control().concurrency().inflight("reports", "slow") == 1);
+        await(() -> started.get() == 1); // its clock read before the clock moves
         clock.advance(Duration.ofSeconds(12));
         assertThat(earlier.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
 
@@ -151,7 +155,7 @@ class RetryAfterPromiseTest {
         for (int i = 1; i <= 3; i++) {
             running.add(get("slow", "/reports/" + i + "?s=12"));
             int n = i;
-            await(() -> filter.control().concurrency().inflight("reports", "slow") == n);
+            await(() -> filter.control().concurrency().inflight("reports", "slow") == n && started.get() == n + 1);
             if (i < 3) clock.advance(Duration.ofSeconds(4));
         }
         // beside it, another tenant's instant reports pull the route's average down to almost nothing
@@ -178,7 +182,7 @@ class RetryAfterPromiseTest {
                 .isEqualTo(200);
         List<CompletableFuture<HttpResponse<String>>> running = new ArrayList<>();
         for (int i = 1; i <= 3; i++) running.add(get("slow", "/reports/" + i + "?s=12"));
-        await(() -> filter.control().concurrency().inflight("reports", "slow") == 3);
+        await(() -> filter.control().concurrency().inflight("reports", "slow") == 3 && started.get() == 3);
         long end = clock.nanoTime() + Duration.ofSeconds(12).toNanos();
         List<Long> waits = new ArrayList<>();
         for (int refusals = 0; refusals < 12; refusals++) {
