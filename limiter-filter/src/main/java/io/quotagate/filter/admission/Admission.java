@@ -361,13 +361,25 @@ final class Admission {
     Decision.Rejected longerOf(Policy policy, Caller caller, Decision.Rejected refusal, long cost) {
         Limits l = policy.limits;
         PlanLimits pl = limitsOf(l, caller.kind(), caller.key(), caller.plan());
-        long wait = tenantBucket(caller.kind(), caller.key(), pl).nanosToWait(cost);
-        if (wait > refusal.nanosToWait()) refusal = new Decision.Rejected(Reason.TENANT_RATE, wait);
-        refusal = longest(refusal, caller.kind() == BucketKind.GUEST ? l.guests : null, Reason.GUEST_RATE, l.global, cost);
-        if (caller.kind() == BucketKind.TENANT && pl.quotas != null) {
-            refusal = pl.quotas.longest(refusal, counters, caller.key(), cost, QuotaWindows.nanos(wall.instant()));
+        QuotaBucket guests = caller.kind() == BucketKind.GUEST ? l.guests : null;
+        QuotaWindows quotas = caller.kind() == BucketKind.TENANT ? pl.quotas : null;
+        // every bucket's wait in one store operation (on Redis one round trip), nothing taken
+        QuotaBucket[] buckets = new QuotaBucket[3 + (quotas == null ? 0 : quotas.size())];
+        long[] waits = new long[buckets.length];
+        int n = 0;
+        buckets[n++] = tenantBucket(caller.kind(), caller.key(), pl);
+        if (guests != null) buckets[n++] = guests;
+        int shared = n;
+        if (l.global != null) buckets[n++] = l.global;
+        int counted = n;
+        if (quotas != null) n = quotas.addTo(buckets, n, counters, caller.key(), QuotaWindows.nanos(wall.instant()));
+        store.waits(buckets, n, cost, waits);
+        if (waits[0] > refusal.nanosToWait()) refusal = new Decision.Rejected(Reason.TENANT_RATE, waits[0]);
+        if (guests != null && waits[1] > refusal.nanosToWait()) refusal = new Decision.Rejected(Reason.GUEST_RATE, waits[1]);
+        if (l.global != null && waits[shared] > refusal.nanosToWait()) {
+            refusal = new Decision.Rejected(Reason.GLOBAL_RATE, waits[shared]);
         }
-        return refusal;
+        return quotas == null ? refusal : quotas.longest(refusal, waits, counted);
     }
 
     /**
@@ -380,20 +392,6 @@ final class Admission {
         if (pl.shadow) return;
         tenantBucket(caller.kind(), caller.key(), pl).forceTake(cost);
         store.changed(caller.kind(), caller.key()); // a bucket in debt needs longer to be full
-    }
-
-    /** {@code refusal}, or the refusal of a shared bucket that would make the client wait longer. */
-    private static Decision.Rejected longest(Decision.Rejected refusal, QuotaBucket guests, Reason guestsReason,
-                                             QuotaBucket global, long cost) {
-        if (guests != null) {
-            long wait = guests.nanosToWait(cost);
-            if (wait > refusal.nanosToWait()) refusal = new Decision.Rejected(guestsReason, wait);
-        }
-        if (global != null) {
-            long wait = global.nanosToWait(cost);
-            if (wait > refusal.nanosToWait()) refusal = new Decision.Rejected(Reason.GLOBAL_RATE, wait);
-        }
-        return refusal;
     }
 
     /**

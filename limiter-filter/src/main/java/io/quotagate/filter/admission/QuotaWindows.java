@@ -93,28 +93,6 @@ final class QuotaWindows {
     }
 
     /**
-     * The refusal of the quota that would make a request of {@code cost} wait longest now, or
-     * {@code refusal} if none would make it wait longer; nothing is counted.
-     */
-    Decision.Rejected longest(Decision.Rejected refusal, QuotaCounters counters, String tenant, long cost,
-                              long nowNanos) {
-        for (int j = 0; j < quotas.length; j++) refusal = longer(refusal, counters, tenant, cost, nowNanos, j);
-        return refusal;
-    }
-
-    private Decision.Rejected longer(Decision.Rejected refusal, QuotaCounters counters, String tenant, long cost,
-                                     long nowNanos, int j) {
-        Period p = period(j, nowNanos);
-        if (counters.used(key(quotas[j], tenant, p.label)) + cost <= quotas[j].limit()) return refusal;
-        Decision.Rejected r = refusal(j, p, nowNanos);
-        return refusal == null || r.nanosToWait() > refusal.nanosToWait() ? r : refusal;
-    }
-
-    private Decision.Rejected refusal(int i, Period p, long nowNanos) {
-        return new Decision.Rejected(Reason.QUOTA, p.endNanos - nowNanos, quotas[i].name());
-    }
-
-    /**
      * Settles a request counted at {@code countedNanos}: {@code units} more (an excess) or fewer (a
      * refund, when negative), in the periods it was counted in, even if they have ended since.
      */

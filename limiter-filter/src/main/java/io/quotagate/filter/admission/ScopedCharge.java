@@ -46,13 +46,6 @@ final class ScopedCharge {
         return longest(null, waits);
     }
 
-    /** {@code refusal}, or the refusal of one of these buckets that would wait longer for {@code cost}; nothing taken. */
-    Decision.Rejected longest(BucketStore store, Decision.Rejected refusal, long cost) {
-        long[] waits = new long[size];
-        store.waits(buckets, size, cost, waits);
-        return longest(refusal, waits);
-    }
-
     /** {@code refusal} (null for none), or the bucket's refusal with the longest of {@code waits} if longer. */
     private Decision.Rejected longest(Decision.Rejected refusal, long[] waits) {
         return longest(refusal, waits, 0);
