@@ -110,7 +110,7 @@ final class Admission {
      */
     public Policy policy(Plans plans, TenantDirectory directory, Policy previous) {
         Objects.requireNonNull(plans, "plans");
-        return new Policy(plans, directory, limits(plans, previous == null ? null : previous.limits));
+        return new Policy(this, plans, directory, limits(plans, previous == null ? null : previous.limits));
     }
 
     private Limits limits(Plans plans, Limits previous) {
@@ -231,6 +231,19 @@ final class Admission {
      * @param scoped the request's buckets beside its tenant's, or null for none
      */
     Decision admit(Policy policy, BucketKind kind, String key, String plan, long cost, ScopedCharge scoped) {
+        Ticket charge = new Ticket(policy, io.quotagate.filter.route.Route.DEFAULT, null);
+        Decision.Rejected refusal = charge(policy, kind, key, plan, cost, scoped, charge);
+        return refusal != null ? refusal : charge.decision();
+    }
+
+    /**
+     * {@link #admit(Policy, BucketKind, String, String, long, ScopedCharge)} writing what it charged into
+     * the request's own {@code ticket}, so an admitted request allocates nothing beside it.
+     *
+     * @return null if admitted ({@code ticket} holds the charge), else the refusal (nothing taken)
+     */
+    Decision.Rejected charge(Policy policy, BucketKind kind, String key, String plan, long cost, ScopedCharge scoped,
+                             Ticket ticket) {
         if (cost <= 0) throw new IllegalArgumentException("cost must be > 0, was " + cost);
         if (kind == BucketKind.GLOBAL) throw new IllegalArgumentException("kind must be TENANT or GUEST");
         Limits l = policy.limits;
@@ -287,13 +300,14 @@ final class Admission {
             }
         }
         if (refusal == null) {
-            return new Decision.Admitted(kind, key, plan, cost, global != null, guests != null, null,
-                    quotas == null ? 0 : nowNanos);
+            ticket.charged(kind, key, plan, cost, global != null, guests != null, quotas == null ? 0 : nowNanos, null);
+            return null;
         }
         if (!pl.shadow) return refusal;
         // shadow mode: exactly what enforcing would do to the buckets (nothing taken), but let it run
         shadowed[refusal.reason().ordinal()].increment();
-        return new Decision.Admitted(kind, key, plan, 0, false, false, refusal);
+        ticket.charged(kind, key, plan, 0, false, false, 0, refusal);
+        return null;
     }
 
     /**
@@ -407,35 +421,49 @@ final class Admission {
      * @throws IllegalArgumentException if {@code actualCost} is negative
      */
     public long reconcile(Policy policy, Decision.Admitted admitted, long actualCost) {
+        return reconcile(policy, Ticket.of(policy, admitted), admitted.charged(), actualCost);
+    }
+
+    /**
+     * As {@link #reconcile(Policy, Decision.Admitted, long)}, for the request whose {@code ticket} holds
+     * who was charged and where; {@code charged}: the units it took (read by the caller, which may already
+     * have marked the ticket unpaid).
+     */
+    long reconcile(Policy policy, Ticket ticket, long charged, long actualCost) {
         if (actualCost < 0) throw new IllegalArgumentException("actual cost must be >= 0, was " + actualCost);
-        if (admitted.charged() == 0 || actualCost == admitted.charged()) return 0;
+        if (charged == 0 || actualCost == charged) return 0;
         Limits l = policy.limits;
-        PlanLimits pl = limitsOf(l, admitted.kind(), admitted.tenant(), admitted.plan());
-        QuotaBucket global = admitted.globalCharged() ? l.global : null;
-        QuotaBucket guests = admitted.guestsCharged() ? l.guests : null;
-        if (actualCost < admitted.charged()) {
-            long refund = admitted.charged() - actualCost;
+        BucketKind kind = ticket.kind();
+        String key = ticket.key();
+        PlanLimits pl = limitsOf(l, kind, key, ticket.plan());
+        QuotaBucket global = ticket.globalCharged() ? l.global : null;
+        QuotaBucket guests = ticket.guestsCharged() ? l.guests : null;
+        if (actualCost < charged) {
+            long refund = charged - actualCost;
             // a refund caps at capacity: it can never push a bucket above full
-            tenantBucket(admitted.kind(), admitted.tenant(), pl).refund(refund);
+            tenantBucket(kind, key, pl).refund(refund);
             if (guests != null) guests.refund(refund);
             if (global != null) global.refund(refund);
-            settleQuotas(pl, admitted, -refund);
+            settleQuotas(pl, key, ticket.quotaNanos(), -refund);
             return -refund;
         }
-        long excess = Math.min(actualCost - admitted.charged(), pl.maxCost);
-        settleQuotas(pl, admitted, excess);
-        tenantBucket(admitted.kind(), admitted.tenant(), pl).forceTake(excess);
+        long excess = Math.min(actualCost - charged, pl.maxCost);
+        settleQuotas(pl, key, ticket.quotaNanos(), excess);
+        tenantBucket(kind, key, pl).forceTake(excess);
         // read it once more so the store sees the debt (a bucket in debt needs longer to be full)
-        store.changed(admitted.kind(), admitted.tenant());
+        store.changed(kind, key);
         if (guests != null) guests.forceTake(excess);
         if (global != null) global.forceTake(excess);
         return excess;
     }
 
-    /** Settles {@code units} in the quota periods the request was counted in (the policy that admitted it). */
-    private void settleQuotas(PlanLimits pl, Decision.Admitted admitted, long units) {
-        if (!admitted.quotasCharged() || pl.quotas == null) return;
-        pl.quotas.settle(counters, admitted.tenant(), units, admitted.quotaNanos(), QuotaWindows.nanos(wall.instant()));
+    /**
+     * Settles {@code units} in the quota periods the request was counted in (the policy that admitted it);
+     * {@code quotaNanos}: when it was counted, 0 if it was not.
+     */
+    private void settleQuotas(PlanLimits pl, String key, long quotaNanos, long units) {
+        if (quotaNanos == 0 || pl.quotas == null) return;
+        pl.quotas.settle(counters, key, units, quotaNanos, QuotaWindows.nanos(wall.instant()));
     }
 
     /**

@@ -183,14 +183,17 @@ public final class Gate {
         // a policy without them (no route limits, no per-user limits) does not even look
         Caller caller = policy.scopedBuckets ? new Caller(tenant, key, kind, plan) : null;
         ScopedCharge scoped;
-        Decision decision;
+        Ticket ticket;
+        Decision.Rejected rejected;
         try {
             scoped = caller == null ? null : admission.scoped(policy, caller, route.name(), request, user, clientAddress);
             if (scoped == ScopedCharge.INVALID_USER) {
                 if (permit != null) permit.cancel();
                 return INVALID_USER;
             }
-            decision = admission.admit(policy, kind, key, plan, route.cost(), estimated ? null : scoped);
+            // the ticket is the record of the charge: an admitted request allocates nothing beside it
+            ticket = scoped == null ? new Ticket(policy, route, permit) : new Ticket.Scoped(policy, route, permit, scoped);
+            rejected = admission.charge(policy, kind, key, plan, route.cost(), estimated ? null : scoped, ticket);
         } catch (StoreUnavailableException unavailable) {
             if (permit != null) permit.cancel();
             return Outcome.Refused.unavailable(unavailable, placed(caller, tenant, key, kind, plan));
@@ -198,14 +201,14 @@ public final class Gate {
             if (permit != null) permit.cancel();
             throw failure;
         }
-        if (decision instanceof Decision.Rejected rejected) {
+        if (rejected != null) {
             caller = placed(caller, tenant, key, kind, plan);
             if (estimated) {
                 // the slot bounds the bodies read for refusals, as the minimum bounds the others
                 if (permit != null) {
                     // the scoped buckets are taken at the request's own cost once it is repriced
-                    return scoped == null ? new Ticket(admission, policy, caller, route, permit)
-                            : new Ticket.Scoped(admission, policy, caller, route, permit, scoped);
+                    return scoped == null ? new Ticket(policy, caller, route, permit)
+                            : new Ticket.Scoped(policy, caller, route, permit, scoped);
                 }
                 rejected = admission.longerOf(policy, caller, rejected, admission.maxCost(policy, kind, key, plan));
             }
@@ -213,29 +216,27 @@ public final class Gate {
             if (permit != null) permit.cancel(); // the request does not run: free its slot at once
             return Outcome.Refused.tooMany(rejected, caller);
         }
-        Decision.Admitted admitted = (Decision.Admitted) decision;
-        if (admitted.charged() == 0 || scoped == null) return new Ticket(admission, policy, route, permit, admitted);
-        if (estimated) {
+        if (estimated && scoped != null && ticket.charged() > 0) {
             // an estimated route's minimum is charged first; its buckets beside the tenant's when repriced
             Decision.Rejected over;
             try {
-                over = admission.takeScoped(policy, caller, scoped, admitted.charged());
+                over = admission.takeScoped(policy, caller, scoped, ticket.charged());
             } catch (StoreUnavailableException unavailable) {
-                admission.reconcile(policy, admitted, 0);
+                admission.reconcile(policy, ticket, ticket.charged(), 0);
                 if (permit != null) permit.cancel();
                 return Outcome.Refused.unavailable(unavailable, caller);
             } catch (RuntimeException | Error failure) {
-                admission.reconcile(policy, admitted, 0);
+                admission.reconcile(policy, ticket, ticket.charged(), 0);
                 if (permit != null) permit.cancel();
                 throw failure;
             }
             if (over != null) {
-                admission.reconcile(policy, admitted, 0); // the tenant pays nothing for a refused request
+                admission.reconcile(policy, ticket, ticket.charged(), 0); // the tenant pays nothing for a refused request
                 if (permit != null) permit.cancel();
                 return Outcome.Refused.tooMany(over, caller);
             }
         }
-        return new Ticket.Scoped(admission, policy, route, permit, admitted, scoped);
+        return ticket;
     }
 
     /** {@code caller} if the decision made one already, else the caller of these values. */

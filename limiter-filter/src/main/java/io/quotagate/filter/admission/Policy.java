@@ -29,8 +29,11 @@ public final class Policy {
      * skips looking for them, and the common request allocates nothing to ask.
      */
     final boolean scopedBuckets;
+    /** The admission that built this policy: it decides, reprices and settles the requests this policy admits. */
+    final Admission admission;
 
-    Policy(Plans plans, TenantDirectory directory, Admission.Limits limits) {
+    Policy(Admission admission, Plans plans, TenantDirectory directory, Admission.Limits limits) {
+        this.admission = Objects.requireNonNull(admission, "admission");
         this.plans = Objects.requireNonNull(plans, "plans");
         this.routes = new RouteTable(plans.routes());
         this.limits = Objects.requireNonNull(limits, "limits");

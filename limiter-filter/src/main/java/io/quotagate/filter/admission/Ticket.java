@@ -1,72 +1,161 @@
 package io.quotagate.filter.admission;
 
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.route.Route;
 import io.quotagate.filter.store.StoreUnavailableException;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.List;
 import java.util.Objects;
 
 /**
  * An admitted request's hold on its units and its concurrency slot, from the decision until the
- * request runs. Release is structural: {@link #close()} gives back the slot (cancelled, not counted
- * as a completed request) and every unit reserved, unless the request was handed over to run
- * ({@link #run()}), after which the slot is released when the request really ends and the units are
- * settled with {@link #settle}. Use it in try-with-resources, so every exit between the decision and
- * the chain frees what the decision took.
+ * request really ends; it is also the record of what was charged to whom (an admitted request makes
+ * this one object, not a decision beside it).
+ *
+ * <p>Release is structural: {@link #close()} gives back the slot (cancelled, not counted as a
+ * completed request) and every unit reserved, unless the request was handed over to run
+ * ({@link #run()}), after which {@link #end()} marks its end once, whichever thread sees it first: its
+ * caller then releases the {@link #permit()} and settles the units with {@link #settle}. Use it in
+ * try-with-resources, so every exit between the decision and the chain frees what the decision took.
  *
  * <p>A ticket of an estimated route may hold the slot alone ({@link #unpaid()}): its buckets refused
  * the route's minimum cost, and the body is read only to state the wait for the request's own cost.
  *
- * <p>Confined to the thread that decides; {@link #settle} may be called later from any thread.
+ * <p>Confined to the thread that decides until it runs; {@link #end()} and {@link #settle} may be called
+ * later from any thread.
  */
 public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scoped {
     private static final System.Logger LOG = System.getLogger(Ticket.class.getName());
+    private static final BucketKind[] KINDS = BucketKind.values();
 
-    /** Where reprices, refunds and settlements go, by {@link #policy}: the one that decided. */
-    final Admission admission;
+    /** {@link #flags}: the units are taken (a paid ticket; shadow mode's 0 units included). */
+    private static final byte PAID = 1;
+    /** {@link #flags}: the same units were also taken from the global quota. */
+    private static final byte GLOBAL = 2;
+    /** {@link #flags}: the same units were also taken from the guest pool. */
+    private static final byte GUESTS = 4;
+    /** {@link #flags}: {@link #keepCharge()}. */
+    private static final byte KEEP_CHARGE = 8;
+
+    /** {@link #state}: decided; {@link #close()} frees what it holds. */
+    private static final byte DECIDED = 0;
+    /** {@link #state}: closed without running; nothing is freed again. */
+    private static final byte CLOSED = 1;
+    /** {@link #state}: handed over to run; nothing listens for its end yet. */
+    private static final byte RUNNING = 2;
+    /** {@link #state}: running, and a listener ends it ({@link #listening()}). */
+    private static final byte LISTENING = 3;
+    /** {@link #state}: ended; nothing is done again. */
+    private static final byte ENDED = 4;
+    private static final VarHandle STATE;
+
+    static {
+        try {
+            STATE = MethodHandles.lookup().findVarHandle(Ticket.class, "state", byte.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** The policy that decided: reprices, refunds and settlements go to its admission. */
     final Policy policy;
-    /**
-     * Who is charged, kept only while the ticket has no decision to read it from (made unpaid, or a
-     * reprice under way or refused): a paid ticket reads it off its decision, so the common case keeps
-     * no {@link Caller} per request.
-     */
-    private Caller placed;
     private final Route route;
     private final Permit permit;
-    private Decision.Admitted decision;
-    private boolean running;
-    private boolean keepCharge;
+    // who is charged, and what (Decision.Admitted's fields): kept as fields so an admitted request
+    // allocates this one object
+    private String key;
+    private String plan;
+    private Decision.Rejected shadowRejection;
+    private long charged;
+    private long quotaNanos;
+    private byte kind;
+    private byte flags;
+    /** {@link #DECIDED} ... {@link #ENDED}; read and written through {@link #STATE}. */
+    private byte state;
 
-    /**
-     * Everything the ticket needs from the decision on, handed over when it is made: it never asks the
-     * {@link Gate} again.
-     */
-    Ticket(Admission admission, Policy policy, Route route, Permit permit, Decision.Admitted decision) {
-        this.admission = admission;
+    /** A ticket that {@link Admission#charge} fills in; until then nothing is charged. */
+    Ticket(Policy policy, Route route, Permit permit) {
         this.policy = policy;
         this.route = route;
         this.permit = permit;
-        this.decision = Objects.requireNonNull(decision, "decision");
     }
 
     /** An {@link #unpaid()} ticket of {@code caller}: it holds the slot and nothing else. */
-    Ticket(Admission admission, Policy policy, Caller caller, Route route, Permit permit) {
-        this.admission = admission;
-        this.policy = policy;
-        this.placed = Objects.requireNonNull(caller, "caller");
-        this.route = route;
-        this.permit = permit;
+    Ticket(Policy policy, Caller caller, Route route, Permit permit) {
+        this(policy, route, permit);
+        placed(caller.kind(), caller.key(), caller.plan());
+    }
+
+    /** The ticket of an admission's record (tests settle those). */
+    static Ticket of(Policy policy, Decision.Admitted admitted) {
+        Ticket t = new Ticket(policy, Route.DEFAULT, null);
+        t.charged(admitted.kind(), admitted.tenant(), admitted.plan(), admitted.charged(), admitted.globalCharged(),
+                admitted.guestsCharged(), admitted.quotaNanos(), admitted.shadowRejection());
+        return t;
+    }
+
+    /** Who is charged, nothing yet. */
+    private void placed(BucketKind kind, String key, String plan) {
+        this.kind = (byte) kind.ordinal();
+        this.key = Objects.requireNonNull(key, "key");
+        this.plan = Objects.requireNonNull(plan, "plan");
+    }
+
+    /** What {@link Admission#charge} took (see {@link Decision.Admitted} for the fields). */
+    void charged(BucketKind kind, String key, String plan, long charged, boolean globalCharged, boolean guestsCharged,
+                 long quotaNanos, Decision.Rejected shadowRejection) {
+        placed(kind, key, plan);
+        this.charged = charged;
+        this.quotaNanos = quotaNanos;
+        this.shadowRejection = shadowRejection;
+        this.flags = (byte) ((flags & KEEP_CHARGE) | PAID | (globalCharged ? GLOBAL : 0) | (guestsCharged ? GUESTS : 0));
     }
 
     /** Who the request is charged to. */
     public Caller caller() {
-        Caller c = placed;
-        return c != null ? c : Caller.of(decision);
+        return new Caller(anonymous() ? null : key, key, kind(), plan);
+    }
+
+    /** The tenant id charged, or null for an anonymous client. */
+    public String tenant() {
+        return anonymous() ? null : key;
+    }
+
+    /** The tenant id, or an anonymous client's key ({@code @address}). */
+    public String key() {
+        return key;
+    }
+
+    /** The plan that sized the charged bucket. */
+    public String plan() {
+        return plan;
+    }
+
+    /** True if the caller is a client without a tenant, keyed by its address. */
+    public boolean anonymous() {
+        return Gate.isAnonymousKey(key);
+    }
+
+    /** True if the caller is an assigned tenant (not a guest). */
+    public boolean known() {
+        return kind() == BucketKind.TENANT;
+    }
+
+    /** The bucket table of the caller: {@code TENANT} or {@code GUEST}. */
+    BucketKind kind() {
+        return KINDS[kind];
     }
 
     /** The request's route. */
     public Route route() {
         return route;
+    }
+
+    /** The concurrency slot to release when the request really ends, or null if the route has none. */
+    public Permit permit() {
+        return permit;
     }
 
     /**
@@ -75,21 +164,43 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
      * only if its buckets can take that cost by then.
      */
     public boolean unpaid() {
-        return decision == null;
+        return (flags & PAID) == 0;
     }
 
-    /**
-     * What was charged for the request (the units, and whether shadow mode let it through); null
-     * while {@link #unpaid()}.
-     */
-    public Decision.Admitted decision() {
-        return decision;
+    /** Units taken for the request (0 in shadow mode, or while {@link #unpaid()}). */
+    public long charged() {
+        return unpaid() ? 0 : charged;
+    }
+
+    /** In shadow mode, the refusal the request escaped (nothing was charged); null when the limits admitted it. */
+    public Decision.Rejected shadowRejection() {
+        return unpaid() ? null : shadowRejection;
+    }
+
+    /** True if the units were also taken from the global quota. */
+    boolean globalCharged() {
+        return (flags & GLOBAL) != 0;
+    }
+
+    /** True if the units were also taken from the guest pool. */
+    boolean guestsCharged() {
+        return (flags & GUESTS) != 0;
+    }
+
+    /** The wall time (epoch nanoseconds) at which the units were counted in the calendar quotas; 0 if not. */
+    long quotaNanos() {
+        return quotaNanos;
+    }
+
+    /** What was charged, as a decision's record; null while {@link #unpaid()}. */
+    Decision.Admitted decision() {
+        return unpaid() ? null : new Decision.Admitted(kind(), key, plan, charged, globalCharged(), guestsCharged(),
+                shadowRejection, quotaNanos);
     }
 
     /** The largest cost this caller's buckets can ever admit at once. */
     public long maxCost() {
-        Caller caller = caller();
-        return admission.maxCost(policy, caller.kind(), caller.key(), caller.plan());
+        return policy.admission.maxCost(policy, kind(), key, plan);
     }
 
     /**
@@ -101,34 +212,34 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
      *         then, and {@link #close()} frees the slot)
      */
     public Outcome.Refused reprice(long cost) {
+        Admission admission = policy.admission;
         Caller caller = caller();
-        placed = caller; // read off the decision until now; from here on there may be none
-        Decision.Admitted reserved = decision;
-        decision = null; // from here on nothing is reserved, whatever the store does
-        if (reserved != null) admission.reconcile(policy, reserved, 0);
+        boolean reserved = !unpaid();
+        flags &= ~PAID; // from here on nothing is reserved, whatever the store does
+        if (reserved) admission.reconcile(policy, this, charged, 0);
         refundScoped(Long.MAX_VALUE);
-        Decision next;
+        Decision.Rejected refused;
         try {
-            next = admission.admit(policy, caller.kind(), caller.key(), caller.plan(), cost);
+            refused = admission.charge(policy, caller.kind(), caller.key(), caller.plan(), cost, null, this);
         } catch (StoreUnavailableException unavailable) {
             return Outcome.Refused.unavailable(unavailable, caller);
         }
-        if (next instanceof Decision.Rejected rejected) return Outcome.Refused.tooMany(rejected, caller);
-        Decision.Admitted admitted = (Decision.Admitted) next;
+        if (refused != null) return Outcome.Refused.tooMany(refused, caller);
         Outcome.Refused scopedRefusal;
         try {
-            scopedRefusal = takeScoped(admitted);
+            scopedRefusal = takeScoped();
         } catch (StoreUnavailableException unavailable) {
             scopedRefusal = Outcome.Refused.unavailable(unavailable, caller);
         } catch (RuntimeException | Error failure) {
-            admission.reconcile(policy, admitted, 0);
+            flags &= ~PAID;
+            admission.reconcile(policy, this, charged, 0);
             throw failure;
         }
         if (scopedRefusal != null) {
-            admission.reconcile(policy, admitted, 0); // the tenant pays nothing for a refused request
+            flags &= ~PAID;
+            admission.reconcile(policy, this, charged, 0); // the tenant pays nothing for a refused request
             return scopedRefusal;
         }
-        decision = admitted;
         return null;
     }
 
@@ -139,7 +250,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
      * cost then, even into debt: holding a slot is never free.
      */
     public void keepCharge() {
-        keepCharge = true;
+        flags |= KEEP_CHARGE;
     }
 
     /**
@@ -147,22 +258,51 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
      * its limits hidden.
      */
     public List<LimitStatus> published() {
-        Caller caller = caller();
-        return admission.publishes(policy, caller.plan())
-                ? admission.published(policy, caller.kind(), caller.key(), caller.plan()) : null;
+        Admission admission = policy.admission;
+        return admission.publishes(policy, plan) ? admission.published(policy, kind(), key, plan) : null;
     }
 
     /**
-     * Hands the request over to run: from now on {@link #close()} frees nothing; the caller owns the
-     * returned slot and releases it when the request really ends, and settles the units with
+     * Hands the request over to run: from now on {@link #close()} frees nothing; {@link #end()} marks the
+     * request's end, once, then the caller releases the {@link #permit()} and settles the units with
      * {@link #settle}.
-     *
-     * @return the concurrency slot to release at the request's end, or null if the route has none
      */
-    public Permit run() {
-        if (decision == null) throw new IllegalStateException("an unpaid ticket must be repriced before it runs");
-        running = true;
-        return permit;
+    public void run() {
+        if (unpaid()) throw new IllegalStateException("an unpaid ticket must be repriced before it runs");
+        STATE.set(this, RUNNING); // still confined to the deciding thread: other threads see it once published
+    }
+
+    /** True while the request runs and nothing listens for its end (not yet {@link #listening()}, not ended). */
+    public boolean runningUnheard() {
+        return (byte) STATE.getAcquire(this) == RUNNING;
+    }
+
+    /** A listener now ends the request (its async context's {@code onComplete}), unless it has ended already. */
+    public void listening() {
+        STATE.compareAndSet(this, RUNNING, LISTENING);
+    }
+
+    /**
+     * Marks the end of a running request: true for the one call that ends it, from whichever thread
+     * comes first (the dispatch returning, an async listener); false for every later one.
+     */
+    public boolean end() {
+        byte was;
+        do {
+            was = (byte) STATE.getAcquire(this);
+            if (was != RUNNING && was != LISTENING) return false;
+        } while (!STATE.compareAndSet(this, was, ENDED)); // RUNNING may become LISTENING meanwhile
+        return true;
+    }
+
+    /**
+     * As {@link #end()}, for the thread that ran a synchronous request nothing listens to: no other thread
+     * can end it, so it ends with a release store rather than a compare-and-set (the common request's end).
+     */
+    public boolean endAlone() {
+        if ((byte) STATE.getAcquire(this) != RUNNING) return end();
+        STATE.setRelease(this, ENDED);
+        return true;
     }
 
     /**
@@ -172,39 +312,38 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
      * @return the units settled: negative for a refund, positive for an extra charge
      */
     public long settle(long actualCost) {
-        Decision.Admitted charged = decision;
-        if (charged == null) return 0;
+        if (unpaid()) return 0;
         // the scoped buckets get back what the request did not use of the cost they took at the
         // decision (a reprice leaves them); an excess is charged to the plan's buckets only
-        if (actualCost < charged.charged()) refundScoped(charged.charged() - actualCost);
-        return admission.reconcile(policy, charged, actualCost);
+        if (actualCost < charged) refundScoped(charged - actualCost);
+        return policy.admission.reconcile(policy, this, charged, actualCost);
     }
 
     /** Frees the slot and gives back the units, unless the request runs (see the class comment). */
     @Override
     public void close() {
-        if (running) return;
-        running = true; // closed: a second close frees nothing
+        if ((byte) STATE.get(this) != DECIDED) return;
+        STATE.set(this, CLOSED); // closed: a second close frees nothing
         try {
             if (permit != null) permit.cancel();
         } finally {
-            Decision.Admitted charged = decision;
-            if (charged == null && keepCharge) {
-                Caller caller = placed; // no decision: kept since it was made unpaid or repriced
+            boolean keep = (flags & KEEP_CHARGE) != 0;
+            if (unpaid() && keep && key != null) {
+                Caller caller = caller(); // no charge: placed when it was made unpaid or repriced
                 try {
-                    admission.forceCharge(policy, caller, route.cost());
+                    policy.admission.forceCharge(policy, caller, route.cost());
                 } catch (RuntimeException storeFailure) {
                     LOG.log(System.Logger.Level.WARNING, "slot held by tenant " + caller.key()
                             + " not charged: " + storeFailure);
                 }
             }
-            if (charged != null && !keepCharge) {
+            if (!unpaid() && !keep) {
                 try {
-                    admission.reconcile(policy, charged, 0);
+                    policy.admission.reconcile(policy, this, charged, 0);
                     refundScoped(Long.MAX_VALUE);
                 } catch (RuntimeException storeFailure) {
                     // the request is refused either way; the units come back as the bucket refills
-                    LOG.log(System.Logger.Level.WARNING, "units reserved for tenant " + charged.tenant()
+                    LOG.log(System.Logger.Level.WARNING, "units reserved for tenant " + key
                             + " not given back: " + storeFailure);
                 }
             }
@@ -215,8 +354,8 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     void refundScoped(long units) {
     }
 
-    /** Takes what {@code admitted} charged from the buckets beside the tenant's: null if taken (or none). */
-    Outcome.Refused takeScoped(Decision.Admitted admitted) {
+    /** Takes what was charged from the buckets beside the tenant's: null if taken (or none). */
+    Outcome.Refused takeScoped() {
         return null;
     }
 
@@ -228,15 +367,14 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     static final class Scoped extends Ticket {
         private final ScopedCharge scoped;
 
-        Scoped(Admission admission, Policy policy, Route route, Permit permit, Decision.Admitted decision,
-               ScopedCharge scoped) {
-            super(admission, policy, route, permit, decision);
+        Scoped(Policy policy, Route route, Permit permit, ScopedCharge scoped) {
+            super(policy, route, permit);
             this.scoped = scoped;
         }
 
-        /** An unpaid ticket ({@link Ticket#Ticket(Admission, Policy, Caller, Route, Permit)}). */
-        Scoped(Admission admission, Policy policy, Caller caller, Route route, Permit permit, ScopedCharge scoped) {
-            super(admission, policy, caller, route, permit);
+        /** An unpaid ticket ({@link Ticket#Ticket(Policy, Caller, Route, Permit)}). */
+        Scoped(Policy policy, Caller caller, Route route, Permit permit, ScopedCharge scoped) {
+            super(policy, caller, route, permit);
             this.scoped = scoped;
         }
 
@@ -246,10 +384,11 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         }
 
         @Override
-        Outcome.Refused takeScoped(Decision.Admitted admitted) {
-            if (admitted.charged() == 0) return null;
+        Outcome.Refused takeScoped() {
+            long units = charged();
+            if (units == 0) return null;
             Caller caller = caller();
-            Decision.Rejected over = admission.takeScoped(policy, caller, scoped, admitted.charged());
+            Decision.Rejected over = policy.admission.takeScoped(policy, caller, scoped, units);
             return over == null ? null : Outcome.Refused.tooMany(over, caller);
         }
     }

@@ -1,6 +1,5 @@
 package io.quotagate.filter.servlet;
 
-import io.quotagate.filter.admission.Decision;
 import io.quotagate.filter.admission.Permit;
 import io.quotagate.filter.admission.Ticket;
 import io.quotagate.filter.metrics.RequestStatistics;
@@ -16,8 +15,6 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 
 import java.io.IOException;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.Collections;
@@ -63,29 +60,10 @@ import java.util.List;
 final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncListener {
     private static final System.Logger LOG = System.getLogger(AdmittedRequest.class.getName());
 
-    /** {@link #state}: the request runs and nothing listens for its end yet. */
-    private static final int RUNNING = 0;
-    /** {@link #state}: registered with the request's async context; {@code onComplete} ends it. */
-    private static final int LISTENING = 1;
-    /** {@link #state}: ended; nothing is done again. */
-    private static final int ENDED = 2;
-    private static final VarHandle STATE;
-
-    static {
-        try {
-            STATE = MethodHandles.lookup().findVarHandle(AdmittedRequest.class, "state", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
+    /** What was charged, and whether the request has ended ({@link Ticket#end()}: once, whichever path comes first). */
     private final Ticket ticket;
-    /** The concurrency slot to release at the end, or null if the route has none. */
-    private final Permit permit;
     /** Told of a settled cost (the meter binder's cost summaries). */
     private final RequestStatistics.Recorder statistics;
-    /** {@link #RUNNING}, {@link #LISTENING} or {@link #ENDED}; moves only forward. */
-    private volatile int state;
 
     /**
      * The request {@code ticket} admitted, handed over to run ({@link Ticket#run()}).
@@ -95,8 +73,8 @@ final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncLi
     AdmittedRequest(HttpServletRequest request, Ticket ticket, RequestStatistics.Recorder statistics) {
         super(request);
         this.ticket = ticket;
-        this.permit = ticket.run();
         this.statistics = statistics;
+        ticket.run();
     }
 
     /**
@@ -107,7 +85,7 @@ final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncLi
     void chain(ServletResponse response, FilterChain chain) throws IOException, ServletException {
         Object[] running = QuotaGate.runningSlot();
         Object outer = running[0]; // another QuotaFilter's further out, if any
-        running[0] = ticket.decision();
+        running[0] = ticket;
         try {
             chain.doFilter(this, response);
         } finally {
@@ -118,7 +96,7 @@ final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncLi
 
     /** The dispatch that admitted the request has returned or thrown: end now, unless async mode holds it. */
     private void dispatchReturned() {
-        if (state != RUNNING) return; // listening: onComplete ends it
+        if (!ticket.runningUnheard()) return; // listening: onComplete ends it
         if (isAsyncStarted()) {
             // async was started on an object we did not wrap (an outer wrapper kept by the application)
             try {
@@ -130,31 +108,26 @@ final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncLi
             ended();
             return;
         }
-        // synchronous, and nothing listens (the state is still RUNNING): no other thread ends it, so it
-        // ends here with neither a compare-and-set nor a fence, the common request's only end
-        STATE.setRelease(this, ENDED);
-        end();
+        // synchronous, and nothing listens: no other thread ends it, so it ends here without a
+        // compare-and-set, the common request's only end
+        if (ticket.endAlone()) end();
     }
 
     /** Registers this listener with the request's async context (on {@code startAsync()}). */
     private void listenTo(AsyncContext context) {
         context.addListener(this);
-        STATE.compareAndSet(this, RUNNING, LISTENING);
+        ticket.listening();
     }
 
     /** The request has really ended: release the slot, settle the cost; once, whichever path calls first. */
     private void ended() {
-        int was;
-        do {
-            was = state;
-            if (was == ENDED) return;
-        } while (!STATE.compareAndSet(this, was, ENDED)); // RUNNING may become LISTENING meanwhile
-        end();
+        if (ticket.end()) end();
     }
 
     /** Releases the slot, then settles the cost: what ending means, done by whichever path ended it. */
     private void end() {
         try {
+            Permit permit = ticket.permit();
             if (permit != null) permit.release();
         } finally {
             settle();
@@ -163,8 +136,8 @@ final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncLi
 
     /** Settles the actual cost, if the application reported one (most do not: nothing to do then). */
     private void settle() {
-        Decision.Admitted charged = ticket.decision();
-        if (charged.charged() == 0) return; // nothing reserved (shadow mode): nothing to settle
+        long charged = ticket.charged();
+        if (charged == 0) return; // nothing reserved (shadow mode): nothing to settle
         Object reported;
         try {
             reported = getAttribute(QuotaGate.ACTUAL_COST_ATTRIBUTE);
@@ -174,7 +147,7 @@ final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncLi
         if (reported == null) return;
         long actual = parse(reported);
         if (actual < 0) {
-            LOG.log(System.Logger.Level.WARNING, "ignored actual cost for tenant " + charged.tenant()
+            LOG.log(System.Logger.Level.WARNING, "ignored actual cost for tenant " + ticket.key()
                     + ": not a whole number >= 0 (" + reported.getClass().getSimpleName() + ")");
             return;
         }
@@ -182,11 +155,11 @@ final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncLi
             ticket.settle(actual);
         } catch (StoreUnavailableException unavailable) {
             // on-failure: closed and Redis went away during the request: the response is out already
-            LOG.log(System.Logger.Level.WARNING, "actual cost of tenant " + charged.tenant()
+            LOG.log(System.Logger.Level.WARNING, "actual cost of tenant " + ticket.key()
                     + " not reconciled: " + unavailable.getMessage());
             return;
         }
-        statistics.costSettled(ticket.route().name(), charged.charged(), actual);
+        statistics.costSettled(ticket.route().name(), charged, actual);
     }
 
     /** The reported value as a whole number of units, or -1 if it is not one. */
@@ -215,7 +188,7 @@ final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncLi
 
     @Override
     public Object getAttribute(String name) {
-        return QuotaGate.RESERVATION_ATTRIBUTE.equals(name) ? ticket.decision() : super.getAttribute(name);
+        return QuotaGate.RESERVATION_ATTRIBUTE.equals(name) ? ticket : super.getAttribute(name);
     }
 
     @Override
@@ -238,12 +211,12 @@ final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncLi
     }
 
     private AsyncContext listened(AsyncContext context) {
-        if (state == RUNNING) listenTo(context);
+        if (ticket.runningUnheard()) listenTo(context);
         return context;
     }
 
     private void storeReservation() {
-        getRequest().setAttribute(QuotaGate.RESERVATION_ATTRIBUTE, ticket.decision());
+        getRequest().setAttribute(QuotaGate.RESERVATION_ATTRIBUTE, ticket);
     }
 
     // AsyncListener: the end of an async request

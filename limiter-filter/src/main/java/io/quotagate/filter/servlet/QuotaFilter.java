@@ -2,7 +2,6 @@ package io.quotagate.filter.servlet;
 
 import io.quotagate.filter.admission.Caller;
 import io.quotagate.filter.admission.ConcurrencyListener;
-import io.quotagate.filter.admission.Decision;
 import io.quotagate.filter.admission.Gate;
 import io.quotagate.filter.admission.LimitStatus;
 import io.quotagate.filter.admission.Outcome;
@@ -267,25 +266,23 @@ public final class QuotaFilter implements Filter {
     /** Counts the admitted request, then runs the chain holding its slot until the request really ends. */
     private static void run(FilterRuntime rt, Ticket ticket, HttpServletRequest request, HttpServletResponse response,
                             FilterChain chain) throws IOException, ServletException {
-        Decision.Admitted admitted = ticket.decision();
-        Caller caller = ticket.caller();
         String route = ticket.route().name();
         try {
-            String tenant = tenantTag(caller);
-            if (admitted.shadowed()) {
-                rt.setup.shadowLog().wouldReject(tenant, caller.plan(), route, admitted.shadowRejection());
+            String tenant = ticket.anonymous() ? RequestStatistics.ANONYMOUS : ticket.tenant();
+            if (ticket.shadowRejection() != null) {
+                rt.setup.shadowLog().wouldReject(tenant, ticket.plan(), route, ticket.shadowRejection());
             }
-            rt.statistics.record(tenant, caller.known(), caller.plan(), route, RequestStatistics.Outcome.ALLOWED, null);
-            if (caller.known()) rt.signals.admitted(caller.tenant(), caller.plan());
+            rt.statistics.record(tenant, ticket.known(), ticket.plan(), route, RequestStatistics.Outcome.ALLOWED, null);
+            if (ticket.known()) rt.signals.admitted(ticket.tenant(), ticket.plan());
             List<LimitStatus> published = ticket.published();
-            if (published != null) RateLimitHeaders.write(response, published, caller.tenant(), rt.setup.legacyHeaders());
+            if (published != null) RateLimitHeaders.write(response, published, ticket.tenant(), rt.setup.legacyHeaders());
         } catch (RuntimeException failure) {
             // the request will not run: closing the ticket gives back its slot and every unit it was charged
             ticket.close();
             LOG.log(System.Logger.Level.ERROR, "quota filter failed after admitting a request", failure);
             if (!response.isCommitted()) {
                 response.reset();
-                new Problem(500, "internal_error", "The request could not be processed.", caller.tenant(), 0)
+                new Problem(500, "internal_error", "The request could not be processed.", ticket.tenant(), 0)
                         .write(response);
             }
             return;

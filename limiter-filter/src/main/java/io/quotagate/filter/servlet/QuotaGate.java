@@ -1,6 +1,6 @@
 package io.quotagate.filter.servlet;
 
-import io.quotagate.filter.admission.Decision;
+import io.quotagate.filter.admission.Ticket;
 import jakarta.servlet.ServletRequest;
 
 import java.util.OptionalLong;
@@ -22,7 +22,7 @@ public final class QuotaGate {
      */
     public static final String ACTUAL_COST_ATTRIBUTE = "io.quotagate.actualCost";
 
-    /** Attribute holding the admission's {@link Decision.Admitted}, answered by {@link AdmittedRequest}. */
+    /** Attribute holding the request's {@link Ticket} (what was charged), answered by {@link AdmittedRequest}. */
     static final String RESERVATION_ATTRIBUTE = "io.quotagate.reservation";
 
     /**
@@ -69,13 +69,13 @@ public final class QuotaGate {
 
     /** The units reserved for this request when it was admitted; empty if it was not admitted by a {@link QuotaFilter}. */
     public static OptionalLong reservedCost(ServletRequest request) {
-        Decision.Admitted a = reservation(request);
+        Ticket a = reservation(request);
         return a != null ? OptionalLong.of(a.charged()) : OptionalLong.empty();
     }
 
     /** The request's reservation: its own (the filter's wrapper, or stored when async started), or the running one. */
-    private static Decision.Admitted reservation(ServletRequest request) {
-        if (request.getAttribute(RESERVATION_ATTRIBUTE) instanceof Decision.Admitted a) return a;
-        return runningSlot()[0] instanceof Decision.Admitted running ? running : null;
+    private static Ticket reservation(ServletRequest request) {
+        if (request.getAttribute(RESERVATION_ATTRIBUTE) instanceof Ticket a) return a;
+        return runningSlot()[0] instanceof Ticket running ? running : null;
     }
 }
