@@ -1,6 +1,6 @@
 package io.quotagate.filter.redis;
 
-import io.lettuce.core.RedisFuture;
+import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -14,9 +14,16 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.Iterator;
 import java.util.List;
-import java.util.function.Supplier;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * The store's token buckets in Redis, decided by one Lua script ({@code buckets.lua}): each call reads
@@ -35,6 +42,11 @@ import java.util.function.Supplier;
  * <p><b>Loading.</b> Sent as {@code EVALSHA} of its SHA-1; a server that does not know it (a restart,
  * a failover, a new cluster node) answers {@code NOSCRIPT}, and the call is sent once more as
  * {@code EVAL}, which loads it.
+ *
+ * <p><b>Combined calls.</b> On single Redis and Sentinel, operations that come while a call is out go
+ * together in the next call (each decided on its own, in order): one round trip, one script start and
+ * one read and write per key for all of them. At most one combined call is out at a time; one that has
+ * no reply within the command timeout is given up, and the next operation starts another.
  *
  * <p><b>Cluster.</b> The keys of one request live in different slots: one call per key, all sent before
  * any reply is awaited (the latency of one round trip); if one refuses, the units the others took go back
@@ -56,12 +68,23 @@ final class BucketScript {
     static final byte AVAILABLE = 'a';
     static final byte MOVE = 'm';
 
+    /** The most operations one combined call carries; the rest wait for the next. */
+    private static final int MOST_PER_CALL = 64;
+    /** The most combined calls out at once. */
+    private static final int MOST_OUT = 1;
+
     /** What one call found: whether it was done (taken), and per key its wait (nanoseconds) and tokens. */
     record Reply(boolean done, long[] waits, long[][] tokens) {
     }
 
     private final RedisConnection redis;
     private final ValueRepair values;
+    /** Guards {@link #waiting} and {@link #out}. */
+    private final Object lock = new Object();
+    /** Operations that came while calls were out, in the order they came. */
+    private final ArrayDeque<Op> waiting = new ArrayDeque<>();
+    /** The combined calls out (not answered, not given up), at most {@link #MOST_OUT}. */
+    private final List<Call> out = new ArrayList<>(MOST_OUT);
 
     BucketScript(RedisConnection redis, ValueRepair values) {
         this.redis = redis;
@@ -69,24 +92,88 @@ final class BucketScript {
     }
 
     /**
-     * Runs {@code op} for {@code units} on {@code buckets[0..count)}: one script call, or on a cluster one
-     * per key sent together. Notes what each bucket held ({@link ScriptKey#noted}).
+     * Runs {@code op} for {@code units} on {@code buckets[0..count)} and waits for the reply. On single
+     * Redis and Sentinel, operations that come while a script call is out are sent together in the next
+     * one (each decided on its own, in the order they came: the same answers as one call each, for one
+     * call, one round trip, and one read and write of each key between them); a move goes alone. On a
+     * cluster, one call per key, sent together. Notes what each bucket held ({@link ScriptKey#noted}).
      *
      * @param limits the limits to move each bucket to ({@link #MOVE}), or null for the buckets' own
      */
     Reply run(byte op, long units, ScriptKey[] buckets, int count, BucketLimits limits) {
         RedisConnection.Link link = redis.link();
-        if (count == 1 || !(link.session().connection() instanceof StatefulRedisClusterConnection<?, ?>)) {
-            return parse(await(call(link.commands(), op, units, buckets, 0, count, limits)), buckets, 0, count);
+        RedisClusterAsyncCommands<String, byte[]> commands = link.commands();
+        boolean cluster = link.session().connection() instanceof StatefulRedisClusterConnection<?, ?>;
+        if (cluster && count > 1) return acrossSlots(commands, op, units, buckets, count);
+        Op o = new Op(op, units, buckets, 0, count);
+        if (cluster || limits != null) {
+            Call alone = new Call(limits);
+            alone.add(o);
+            send(commands, alone, false);
+        } else {
+            combine(commands, o);
         }
-        return acrossSlots(link.commands(), op, units, buckets, count);
+        try {
+            return redis.await(o);
+        } catch (RuntimeException timedOut) {
+            o.cancel(false); // decided without Redis: if it still waits to be sent, it never is
+            throw timedOut;
+        }
+    }
+
+    /**
+     * Sends {@code o} now, with what waited, unless {@link #MOST_OUT} calls are out; then it goes in the
+     * next call sent when one of them is answered. A call out longer than the timeout is given up.
+     */
+    private void combine(RedisClusterAsyncCommands<String, byte[]> commands, Op o) {
+        Call call;
+        synchronized (lock) {
+            waiting.add(o);
+            long now = System.nanoTime();
+            long timeout = redis.timeout().toNanos();
+            out.removeIf(c -> now - c.sentAt >= timeout);
+            if (out.size() >= MOST_OUT) return;
+            call = next(now);
+        }
+        if (call != null) send(commands, call, true);
+    }
+
+    /** After combined call {@code answered} came back: sends what waited meanwhile (unless it was given up). */
+    private void sendWaiting(RedisClusterAsyncCommands<String, byte[]> commands, Call answered) {
+        Call call;
+        synchronized (lock) {
+            if (!out.remove(answered)) return;
+            call = next(System.nanoTime());
+        }
+        if (call != null) send(commands, call, true);
+    }
+
+    /**
+     * The next combined call, counted out from {@code now}: the waiting operations in order, skipping one
+     * that names a key with other limits (it goes in the call after); null if none waits.
+     */
+    private Call next(long now) {
+        Call call = new Call(null);
+        for (Iterator<Op> it = waiting.iterator(); it.hasNext() && call.ops.size() < MOST_PER_CALL; ) {
+            Op o = it.next();
+            if (o.isDone() || call.add(o)) it.remove();
+        }
+        if (call.ops.isEmpty()) return null;
+        call.sentAt = now;
+        out.add(call);
+        return call;
     }
 
     /** One call per key, all sent at once; a take that some refused gives back what the others took. */
     private Reply acrossSlots(RedisClusterAsyncCommands<String, byte[]> commands, byte op, long units,
                               ScriptKey[] buckets, int count) {
-        Sent[] sent = new Sent[count];
-        for (int i = 0; i < count; i++) sent[i] = call(commands, op, units, buckets, i, 1, null);
+        Op[] sent = new Op[count];
+        for (int i = 0; i < count; i++) {
+            sent[i] = new Op(op, units, buckets, i, 1);
+            Call alone = new Call(null);
+            alone.add(sent[i]);
+            send(commands, alone, false);
+        }
         boolean done = true;
         long[] waits = new long[count];
         long[][] tokens = new long[count][];
@@ -94,7 +181,7 @@ final class BucketScript {
         boolean[] took = new boolean[count];
         for (int i = 0; i < count; i++) {
             try {
-                Reply one = parse(await(sent[i]), buckets, i, 1);
+                Reply one = redis.await(sent[i]);
                 took[i] = one.done();
                 done &= one.done();
                 waits[i] = one.waits()[0];
@@ -118,60 +205,163 @@ final class BucketScript {
         return new Reply(done, waits, tokens);
     }
 
-    /** A call sent as EVALSHA, and how to send it as EVAL. */
-    private record Sent(RedisFuture<List<Object>> sha, Supplier<RedisFuture<List<Object>>> eval) {
-    }
-
-    /** The reply; sent once more as EVAL (which loads the script) if the server did not know it. */
-    private List<Object> await(Sent sent) {
+    /**
+     * Sends the call as EVALSHA (once more as EVAL, which loads the script, if the server does not know
+     * it) and completes its operations with the reply; then, if it is a {@code combined} call, sends what
+     * waited meanwhile.
+     */
+    private void send(RedisClusterAsyncCommands<String, byte[]> commands, Call call, boolean combined) {
+        String[] keys = call.keys();
+        byte[][] args = call.args(Math.floorDiv(redis.clock().currentTimeNanos(), 1000));
         try {
-            return redis.await(sent.sha());
-        } catch (RedisNoScriptException restartedOrNew) {
-            return redis.await(sent.eval().get());
+            commands.<List<Object>>evalsha(SHA, ScriptOutputType.MULTI, keys, args).whenComplete((reply, failure) -> {
+                if (unwrap(failure) instanceof RedisNoScriptException) {
+                    commands.<List<Object>>eval(TEXT, ScriptOutputType.MULTI, keys, args)
+                            .whenComplete((again, still) -> answered(commands, call, again, still, combined));
+                } else {
+                    answered(commands, call, reply, failure, combined);
+                }
+            });
+        } catch (RuntimeException notSent) {
+            answered(commands, call, null, notSent, combined);
         }
     }
 
-    /** Sends one call as EVALSHA. */
-    private Sent call(RedisClusterAsyncCommands<String, byte[]> commands, byte op, long units, ScriptKey[] buckets,
-                      int from, int count, BucketLimits limits) {
-        long nowMicros = Math.floorDiv(redis.clock().currentTimeNanos(), 1000);
-        String[] keys = new String[count];
-        byte[][] args = new byte[3 + 2 * count][];
-        args[0] = new byte[]{op};
-        args[1] = Long.toString(units).getBytes(StandardCharsets.US_ASCII);
-        args[2] = Long.toString(nowMicros).getBytes(StandardCharsets.US_ASCII);
-        for (int i = 0; i < count; i++) {
-            ScriptKey b = buckets[from + i];
-            keys[i] = b.key();
-            args[3 + 2 * i] = limits == null ? b.spec() : spec(limits);
-            args[4 + 2 * i] = b.seen();
+    private void answered(RedisClusterAsyncCommands<String, byte[]> commands, Call call, List<Object> reply,
+                          Throwable failure, boolean combined) {
+        try {
+            if (failure != null) {
+                Throwable cause = unwrap(failure);
+                RuntimeException e = cause instanceof RuntimeException re ? re
+                        : new RedisException("unexpected failure", cause);
+                for (Op o : call.ops) o.completeExceptionally(e);
+            } else {
+                try {
+                    parse(reply, call);
+                } catch (RuntimeException malformed) {
+                    for (Op o : call.ops) o.completeExceptionally(malformed);
+                }
+            }
+        } finally {
+            if (combined) sendWaiting(commands, call);
         }
-        RedisFuture<List<Object>> sha = commands.evalsha(SHA, ScriptOutputType.MULTI, keys, args);
-        return new Sent(sha, () -> commands.eval(TEXT, ScriptOutputType.MULTI, keys, args));
     }
 
-    /** The reply of one call on {@code buckets[from..from+count)}. */
-    private Reply parse(List<Object> reply, ScriptKey[] buckets, int from, int count) {
-        boolean done = (Long) reply.get(0) == 1;
-        long now = (Long) reply.get(1);
-        long[] waits = new long[count];
-        long[][] tokens = new long[count][];
-        int at = 2;
-        for (int i = 0; i < count; i++) {
-            ScriptKey b = buckets[from + i];
-            boolean repaired = (Long) reply.get(at) == 1;
-            long wait = (Long) reply.get(at + 1);
-            int n = ((Long) reply.get(at + 2)).intValue();
-            long[] t = new long[n];
-            for (int j = 0; j < n; j++) t[j] = (Long) reply.get(at + 3 + j);
-            at += 3 + n;
-            waits[i] = wait < 0 ? Long.MAX_VALUE : wait == 0 ? 0 : Math.multiplyHigh(wait, 1000) != 0 ? Long.MAX_VALUE
-                    : wait * 1000;
-            tokens[i] = t;
-            b.noted(now, t);
-            if (repaired) values.replaced(b.key());
+    private static Throwable unwrap(Throwable t) {
+        return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+    }
+
+    /** Completes each operation of the call with its part of the reply. */
+    private void parse(List<Object> reply, Call call) {
+        long now = (Long) reply.get(0);
+        int at = 1;
+        for (Op o : call.ops) {
+            boolean done = (Long) reply.get(at++) == 1;
+            long[] waits = new long[o.count];
+            long[][] tokens = new long[o.count][];
+            for (int i = 0; i < o.count; i++) {
+                ScriptKey b = o.buckets[o.from + i];
+                boolean repaired = (Long) reply.get(at) == 1;
+                long wait = (Long) reply.get(at + 1);
+                int n = ((Long) reply.get(at + 2)).intValue();
+                long[] t = new long[n];
+                for (int j = 0; j < n; j++) t[j] = (Long) reply.get(at + 3 + j);
+                at += 3 + n;
+                waits[i] = wait < 0 ? Long.MAX_VALUE : wait == 0 ? 0
+                        : Math.multiplyHigh(wait, 1000) != 0 ? Long.MAX_VALUE : wait * 1000;
+                tokens[i] = t;
+                b.noted(now, t);
+                if (repaired) values.replaced(b.key());
+            }
+            o.complete(new Reply(done, waits, tokens));
         }
-        return new Reply(done, waits, tokens);
+    }
+
+    /** One operation of a call, completed with its reply. */
+    private static final class Op extends CompletableFuture<Reply> {
+        final byte op;
+        final long units;
+        final ScriptKey[] buckets;
+        final int from;
+        final int count;
+        /** Its keys' places (1-based) among the call's keys. */
+        int[] places;
+
+        Op(byte op, long units, ScriptKey[] buckets, int from, int count) {
+            this.op = op;
+            this.units = units;
+            this.buckets = buckets;
+            this.from = from;
+            this.count = count;
+        }
+    }
+
+    /** The operations of one script call and their distinct keys. */
+    private static final class Call {
+        final List<Op> ops = new ArrayList<>(2);
+        final List<ScriptKey> keys = new ArrayList<>(4);
+        final Map<String, Integer> places = new HashMap<>();
+        /** The limits a move sends as its keys' (null: each key's own). */
+        final BucketLimits limits;
+        /** When it was sent ({@link System#nanoTime}), for a combined call. */
+        long sentAt;
+
+        Call(BucketLimits limits) {
+            this.limits = limits;
+        }
+
+        /** Adds {@code o}, unless one of its keys is in the call already with other limits (a change under way). */
+        boolean add(Op o) {
+            for (int i = 0; i < o.count; i++) {
+                ScriptKey k = o.buckets[o.from + i];
+                Integer p = places.get(k.key());
+                if (p != null && !Arrays.equals(keys.get(p - 1).spec(), k.spec())) return false;
+            }
+            o.places = new int[o.count];
+            for (int i = 0; i < o.count; i++) {
+                ScriptKey k = o.buckets[o.from + i];
+                Integer p = places.get(k.key());
+                if (p == null) {
+                    keys.add(k);
+                    p = keys.size();
+                    places.put(k.key(), p);
+                }
+                o.places[i] = p;
+            }
+            ops.add(o);
+            return true;
+        }
+
+        String[] keys() {
+            String[] k = new String[keys.size()];
+            for (int i = 0; i < k.length; i++) k[i] = keys.get(i).key();
+            return k;
+        }
+
+        /** The script's arguments: now, each key's limits and what was seen of it, then each operation. */
+        byte[][] args(long nowMicros) {
+            int n = 1 + 2 * keys.size();
+            for (Op o : ops) n += 3 + o.count;
+            byte[][] args = new byte[n][];
+            int a = 0;
+            args[a++] = ascii(nowMicros);
+            byte[] moved = limits == null ? null : spec(limits);
+            for (ScriptKey k : keys) {
+                args[a++] = moved != null ? moved : k.spec();
+                args[a++] = k.seen();
+            }
+            for (Op o : ops) {
+                args[a++] = new byte[]{o.op};
+                args[a++] = ascii(o.units);
+                args[a++] = ascii(o.count);
+                for (int p : o.places) args[a++] = ascii(p);
+            }
+            return args;
+        }
+
+        private static byte[] ascii(long v) {
+            return Long.toString(v).getBytes(StandardCharsets.US_ASCII);
+        }
     }
 
     /** The limits as the script reads them: {@code name,capacity,refill,periodMicros|...}. */

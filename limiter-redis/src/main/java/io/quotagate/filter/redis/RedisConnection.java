@@ -16,7 +16,6 @@ import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
 import io.github.bucket4j.distributed.proxy.optimization.delay.DelayOptimization;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisException;
-import io.lettuce.core.RedisFuture;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
@@ -25,6 +24,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
@@ -133,7 +133,7 @@ final class RedisConnection implements AutoCloseable {
      * The reply, within the command timeout; a failure as Lettuce's exception (a timeout as
      * {@link RedisCommandTimeoutException}), as bucket4j reports its own.
      */
-    <T> T await(RedisFuture<T> future) {
+    <T> T await(Future<T> future) {
         try {
             return future.get(settings.timeout().toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
@@ -146,6 +146,11 @@ final class RedisConnection implements AutoCloseable {
             if (e.getCause() instanceof RedisException re) throw re;
             throw new RedisException("unexpected failure", e.getCause());
         }
+    }
+
+    /** How long a command may take before it counts as failed. */
+    Duration timeout() {
+        return settings.timeout();
     }
 
     /** The clock of the Redis buckets (bucket4j's client-side clock): the wall clock, in nanoseconds. */

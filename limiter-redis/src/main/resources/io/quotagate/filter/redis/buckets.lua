@@ -1,79 +1,117 @@
--- quotagate's token buckets in Redis: one script call decides one operation on every key it names,
--- atomically (see BucketScript.java for the contract).
+-- quotagate's token buckets in Redis: one script call decides, in order, one or more operations, each
+-- on the keys it names, atomically (see BucketScript.java for the contract).
 --
--- ARGV[1]  the operation: 't' take (all or none), 'l' look (waits, writes nothing), 'r' refund,
---          'f' force (take, into debt if need be), 'a' available (read), 'm' move (to the limits given)
--- ARGV[2]  units
--- ARGV[3]  now: the calling instance's wall clock, microseconds since 1970 (exact as a Lua double below
+-- KEYS     the distinct keys of the call's operations
+-- ARGV[1]  now: the calling instance's wall clock, microseconds since 1970 (exact as a Lua double below
 --          2^53, the year 2255); a bucket's time never goes back (an instance behind it refills nothing)
--- per key i (1-based), ARGV[2 + 2i] = its limits 'name,capacity,refill,periodMicros|...' and
---          ARGV[3 + 2i] = what this instance last saw of it, 'atMicros|tokens,tokens...' or ''.
--- A key whose limits start with '#' is a calendar quota's counter in one period:
+-- per key k (1-based), ARGV[2k] = its limits 'name,capacity,refill,periodMicros|...' and
+--          ARGV[2k + 1] = what the instance last saw of it, 'atMicros|tokens,tokens...' or ''.
+--          A key whose limits start with '#' is a calendar quota's counter in one period:
 --          '#limit,expiresAtMillis,waitMicros' (the wait until its period ends, on the calendar's clock);
---          its value is the units used, an integer (as INCRBY keeps
---          it), it holds limit - used units, refills nothing, and a refused request waits until the reset.
+--          its value is the units used, an integer (as INCRBY keeps it), it holds limit - used units,
+--          refills nothing, and a refused request waits until the reset.
+-- then per operation, from ARGV[2 + 2 #KEYS]: its letter, its units, m, and the indexes (into KEYS) of
+--          its m keys. Letters: 't' take (all or none), 'l' look (waits, writes nothing), 'r' refund,
+--          'f' force (take, into debt if need be), 'a' available (read), 'm' move (to the limits given
+--          as the key's limits: a move is never sent with other operations).
 -- A value:  'q2<limits>;' then, packed as big-endian doubles, the time (micros) and each bandwidth's
 --          tokens (doubles: refill is continuous); packed, not printed, as formatting costs more than the
---          rest of the script.
--- Reply:   { 1 if done (taken) else 0, now, then per key: repaired (0/1), wait (micros until the units
---          fit; 0 if they fit now; -1 never), n, the n bandwidths' tokens (rounded down) }
-local op = ARGV[1]
-local units = tonumber(ARGV[2])
-local now = tonumber(ARGV[3])
+--          rest of the script. Each key is read once and written at most once per call.
+-- Reply:   { now, then per operation: 1 if done (taken) else 0, then per key of it: repaired (0/1),
+--          wait (micros until the units fit; 0 if they fit now; -1 never), n, the n bandwidths' tokens
+--          after the operation (rounded down) }
+local now = tonumber(ARGV[1])
+local nkeys = #KEYS
+local floor, ceil, min, max = math.floor, math.ceil, math.min, math.max
+local call, find, sub = redis.call, string.find, string.sub
+local FORMATS = { '>dd', '>ddd', '>dddd' }
 
-local function limitsOf(spec)
-  local bs = {}
-  for part in string.gmatch(spec, '[^|]+') do
-    local name, cap, refill, period = string.match(part, '^([^,]*),([^,]+),([^,]+),([^,]+)$')
+-- names, capacities, refills, periods of 'name,cap,refill,period|...', or nil if malformed
+local function parse(spec)
+  local names, caps, refills, periods = {}, {}, {}, {}
+  local n, at, len = 0, 1, #spec
+  while at <= len do
+    local _, e, name, cap, refill, period = find(spec, '^([^,|]*),([^,|]+),([^,|]+),([^,|]+)', at)
+    if not e then return nil end
     cap, refill, period = tonumber(cap), tonumber(refill), tonumber(period)
     if not (cap and refill and period) or refill <= 0 or period <= 0 then return nil end
-    bs[#bs + 1] = { name = name, cap = cap, refill = refill, period = period }
+    n = n + 1
+    names[n], caps[n], refills[n], periods[n] = name, cap, refill, period
+    at = e + 1
+    if at <= len then
+      if sub(spec, at, at) ~= '|' then return nil end
+      at = at + 1
+    end
   end
-  if #bs == 0 then return nil end
-  return bs
+  if n == 0 then return nil end
+  -- head: how a value with these limits starts; fmt: how its numbers are packed
+  return { n = n, names = names, caps = caps, refills = refills, periods = periods,
+           head = 'q2' .. spec .. ';', fmt = FORMATS[n] or ('>' .. string.rep('d', n + 1)) }
+end
+
+-- parsed once per call: the keys of one plan share their limits
+local parsed = {}
+local function limitsOf(spec)
+  local ls = parsed[spec]
+  if ls == nil then
+    ls = parse(spec) or false
+    parsed[spec] = ls
+  end
+  return ls or nil
 end
 
 -- the bucket's state now: read (refilled up to now), or created (full, or from what was seen), or
 -- replaced when the value is none of ours; fresh = not in Redis yet
 local function load(key, spec, seen)
-  local ok, v = pcall(redis.call, 'GET', key)
-  local st
+  local ok, v = pcall(call, 'GET', key)
   local repaired = 0
   if ok and v then
-    local semi = string.sub(v, 1, 2) == 'q2' and string.find(v, ';', 3, true)
-    local lspec = semi and string.sub(v, 3, semi - 1)
-    local bs = lspec and (lspec == spec and limitsOf(spec) or limitsOf(lspec))
-    if bs and #v == semi + 8 * (#bs + 1) then
-      local packed = { struct.unpack('>' .. string.rep('d', #bs + 1), v, semi + 1) }
-      st = { at = packed[1], spec = lspec, bs = bs, tok = {} }
-      for i = 1, #bs do st.tok[i] = packed[i + 1] end
+    -- the value's limits: most often the caller's (compared whole, not parsed), else parsed
+    local ls, lspec, semi = limitsOf(spec), spec, nil
+    local head = ls and ls.head
+    if head and sub(v, 1, #head) == head then
+      semi = #head
+    elseif sub(v, 1, 2) == 'q2' then
+      semi = find(v, ';', 3, true)
+      if semi then
+        lspec = sub(v, 3, semi - 1)
+        ls = limitsOf(lspec)
+      end
     end
-    if not st then repaired = 1 end
+    if semi and ls and #v == semi + 8 * (ls.n + 1) then
+      local tok, caps, refills, periods = {}, ls.caps, ls.refills, ls.periods
+      local at
+      if ls.n == 1 then
+        at, tok[1] = struct.unpack('>dd', v, semi + 1)
+      else
+        local packed = { struct.unpack(ls.fmt, v, semi + 1) }
+        at = packed[1]
+        for i = 1, ls.n do tok[i] = packed[i + 1] end
+      end
+      local elapsed = now - at
+      if elapsed < 0 then elapsed = 0 else at = now end
+      for i = 1, ls.n do
+        tok[i] = min(caps[i], tok[i] + elapsed * refills[i] / periods[i])
+      end
+      return { at = at, spec = lspec, ls = ls, tok = tok, repaired = 0 }
+    end
+    repaired = 1
   elseif not ok then
     repaired = 1 -- a hash, a list...: another type than ours
   end
-  if st then
-    local elapsed = math.max(0, now - st.at)
-    for i, b in ipairs(st.bs) do
-      st.tok[i] = math.min(b.cap, st.tok[i] + elapsed * b.refill / b.period)
-    end
-    st.at = math.max(st.at, now)
-    st.repaired = 0
-    return st
-  end
-  local bs = limitsOf(spec)
-  st = { at = now, spec = spec, bs = bs, tok = {}, fresh = true, repaired = repaired }
+  local ls = limitsOf(spec)
+  local st = { at = now, spec = spec, ls = ls, tok = {}, fresh = true, repaired = repaired }
   local sat, stoks = string.match(seen, '^(%d+)|(.+)$')
   local old = {}
   if sat then for x in string.gmatch(stoks, '[^,]+') do old[#old + 1] = tonumber(x) end end
   -- a key lost (Redis restarted empty, a failover to a replica that lagged) is created as this instance
   -- last saw it, refilled since: no fresh burst; a debt counts as empty
-  local since = sat and math.max(0, now - tonumber(sat)) or 0
-  for i, b in ipairs(bs) do
-    if sat and #old == #bs then
-      st.tok[i] = math.max(0, math.min(b.cap, old[i] + math.floor(since * b.refill / b.period)))
+  local since = sat and max(0, now - tonumber(sat)) or 0
+  for i = 1, ls.n do
+    if sat and #old == ls.n then
+      st.tok[i] = max(0, min(ls.caps[i], old[i] + floor(since * ls.refills[i] / ls.periods[i])))
     else
-      st.tok[i] = b.cap
+      st.tok[i] = ls.caps[i]
     end
   end
   return st
@@ -81,7 +119,7 @@ end
 
 local function counterOf(key, spec)
   local limit, expires, waitToReset = string.match(spec, '^#(%d+),(%d+),(%d+)$')
-  local ok, v = pcall(redis.call, 'GET', key)
+  local ok, v = pcall(call, 'GET', key)
   local st = { counter = true, limit = tonumber(limit), expires = expires, waitToReset = tonumber(waitToReset),
                used = 0, fresh = true, repaired = 0 }
   if not ok then
@@ -93,110 +131,138 @@ local function counterOf(key, spec)
   return st
 end
 
-local function wait(st)
+local function wait(st, units)
   if st.counter then
     if units > st.limit then return -1 end
     if st.used + units > st.limit then return st.waitToReset end
     return 0
   end
   local longest = 0
-  for i, b in ipairs(st.bs) do
-    if units > b.cap then return -1 end
-    local missing = units - st.tok[i]
-    if missing > 0 then longest = math.max(longest, math.ceil(missing * b.period / b.refill)) end
+  local ls, tok = st.ls, st.tok
+  for i = 1, ls.n do
+    if units > ls.caps[i] then return -1 end
+    local missing = units - tok[i]
+    if missing > 0 then longest = max(longest, ceil(missing * ls.periods[i] / ls.refills[i])) end
   end
   return longest
 end
 
 local function save(key, st)
   local ttl = 0
-  for i, b in ipairs(st.bs) do
-    ttl = math.max(ttl, (b.cap - st.tok[i]) * b.period / b.refill)
+  local ls, tok = st.ls, st.tok
+  for i = 1, ls.n do
+    ttl = max(ttl, (ls.caps[i] - tok[i]) * ls.periods[i] / ls.refills[i])
   end
   -- kept 10 s after it would be full again: a full bucket and a missing one are the same
-  redis.call('SET', key, 'q2' .. st.spec .. ';' .. struct.pack('>' .. string.rep('d', #st.bs + 1), st.at,
-      unpack(st.tok)), 'PX', math.ceil(ttl / 1000) + 10000)
+  local packed
+  if ls.n == 1 then packed = struct.pack('>dd', st.at, tok[1]) else packed = struct.pack(ls.fmt, st.at, unpack(tok)) end
+  call('SET', key, ls.head .. packed, 'PX', ceil(ttl / 1000) + 10000)
 end
 
 -- AS_IS: each bandwidth keeps its tokens (matched by name) capped at its new capacity; a new one is full
 local function move(st, spec)
-  local bs = limitsOf(spec)
+  local ls = limitsOf(spec)
   local byName = {}
-  for i, b in ipairs(st.bs) do byName[b.name] = st.tok[i] end
+  for i = 1, st.ls.n do byName[st.ls.names[i]] = st.tok[i] end
   local tok = {}
-  for i, b in ipairs(bs) do
-    local had = byName[b.name]
-    tok[i] = had and math.min(b.cap, had) or b.cap
+  for i = 1, ls.n do
+    local had = byName[ls.names[i]]
+    tok[i] = had and min(ls.caps[i], had) or ls.caps[i]
   end
-  st.spec, st.bs, st.tok = spec, bs, tok
+  st.spec, st.ls, st.tok = spec, ls, tok
 end
 
 local states = {}
-local done = 1
-local function counterStep(key, st)
-  if op == 't' and done == 1 or op == 'f' then
-    st.used = st.used + units
-    redis.call('SET', key, string.format('%d', st.used), 'PXAT', st.expires)
-  elseif op == 'r' and not st.fresh then
-    st.used = math.max(0, st.used - units)
-    redis.call('SET', key, string.format('%d', st.used), 'KEEPTTL')
-  elseif st.repaired == 1 and op ~= 'l' and op ~= 'a' then
-    redis.call('SET', key, string.format('%d', st.used), 'PXAT', st.expires)
-  end
-end
-
-for k = 1, #KEYS do
-  local spec = ARGV[2 + 2 * k]
+for k = 1, nkeys do
+  local spec = ARGV[2 * k]
   local st
-  if string.sub(spec, 1, 1) == '#' then st = counterOf(KEYS[k], spec) else st = load(KEYS[k], spec, ARGV[3 + 2 * k]) end
+  if sub(spec, 1, 1) == '#' then st = counterOf(KEYS[k], spec) else st = load(KEYS[k], spec, ARGV[2 * k + 1]) end
+  -- a value replaced (none of ours) is written by any operation that may write
+  st.broken = st.repaired == 1
   states[k] = st
-  st.wait = wait(st)
-  if st.wait ~= 0 then done = 0 end
 end
 
-for k = 1, #KEYS do
-  local st = states[k]
-  local write = st.repaired == 1
-  if st.counter then
-    counterStep(KEYS[k], st)
-    write = false
-  elseif op == 't' then
-    if done == 1 then
-      for i = 1, #st.tok do st.tok[i] = st.tok[i] - units end
-      write = true
-    end
-  elseif op == 'f' then
-    for i = 1, #st.tok do st.tok[i] = st.tok[i] - units end
-    write = true
-  elseif op == 'r' then
-    if not st.fresh then
-      for i, b in ipairs(st.bs) do st.tok[i] = math.min(b.cap, st.tok[i] + units) end
-      write = true
-    end
-  elseif op == 'm' then
-    if not st.fresh and st.spec ~= ARGV[2 + 2 * k] then
-      move(st, ARGV[2 + 2 * k])
-      write = true
-    end
-  elseif op == 'l' or op == 'a' then
-    write = false
-  else
+local OPS = { t = true, l = true, r = true, f = true, a = true, m = true }
+local reply = { now }
+local r = 1
+local a = 2 + 2 * nkeys
+local nargs = #ARGV
+local waits, places = {}, {}
+while a <= nargs do
+  local op, units, m = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  if not OPS[op] then
     return redis.error_reply('ERR quotagate buckets: unknown operation ' .. tostring(op))
   end
-  if write then save(KEYS[k], st) end
+  local first = a + 3
+  a = first + m
+  local done = 1
+  for j = 1, m do
+    local k = tonumber(ARGV[first + j - 1])
+    places[j] = k
+    local w = wait(states[k], units)
+    waits[j] = w
+    if w ~= 0 then done = 0 end
+  end
+  local takes = op == 'f' or op == 't' and done == 1
+  local writes = op ~= 'l' and op ~= 'a'
+  r = r + 1
+  reply[r] = (op == 't' and done) or 1
+  for j = 1, m do
+    local k = places[j]
+    local st = states[k]
+    if writes and st.broken then st.dirty, st.pxat = true, true end
+    if st.counter then
+      if takes then
+        st.used, st.fresh, st.dirty, st.pxat = st.used + units, false, true, true
+      elseif op == 'r' and not st.fresh then
+        st.used, st.dirty = max(0, st.used - units), true
+      end
+      reply[r + 1] = st.repaired
+      reply[r + 2] = waits[j]
+      reply[r + 3] = 1
+      reply[r + 4] = st.limit - st.used
+      r = r + 4
+    else
+      local tok, ls = st.tok, st.ls
+      local n = ls.n
+      if takes then
+        for i = 1, n do tok[i] = tok[i] - units end
+        st.fresh, st.dirty = false, true
+      elseif op == 'r' then
+        if not st.fresh then
+          local caps = ls.caps
+          for i = 1, n do tok[i] = min(caps[i], tok[i] + units) end
+          st.dirty = true
+        end
+      elseif op == 'm' then
+        if not st.fresh and st.spec ~= ARGV[2 * k] then
+          move(st, ARGV[2 * k])
+          st.dirty = true
+          tok, n = st.tok, st.ls.n
+        end
+      end
+      reply[r + 1] = st.repaired
+      reply[r + 2] = waits[j]
+      reply[r + 3] = n
+      for i = 1, n do reply[r + 3 + i] = floor(tok[i]) end
+      r = r + 3 + n
+    end
+    st.repaired = 0
+  end
 end
 
-local reply = { (op == 't' and done) or 1, now }
-for k = 1, #KEYS do
+for k = 1, nkeys do
   local st = states[k]
-  reply[#reply + 1] = st.repaired
-  reply[#reply + 1] = st.wait
-  if st.counter then
-    reply[#reply + 1] = 1
-    reply[#reply + 1] = st.limit - st.used
-  else
-    reply[#reply + 1] = #st.bs
-    for i = 1, #st.bs do reply[#reply + 1] = math.floor(st.tok[i]) end
+  if st.dirty then
+    if st.counter then
+      if st.pxat then
+        call('SET', KEYS[k], string.format('%d', st.used), 'PXAT', st.expires)
+      else
+        call('SET', KEYS[k], string.format('%d', st.used), 'KEEPTTL')
+      end
+    else
+      save(KEYS[k], st)
+    end
   end
 end
 return reply

@@ -1,15 +1,22 @@
 package io.quotagate.filter.redis;
 
+import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.store.BucketLimits;
+import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
+import io.quotagate.filter.testing.Race;
 import io.quotagate.filter.testing.RedisServer;
+import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.PlansFile;
 
 import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -107,6 +114,74 @@ class OneTripTest {
                         .as("the counter, as INCRBY keeps it").isEqualTo("6");
                 assertThat(store.fallbackDecisions()).isZero();
             }
+        }
+    }
+
+    /**
+     * Decisions that come while a script call is out go together in the next one: fewer calls than
+     * decisions, and each still decided on its own (a hot bucket hands out exactly its capacity, each
+     * thread's own bucket loses exactly what it took).
+     */
+    @Test
+    void concurrentDecisionsShareScriptCallsAndEachIsStillDecidedExactly() throws Exception {
+        String prefix = RedisServer.randomPrefix();
+        try (RedisServer own = RedisServer.startOwn();
+             RedisStore store = RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(prefix).withBatching(false)
+                     .withTimeout(Duration.ofSeconds(2)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
+                     1_000)) {
+            BucketLimits limits = BucketLimits.of(List.of(new Bandwidth("b", 100, 1, Duration.ofDays(1))));
+            int threads = 8;
+            int each = 50;
+            own.command("CONFIG", "RESETSTAT");
+            AtomicLong admitted = new AtomicLong();
+            Race.run(threads, t -> {
+                QuotaBucket hot = store.bucket(BucketKind.TENANT, "hot", limits);
+                QuotaBucket mine = store.bucket(BucketKind.TENANT, "thread-" + t, limits);
+                for (int i = 0; i < each; i++) {
+                    if (hot.tryTake(1)) admitted.incrementAndGet();
+                    assertThat(mine.tryTake(1)).isTrue();
+                }
+            });
+
+            assertThat(admitted.get()).as("the hot bucket's capacity, exactly").isEqualTo(100);
+            for (int t = 0; t < threads; t++) {
+                assertThat(store.bucket(BucketKind.TENANT, "thread-" + t, limits).available()).isEqualTo(100 - each);
+            }
+            long decisions = 2L * threads * each;
+            assertThat(own.calls("evalsha")).as("script calls for %d concurrent decisions", decisions)
+                    .isPositive().isLessThan(decisions);
+            assertThat(store.fallbackDecisions()).isZero();
+        }
+    }
+
+    /**
+     * Calls sent while Redis is frozen (connections open, nothing answered) and the decisions queued
+     * behind them time out and are decided locally; once Redis thaws, the next decisions go to Redis
+     * again: nothing stays queued behind a call that did not answer in time.
+     */
+    @Test
+    void decisionsQueuedBehindACallThatTimedOutDoNotHoldBackTheOnesAfterRedisAnswersAgain() throws Exception {
+        String prefix = RedisServer.randomPrefix();
+        try (RedisServer own = RedisServer.startOwn();
+             RedisStore store = RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(prefix).withBatching(false)
+                     .withTimeout(Duration.ofMillis(200)).withHeartbeat(Duration.ofMillis(200), Duration.ofSeconds(2)),
+                     1_000)) {
+            BucketLimits limits = BucketLimits.of(List.of(new Bandwidth("b", 100, 1, Duration.ofDays(1))));
+            QuotaBucket bucket = store.bucket(BucketKind.TENANT, "frozen", limits);
+            assertThat(bucket.tryTake(1)).isTrue();
+            own.freeze(true);
+            try {
+                Race.run(4, t -> bucket.tryTake(1));
+            } finally {
+                own.freeze(false);
+            }
+            assertThat(store.fallbackDecisions()).as("decided locally while frozen").isPositive();
+            Await.within(10, "back on Redis after it thaws", store::available);
+            long local = store.fallbackDecisions();
+            own.command("CONFIG", "RESETSTAT");
+            for (int i = 0; i < 5; i++) assertThat(bucket.tryTake(1)).isTrue();
+            assertThat(store.fallbackDecisions()).as("decided on Redis").isEqualTo(local);
+            assertThat(own.calls("evalsha")).isEqualTo(5);
         }
     }
 }

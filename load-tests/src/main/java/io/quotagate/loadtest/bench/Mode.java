@@ -114,6 +114,11 @@ enum Mode {
         return name().startsWith("REDIS_");
     }
 
+    /** Whether this mode's buckets are decided by the store's script (Redis, neither batching nor an allowance). */
+    boolean script() {
+        return redis() && !label.endsWith("-batched") && !label.endsWith("-allowance");
+    }
+
     /**
      * The filter of this mode, ready for a servlet context, or empty for the bare modes.
      *
