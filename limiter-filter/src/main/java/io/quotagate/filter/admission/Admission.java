@@ -520,7 +520,7 @@ final class Admission {
         CalendarQuota[] quotas = pl.quotas.quotas();
         for (int i = 0; i < quotas.length; i++) {
             QuotaWindows.Period p = pl.quotas.period(i, now);
-            long used = counters.used(QuotaWindows.key(quotas[i], tenant, p.label()));
+            long used = counters.notedUsed(QuotaWindows.key(quotas[i], tenant, p.label()));
             long toReset = p.endNanos() - now;
             all.add(new LimitStatus(quotas[i].name(), quotas[i].limit(),
                     RetryAfter.seconds(p.endNanos() - p.startNanos()), Math.max(0, quotas[i].limit() - used),

@@ -32,6 +32,15 @@ public interface QuotaCounters {
     long used(String key);
 
     /**
+     * The units used in the counter as this instance last saw them (the latest operation's reply), for
+     * a response's published fields right after the request was counted: a remote store answers without
+     * a round trip, and reads ({@link #used}) only a counter it has not seen. The default reads.
+     */
+    default long notedUsed(String key) {
+        return used(key);
+    }
+
+    /**
      * The counter {@code key} in the period that ends at {@code resetNanos}, as a bucket holding
      * {@code limit − used} units (a refused request waits until the period ends), so that a request's
      * quotas are taken together with its buckets ({@link BucketStore#takeAll}: one operation of a store

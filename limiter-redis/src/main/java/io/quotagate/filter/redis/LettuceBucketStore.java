@@ -54,7 +54,7 @@ final class LettuceBucketStore implements RedisStore {
         this.limits = new RedisLimitsChannel(redis, redis.topology(), settings, registry.instanceId());
         BucketStore local = BucketStore.local(maxTracked, localClock);
         LocalShares shares = new LocalShares(local, registry::count);
-        this.counters = new RedisQuotaCounters(redis, health, settings, local, registry::count);
+        this.counters = new RedisQuotaCounters(redis, health, settings, local, registry::count, maxTracked);
         this.failover = new Failover(redis, health, shares, settings);
         this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "quotagate-redis-heartbeat");

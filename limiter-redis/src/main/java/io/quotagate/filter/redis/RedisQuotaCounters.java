@@ -1,5 +1,7 @@
 package io.quotagate.filter.redis;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.lettuce.core.ScriptOutputType;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.QuotaBucket;
@@ -59,9 +61,11 @@ final class RedisQuotaCounters implements QuotaCounters {
     private final IntSupplier instances;
     private final String prefix;
     private final Duration timeout;
+    /** The units used per counter as the latest reply showed them (for published fields). */
+    private final Cache<String, Long> noted;
 
     RedisQuotaCounters(RedisConnection redis, RedisHealth health, RedisSettings settings, BucketStore local,
-                       IntSupplier instances) {
+                       IntSupplier instances, int maxTracked) {
         this.redis = redis;
         this.health = health;
         this.settings = settings;
@@ -69,6 +73,7 @@ final class RedisQuotaCounters implements QuotaCounters {
         this.instances = instances;
         this.prefix = settings.prefix() + ":quota:";
         this.timeout = settings.timeout();
+        this.noted = Caffeine.newBuilder().maximumSize(maxTracked).expireAfterWrite(Duration.ofMinutes(10)).build();
     }
 
     /** The Redis key of a counter. */
@@ -83,6 +88,7 @@ final class RedisQuotaCounters implements QuotaCounters {
                 Long r = await(redis.link().commands().<Long>eval(TRY_ADD, ScriptOutputType.INTEGER,
                         new String[]{key(key)}, bytes(units), bytes(limit), bytes(expiresAtMillis)));
                 health.succeeded();
+                noted(key, r < 0 ? -1 - r : r);
                 return r;
             } catch (RuntimeException e) {
                 if (!health.failed(e)) {
@@ -100,9 +106,10 @@ final class RedisQuotaCounters implements QuotaCounters {
     public void add(String key, long units, long nowMillis, long expiresAtMillis) {
         if (health.available()) {
             try {
-                await(redis.link().commands().<Long>eval(ADD, ScriptOutputType.INTEGER, new String[]{key(key)},
-                        bytes(units), bytes(expiresAtMillis)));
+                Long used = await(redis.link().commands().<Long>eval(ADD, ScriptOutputType.INTEGER,
+                        new String[]{key(key)}, bytes(units), bytes(expiresAtMillis)));
                 health.succeeded();
+                noted(key, used);
                 return;
             } catch (RuntimeException e) {
                 health.failed(e);
@@ -116,12 +123,29 @@ final class RedisQuotaCounters implements QuotaCounters {
         if (health.available()) {
             try {
                 byte[] v = await(redis.link().commands().get(key(key)));
-                return v == null ? 0 : Long.parseLong(new String(v, StandardCharsets.UTF_8));
+                long used = v == null ? 0 : Long.parseLong(new String(v, StandardCharsets.UTF_8));
+                noted(key, used);
+                return used;
             } catch (RuntimeException e) {
                 health.failed(e);
             }
         }
         return local.used(key);
+    }
+
+    /** The noted use if this instance has seen the counter on Redis, else read; local while Redis is unreachable. */
+    @Override
+    public long notedUsed(String key) {
+        if (health.available()) {
+            Long used = noted.getIfPresent(key);
+            if (used != null) return used;
+        }
+        return used(key);
+    }
+
+    /** Notes the units used in counter {@code key} (without the prefix) a reply showed. */
+    void noted(String key, long used) {
+        noted.put(key, used);
     }
 
     /**
@@ -130,7 +154,7 @@ final class RedisQuotaCounters implements QuotaCounters {
      */
     @Override
     public QuotaBucket counter(String key, long limit, long nowNanos, long resetNanos, long expiresAtMillis) {
-        return new ScriptCounter(this, key(key), limit, expiresAtMillis, nowNanos, resetNanos,
+        return new ScriptCounter(this, key, limit, expiresAtMillis, nowNanos, resetNanos,
                 QuotaCounters.super.counter(key, limit, nowNanos, resetNanos, expiresAtMillis),
                 local.counter(key, share(limit), nowNanos, resetNanos, expiresAtMillis));
     }

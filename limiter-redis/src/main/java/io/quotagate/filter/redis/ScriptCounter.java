@@ -14,7 +14,10 @@ final class ScriptCounter implements QuotaBucket, ScriptKey {
     private static final byte[] NOTHING_SEEN = new byte[0];
 
     private final RedisQuotaCounters owner;
+    /** The counter's key without the store's prefix (as {@link io.quotagate.filter.store.QuotaCounters} names it). */
+    private final String counter;
     private final String key;
+    private final long limit;
     private final byte[] spec;
     private final QuotaBucket on;
     private final QuotaBucket local;
@@ -26,7 +29,9 @@ final class ScriptCounter implements QuotaBucket, ScriptKey {
     ScriptCounter(RedisQuotaCounters owner, String key, long limit, long expiresAtMillis, long nowNanos,
                   long resetNanos, QuotaBucket on, QuotaBucket local) {
         this.owner = owner;
-        this.key = key;
+        this.counter = key;
+        this.key = owner.key(key);
+        this.limit = limit;
         // the wait of a refusal on the calendar's clock (the request's), in whole microseconds rounded up
         long waitMicros = Math.max(1, -Math.floorDiv(nowNanos - resetNanos, 1000));
         this.spec = ("#" + limit + "," + expiresAtMillis + "," + waitMicros).getBytes(StandardCharsets.US_ASCII);
@@ -61,7 +66,8 @@ final class ScriptCounter implements QuotaBucket, ScriptKey {
 
     @Override
     public void noted(long nowMicros, long[] tokens) {
-        // nothing to keep: see seen()
+        // the script answers limit - used; kept for the response's published fields (never for seen())
+        owner.noted(counter, limit - tokens[0]);
     }
 
     @Override

@@ -184,4 +184,45 @@ class OneTripTest {
             assertThat(own.calls("evalsha")).isEqualTo(5);
         }
     }
+
+    /**
+     * A published plan with a calendar quota: the response's {@code RateLimit} fields for the quota come
+     * from the request's own script call (what it noted of the counter), not from one more read.
+     */
+    @Test
+    void aPublishedQuotaIsPublishedFromTheScriptCallWithoutAnotherRead() throws Exception {
+        String prefix = RedisServer.randomPrefix();
+        try (RedisServer own = RedisServer.startOwn();
+             RedisStore store = RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(prefix)
+                     .withTimeout(Duration.ofSeconds(1)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
+                     1_000)) {
+            QuotaFilter filter = QuotaFilter.builder().plans(PlansFile.parse("one-trip-quota.yml", """
+                    plans:
+                      pro:
+                        publish: true
+                        limits: [ { name: burst, capacity: 100, refill: 100, period: 1h } ]
+                        quotas: [ { name: monthly, limit: 3, per: month } ]
+                    tenants: { assignments: { acme: pro } }
+                    """)).store(store).build();
+            try (JettyServer server = JettyServer.start(filter)) {
+                own.command("CONFIG", "RESETSTAT");
+                List<String> fields = new java.util.ArrayList<>();
+                int[] statuses = new int[4];
+                for (int i = 0; i < statuses.length; i++) {
+                    HttpResponse<String> r = Http.get(server.uri("/items"), "acme");
+                    statuses[i] = r.statusCode();
+                    fields.add(r.headers().firstValue("RateLimit").orElseThrow());
+                }
+                assertThat(statuses).containsExactly(200, 200, 200, 429);
+                assertThat(fields.get(0)).contains("\"monthly\";r=2;");
+                assertThat(fields.get(1)).contains("\"monthly\";r=1;");
+                assertThat(fields.get(2)).contains("\"monthly\";r=0;");
+                assertThat(fields.get(3)).startsWith("\"monthly\";r=0;");
+                assertThat(own.calls("evalsha")).as("one script call per request").isEqualTo(statuses.length);
+                assertThat(own.calls("get")).as("the script's reads only: the bucket and the counter")
+                        .isEqualTo(2L * statuses.length);
+                assertThat(store.fallbackDecisions()).isZero();
+            }
+        }
+    }
 }
