@@ -27,6 +27,16 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class OneTripTest {
 
+    /** A bucket of 100 units refilled by one a day: what a test takes does not come back during it. */
+    private static final BucketLimits HUNDRED_A_DAY =
+            BucketLimits.of(List.of(new Bandwidth("b", 100, 1, Duration.ofDays(1))));
+
+    /** The store on its script (no batching) at {@code own}, with a random prefix. */
+    private static RedisStore scriptStore(RedisServer own, Duration timeout, Duration heartbeat) {
+        return RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(RedisServer.randomPrefix()).withBatching(false)
+                .withTimeout(timeout).withHeartbeat(heartbeat, Duration.ofSeconds(2).plus(heartbeat)), 1_000);
+    }
+
     @Test
     void everyDecisionAdmittedOrRefusedPublishedOrNotCostsOneScriptCall() throws Exception {
         String prefix = RedisServer.randomPrefix();
@@ -124,12 +134,9 @@ class OneTripTest {
      */
     @Test
     void concurrentDecisionsShareScriptCallsAndEachIsStillDecidedExactly() throws Exception {
-        String prefix = RedisServer.randomPrefix();
         try (RedisServer own = RedisServer.startOwn();
-             RedisStore store = RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(prefix).withBatching(false)
-                     .withTimeout(Duration.ofSeconds(2)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
-                     1_000)) {
-            BucketLimits limits = BucketLimits.of(List.of(new Bandwidth("b", 100, 1, Duration.ofDays(1))));
+             RedisStore store = scriptStore(own, Duration.ofSeconds(2), Duration.ofMinutes(1))) {
+            BucketLimits limits = HUNDRED_A_DAY;
             int threads = 8;
             int each = 50;
             own.command("CONFIG", "RESETSTAT");
@@ -161,13 +168,9 @@ class OneTripTest {
      */
     @Test
     void decisionsQueuedBehindACallThatTimedOutDoNotHoldBackTheOnesAfterRedisAnswersAgain() throws Exception {
-        String prefix = RedisServer.randomPrefix();
         try (RedisServer own = RedisServer.startOwn();
-             RedisStore store = RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(prefix).withBatching(false)
-                     .withTimeout(Duration.ofMillis(200)).withHeartbeat(Duration.ofMillis(200), Duration.ofSeconds(2)),
-                     1_000)) {
-            BucketLimits limits = BucketLimits.of(List.of(new Bandwidth("b", 100, 1, Duration.ofDays(1))));
-            QuotaBucket bucket = store.bucket(BucketKind.TENANT, "frozen", limits);
+             RedisStore store = scriptStore(own, Duration.ofMillis(200), Duration.ofMillis(200))) {
+            QuotaBucket bucket = store.bucket(BucketKind.TENANT, "frozen", HUNDRED_A_DAY);
             assertThat(bucket.tryTake(1)).isTrue();
             own.freeze(true);
             try {
