@@ -233,7 +233,7 @@ final class BucketScript {
             if (failure != null) {
                 Throwable cause = unwrap(failure);
                 RuntimeException e = cause instanceof RuntimeException re ? re
-                        : new RedisException("unexpected failure", cause);
+                        : new RedisException(String.valueOf(cause), cause); // named in the outage's log line
                 for (Op o : call.ops) o.completeExceptionally(e);
             } else {
                 try {

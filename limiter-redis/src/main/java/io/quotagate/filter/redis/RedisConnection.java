@@ -144,7 +144,7 @@ final class RedisConnection implements AutoCloseable {
             throw new RedisCommandTimeoutException("no reply within " + settings.timeout().toMillis() + " ms");
         } catch (ExecutionException e) {
             if (e.getCause() instanceof RedisException re) throw re;
-            throw new RedisException("unexpected failure", e.getCause());
+            throw new RedisException(String.valueOf(e.getCause()), e.getCause()); // named in the outage's log line
         }
     }
 
