@@ -163,7 +163,7 @@ public final class BenchCommand implements Callable<Integer> {
             if (!warmup.isZero()) {
                 for (BenchServer server : servers) {
                     RunResult r = generator.run(server, warmup);
-                    out.printf(Locale.ROOT, "warmup  %-24s %9.0f req/s%s%n", server.mode().label(), r.rps(), flag(r));
+                    out.printf(Locale.ROOT, "warmup  %-28s %9.0f req/s%s%n", server.mode().label(), r.rps(), flag(r));
                 }
             }
             if (profile != null) {
@@ -175,6 +175,7 @@ public final class BenchCommand implements Callable<Integer> {
                 for (BenchServer server : inOrderOf(run, servers)) {
                     boolean counted = stats != null && server.mode().redis();
                     long[] before = counted ? stats.calls() : null;
+                    long redisCpuBefore = counted ? stats.cpuMicros() : 0;
                     long localBefore = server.localDecisions();
                     RunResult r = generator.run(server, duration);
                     results.get(server.mode()).add(r);
@@ -191,14 +192,16 @@ public final class BenchCommand implements Callable<Integer> {
                         double allGets = (after[0] - before[0]) / (double) r.requests();
                         double gets = server.mode().script() ? allGets : Math.max(0, allGets - evals - evalshas);
                         double local = (server.localDecisions() - localBefore) / (double) r.requests();
-                        redisCalls.get(server.mode()).add(new double[]{gets, evals, evalshas, local});
+                        // Redis's own CPU (the server's column counts the client's threads, not Redis's)
+                        double redisCpu = (stats.cpuMicros() - redisCpuBefore) / (double) r.requests();
+                        redisCalls.get(server.mode()).add(new double[]{gets, evals, evalshas, local, redisCpu});
                         calls = server.mode().script()
-                                ? String.format(Locale.ROOT, "  Redis/req: %.3f EVALSHA + %.3f EVAL (%.3f keys read), %.4f local",
-                                        evalshas, evals, gets, local)
-                                : String.format(Locale.ROOT, "  Redis/req: %.3f GET + %.3f EVAL + %.3f EVALSHA, %.4f local",
-                                        gets, evals, evalshas, local);
+                                ? String.format(Locale.ROOT, "  Redis/req: %.3f EVALSHA + %.3f EVAL (%.3f keys read), %.4f local, %.2f µs Redis CPU",
+                                        evalshas, evals, gets, local, redisCpu)
+                                : String.format(Locale.ROOT, "  Redis/req: %.3f GET + %.3f EVAL + %.3f EVALSHA, %.4f local, %.2f µs Redis CPU",
+                                        gets, evals, evalshas, local, redisCpu);
                     }
-                    out.printf(Locale.ROOT, "run %d/%d %-26s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  %7.2f µs CPU/req%s%s%n",
+                    out.printf(Locale.ROOT, "run %d/%d %-28s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  %7.2f µs CPU/req%s%s%n",
                             run, runs, server.mode().label(), r.rps(), r.p50Ms(), r.p99Ms(), r.cpuMicrosPerRequest(),
                             calls, flag(r));
                 }
@@ -226,18 +229,20 @@ public final class BenchCommand implements Callable<Integer> {
             out.println();
             out.println("Redis commands per request (medians; GET + EVAL = bucket4j compare-and-swap; EVALSHA = the "
                     + "store's script, its GET column the keys its calls read, not commands sent; local = decided "
-                    + "from local buckets: fallback or retries exhausted)");
+                    + "from local buckets: fallback or retries exhausted; Redis CPU: Redis's own CPU time per request, "
+                    + "beside the server's column, which counts the store's client threads)");
             for (var e : redisCalls.entrySet()) {
                 if (e.getValue().isEmpty()) continue;
                 double[] gets = e.getValue().stream().mapToDouble(a -> a[0]).toArray();
                 double[] evals = e.getValue().stream().mapToDouble(a -> a[1]).toArray();
                 double[] evalshas = e.getValue().stream().mapToDouble(a -> a[2]).toArray();
                 double[] local = e.getValue().stream().mapToDouble(a -> a[3]).toArray();
+                double[] redisCpu = e.getValue().stream().mapToDouble(a -> a[4]).toArray();
                 double sent = (e.getKey().script() ? 0 : BenchReport.median(gets)) + BenchReport.median(evals)
                         + BenchReport.median(evalshas);
-                out.printf(Locale.ROOT, "%-26s %6.3f GET %6.3f EVAL %6.3f EVALSHA  = %6.3f commands %7.4f local%n",
+                out.printf(Locale.ROOT, "%-28s %6.3f GET %6.3f EVAL %6.3f EVALSHA  = %6.3f commands %7.4f local %8.2f µs Redis CPU%n",
                         e.getKey().label(), BenchReport.median(gets), BenchReport.median(evals),
-                        BenchReport.median(evalshas), sent, BenchReport.median(local));
+                        BenchReport.median(evalshas), sent, BenchReport.median(local), BenchReport.median(redisCpu));
             }
             out.flush();
         }

@@ -142,10 +142,10 @@ final class BenchReport {
     void print(PrintWriter out) {
         out.println();
         out.println("medians of the runs (ratios: median of the per-round ratios to the bare server fed the same traffic)");
-        out.printf(Locale.ROOT, "%-24s %10s %8s %8s %12s %9s %9s %-19s %10s %s%n",
+        out.printf(Locale.ROOT, "%-28s %10s %8s %8s %12s %9s %9s %-19s %10s %s%n",
                 "mode", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "rps/bare", "CPU/bare", "bare", "requests", "errors");
         for (ModeSummary m : modes) {
-            out.printf(Locale.ROOT, "%-24s %10.0f %8.3f %8.3f %12.2f %9.3f %9.3f %-19s %10d %s%n",
+            out.printf(Locale.ROOT, "%-28s %10.0f %8.3f %8.3f %12.2f %9.3f %9.3f %-19s %10d %s%n",
                     m.mode().label(), m.rps(), m.p50Ms(), m.p99Ms(), m.cpuMicrosPerRequest(),
                     m.ratioToBare(), m.cpuRatioToBare(), m.baseline().label(), m.requests(),
                     m.hasErrors() ? FLAG + ": " + m.non200() + " non-200, " + m.ioErrors() + " I/O errors" : "0");

@@ -22,7 +22,9 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * An embedded Jetty 12 on 127.0.0.1 whose every path answers {@code 200 ok}, behind the filter of a
@@ -31,7 +33,11 @@ import java.util.Map;
  * <p>Every thread the server runs (acceptor, selector, request handling, scheduler, DoSFilter's
  * timer) is named {@code bench-server-<mode>-...}; the load generator's threads are not, so
  * {@link #cpuByThread()} sees the server's work only. The pool's size is fixed so no thread (and the
- * CPU time it accumulated) disappears during a run.
+ * CPU time it accumulated) disappears during a run. A Redis store's threads (Lettuce's event loop, which
+ * encodes the calls, decodes the replies and wakes the waiting request threads; its timer; the store's
+ * heartbeat) are named by the library, not by the bench: those that appear while the server starts
+ * and answers its first request are counted as its own too, so a Redis mode's CPU per request includes its client's work
+ * (Redis's own CPU is the bench's separate column).
  */
 final class BenchServer implements AutoCloseable {
     static final String THREAD_PREFIX = "bench-server-";
@@ -42,12 +48,15 @@ final class BenchServer implements AutoCloseable {
     private final Server server;
     private final String threadPrefix;
     private final FilterHolder filter;
+    /** Threads the server's filter started without the prefix (a Redis store's client), by id. */
+    private final Set<Long> started;
 
-    private BenchServer(Mode mode, Server server, String threadPrefix, FilterHolder filter) {
+    private BenchServer(Mode mode, Server server, String threadPrefix, FilterHolder filter, Set<Long> started) {
         this.mode = mode;
         this.server = server;
         this.threadPrefix = threadPrefix;
         this.filter = filter;
+        this.started = started;
     }
 
     /** Starts a server for this mode on a free port. */
@@ -62,6 +71,7 @@ final class BenchServer implements AutoCloseable {
         }
         if (!THREAD_MX.isThreadCpuTimeEnabled()) THREAD_MX.setThreadCpuTimeEnabled(true);
 
+        Set<Long> before = threadIds();
         String prefix = THREAD_PREFIX + mode.label() + "-";
         QueuedThreadPool pool = new QueuedThreadPool(THREADS, THREADS, 600_000);
         pool.setName(prefix + "pool");
@@ -78,7 +88,34 @@ final class BenchServer implements AutoCloseable {
         context.addServlet(new ServletHolder(new Ok()), "/");
         server.setHandler(context);
         server.start();
-        return new BenchServer(mode, server, prefix, filter);
+        BenchServer started = new BenchServer(mode, server, prefix, filter, Set.of());
+        if (!mode.redis()) return started;
+        // a Redis store connects on its first use: one request now, so its client's threads start here
+        try (RawHttpConnection warm = new RawHttpConnection(started.address())) {
+            int status = warm.exchange(LoadGenerator.request(started.address()));
+            if (status != 200) throw new IllegalStateException(mode.label() + " answered " + status + " to its first request");
+        } catch (IOException | RuntimeException e) {
+            started.close();
+            throw e;
+        }
+        Set<Long> store = new HashSet<>();
+        for (ThreadInfo info : THREAD_MX.getThreadInfo(THREAD_MX.getAllThreadIds(), 0)) {
+            if (info != null && !before.contains(info.getThreadId()) && storeThread(info.getThreadName())) {
+                store.add(info.getThreadId());
+            }
+        }
+        return new BenchServer(mode, server, prefix, filter, Set.copyOf(store));
+    }
+
+    /** A thread of a Redis store's client: Lettuce's (event loop, timer) or the store's own (heartbeat). */
+    private static boolean storeThread(String name) {
+        return name.startsWith("lettuce-") || name.startsWith("quotagate-");
+    }
+
+    private static Set<Long> threadIds() {
+        Set<Long> ids = new HashSet<>();
+        for (long id : THREAD_MX.getAllThreadIds()) ids.add(id);
+        return ids;
     }
 
     /** Decisions this server's shared store took locally so far (fallback or contention); 0 without one. */
@@ -101,7 +138,8 @@ final class BenchServer implements AutoCloseable {
         long[] ids = THREAD_MX.getAllThreadIds();
         ThreadInfo[] infos = THREAD_MX.getThreadInfo(ids, 0);
         for (ThreadInfo info : infos) {
-            if (info == null || !info.getThreadName().startsWith(threadPrefix)) continue;
+            if (info == null) continue;
+            if (!info.getThreadName().startsWith(threadPrefix) && !started.contains(info.getThreadId())) continue;
             long nanos = THREAD_MX.getThreadCpuTime(info.getThreadId());
             if (nanos >= 0) cpu.put(info.getThreadId(), nanos);
         }

@@ -200,6 +200,11 @@ class BenchCommandTest {
             assertThat(Double.parseDouble(m.group(2))).as("EVAL").isZero();
             assertThat(Double.parseDouble(m.group(3))).as("EVALSHA").isGreaterThan(0.3).isLessThanOrEqualTo(1.05);
             assertThat(Double.parseDouble(m.group(4))).as("commands sent").isEqualTo(Double.parseDouble(m.group(3)));
+            // Redis's own CPU beside the server's: every script call costs it some
+            m = java.util.regex.Pattern.compile("redis-1000-tenants +[0-9.]+ GET .* local +([0-9.]+) µs Redis CPU")
+                    .matcher(text);
+            assertThat(m.find()).as(text).isTrue();
+            assertThat(Double.parseDouble(m.group(1))).as("Redis CPU µs per request").isPositive();
             // batched, 1,000 tenants on 2 connections hardly ever collide: one GET and one EVAL per request
             m = java.util.regex.Pattern
                     .compile("redis-1000-tenants-batched +([0-9.]+) GET +([0-9.]+) EVAL").matcher(text);
