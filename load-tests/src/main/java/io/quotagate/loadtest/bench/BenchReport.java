@@ -63,6 +63,25 @@ final class BenchReport {
         }
     }
 
+    /**
+     * A shared store against the local one, fed the same tenants in the same rounds: the medians of the
+     * per-round ratios of requests per second (the store's over the local store's).
+     *
+     * @param local        the local-store mode with the same tenants
+     * @param rpsRatio     median of the per-round throughput ratios
+     * @param low          lower quartile of the per-round ratios
+     * @param high         upper quartile
+     * @param medianLow    lower end of the 95 % confidence interval of the median ratio; NaN with fewer
+     *                     than {@value #MIN_ROUNDS_FOR_INTERVAL} rounds
+     * @param medianHigh   its upper end
+     * @param cpuRatio     median of the per-round ratios of server CPU per request (the store's client
+     *                     threads included; the store server's own CPU is not)
+     * @param rounds       rounds compared
+     */
+    record StoreComparison(Mode mode, Mode local, double rpsRatio, double low, double high, double medianLow,
+                           double medianHigh, double cpuRatio, int rounds) {
+    }
+
     /** Fewest rounds whose median has a 95 % interval between two of them (5 rounds: the range covers 93.75 %). */
     static final int MIN_ROUNDS_FOR_INTERVAL = 6;
 
@@ -78,10 +97,12 @@ final class BenchReport {
 
     private final List<ModeSummary> modes;
     private final List<Comparison> comparisons;
+    private final List<StoreComparison> stores;
 
-    private BenchReport(List<ModeSummary> modes, List<Comparison> comparisons) {
+    private BenchReport(List<ModeSummary> modes, List<Comparison> comparisons, List<StoreComparison> stores) {
         this.modes = List.copyOf(modes);
         this.comparisons = List.copyOf(comparisons);
+        this.stores = List.copyOf(stores);
     }
 
     /** Summarises runs; every mode must have the same number of runs, in round order. */
@@ -124,7 +145,28 @@ final class BenchReport {
                     quantile(cpu, 0.75), interval == null ? Double.NaN : interval[0],
                     interval == null ? Double.NaN : interval[1], atMost1, cpu.length));
         }
-        return new BenchReport(modes, comparisons);
+        List<StoreComparison> stores = new ArrayList<>();
+        for (var e : results.entrySet()) {
+            Mode local = e.getKey().local();
+            if (local == null || !results.containsKey(local)) continue;
+            List<RunResult> shared = e.getValue();
+            List<RunResult> theirs = results.get(local);
+            double[] rps = new double[shared.size()];
+            double[] cpu = new double[shared.size()];
+            for (int i = 0; i < shared.size(); i++) {
+                rps[i] = shared.get(i).rps() / theirs.get(i).rps();
+                cpu[i] = shared.get(i).cpuMicrosPerRequest() / theirs.get(i).cpuMicrosPerRequest();
+            }
+            double[] interval = medianInterval(rps);
+            stores.add(new StoreComparison(e.getKey(), local, median(rps), quantile(rps, 0.25), quantile(rps, 0.75),
+                    interval == null ? Double.NaN : interval[0], interval == null ? Double.NaN : interval[1],
+                    median(cpu), rps.length));
+        }
+        return new BenchReport(modes, comparisons, stores);
+    }
+
+    List<StoreComparison> stores() {
+        return stores;
     }
 
     List<ModeSummary> modes() {
@@ -166,6 +208,20 @@ final class BenchReport {
                         c.roundsAtMost1() + "/" + c.rounds(), c.rpsRatio(), c.verdict());
             }
         }
+        if (!stores.isEmpty()) {
+            out.println();
+            out.println("Redis store against the local store with the same tenants, in the same rounds (medians of the "
+                    + "per-round ratios; req/s: the Redis mode's throughput over the local mode's; 95 % CI: where that "
+                    + "median lies; CPU/req: server CPU per request, the store's client threads included)");
+            out.printf(Locale.ROOT, "%-28s %-24s %9s %15s %15s %9s %7s%n", "mode", "local", "req/s", "95 % CI",
+                    "quartiles", "CPU/req", "rounds");
+            for (StoreComparison c : stores) {
+                String interval = Double.isNaN(c.medianLow()) ? "n/a"
+                        : String.format(Locale.ROOT, "%.3f-%.3f", c.medianLow(), c.medianHigh());
+                out.printf(Locale.ROOT, "%-28s %-24s %9.3f %15s %7.3f-%-7.3f %9.3f %7d%n", c.mode().label(),
+                        c.local().label(), c.rpsRatio(), interval, c.low(), c.high(), c.cpuRatio(), c.rounds());
+            }
+        }
         out.flush();
     }
 
@@ -197,6 +253,20 @@ final class BenchReport {
                     .put("cpuRatioMedianCi95High", Double.isNaN(c.cpuMedianHigh()) ? null : round(c.cpuMedianHigh(), 4))
                     .put("verdict", c.verdict())
                     .put("roundsAtMost1", c.roundsAtMost1())
+                    .put("rounds", c.rounds());
+        }
+        // only a --redis run has them: the JSON of the other runs keeps its two arrays
+        ArrayNode local = stores.isEmpty() ? null : root.putArray("storeComparisons");
+        for (StoreComparison c : stores) {
+            local.addObject()
+                    .put("mode", c.mode().label())
+                    .put("local", c.local().label())
+                    .put("rpsRatio", round(c.rpsRatio(), 4))
+                    .put("rpsRatioLowerQuartile", round(c.low(), 4))
+                    .put("rpsRatioUpperQuartile", round(c.high(), 4))
+                    .put("rpsRatioMedianCi95Low", Double.isNaN(c.medianLow()) ? null : round(c.medianLow(), 4))
+                    .put("rpsRatioMedianCi95High", Double.isNaN(c.medianHigh()) ? null : round(c.medianHigh(), 4))
+                    .put("cpuRatio", round(c.cpuRatio(), 4))
                     .put("rounds", c.rounds());
         }
         mapper.writeValue(file.toFile(), root);

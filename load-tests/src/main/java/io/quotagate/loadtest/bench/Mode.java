@@ -114,6 +114,15 @@ enum Mode {
         return name().startsWith("REDIS_");
     }
 
+    /**
+     * For a Redis mode, the local-store mode fed the same tenants (what its throughput is held
+     * against); null for the others.
+     */
+    Mode local() {
+        if (!redis()) return null;
+        return tenants == QUOTAGATE_1_TENANT.tenants ? QUOTAGATE_1_TENANT : QUOTAGATE_1000_TENANTS;
+    }
+
     /** Whether this mode's buckets are decided by the store's script (Redis, neither batching nor an allowance). */
     boolean script() {
         return redis() && !label.endsWith("-batched") && !label.endsWith("-allowance");

@@ -190,6 +190,13 @@ class BenchCommandTest {
                 assertThat(text).contains("run 1/1 " + mode + " ");
             }
             assertThat(text).doesNotContain("jetty-dosfilter").contains("Redis commands per request");
+            // each Redis mode held against the local store with its tenants, in the same rounds
+            assertThat(text).contains("Redis store against the local store");
+            java.util.regex.Matcher local = java.util.regex.Pattern
+                    .compile("(?m)^redis-1000-tenants +quotagate-1000-tenants +([0-9.]+) +n/a").matcher(text);
+            assertThat(local.find()).as(text).isTrue();
+            assertThat(Double.parseDouble(local.group(1))).as("req/s vs local").isPositive();
+            assertThat(text).containsPattern("(?m)^redis-1-tenant-allowance +quotagate-1-tenant ");
             // exact (the default): at most one script call per request (concurrent ones share a call), which
             // reads the request's one key; its GET column is those reads, not commands sent
             java.util.regex.Matcher m = java.util.regex.Pattern
@@ -278,6 +285,42 @@ class BenchCommandTest {
             assertThat(c.cpuMedianLow()).isNaN();
             assertThat(c.verdict()).startsWith("too few rounds");
         });
+    }
+
+    @Test
+    void aRedisModeIsHeldAgainstTheLocalStoreWithItsTenantsRoundByRound() {
+        // round 1: local 100 req/s, Redis 60; round 2 the machine halves everything: 50 and 30; round 3 Redis 20
+        RunResult bare = new RunResult(Mode.BARE, 100, 0, 0, 1_000_000_000L, histogram(), 1_000_000L);
+        List<RunResult> local = List.of(
+                new RunResult(Mode.QUOTAGATE_1000_TENANTS, 100, 0, 0, 1_000_000_000L, histogram(), 2_000_000L),
+                new RunResult(Mode.QUOTAGATE_1000_TENANTS, 50, 0, 0, 1_000_000_000L, histogram(), 1_000_000L),
+                new RunResult(Mode.QUOTAGATE_1000_TENANTS, 50, 0, 0, 1_000_000_000L, histogram(), 1_000_000L));
+        List<RunResult> redis = List.of(
+                new RunResult(Mode.REDIS_1000_TENANTS, 60, 0, 0, 1_000_000_000L, histogram(), 3_000_000L),
+                new RunResult(Mode.REDIS_1000_TENANTS, 30, 0, 0, 1_000_000_000L, histogram(), 1_500_000L),
+                new RunResult(Mode.REDIS_1000_TENANTS, 20, 0, 0, 1_000_000_000L, histogram(), 1_000_000L));
+        BenchReport report = BenchReport.of(new java.util.EnumMap<>(java.util.Map.of(Mode.BARE, List.of(bare, bare, bare),
+                Mode.QUOTAGATE_1000_TENANTS, local, Mode.REDIS_1000_TENANTS, redis)));
+
+        assertThat(report.stores()).singleElement().satisfies(c -> {
+            assertThat(c.local()).isEqualTo(Mode.QUOTAGATE_1000_TENANTS);
+            // per-round ratios 0.6, 0.6, 0.4: median 0.6, where a ratio of the medians would say 30 / 50 too,
+            // but a drift between rounds would not cancel
+            assertThat(c.rpsRatio()).isCloseTo(0.6, org.assertj.core.data.Offset.offset(1e-9));
+            assertThat(c.low()).isCloseTo(0.5, org.assertj.core.data.Offset.offset(1e-9));
+            assertThat(c.high()).isCloseTo(0.6, org.assertj.core.data.Offset.offset(1e-9));
+            // CPU per request: 50 vs 20 µs, 50 vs 20, 50 vs 20
+            assertThat(c.cpuRatio()).isCloseTo(2.5, org.assertj.core.data.Offset.offset(1e-9));
+            assertThat(c.medianLow()).isNaN();
+            assertThat(c.rounds()).isEqualTo(3);
+        });
+        StringWriter out = new StringWriter();
+        report.print(new PrintWriter(out));
+        assertThat(out.toString()).containsPattern("(?m)^redis-1000-tenants +quotagate-1000-tenants +0\\.600 +n/a");
+        // no local mode with its tenants in the run: nothing to hold it against
+        BenchReport alone = BenchReport.of(new java.util.EnumMap<>(java.util.Map.of(Mode.BARE, List.of(bare, bare, bare),
+                Mode.REDIS_1000_TENANTS, redis)));
+        assertThat(alone.stores()).isEmpty();
     }
 
     @Test
