@@ -33,11 +33,11 @@ import java.util.Set;
  * <p>Every thread the server runs (acceptor, selector, request handling, scheduler, DoSFilter's
  * timer) is named {@code bench-server-<mode>-...}; the load generator's threads are not, so
  * {@link #cpuByThread()} sees the server's work only. The pool's size is fixed so no thread (and the
- * CPU time it accumulated) disappears during a run. A Redis store's threads (Lettuce's event loop, which
- * encodes the calls, decodes the replies and wakes the waiting request threads; its timer; the store's
- * heartbeat) are named by the library, not by the bench: those that appear while the server starts
- * and answers its first request are counted as its own too, so a Redis mode's CPU per request includes its client's work
- * (Redis's own CPU is the bench's separate column).
+ * CPU time it accumulated) disappears during a run. A Redis store's threads (Lettuce's event loop,
+ * which encodes the calls, decodes the replies and wakes the waiting request threads; its timer; the
+ * store's heartbeat) are named by the library, not by the bench: those that appear while the server
+ * starts and answers its first request are counted as its own too, so a Redis mode's CPU per request
+ * includes its client's work (Redis's own CPU is the bench's separate column).
  */
 final class BenchServer implements AutoCloseable {
     static final String THREAD_PREFIX = "bench-server-";
@@ -49,14 +49,14 @@ final class BenchServer implements AutoCloseable {
     private final String threadPrefix;
     private final FilterHolder filter;
     /** Threads the server's filter started without the prefix (a Redis store's client), by id. */
-    private final Set<Long> started;
+    private final Set<Long> storeThreads;
 
-    private BenchServer(Mode mode, Server server, String threadPrefix, FilterHolder filter, Set<Long> started) {
+    private BenchServer(Mode mode, Server server, String threadPrefix, FilterHolder filter, Set<Long> storeThreads) {
         this.mode = mode;
         this.server = server;
         this.threadPrefix = threadPrefix;
         this.filter = filter;
-        this.started = started;
+        this.storeThreads = storeThreads;
     }
 
     /** Starts a server for this mode on a free port. */
@@ -88,14 +88,16 @@ final class BenchServer implements AutoCloseable {
         context.addServlet(new ServletHolder(new Ok()), "/");
         server.setHandler(context);
         server.start();
-        BenchServer started = new BenchServer(mode, server, prefix, filter, Set.of());
-        if (!mode.redis()) return started;
+        BenchServer local = new BenchServer(mode, server, prefix, filter, Set.of());
+        if (!mode.redis()) return local;
         // a Redis store connects on its first use: one request now, so its client's threads start here
-        try (RawHttpConnection warm = new RawHttpConnection(started.address())) {
-            int status = warm.exchange(LoadGenerator.request(started.address()));
-            if (status != 200) throw new IllegalStateException(mode.label() + " answered " + status + " to its first request");
+        try (RawHttpConnection first = new RawHttpConnection(local.address())) {
+            int status = first.exchange(LoadGenerator.request(local.address()));
+            if (status != 200) {
+                throw new IllegalStateException(mode.label() + " answered " + status + " to its first request");
+            }
         } catch (IOException | RuntimeException e) {
-            started.close();
+            local.close();
             throw e;
         }
         Set<Long> store = new HashSet<>();
@@ -139,7 +141,7 @@ final class BenchServer implements AutoCloseable {
         ThreadInfo[] infos = THREAD_MX.getThreadInfo(ids, 0);
         for (ThreadInfo info : infos) {
             if (info == null) continue;
-            if (!info.getThreadName().startsWith(threadPrefix) && !started.contains(info.getThreadId())) continue;
+            if (!info.getThreadName().startsWith(threadPrefix) && !storeThreads.contains(info.getThreadId())) continue;
             long nanos = THREAD_MX.getThreadCpuTime(info.getThreadId());
             if (nanos >= 0) cpu.put(info.getThreadId(), nanos);
         }
