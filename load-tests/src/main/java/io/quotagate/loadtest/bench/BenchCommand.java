@@ -75,8 +75,8 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--modes", split = ",", paramLabel = "MODE", description = {
             "Run only these modes (comma-separated labels, e.g. quotagate-10000-tenants); bare, and the bare mode "
-                    + "fed the same traffic, are always run, as every ratio is to one of them. Default: all modes of the "
-                    + "command (with or without --redis)."})
+                    + "fed the same traffic, are always run, as every ratio is to one of them, and with a Redis mode "
+                    + "the local store with its tenants. Default: all modes of the command (with or without --redis)."})
     List<String> modes;
 
     @Option(names = "--profile", paramLabel = "FILE", description = {
@@ -106,8 +106,11 @@ public final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    /** The modes to run: all of the command's, or the chosen ones plus bare. */
-    private Set<Mode> modesToRun() {
+    /**
+     * The modes to run: all of the command's, or the chosen ones with their baselines (bare, and a Redis
+     * mode's local store).
+     */
+    Set<Mode> modesToRun() {
         Set<Mode> all = redis == null ? Mode.DEFAULT : Mode.WITH_REDIS;
         if (modes == null || modes.isEmpty()) return all;
         Set<Mode> chosen = EnumSet.of(Mode.BARE);
@@ -118,6 +121,7 @@ public final class BenchCommand implements Callable<Integer> {
             }
             chosen.add(m);
             chosen.add(m.baseline());
+            if (m.local() != null) chosen.add(m.local()); // a Redis mode is held against the local store
         }
         return chosen;
     }

@@ -258,15 +258,16 @@ final class BenchReport {
         // only a --redis run has them: the JSON of the other runs keeps its two arrays
         ArrayNode local = stores.isEmpty() ? null : root.putArray("storeComparisons");
         for (StoreComparison c : stores) {
+            // a ratio of a run without requests is NaN: null, not the 0 that rounding would make of it
             local.addObject()
                     .put("mode", c.mode().label())
                     .put("local", c.local().label())
-                    .put("rpsRatio", round(c.rpsRatio(), 4))
-                    .put("rpsRatioLowerQuartile", round(c.low(), 4))
-                    .put("rpsRatioUpperQuartile", round(c.high(), 4))
-                    .put("rpsRatioMedianCi95Low", Double.isNaN(c.medianLow()) ? null : round(c.medianLow(), 4))
-                    .put("rpsRatioMedianCi95High", Double.isNaN(c.medianHigh()) ? null : round(c.medianHigh(), 4))
-                    .put("cpuRatio", round(c.cpuRatio(), 4))
+                    .put("rpsRatio", finite(c.rpsRatio()))
+                    .put("rpsRatioLowerQuartile", finite(c.low()))
+                    .put("rpsRatioUpperQuartile", finite(c.high()))
+                    .put("rpsRatioMedianCi95Low", finite(c.medianLow()))
+                    .put("rpsRatioMedianCi95High", finite(c.medianHigh()))
+                    .put("cpuRatio", finite(c.cpuRatio()))
                     .put("rounds", c.rounds());
         }
         mapper.writeValue(file.toFile(), root);
@@ -317,6 +318,11 @@ final class BenchReport {
         double[] v = values.clone();
         Arrays.sort(v);
         return new double[]{v[j], v[n - 1 - j]};
+    }
+
+    /** A ratio for the JSON, to 4 decimals, or null if it is not a number (NaN, infinite). */
+    private static Double finite(double ratio) {
+        return Double.isFinite(ratio) ? round(ratio, 4) : null;
     }
 
     private static double round(double value, int decimals) {

@@ -33,11 +33,13 @@ import java.util.Set;
  * <p>Every thread the server runs (acceptor, selector, request handling, scheduler, DoSFilter's
  * timer) is named {@code bench-server-<mode>-...}; the load generator's threads are not, so
  * {@link #cpuByThread()} sees the server's work only. The pool's size is fixed so no thread (and the
- * CPU time it accumulated) disappears during a run. A Redis store's threads (Lettuce's event loop,
- * which encodes the calls, decodes the replies and wakes the waiting request threads; its timer; the
- * store's heartbeat) are named by the library, not by the bench: those that appear while the server
- * starts and answers its first request are counted as its own too, so a Redis mode's CPU per request
- * includes its client's work (Redis's own CPU is the bench's separate column).
+ * CPU time it accumulated) disappears during a run. The filter's own threads are named by the library,
+ * not by the bench: a Redis store's client (Lettuce's event loop, which encodes the calls, decodes the
+ * replies and wakes the waiting request threads, and its other pools), the store's heartbeat, the
+ * shared limits' checker. Those that appear while the server starts (and, for a Redis mode, answers
+ * its first request) are counted as its own too, with any later thread of the same Lettuce pools, so
+ * a Redis mode's CPU per request includes its client's work (Redis's own CPU is the bench's separate
+ * column). Servers start one at a time, and the bench's own Redis client before them.
  */
 final class BenchServer implements AutoCloseable {
     static final String THREAD_PREFIX = "bench-server-";
@@ -48,15 +50,22 @@ final class BenchServer implements AutoCloseable {
     private final Server server;
     private final String threadPrefix;
     private final FilterHolder filter;
-    /** Threads the server's filter started without the prefix (a Redis store's client), by id. */
-    private final Set<Long> storeThreads;
+    /** Threads the server's filter started, named by the library ({@link #libraryThread}), by id. */
+    private final Set<Long> libraryThreads;
+    /**
+     * The name prefixes of the Lettuce pools those threads belong to ({@code lettuce-nioEventLoop-7-}):
+     * a pool starts its threads as it needs them, and each client has pools of its own.
+     */
+    private final Set<String> libraryPools;
 
-    private BenchServer(Mode mode, Server server, String threadPrefix, FilterHolder filter, Set<Long> storeThreads) {
+    private BenchServer(Mode mode, Server server, String threadPrefix, FilterHolder filter, Set<Long> libraryThreads,
+                        Set<String> libraryPools) {
         this.mode = mode;
         this.server = server;
         this.threadPrefix = threadPrefix;
         this.filter = filter;
-        this.storeThreads = storeThreads;
+        this.libraryThreads = libraryThreads;
+        this.libraryPools = libraryPools;
     }
 
     /** Starts a server for this mode on a free port. */
@@ -88,30 +97,57 @@ final class BenchServer implements AutoCloseable {
         context.addServlet(new ServletHolder(new Ok()), "/");
         server.setHandler(context);
         server.start();
-        BenchServer local = new BenchServer(mode, server, prefix, filter, Set.of());
-        if (!mode.redis()) return local;
-        // a Redis store connects on its first use: one request now, so its client's threads start here
-        try (RawHttpConnection first = new RawHttpConnection(local.address())) {
-            int status = first.exchange(LoadGenerator.request(local.address()));
-            if (status != 200) {
-                throw new IllegalStateException(mode.label() + " answered " + status + " to its first request");
+        if (mode.redis()) {
+            // the store connects as it is built; a first decision starts whatever else it starts on first use
+            InetSocketAddress address = new InetSocketAddress("127.0.0.1", connector.getLocalPort());
+            try (RawHttpConnection first = new RawHttpConnection(address)) {
+                int status = first.exchange(LoadGenerator.request(address));
+                if (status != 200) {
+                    throw new IllegalStateException(mode.label() + " answered " + status + " to its first request");
+                }
+            } catch (IOException | RuntimeException e) {
+                try {
+                    server.stop();
+                } catch (Exception stopping) {
+                    e.addSuppressed(stopping);
+                }
+                throw e;
             }
-        } catch (IOException | RuntimeException e) {
-            local.close();
-            throw e;
         }
-        Set<Long> store = new HashSet<>();
+        Set<Long> threads = new HashSet<>();
+        Set<String> pools = new HashSet<>();
         for (ThreadInfo info : THREAD_MX.getThreadInfo(THREAD_MX.getAllThreadIds(), 0)) {
-            if (info != null && !before.contains(info.getThreadId()) && storeThread(info.getThreadName())) {
-                store.add(info.getThreadId());
-            }
+            if (info == null || before.contains(info.getThreadId()) || !libraryThread(info.getThreadName())) continue;
+            threads.add(info.getThreadId());
+            String lettuce = lettucePool(info.getThreadName());
+            if (lettuce != null) pools.add(lettuce);
         }
-        return new BenchServer(mode, server, prefix, filter, Set.copyOf(store));
+        return new BenchServer(mode, server, prefix, filter, Set.copyOf(threads), Set.copyOf(pools));
     }
 
-    /** A thread of a Redis store's client: Lettuce's (event loop, timer) or the store's own (heartbeat). */
-    private static boolean storeThread(String name) {
+    /** A thread the filter's library names: a Redis client's (Lettuce) or quotagate's own (heartbeat...). */
+    private static boolean libraryThread(String name) {
         return name.startsWith("lettuce-") || name.startsWith("quotagate-");
+    }
+
+    /**
+     * The pool of a Lettuce thread, {@code lettuce-nioEventLoop-7-} of {@code lettuce-nioEventLoop-7-1}
+     * (Netty names a pool's threads {@code <name>-<pool id>-<thread id>}), or null for a name of another form.
+     */
+    static String lettucePool(String name) {
+        if (!name.startsWith("lettuce-")) return null;
+        int last = name.lastIndexOf('-');
+        int before = name.lastIndexOf('-', last - 1);
+        if (before < 0 || !digits(name, before + 1, last) || !digits(name, last + 1, name.length())) return null;
+        return name.substring(0, last + 1);
+    }
+
+    private static boolean digits(String s, int from, int to) {
+        if (from >= to) return false;
+        for (int i = from; i < to; i++) {
+            if (s.charAt(i) < '0' || s.charAt(i) > '9') return false;
+        }
+        return true;
     }
 
     private static Set<Long> threadIds() {
@@ -140,12 +176,19 @@ final class BenchServer implements AutoCloseable {
         long[] ids = THREAD_MX.getAllThreadIds();
         ThreadInfo[] infos = THREAD_MX.getThreadInfo(ids, 0);
         for (ThreadInfo info : infos) {
-            if (info == null) continue;
-            if (!info.getThreadName().startsWith(threadPrefix) && !storeThreads.contains(info.getThreadId())) continue;
+            if (info == null || !counted(info)) continue;
             long nanos = THREAD_MX.getThreadCpuTime(info.getThreadId());
             if (nanos >= 0) cpu.put(info.getThreadId(), nanos);
         }
         return cpu;
+    }
+
+    /** Whether a thread's CPU is this server's: named by the bench for it, or started by its filter's library. */
+    private boolean counted(ThreadInfo info) {
+        String name = info.getThreadName();
+        if (name.startsWith(threadPrefix) || libraryThreads.contains(info.getThreadId())) return true;
+        String pool = lettucePool(name);
+        return pool != null && libraryPools.contains(pool);
     }
 
     /** CPU nanoseconds the server's threads used between two {@link #cpuByThread()} snapshots. */
