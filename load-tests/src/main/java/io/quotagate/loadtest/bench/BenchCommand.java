@@ -233,8 +233,9 @@ public final class BenchCommand implements Callable<Integer> {
             out.println();
             out.println("Redis commands per request (medians; GET + EVAL = bucket4j compare-and-swap; EVALSHA = the "
                     + "store's script, its GET column the keys its calls read, not commands sent; local = decided "
-                    + "from local buckets: fallback or retries exhausted; Redis CPU: Redis's own CPU time per request, "
-                    + "beside the server's column, which counts the store's client threads)");
+                    + "from local buckets: fallback or retries exhausted; Redis CPU: Redis's own CPU time during the run "
+                    + "per request, its idle work and the other servers' heartbeats included, beside the server's column, "
+                    + "which counts the store's client threads)");
             for (var e : redisCalls.entrySet()) {
                 if (e.getValue().isEmpty()) continue;
                 double[] gets = e.getValue().stream().mapToDouble(a -> a[0]).toArray();
