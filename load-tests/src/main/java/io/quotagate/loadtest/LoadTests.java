@@ -2,6 +2,7 @@ package io.quotagate.loadtest;
 
 import io.quotagate.loadtest.attack.AttackCommand;
 import io.quotagate.loadtest.bench.BenchCommand;
+import io.quotagate.loadtest.bench.FilterRoundsCommand;
 import io.quotagate.loadtest.bench.FilterShareCommand;
 import io.quotagate.loadtest.bench.HeapCommand;
 import io.quotagate.loadtest.colleagues.ColleaguesCommand;
@@ -21,6 +22,7 @@ import picocli.CommandLine.Spec;
                 AttackCommand.class,
                 BenchCommand.class,
                 ColleaguesCommand.class,
+                FilterRoundsCommand.class,
                 FilterShareCommand.class,
                 HeapCommand.class,
                 JmhCommand.class,

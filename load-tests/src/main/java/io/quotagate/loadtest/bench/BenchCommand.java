@@ -303,7 +303,6 @@ public final class BenchCommand implements Callable<Integer> {
         return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : d.toMillis() + "ms";
     }
 
-    /** {@code 500ms}, {@code 10s}, {@code 2m}, or ISO-8601 ({@code PT10S}). */
     /** {@code 500ms}, {@code 20s}, {@code 2m} (0 allowed), or ISO-8601 ({@code PT20S}); shared by the load-tests commands. */
     public static final class DurationConverter implements ITypeConverter<Duration> {
         private static final Pattern SHORT = Pattern.compile("(\\d+)(ms|s|m)");

@@ -56,11 +56,19 @@ final class BenchReport {
          * confidence interval of the median ratio lies on its side of 1.
          */
         String verdict() {
-            if (Double.isNaN(cpuMedianLow)) return "too few rounds for a verdict (" + MIN_ROUNDS_FOR_INTERVAL + "+)";
-            if (cpuMedianHigh < 1) return "QuotaFilter costs less";
-            if (cpuMedianLow > 1) return "QuotaFilter costs more";
-            return "cannot tell apart";
+            return BenchReport.verdict(cpuMedianLow, cpuMedianHigh);
         }
+    }
+
+    /**
+     * What the rounds say about QuotaFilter's cost over a peer's, from the 95 % interval of the median
+     * ratio: one is cheaper only if the whole interval lies on its side of 1.
+     */
+    static String verdict(double medianLow, double medianHigh) {
+        if (Double.isNaN(medianLow)) return "too few rounds for a verdict (" + MIN_ROUNDS_FOR_INTERVAL + "+)";
+        if (medianHigh < 1) return "QuotaFilter costs less";
+        if (medianLow > 1) return "QuotaFilter costs more";
+        return "cannot tell apart";
     }
 
     /**
