@@ -299,7 +299,8 @@ public final class BenchCommand implements Callable<Integer> {
         return r.errors() == 0 ? "" : "  ERRORS: " + r.non200() + " non-200, " + r.ioErrors() + " I/O";
     }
 
-    private static String text(Duration d) {
+    /** A duration as the options take it: {@code 300ms}, {@code 5s}. */
+    static String text(Duration d) {
         return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : d.toMillis() + "ms";
     }
 

@@ -36,10 +36,11 @@ import java.util.Set;
  * CPU time it accumulated) disappears during a run. The filter's own threads are named by the library,
  * not by the bench: a Redis store's client (Lettuce's event loop, which encodes the calls, decodes the
  * replies and wakes the waiting request threads, and its other pools), the store's heartbeat, the
- * shared limits' checker. Those that appear while the server starts (and, for a Redis mode, answers
- * its first request) are counted as its own too, with any later thread of the same Lettuce pools, so
- * a Redis mode's CPU per request includes its client's work (Redis's own CPU is the bench's separate
- * column). Servers start one at a time, and the bench's own Redis client before them.
+ * shared limits' checker. Those that appear while the server starts (a Redis store connects as it is
+ * built) are counted as its own too, with any later thread of the same Lettuce pools, so a Redis
+ * mode's CPU per request includes its client's work (Redis's own CPU is the bench's separate column).
+ * Servers start one at a time, and the bench's own Redis client before them. No request is sent while
+ * starting: a local allowance would flush it into another mode's run.
  */
 final class BenchServer implements AutoCloseable {
     static final String THREAD_PREFIX = "bench-server-";
@@ -97,23 +98,6 @@ final class BenchServer implements AutoCloseable {
         context.addServlet(new ServletHolder(new Ok()), "/");
         server.setHandler(context);
         server.start();
-        if (mode.redis()) {
-            // the store connects as it is built; a first decision starts whatever else it starts on first use
-            InetSocketAddress address = new InetSocketAddress("127.0.0.1", connector.getLocalPort());
-            try (RawHttpConnection first = new RawHttpConnection(address)) {
-                int status = first.exchange(LoadGenerator.request(address));
-                if (status != 200) {
-                    throw new IllegalStateException(mode.label() + " answered " + status + " to its first request");
-                }
-            } catch (IOException | RuntimeException e) {
-                try {
-                    server.stop();
-                } catch (Exception stopping) {
-                    e.addSuppressed(stopping);
-                }
-                throw e;
-            }
-        }
         Set<Long> threads = new HashSet<>();
         Set<String> pools = new HashSet<>();
         for (ThreadInfo info : THREAD_MX.getThreadInfo(THREAD_MX.getAllThreadIds(), 0)) {

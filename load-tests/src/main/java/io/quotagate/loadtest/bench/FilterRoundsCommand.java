@@ -116,21 +116,22 @@ public final class FilterRoundsCommand implements Callable<Integer> {
                 benches.put(m, b);
             }
             out.printf(Locale.ROOT, "filter-rounds: %d filter(s) x %d round(s) of %s each, warmup %s, %d CPU(s)%n",
-                    chosen.size(), rounds, roundTime, warmup, Runtime.getRuntime().availableProcessors());
+                    chosen.size(), rounds, BenchCommand.text(roundTime), BenchCommand.text(warmup),
+                    Runtime.getRuntime().availableProcessors());
             long warmupNanos = warmup.toNanos();
             for (int pass = 0; warmupNanos > 0; pass++) {
-                for (FilterBenchmark b : inOrderOf(pass, benches)) {
-                    if (run(b, Math.min(roundTime.toNanos(), warmupNanos)) < 0) return refused(b);
+                for (Map.Entry<Mode, FilterBenchmark> b : inOrderOf(pass, benches)) {
+                    if (run(b.getValue(), Math.min(roundTime.toNanos(), warmupNanos)) < 0) return refused(b.getKey());
                 }
                 warmupNanos -= roundTime.toNanos();
             }
             Map<Mode, double[]> nanos = new LinkedHashMap<>();
             for (Mode m : chosen) nanos.put(m, new double[rounds]);
             for (int round = 0; round < rounds; round++) {
-                for (FilterBenchmark b : inOrderOf(round, benches)) {
-                    double perRequest = run(b, roundTime.toNanos());
-                    if (perRequest < 0) return refused(b);
-                    nanos.get(Mode.ofLabel(b.mode))[round] = perRequest;
+                for (Map.Entry<Mode, FilterBenchmark> b : inOrderOf(round, benches)) {
+                    double perRequest = run(b.getValue(), roundTime.toNanos());
+                    if (perRequest < 0) return refused(b.getKey());
+                    nanos.get(b.getKey())[round] = perRequest;
                 }
             }
             print(out, nanos, compare(nanos));
@@ -140,15 +141,15 @@ public final class FilterRoundsCommand implements Callable<Integer> {
         }
     }
 
-    private int refused(FilterBenchmark b) {
-        spec.commandLine().getErr().println("filter-rounds: " + b.mode + " refused a request: its limits are out of reach "
+    private int refused(Mode mode) {
+        spec.commandLine().getErr().println("filter-rounds: " + mode.label() + " refused a request: its limits are out of reach "
                 + "in the bench's plans, so this is a defect");
         return 1;
     }
 
     /** Every other round in reverse, so no filter always runs right after the same one. */
-    private static List<FilterBenchmark> inOrderOf(int round, Map<Mode, FilterBenchmark> benches) {
-        List<FilterBenchmark> order = new ArrayList<>(benches.values());
+    private static List<Map.Entry<Mode, FilterBenchmark>> inOrderOf(int round, Map<Mode, FilterBenchmark> benches) {
+        List<Map.Entry<Mode, FilterBenchmark>> order = new ArrayList<>(benches.entrySet());
         if (round % 2 == 1) java.util.Collections.reverse(order);
         return order;
     }
