@@ -205,8 +205,7 @@ class SharedLimitsTest {
             Await.within(2, "both at 20", () -> a.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 20.0
                     && b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 20.0);
             // a write that announces nothing (as if the announcement were lost)
-            long version = redis.integer("HINCRBY", prefix + ":limits", "version", "1");
-            redis.command("HSET", prefix + ":limits", "body", tenPerMinute);
+            long version = writeUnannounced(redis, prefix, tenPerMinute);
             Await.within(2, "both adopt version " + version + " by the version check",
                     () -> a.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 10.0 && b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 10.0);
             assertThat(b.control().limitsStatus().version()).isEqualTo(version);
@@ -226,8 +225,7 @@ class SharedLimitsTest {
                     good.replace("\"tenants\":{}}", "\"tenants\":{\"x\":{\"plan\":\"platinum\"}}}"), // a plan no file defines
                     good.replace("\"capacity\":10", "\"capacity\":-1"))) {
                 long refusedBefore = b.control().limitsStatus().refused();
-                redis.command("HINCRBY", prefix + ":limits", "version", "1");
-                redis.command("HSET", prefix + ":limits", "body", garbage);
+                writeUnannounced(redis, prefix, garbage);
                 Await.within(3, "B refuses " + garbage, () -> b.control().limitsStatus().refused() == refusedBefore + 1);
                 for (Instance i : List.of(a, b)) {
                     assertThat(i.gauge(QuotaMeterBinder.GLOBAL_CAPACITY)).as("last good limits kept").isEqualTo(10.0);
@@ -244,8 +242,7 @@ class SharedLimitsTest {
             Await.within(2, "both on the file's quota", () -> a.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 3000.0
                     && b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 3000.0);
             // a newer format is never overwritten, not even by an explicit publish
-            redis.command("HINCRBY", prefix + ":limits", "version", "1");
-            redis.command("HSET", prefix + ":limits", "body", "{\"format\": 4, \"x\": 1}");
+            writeUnannounced(redis, prefix, "{\"format\": 4, \"x\": 1}");
             assertThatThrownBy(() -> a.control().apply(PLANS)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("newer");
         }
@@ -353,6 +350,16 @@ class SharedLimitsTest {
             if ((requests % 2 == 0 ? x : y).get(tenant) == 200) admitted++;
         }
         return admitted;
+    }
+
+    /**
+     * Writes a new version and body in one step, as the instances' own write does, and announces nothing
+     * (as if the announcement were lost). Two separate commands would let a version check read the new
+     * version with the old body between them.
+     */
+    private static long writeUnannounced(RedisServer redis, String prefix, String body) throws Exception {
+        return redis.integer("EVAL", "local v = redis.call('HINCRBY', KEYS[1], 'version', 1) "
+                + "redis.call('HSET', KEYS[1], 'body', ARGV[1]) return v", "1", prefix + ":limits", body);
     }
 
     private static Object field(RedisServer redis, String key, String field) throws Exception {
