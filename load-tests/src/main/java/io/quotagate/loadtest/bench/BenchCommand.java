@@ -46,6 +46,8 @@ import java.util.regex.Pattern;
                 + "measured interleaved (each round in the reverse order of the one before).",
                 "Exit status 1 if any request was not answered 200, 2 for an invalid option."})
 public final class BenchCommand implements Callable<Integer> {
+    /** Thread hand-offs measured after a {@code --redis} run (about 1.5 s at 14 µs each). */
+    private static final int HAND_OFFS = 100_000;
 
     @Option(names = "--duration", paramLabel = "TIME", converter = DurationConverter.class,
             description = "Length of one measured run of one mode, e.g. 10s, 500ms (default ${DEFAULT-VALUE})")
@@ -249,6 +251,10 @@ public final class BenchCommand implements Callable<Integer> {
                         e.getKey().label(), BenchReport.median(gets), BenchReport.median(evals),
                         BenchReport.median(evalshas), sent, BenchReport.median(local), BenchReport.median(redisCpu));
             }
+            HandOff.Cost handOff = HandOff.measure(HAND_OFFS);
+            out.printf(Locale.ROOT, "This machine: one thread hand-off (park, unpark, wake) costs %.1f µs of CPU, %.1f µs "
+                    + "elapsed (%,d after the runs). A request decided on Redis pays at least one: its thread waits "
+                    + "for the reply and is woken.%n", handOff.cpuMicros(), handOff.wallMicros(), HAND_OFFS);
             out.flush();
         }
         if (json != null) {

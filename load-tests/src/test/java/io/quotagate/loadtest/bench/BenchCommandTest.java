@@ -222,6 +222,12 @@ class BenchCommandTest {
             m = java.util.regex.Pattern.compile("redis-1-tenant-allowance +([0-9.]+) GET +([0-9.]+) EVAL").matcher(text);
             assertThat(m.find()).as(text).isTrue();
             assertThat(Double.parseDouble(m.group(2))).isBetween(0.0, 0.25);
+            // the platform's part: what one thread hand-off costs here, measured after the runs
+            m = java.util.regex.Pattern.compile("one thread hand-off \\(park, unpark, wake\\) costs ([0-9.]+) µs of CPU, "
+                    + "([0-9.]+) µs elapsed").matcher(text);
+            assertThat(m.find()).as(text).isTrue();
+            assertThat(Double.parseDouble(m.group(1))).as("CPU per hand-off").isPositive();
+            assertThat(Double.parseDouble(m.group(2))).as("elapsed per hand-off").isPositive();
         }
     }
 
