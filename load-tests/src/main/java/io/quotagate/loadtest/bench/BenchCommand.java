@@ -233,7 +233,8 @@ public final class BenchCommand implements Callable<Integer> {
         report.print(out);
         if (stats != null) {
             out.println();
-            out.println("Redis commands per request (medians; GET + EVAL = bucket4j compare-and-swap; EVALSHA = the "
+            out.println("Redis commands per request (medians; GET + EVAL = bucket4j compare-and-swap, EVAL also the "
+                    + "heartbeats of every server running, one per server every 2 s; EVALSHA = the "
                     + "store's script, its GET column the keys its calls read, not commands sent; local = decided "
                     + "from local buckets: fallback or retries exhausted; Redis CPU: Redis's own CPU time during the run "
                     + "per request, its idle work and the other servers' heartbeats included, beside the server's column, "

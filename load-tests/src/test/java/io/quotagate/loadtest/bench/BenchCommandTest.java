@@ -204,9 +204,14 @@ class BenchCommandTest {
                     .matcher(text);
             assertThat(m.find()).as(text).isTrue();
             assertThat(Double.parseDouble(m.group(1))).as("keys read per request").isBetween(0.9, 1.05);
-            assertThat(Double.parseDouble(m.group(2))).as("EVAL").isZero();
-            assertThat(Double.parseDouble(m.group(3))).as("EVALSHA").isGreaterThan(0.3).isLessThanOrEqualTo(1.05);
-            assertThat(Double.parseDouble(m.group(4))).as("commands sent").isEqualTo(Double.parseDouble(m.group(3)));
+            // no EVAL of its own (bucket4j's would be one per request): only the other servers' heartbeats
+            // (one EVAL per server every 2 s), a few per thousand requests when a loaded machine sends few
+            double evals = Double.parseDouble(m.group(2));
+            double evalshas = Double.parseDouble(m.group(3));
+            assertThat(evals).as("EVAL").isLessThan(0.05);
+            assertThat(evalshas).as("EVALSHA").isGreaterThan(0.3).isLessThanOrEqualTo(1.05);
+            assertThat(Double.parseDouble(m.group(4))).as("commands sent")
+                    .isCloseTo(evals + evalshas, org.assertj.core.data.Offset.offset(0.0015));
             // Redis's own CPU beside the server's: every script call costs it some
             m = java.util.regex.Pattern.compile("redis-1000-tenants +[0-9.]+ GET .* local +([0-9.]+) µs Redis CPU")
                     .matcher(text);
