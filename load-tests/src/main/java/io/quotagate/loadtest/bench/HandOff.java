@@ -1,6 +1,7 @@
 package io.quotagate.loadtest.bench;
 
 import java.lang.management.ManagementFactory;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -10,11 +11,12 @@ import java.util.concurrent.locks.LockSupport;
  * mode's extra CPU per request the platform, rather than the store, decides.
  */
 final class HandOff {
-    /** CPU (both threads) and elapsed time per hand-off, in microseconds. */
+    /**
+     * Per hand-off, in microseconds: the process's CPU (both threads, and whatever else runs in it
+     * meanwhile) and the elapsed time.
+     */
     record Cost(double cpuMicros, double wallMicros) {
     }
-
-    private static volatile int turn;
 
     private HandOff() {
     }
@@ -23,19 +25,19 @@ final class HandOff {
     static Cost measure(int count) throws InterruptedException {
         if (count <= 0) throw new IllegalArgumentException("count must be > 0, was " + count);
         int rounds = (count + 1) / 2;
+        AtomicInteger turn = new AtomicInteger(); // whose turn: the thread that may go on
         Thread[] threads = new Thread[2];
         for (int i = 0; i < 2; i++) {
             int me = i;
             threads[i] = new Thread(() -> {
                 for (int k = 0; k < rounds; k++) {
-                    while (turn != me) LockSupport.park();
-                    turn = 1 - me;
+                    while (turn.get() != me) LockSupport.park();
+                    turn.set(1 - me);
                     LockSupport.unpark(threads[1 - me]);
                 }
             }, "hand-off-" + i);
             threads[i].setDaemon(true);
         }
-        turn = 0;
         var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         long cpu = os.getProcessCpuTime();
         long start = System.nanoTime();
