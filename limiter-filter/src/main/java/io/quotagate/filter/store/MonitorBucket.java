@@ -78,9 +78,10 @@ class MonitorBucket extends ThreadUnsafeBucket implements QuotaBucket {
         addTokens(units);
     }
 
+    /** Takes into debt if need be; a debt of centuries is taken as far as bucket4j can count it ({@link Debt}). */
     @Override
     public synchronized void forceTake(long units) {
-        consumeIgnoringRateLimits(units);
+        Debt.take(units, this::consumeIgnoringRateLimits);
     }
 
     @Override

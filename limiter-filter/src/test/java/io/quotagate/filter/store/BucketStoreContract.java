@@ -122,6 +122,16 @@ public abstract class BucketStoreContract {
     }
 
     @Test
+    void aDebtOfCenturiesWaitsCenturiesNeverANegativeTime() {
+        // 401 years of refill for the next unit: more nanoseconds than a long holds (292 years)
+        QuotaBucket b = store().bucket(BucketKind.TENANT, "acme", BucketLimits.of(List.of(
+                new Bandwidth("year", 10, 1, Duration.ofDays(365)))));
+        b.forceTake(410);
+        assertThat(b.tryTake(1)).isFalse();
+        assertThat(b.nanosToWait(1)).isGreaterThanOrEqualTo(Duration.ofDays(365L * 290).toNanos());
+    }
+
+    @Test
     void estimatesWithoutTaking() {
         QuotaBucket b = store().bucket(BucketKind.GLOBAL, "global", TEN_PER_TEN_SECONDS);
         assertThat(b.tryTake(8)).isTrue();

@@ -268,7 +268,7 @@ final class BucketScript {
                 for (int j = 0; j < n; j++) t[j] = (Long) reply.get(at + 3 + j);
                 at += 3 + n;
                 waits[i] = wait < 0 ? Long.MAX_VALUE : wait == 0 ? 0
-                        : Math.multiplyHigh(wait, 1000) != 0 ? Long.MAX_VALUE : wait * 1000;
+                        : wait > Long.MAX_VALUE / 1000 ? Long.MAX_VALUE : wait * 1000;
                 tokens[i] = t;
                 b.noted(now, t);
                 if (repaired) values.replaced(b.key());

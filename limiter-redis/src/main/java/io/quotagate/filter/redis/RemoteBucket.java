@@ -9,6 +9,7 @@ import io.github.bucket4j.distributed.remote.CommandResult;
 import io.github.bucket4j.distributed.remote.RemoteVerboseResult;
 import io.github.bucket4j.distributed.remote.commands.EstimateAbilityToConsumeCommand;
 import io.quotagate.filter.store.BucketLimits;
+import io.quotagate.filter.store.Debt;
 import io.quotagate.plans.Bandwidth;
 
 import java.util.List;
@@ -90,9 +91,10 @@ final class RemoteBucket implements RedisBucket {
         noted(verbose.addTokens(units));
     }
 
+    /** Takes into debt if need be; a debt of centuries is taken as far as bucket4j can count it ({@link Debt}). */
     @Override
     public void forceTake(long units) {
-        noted(verbose.consumeIgnoringRateLimits(units));
+        Debt.take(units, u -> noted(verbose.consumeIgnoringRateLimits(u)));
     }
 
     @Override
