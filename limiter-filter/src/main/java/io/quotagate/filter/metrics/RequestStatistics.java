@@ -423,10 +423,18 @@ public final class RequestStatistics implements StatisticsView {
         return topTenants;
     }
 
-    /** The tenants named now (a copy). */
+    /**
+     * The tenants named now (a copy), taken under the lock: the map's own iteration, concurrent with a
+     * rename, could see the old name and the new one together, more names than ever held at once.
+     */
     @Override
     public Set<String> namedTenants() {
-        return Set.copyOf(named.keySet());
+        lock.lock();
+        try {
+            return Set.copyOf(named.keySet());
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
