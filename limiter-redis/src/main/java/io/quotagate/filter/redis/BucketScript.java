@@ -315,7 +315,7 @@ final class BucketScript {
             for (int i = 0; i < o.count; i++) {
                 ScriptKey k = o.buckets[o.from + i];
                 Integer p = places.get(k.key());
-                if (p != null && !Arrays.equals(keys.get(p - 1).spec(), k.spec())) return false;
+                if (p != null && !sameLimits(keys.get(p - 1).spec(), k.spec())) return false;
             }
             o.places = new int[o.count];
             for (int i = 0; i < o.count; i++) {
@@ -362,6 +362,27 @@ final class BucketScript {
         private static byte[] ascii(long v) {
             return Long.toString(v).getBytes(StandardCharsets.US_ASCII);
         }
+    }
+
+    /**
+     * Whether two specs of one key name the same limits. A calendar quota's counter
+     * ({@code #limit,expiresAtMillis,waitMicros}) ends with the wait until its reset as each request
+     * counted it, not a limit: requests a few microseconds apart share a call, with the first one's wait.
+     */
+    static boolean sameLimits(byte[] a, byte[] b) {
+        if (a.length > 0 && a[0] == '#' && b.length > 0 && b[0] == '#') {
+            int endA = lastComma(a);
+            int endB = lastComma(b);
+            return endA > 0 && endB > 0 && Arrays.equals(a, 0, endA, b, 0, endB);
+        }
+        return Arrays.equals(a, b);
+    }
+
+    private static int lastComma(byte[] spec) {
+        for (int i = spec.length - 1; i >= 0; i--) {
+            if (spec[i] == ',') return i;
+        }
+        return -1;
     }
 
     /** The limits as the script reads them: {@code name,capacity,refill,periodMicros|...}. */

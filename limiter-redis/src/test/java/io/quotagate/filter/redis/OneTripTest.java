@@ -128,6 +128,50 @@ class OneTripTest {
     }
 
     /**
+     * A calendar quota's counter sends the request's own wait until the reset with its limits; concurrent
+     * requests of one tenant still share calls (the wait is not a limit), every request counted once.
+     */
+    @Test
+    void concurrentRequestsOfATenantWithAMonthlyQuotaShareScriptCalls() throws Exception {
+        String prefix = RedisServer.randomPrefix();
+        try (RedisServer own = RedisServer.startOwn();
+             RedisStore store = RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(prefix)
+                     .withTimeout(Duration.ofSeconds(2)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
+                     1_000)) {
+            QuotaFilter filter = QuotaFilter.builder().plans(PlansFile.parse("one-trip-monthly.yml", """
+                    plans:
+                      team:
+                        limits: [ { capacity: 100000, refill: 100000, period: 1h } ]
+                        quotas: [ { name: monthly, limit: 100000, per: month } ]
+                    tenants:
+                      assignments: { acme: team }
+                    """)).store(store).build();
+            try (JettyServer server = JettyServer.start(filter)) {
+                java.net.http.HttpClient client = java.net.http.HttpClient.newHttpClient();
+                java.net.http.HttpRequest r = java.net.http.HttpRequest.newBuilder(server.uri("/items"))
+                        .header("X-Tenant-Id", "acme").build();
+                client.send(r, HttpResponse.BodyHandlers.discarding()); // connections and classes warm
+                own.command("CONFIG", "RESETSTAT");
+                int threads = 8;
+                int each = 40;
+                Race.run(threads, t -> {
+                    for (int i = 0; i < each; i++) {
+                        assertThat(client.sendAsync(r, HttpResponse.BodyHandlers.discarding()).join().statusCode())
+                                .isEqualTo(200);
+                    }
+                });
+                long decisions = (long) threads * each;
+                assertThat(own.calls("evalsha")).as("script calls for %d concurrent requests", decisions)
+                        .isPositive().isLessThan(decisions);
+                assertThat(own.command("GET", prefix + ":quota:monthly:acme:"
+                        + java.time.LocalDate.now(java.time.ZoneOffset.UTC).withDayOfMonth(1)))
+                        .as("every request counted once").isEqualTo(Long.toString(decisions + 1));
+                assertThat(store.fallbackDecisions()).isZero();
+            }
+        }
+    }
+
+    /**
      * Decisions that come while a script call is out go together in the next one: fewer calls than
      * decisions, and each still decided on its own (a hot bucket hands out exactly its capacity, each
      * thread's own bucket loses exactly what it took).
