@@ -53,6 +53,7 @@ import java.util.concurrent.CompletionException;
  * (a second exchange, on refusals only).
  */
 final class BucketScript {
+    private static final System.Logger LOG = System.getLogger(RedisStore.class.getName());
     /** The script's text. */
     static final String TEXT = load();
     /** Its SHA-1, as {@code EVALSHA} names it. */
@@ -196,8 +197,14 @@ final class BucketScript {
                 try {
                     run(REFUND, units, new ScriptKey[]{buckets[i]}, 1, null);
                 } catch (RuntimeException e) {
-                    if (failure == null) throw e;
-                    failure.addSuppressed(e);
+                    if (failure != null) {
+                        failure.addSuppressed(e);
+                    } else {
+                        // Redis refused the request: it stays refused (deciding it without Redis could admit
+                        // it); this key keeps the one request's units it took
+                        LOG.log(System.Logger.Level.WARNING, "quotagate: could not give back {0} units to {1} "
+                                + "after a refused request: {2}", units, buckets[i].key(), String.valueOf(e));
+                    }
                 }
             }
         }
