@@ -25,7 +25,7 @@ import java.util.function.IntSupplier;
  *       and no cause; every other execution failure either wraps its cause (a Redis error) or is
  *       bucket4j's {@link io.github.bucket4j.TimeoutException}, a subclass.</li>
  *   <li>{@link Failure#SLOW}: a command timed out (Lettuce's {@link RedisCommandTimeoutException},
- *       bucket4j's or the JDK's timeout). While other operations still succeed it is a slow moment
+ *       bucket4j's or the JDK's timeout), or the thread waiting for it was interrupted. While other operations still succeed it is a slow moment
  *       (a burst, a GC pause) and that operation is answered locally; with no success for a while it
  *       is an outage.</li>
  *   <li>{@link Failure#OUTAGE}: any other failure Lettuce reports ({@link RedisException}): a refused
@@ -77,6 +77,11 @@ final class RedisHealth implements StoreHealth {
 
     /** What {@code e}, thrown by a Redis bucket operation, means. */
     static Failure classify(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            // the waiting thread was interrupted (a container stopping a stuck request), wrapped in a
+            // RedisException by our await or bucket4j's: it says nothing of Redis, as a timeout does not
+            if (t instanceof InterruptedException) return Failure.SLOW;
+        }
         boolean timeout = false;
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof RedisCommandTimeoutException || t instanceof io.github.bucket4j.TimeoutException

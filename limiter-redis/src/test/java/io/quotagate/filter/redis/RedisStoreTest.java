@@ -29,6 +29,31 @@ class RedisStoreTest {
 
     private final ManualClock clock = new ManualClock();
 
+    /**
+     * A request thread interrupted while it waits for Redis (a container stopping a stuck request) tells
+     * nothing of Redis: that operation is answered locally, the store stays up, and its key is untouched.
+     */
+    @ParameterizedTest(name = "batching {0}")
+    @ValueSource(booleans = {true, false})
+    void anInterruptedRequestThreadIsNoOutage(boolean batching) throws Exception {
+        RedisServer redis = RedisServer.shared();
+        String prefix = RedisServer.randomPrefix();
+        try (RedisStore store = RedisStore.connect(RedisSettings.of(redis.uri()).withPrefix(prefix).withBatching(batching),
+                100, clock.wallClock(), clock)) {
+            QuotaBucket acme = store.bucket(BucketKind.TENANT, "acme", CONFIG);
+            assertThat(acme.tryTake(40)).isTrue();
+            Thread.currentThread().interrupt();
+            try {
+                assertThat(acme.tryTake(1)).as("answered without Redis").isTrue();
+            } finally {
+                assertThat(Thread.interrupted()).as("the interrupt is kept for the container").isTrue();
+            }
+            assertThat(store.outages()).isZero();
+            assertThat(store.available()).isTrue();
+            assertThat(acme.available()).as("the Redis bucket: its 40 taken, kept").isEqualTo(100 - 40);
+        }
+    }
+
     @ParameterizedTest(name = "batching {0}")
     @ValueSource(booleans = {true, false})
     void everyKeyIsNamespacedAndExpires(boolean batching) throws Exception {
