@@ -223,8 +223,12 @@ final class BucketScript {
         try {
             commands.<List<Object>>evalsha(SHA, ScriptOutputType.MULTI, keys, args).whenComplete((reply, failure) -> {
                 if (unwrap(failure) instanceof RedisNoScriptException) {
-                    commands.<List<Object>>eval(TEXT, ScriptOutputType.MULTI, keys, args)
-                            .whenComplete((again, still) -> answered(commands, call, again, still, combined));
+                    try {
+                        commands.<List<Object>>eval(TEXT, ScriptOutputType.MULTI, keys, args)
+                                .whenComplete((again, still) -> answered(commands, call, again, still, combined));
+                    } catch (RuntimeException notSent) { // not swallowed by this callback: answered now
+                        answered(commands, call, null, notSent, combined);
+                    }
                 } else {
                     answered(commands, call, reply, failure, combined);
                 }

@@ -50,7 +50,9 @@ class RedisStoreTest {
             }
             assertThat(store.outages()).isZero();
             assertThat(store.available()).isTrue();
-            assertThat(acme.available()).as("the Redis bucket: its 40 taken, kept").isEqualTo(100 - 40);
+            // the Redis bucket kept its 40; the interrupted take too if its call had gone out before the wait
+            // (as a take that timed out: counted twice, never lost)
+            assertThat(acme.available()).as("the Redis bucket").isBetween(100L - 41, 100L - 40);
         }
     }
 
