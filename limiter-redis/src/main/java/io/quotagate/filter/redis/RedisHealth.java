@@ -25,9 +25,9 @@ import java.util.function.IntSupplier;
  *       and no cause; every other execution failure either wraps its cause (a Redis error) or is
  *       bucket4j's {@link io.github.bucket4j.TimeoutException}, a subclass.</li>
  *   <li>{@link Failure#SLOW}: a command timed out (Lettuce's {@link RedisCommandTimeoutException},
- *       bucket4j's or the JDK's timeout), or the thread waiting for it was interrupted. While other operations still succeed it is a slow moment
- *       (a burst, a GC pause) and that operation is answered locally; with no success for a while it
- *       is an outage.</li>
+ *       bucket4j's or the JDK's timeout), or the thread waiting for it was interrupted. While other
+ *       operations still succeed it is a slow moment (a burst, a GC pause) and that operation is answered
+ *       locally; with no success for a while it is an outage.</li>
  *   <li>{@link Failure#OUTAGE}: any other failure Lettuce reports ({@link RedisException}): a refused
  *       or broken connection ({@code RedisConnectionException}), a command rejected while disconnected,
  *       an I/O error, an error reply such as {@code OOM} or {@code READONLY}. bucket4j's Lettuce proxy
