@@ -404,7 +404,7 @@ final class Admission {
     void forceCharge(Policy policy, Caller caller, long cost) {
         PlanLimits pl = limitsOf(policy.limits, caller.kind(), caller.key(), caller.plan());
         if (pl.shadow) return;
-        tenantBucket(caller.kind(), caller.key(), pl).forceTake(cost);
+        store.bucketToSettle(caller.kind(), caller.key(), pl.limits).forceTake(cost);
         store.changed(caller.kind(), caller.key()); // a bucket in debt needs longer to be full
     }
 
@@ -441,7 +441,7 @@ final class Admission {
         if (actualCost < charged) {
             long refund = charged - actualCost;
             // a refund caps at capacity: it can never push a bucket above full
-            tenantBucket(kind, key, pl).refund(refund);
+            store.bucketToSettle(kind, key, pl.limits).refund(refund); // not moved back to old limits
             if (guests != null) guests.refund(refund);
             if (global != null) global.refund(refund);
             settleQuotas(pl, key, ticket.quotaNanos(), -refund);
@@ -449,7 +449,7 @@ final class Admission {
         }
         long excess = Math.min(actualCost - charged, pl.maxCost);
         settleQuotas(pl, key, ticket.quotaNanos(), excess);
-        tenantBucket(kind, key, pl).forceTake(excess);
+        store.bucketToSettle(kind, key, pl.limits).forceTake(excess);
         // read it once more so the store sees the debt (a bucket in debt needs longer to be full)
         store.changed(kind, key);
         if (guests != null) guests.forceTake(excess);

@@ -26,6 +26,17 @@ public interface BucketStore {
     QuotaBucket bucket(BucketKind kind, String id, BucketLimits limits);
 
     /**
+     * The bucket as it is now, to settle a request that has ended (a refund, an excess charge): the one
+     * {@link #bucket} handed out last for this id, at whatever limits it is, never moved; {@code limits}
+     * (those that admitted the request) only create it if there is none. A request admitted before a
+     * reconfiguration must not move its tenant's bucket back to the old limits, which would cap its
+     * tokens at the old capacity. The default is {@link #bucket}.
+     */
+    default QuotaBucket bucketToSettle(BucketKind kind, String id, BucketLimits limits) {
+        return bucket(kind, id, limits);
+    }
+
+    /**
      * Takes {@code units} from each of {@code buckets[0..count)}, all or none: the charge of one request
      * in its tenant's bucket and the shared ones (guest pool, global quota) or a route's own. A refusal
      * fills {@code waits[i]} with each bucket's wait for the units (0 for one that could take them, see

@@ -185,6 +185,12 @@ final class LocalBucketStore implements BucketStore {
     }
 
     @Override
+    public QuotaBucket bucketToSettle(BucketKind kind, String id, BucketLimits limits) {
+        QuotaBucket kept = kind == BucketKind.GLOBAL ? globals.get(id) : tableOf(kind).getIfPresent(id);
+        return kept != null ? kept : bucket(kind, id, limits);
+    }
+
+    @Override
     public QuotaBucket bucket(BucketKind kind, String id, BucketLimits limits) {
         if (kind == BucketKind.GLOBAL) {
             MonitorBucket g = globals.computeIfAbsent(id, k -> new MonitorBucket(limits, timeMeter));

@@ -54,6 +54,29 @@ class ReconciliationTest {
         assertThat(globalTokens()).isEqualTo(970);
     }
 
+    /**
+     * A request admitted before a reload that raised the plan ends after the tenant's next request moved
+     * its bucket to the new limits: settling it by the policy that admitted it must not move the bucket
+     * back to the old, smaller ones (which would cap its tokens there).
+     */
+    @Test
+    void settlingARequestAdmittedBeforeAReloadKeepsTheBucketAtTheNewLimits() {
+        Policy before = admission.policy();
+        Decision.Admitted a = reserve(80);
+        admission.apply(PlansFile.parse("t.yml", """
+                global: { limits: [ { capacity: 1000, refill: 600, period: 1m } ] }
+                plans:  { llm: { limits: [ { capacity: 1000, refill: 10, period: 1s } ] } }
+                """));
+        assertThat(reserve(1)).isNotNull(); // moves the bucket to the new limits: 19
+        clock.advance(Duration.ofSeconds(60)); // 19 + 600 refilled, at the new capacity of 1,000
+        assertThat(tenantTokens()).isEqualTo(619);
+        assertThat(admission.admission().reconcile(before, a, 30)).isEqualTo(-50);
+        assertThat(tenantTokens()).as("619 + 50 back, at the new limits").isEqualTo(669);
+        assertThat(admission.admission().reconcile(before, (Decision.Admitted) admission.admit("acme", "llm", 1), 0))
+                .isEqualTo(-1);
+        assertThat(tenantTokens()).isEqualTo(669);
+    }
+
     @Test
     void aRefundNeverFillsABucketAboveItsCapacity() {
         Decision.Admitted a = reserve(80);

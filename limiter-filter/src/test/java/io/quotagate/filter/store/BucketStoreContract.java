@@ -159,6 +159,21 @@ public abstract class BucketStoreContract {
     }
 
     @Test
+    void aBucketToSettleIsTheBucketAsItIsNeverMovedBackToOlderLimits() {
+        BucketStore store = store();
+        assertThat(store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS).tryTake(7)).isTrue();
+        BucketLimits larger = BucketLimits.next(TEN_PER_TEN_SECONDS,
+                List.of(new Bandwidth("burst", 20, 2, Duration.ofSeconds(1))));
+        assertThat(store.bucket(BucketKind.TENANT, "acme", larger).tryTake(1)).isTrue(); // moved: 2 left
+        advance(Duration.ofSeconds(5)); // 12 at the larger limits
+        // a request admitted at the old limits ends: its refund goes to the bucket as it is now
+        store.bucketToSettle(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS).refund(5);
+        assertThat(store.bucket(BucketKind.TENANT, "acme", larger).available()).isEqualTo(17);
+        // a bucket the store does not hold is created at the limits given
+        assertThat(store.bucketToSettle(BucketKind.TENANT, "new", TEN_PER_TEN_SECONDS).available()).isEqualTo(10);
+    }
+
+    @Test
     void otherLimitsMoveTheBucketKeepingItsTokens() {
         BucketStore store = store();
         assertThat(store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS).tryTake(7)).isTrue();

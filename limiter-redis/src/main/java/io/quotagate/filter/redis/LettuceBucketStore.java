@@ -85,6 +85,13 @@ final class LettuceBucketStore implements RedisStore {
      * instance, or another one, may have created it at other limits. Limits the filter started with,
      * seen for the first time, need no move: every instance creates the key at those.
      */
+    /** The bucket this instance holds for the id, at whatever limits (Redis's own are kept by the script). */
+    @Override
+    public QuotaBucket bucketToSettle(BucketKind kind, String id, BucketLimits limits) {
+        FailoverBucket kept = buckets.getIfPresent(key(kind, id));
+        return kept != null ? kept : bucket(kind, id, limits);
+    }
+
     @Override
     public QuotaBucket bucket(BucketKind kind, String id, BucketLimits limits) {
         String key = key(kind, id);
