@@ -335,21 +335,21 @@ final class Admission {
             if (id != null && !io.quotagate.plans.TenantId.isValid(id)) return ScopedCharge.INVALID_USER;
             userKey = caller.key() + '/' + (id == null ? "" : id);
         }
-        if (perUser != null) charge.add(store.bucket(BucketKind.USER, userKey, perUser), Reason.USER_RATE, "per-user");
+        if (perUser != null) charge.add(store.bucket(BucketKind.USER, userKey, perUser), perUser, Reason.USER_RATE, "per-user");
         if (rl != null) {
             // an id any client can make up (a guest's, an address) never evicts an assigned tenant's
             BucketKind kind = caller.kind() == BucketKind.TENANT ? BucketKind.ROUTE : BucketKind.ROUTE_GUEST;
             if (rl.tenant != null) {
-                charge.add(store.bucket(kind, routeName + '/' + caller.key(), rl.tenant), Reason.ROUTE_RATE,
+                charge.add(store.bucket(kind, routeName + '/' + caller.key(), rl.tenant), rl.tenant, Reason.ROUTE_RATE,
                         routeName + " per tenant");
             }
             if (rl.user != null) {
-                charge.add(store.bucket(kind, routeName + '/' + userKey, rl.user), Reason.ROUTE_USER_RATE,
+                charge.add(store.bucket(kind, routeName + '/' + userKey, rl.user), rl.user, Reason.ROUTE_USER_RATE,
                         routeName + " per user");
             }
             if (rl.address != null) {
                 String key = caller.anonymous() ? caller.key() : Gate.anonymousKey(address.apply(request));
-                charge.add(store.bucket(BucketKind.ROUTE_GUEST, routeName + '/' + key, rl.address),
+                charge.add(store.bucket(BucketKind.ROUTE_GUEST, routeName + '/' + key, rl.address), rl.address,
                         Reason.ROUTE_ADDRESS_RATE, routeName + " per client-address");
             }
         }
@@ -370,9 +370,10 @@ final class Admission {
 
     /**
      * {@code refusal}, or the refusal a request of {@code cost} from {@code caller} would get now if
-     * that makes it wait longer; nothing is taken.
+     * that makes it wait longer, in its plan's buckets and in {@code scoped}'s (per user, the route's
+     * own; null for none); nothing is taken.
      */
-    Decision.Rejected longerOf(Policy policy, Caller caller, Decision.Rejected refusal, long cost) {
+    Decision.Rejected longerOf(Policy policy, Caller caller, Decision.Rejected refusal, long cost, ScopedCharge scoped) {
         Limits l = policy.limits;
         PlanLimits pl = limitsOf(l, caller.kind(), caller.key(), caller.plan());
         QuotaBucket guests = caller.kind() == BucketKind.GUEST ? l.guests : null;
@@ -393,7 +394,9 @@ final class Admission {
         if (l.global != null && waits[shared] > refusal.nanosToWait()) {
             refusal = new Decision.Rejected(Reason.GLOBAL_RATE, waits[shared]);
         }
-        return quotas == null ? refusal : quotas.longest(refusal, waits, counted);
+        if (quotas != null) refusal = quotas.longest(refusal, waits, counted);
+        // the buckets beside the plan's: no cost above their smallest capacity is ever admitted on this route
+        return scoped == null ? refusal : scoped.longerOf(store, refusal, Math.min(cost, scoped.smallestCapacity()));
     }
 
     /**

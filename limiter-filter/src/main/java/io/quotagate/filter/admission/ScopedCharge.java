@@ -1,5 +1,6 @@
 package io.quotagate.filter.admission;
 
+import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.QuotaBucket;
 
@@ -22,9 +23,12 @@ final class ScopedCharge {
     private final String[] names = new String[4];
     private int size;
     private long charged;
+    /** The smallest capacity of all the buckets: the largest cost they can ever take. */
+    private long smallestCapacity = Long.MAX_VALUE;
 
-    /** Adds a bucket to charge; {@code name} names its limit in a refusal. */
-    void add(QuotaBucket bucket, Reason reason, String name) {
+    /** Adds a bucket to charge, at {@code limits}; {@code name} names its limit in a refusal. */
+    void add(QuotaBucket bucket, BucketLimits limits, Reason reason, String name) {
+        smallestCapacity = Math.min(smallestCapacity, limits.smallestCapacity());
         buckets[size] = bucket;
         reasons[size] = reason;
         names[size] = name;
@@ -63,6 +67,21 @@ final class ScopedCharge {
             }
         }
         return refusal;
+    }
+
+    /**
+     * {@code refusal}, or the refusal of one of these buckets for {@code cost} now if it waits longer;
+     * nothing is taken (one operation of the store).
+     */
+    Decision.Rejected longerOf(BucketStore store, Decision.Rejected refusal, long cost) {
+        long[] waits = new long[size];
+        store.waits(buckets, size, cost, waits);
+        return longest(refusal, waits);
+    }
+
+    /** The largest cost these buckets can ever take at once. */
+    long smallestCapacity() {
+        return smallestCapacity;
     }
 
     /** How many buckets. */

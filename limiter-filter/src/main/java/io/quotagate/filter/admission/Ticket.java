@@ -224,7 +224,18 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         } catch (StoreUnavailableException unavailable) {
             return Outcome.Refused.unavailable(unavailable, caller);
         }
-        if (refused != null) return Outcome.Refused.tooMany(refused, caller);
+        if (refused != null) {
+            // the buckets beside the tenant's were not asked: the refusal waits for them too
+            ScopedCharge scoped = scopedCharge();
+            if (scoped != null) {
+                try {
+                    refused = admission.longerOf(policy, caller, refused, cost, scoped);
+                } catch (StoreUnavailableException unavailable) {
+                    return Outcome.Refused.unavailable(unavailable, caller);
+                }
+            }
+            return Outcome.Refused.tooMany(refused, caller);
+        }
         Outcome.Refused scopedRefusal;
         try {
             scopedRefusal = takeScoped();
@@ -350,6 +361,11 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         }
     }
 
+    /** The buckets beside the tenant's (per user, the route's own); null for a plain ticket. */
+    ScopedCharge scopedCharge() {
+        return null;
+    }
+
     /** Gives up to {@code units} back to the buckets beside the tenant's; a plain ticket has none. */
     void refundScoped(long units) {
     }
@@ -376,6 +392,11 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         Scoped(Policy policy, Caller caller, Route route, Permit permit, ScopedCharge scoped) {
             super(policy, caller, route, permit);
             this.scoped = scoped;
+        }
+
+        @Override
+        ScopedCharge scopedCharge() {
+            return scoped;
         }
 
         @Override
