@@ -33,7 +33,12 @@ class OneTripTest {
 
     /** The store on its script (no batching) at {@code own}, with a random prefix. */
     private static RedisStore scriptStore(RedisServer own, Duration timeout, Duration heartbeat) {
-        return RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(RedisServer.randomPrefix()).withBatching(false)
+        return scriptStore(own, RedisServer.randomPrefix(), timeout, heartbeat);
+    }
+
+    /** As {@link #scriptStore(RedisServer, Duration, Duration)}, with {@code prefix}. */
+    private static RedisStore scriptStore(RedisServer own, String prefix, Duration timeout, Duration heartbeat) {
+        return RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(prefix).withBatching(false)
                 .withTimeout(timeout).withHeartbeat(heartbeat, Duration.ofSeconds(2).plus(heartbeat)), 1_000);
     }
 
@@ -85,9 +90,7 @@ class OneTripTest {
     void aRequestWithAUserARouteAndAMonthlyQuotaStillCostsOneScriptCall() throws Exception {
         String prefix = RedisServer.randomPrefix();
         try (RedisServer own = RedisServer.startOwn();
-             RedisStore store = RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(prefix)
-                     .withTimeout(Duration.ofSeconds(1)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
-                     1_000)) {
+             RedisStore store = scriptStore(own, prefix, Duration.ofSeconds(1), Duration.ofMinutes(1))) {
             QuotaFilter filter = QuotaFilter.builder().plans(PlansFile.parse("one-trip-scoped.yml", """
                     plans:
                       team:
@@ -135,9 +138,7 @@ class OneTripTest {
     void concurrentRequestsOfATenantWithAMonthlyQuotaShareScriptCalls() throws Exception {
         String prefix = RedisServer.randomPrefix();
         try (RedisServer own = RedisServer.startOwn();
-             RedisStore store = RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(prefix)
-                     .withTimeout(Duration.ofSeconds(2)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
-                     1_000)) {
+             RedisStore store = scriptStore(own, prefix, Duration.ofSeconds(2), Duration.ofMinutes(1))) {
             QuotaFilter filter = QuotaFilter.builder().plans(PlansFile.parse("one-trip-monthly.yml", """
                     plans:
                       team:
@@ -240,9 +241,7 @@ class OneTripTest {
     void aPublishedQuotaIsPublishedFromTheScriptCallWithoutAnotherRead() throws Exception {
         String prefix = RedisServer.randomPrefix();
         try (RedisServer own = RedisServer.startOwn();
-             RedisStore store = RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(prefix)
-                     .withTimeout(Duration.ofSeconds(1)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
-                     1_000)) {
+             RedisStore store = scriptStore(own, prefix, Duration.ofSeconds(1), Duration.ofMinutes(1))) {
             QuotaFilter filter = QuotaFilter.builder().plans(PlansFile.parse("one-trip-quota.yml", """
                     plans:
                       pro:
