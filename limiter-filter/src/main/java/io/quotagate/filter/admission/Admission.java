@@ -335,7 +335,9 @@ final class Admission {
             if (id != null && !io.quotagate.plans.TenantId.isValid(id)) return ScopedCharge.INVALID_USER;
             userKey = caller.key() + '/' + (id == null ? "" : id);
         }
-        if (perUser != null) charge.add(store.bucket(BucketKind.USER, userKey, perUser), perUser, Reason.USER_RATE, "per-user");
+        if (perUser != null) {
+            charge.add(store.bucket(BucketKind.USER, userKey, perUser), perUser, Reason.USER_RATE, "per-user");
+        }
         if (rl != null) {
             // an id any client can make up (a guest's, an address) never evicts an assigned tenant's
             BucketKind kind = caller.kind() == BucketKind.TENANT ? BucketKind.ROUTE : BucketKind.ROUTE_GUEST;
@@ -373,7 +375,8 @@ final class Admission {
      * that makes it wait longer, in its plan's buckets and in {@code scoped}'s (per user, the route's
      * own; null for none); nothing is taken.
      */
-    Decision.Rejected longerOf(Policy policy, Caller caller, Decision.Rejected refusal, long cost, ScopedCharge scoped) {
+    Decision.Rejected longerOf(Policy policy, Caller caller, Decision.Rejected refusal, long cost,
+                               ScopedCharge scoped) {
         Limits l = policy.limits;
         PlanLimits pl = limitsOf(l, caller.kind(), caller.key(), caller.plan());
         QuotaBucket guests = caller.kind() == BucketKind.GUEST ? l.guests : null;

@@ -210,7 +210,8 @@ public final class Gate {
                     return scoped == null ? new Ticket(policy, caller, route, permit)
                             : new Ticket.Scoped(policy, caller, route, permit, scoped);
                 }
-                rejected = admission.longerOf(policy, caller, rejected, admission.maxCost(policy, kind, key, plan), scoped);
+                rejected = admission.longerOf(policy, caller, rejected, admission.maxCost(policy, kind, key, plan),
+                        scoped);
             }
             // the refusal already waits for the longest of all the request's buckets (one store operation)
             if (permit != null) permit.cancel(); // the request does not run: free its slot at once
