@@ -253,9 +253,11 @@ public final class BenchCommand implements Callable<Integer> {
                         BenchReport.median(evalshas), sent, BenchReport.median(local), BenchReport.median(redisCpu));
             }
             HandOff.Cost handOff = HandOff.measure(HAND_OFFS);
-            out.printf(Locale.ROOT, "This machine: one thread hand-off (park, unpark, wake) costs %.1f µs of CPU, %.1f µs "
+            String cpu = handOff.cpuMeasured() ? String.format(Locale.ROOT, "%.1f µs of CPU", handOff.cpuMicros())
+                    : "an unmeasured CPU time (the process CPU clock did not advance)";
+            out.printf(Locale.ROOT, "This machine: one thread hand-off (park, unpark, wake) costs %s, %.1f µs "
                     + "elapsed (%,d after the runs). A request decided on Redis pays at least one: its thread waits "
-                    + "for the reply and is woken.%n", handOff.cpuMicros(), handOff.wallMicros(), HAND_OFFS);
+                    + "for the reply and is woken.%n", cpu, handOff.wallMicros(), handOff.count());
             out.flush();
         }
         if (json != null) {
