@@ -38,9 +38,12 @@ final class CounterBucket implements QuotaBucket {
         return counters.used(key) + units <= limit ? 0 : refused(units);
     }
 
-    /** The wait of a refused request: until the period ends; never, for more than the limit. */
+    /**
+     * The wait of a refused request: until the period ends; never, for more than the limit. A limit of 0
+     * (an instance's share of a quota with nothing left, during an outage) waits until the period ends.
+     */
     private long refused(long units) {
-        return units > limit ? Long.MAX_VALUE : Math.max(1, resetNanos - nowNanos);
+        return units > limit && limit > 0 ? Long.MAX_VALUE : Math.max(1, resetNanos - nowNanos);
     }
 
     @Override

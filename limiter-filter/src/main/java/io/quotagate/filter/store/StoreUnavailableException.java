@@ -2,8 +2,9 @@ package io.quotagate.filter.store;
 
 /**
  * Thrown by a bucket of a shared store that cannot reach its backend and is configured to fail
- * closed ({@code store.on-failure: closed}): the filter answers {@code 503 Service Unavailable} with
- * {@code Retry-After} instead of admitting the request unchecked.
+ * closed ({@code store.on-failure: closed}), or that could not count a request against a calendar quota
+ * in time (a slow backend: a count that bills is never decided without it): the filter answers
+ * {@code 503 Service Unavailable} with {@code Retry-After} instead of admitting the request unchecked.
  */
 public final class StoreUnavailableException extends RuntimeException {
     private static final long serialVersionUID = 1L;

@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The store's token buckets in Redis, decided by one Lua script ({@code buckets.lua}): each call reads
@@ -86,6 +87,7 @@ final class BucketScript {
     private final ArrayDeque<Op> waiting = new ArrayDeque<>();
     /** The combined calls out (not answered, not given up), at most {@link #MOST_OUT}. */
     private final List<Call> out = new ArrayList<>(MOST_OUT);
+    private final LongAdder lateRefunds = new LongAdder();
 
     BucketScript(RedisConnection redis, ValueRepair values) {
         this.redis = redis;
@@ -110,16 +112,68 @@ final class BucketScript {
         if (cluster || limits != null) {
             Call alone = new Call(limits);
             alone.add(o);
+            o.sent = true;
             send(commands, alone, false);
         } else {
             combine(commands, o);
         }
+        return await(o);
+    }
+
+    /**
+     * The reply of {@code o}: within the command timeout, or {@link RedisConnection#quotaTimeout()} if it
+     * counts a calendar quota (a count that bills waits rather than be decided without Redis). An
+     * operation given up that was not sent yet never is; one that bills and was sent is watched: if Redis
+     * took its units after all, they are given back when the late reply comes, so the count holds what was
+     * admitted, not what was refused.
+     */
+    private Reply await(Op o) {
+        boolean bills = o.bills();
         try {
-            return redis.await(o);
+            return redis.await(o, bills ? redis.quotaTimeout() : redis.timeout());
         } catch (RuntimeException timedOut) {
-            o.cancel(false); // decided without Redis: if it still waits to be sent, it never is
+            boolean sent;
+            synchronized (lock) {
+                sent = o.sent;
+                if (!sent) o.cancel(false); // decided without Redis: never sent afterwards
+            }
+            if (sent && bills && o.op == TAKE) o.thenAccept(late -> {
+                if (late.done()) giveBack(o);
+            });
+            if (sent && !bills) o.cancel(false);
             throw timedOut;
         }
+    }
+
+    /**
+     * Gives back the units of {@code taken}, a take that Redis did after its request stopped waiting for
+     * it (the request was refused): sent from the reply's thread without waiting, logged if it fails.
+     */
+    private void giveBack(Op taken) {
+        Op refund = new Op(REFUND, taken.units, taken.buckets, taken.from, taken.count);
+        refund.whenComplete((r, failure) -> {
+            if (failure != null) {
+                LOG.log(System.Logger.Level.WARNING, "quotagate: could not give back {0} units of a request "
+                        + "refused while Redis was slow, which Redis counted later: {1}", taken.units,
+                        String.valueOf(failure));
+            } else {
+                lateRefunds.increment();
+            }
+        });
+        RedisConnection.Link link = redis.link();
+        if (link.session().connection() instanceof StatefulRedisClusterConnection<?, ?>) {
+            Call alone = new Call(null);
+            alone.add(refund);
+            refund.sent = true;
+            send(link.commands(), alone, false);
+        } else {
+            combine(link.commands(), refund);
+        }
+    }
+
+    /** Takes that Redis did after their requests were refused for its slowness, whose units went back. */
+    long lateRefunds() {
+        return lateRefunds.sum();
     }
 
     /**
@@ -157,7 +211,12 @@ final class BucketScript {
         Call call = new Call(null);
         for (Iterator<Op> it = waiting.iterator(); it.hasNext() && call.ops.size() < MOST_PER_CALL; ) {
             Op o = it.next();
-            if (o.isDone() || call.add(o)) it.remove();
+            if (o.isDone()) {
+                it.remove();
+            } else if (call.add(o)) {
+                o.sent = true;
+                it.remove();
+            }
         }
         if (call.ops.isEmpty()) return null;
         call.sentAt = now;
@@ -173,6 +232,7 @@ final class BucketScript {
             sent[i] = new Op(op, units, buckets, i, 1);
             Call alone = new Call(null);
             alone.add(sent[i]);
+            sent[i].sent = true;
             send(commands, alone, false);
         }
         boolean done = true;
@@ -182,7 +242,7 @@ final class BucketScript {
         boolean[] took = new boolean[count];
         for (int i = 0; i < count; i++) {
             try {
-                Reply one = redis.await(sent[i]);
+                Reply one = await(sent[i]);
                 took[i] = one.done();
                 done &= one.done();
                 waits[i] = one.waits()[0];
@@ -297,6 +357,8 @@ final class BucketScript {
         final int count;
         /** Its keys' places (1-based) among the call's keys. */
         int[] places;
+        /** Whether it went out in a call (set under the script's lock for combined calls). */
+        volatile boolean sent;
 
         Op(byte op, long units, ScriptKey[] buckets, int from, int count) {
             this.op = op;
@@ -304,6 +366,14 @@ final class BucketScript {
             this.buckets = buckets;
             this.from = from;
             this.count = count;
+        }
+
+        /** Whether it counts a calendar quota: a count that bills. */
+        boolean bills() {
+            for (int i = from; i < from + count; i++) {
+                if (buckets[i] instanceof ScriptCounter) return true;
+            }
+            return false;
         }
     }
 

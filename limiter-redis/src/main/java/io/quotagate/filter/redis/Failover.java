@@ -119,7 +119,12 @@ final class Failover {
                 health.succeeded();
                 return r;
             } catch (RuntimeException e) {
-                if (health.failed(e)) refuseIfClosed();
+                if (health.failed(e)) {
+                    refuseIfClosed();
+                } else if (op == BucketScript.TAKE && bills(buckets, count)) {
+                    // a slow call is no outage: a count that bills is not decided on this instance's share
+                    throw slowQuota();
+                }
             }
         } else if (!health.available()) {
             refuseIfClosed();
@@ -155,6 +160,19 @@ final class Failover {
             moves.increment();
         }
         return remotes;
+    }
+
+    /** Whether one of the buckets is a calendar quota's counter (a count that bills). */
+    private static boolean bills(QuotaBucket[] buckets, int count) {
+        for (int i = 0; i < count; i++) {
+            if (buckets[i] instanceof ScriptCounter) return true;
+        }
+        return false;
+    }
+
+    /** A request counted against a calendar quota that Redis did not answer within the quota timeout. */
+    StoreUnavailableException slowQuota() {
+        return RedisQuotaCounters.slow(settings);
     }
 
     /** This instance's share of each bucket and counter. */

@@ -75,8 +75,13 @@ final class LettuceBucketStore implements RedisStore {
         if (!health.available()) health.unreachableAtStart(lastFailure);
         Duration probeTimeout = settings.timeout().multipliedBy(4).compareTo(Duration.ofMillis(250)) > 0
                 ? settings.timeout().multipliedBy(4) : Duration.ofMillis(250);
+        // while Redis answers, a heartbeat slower than the probe's timeout is a busy moment, not an outage
+        // (which would count calendar quotas on local shares): it waits as long as a quota's count does.
+        // Requests still find an outage within moments (a refused connection, or calls without reply)
+        Duration beatTimeout = settings.quotaTimeout().compareTo(probeTimeout) > 0 ? settings.quotaTimeout() : probeTimeout;
         long period = settings.heartbeat().toNanos();
-        heartbeat.scheduleWithFixedDelay(() -> beat(probeTimeout), period, period, TimeUnit.NANOSECONDS);
+        heartbeat.scheduleWithFixedDelay(() -> beat(health.available() ? beatTimeout : probeTimeout), period, period,
+                TimeUnit.NANOSECONDS);
     }
 
     /**

@@ -134,14 +134,19 @@ final class RedisConnection implements AutoCloseable {
      * {@link RedisCommandTimeoutException}), as bucket4j reports its own.
      */
     <T> T await(Future<T> future) {
+        return await(future, settings.timeout());
+    }
+
+    /** As {@link #await(Future)}, within {@code timeout}. */
+    <T> T await(Future<T> future, Duration timeout) {
         try {
-            return future.get(settings.timeout().toNanos(), TimeUnit.NANOSECONDS);
+            return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
-            future.cancel(true);
+            // the caller decides what becomes of the command (a take that bills is watched for its reply)
             Thread.currentThread().interrupt();
             throw new RedisException(e);
         } catch (TimeoutException e) {
-            throw new RedisCommandTimeoutException("no reply within " + settings.timeout().toMillis() + " ms");
+            throw new RedisCommandTimeoutException("no reply within " + timeout.toMillis() + " ms");
         } catch (ExecutionException e) {
             if (e.getCause() instanceof RedisException re) throw re;
             throw new RedisException(String.valueOf(e.getCause()), e.getCause()); // named in the outage's log line
@@ -151,6 +156,11 @@ final class RedisConnection implements AutoCloseable {
     /** How long a command may take before it counts as failed. */
     Duration timeout() {
         return settings.timeout();
+    }
+
+    /** How long a request counted against a calendar quota waits for its script call. */
+    Duration quotaTimeout() {
+        return settings.quotaTimeout();
     }
 
     /** The clock of the Redis buckets (bucket4j's client-side clock): the wall clock, in nanoseconds. */

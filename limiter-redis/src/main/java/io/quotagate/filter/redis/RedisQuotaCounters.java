@@ -10,17 +10,25 @@ import io.quotagate.filter.store.StoreUnavailableException;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.IntSupplier;
 
 /**
  * The calendar quotas' counters in Redis: one string per quota, tenant and period,
  * {@code <prefix>:quota:<quota>:<tenant>:<first day of the period>}, holding the units used, expiring
  * (PEXPIREAT) an hour after its period ends. One key per script, so it runs whole on the primary that
- * owns the key's slot on Redis Cluster; one round trip per quota and request.
+ * owns the key's slot on Redis Cluster. With the store's own script a request's counters ride in its one
+ * script call ({@link ScriptCounter}); these operations serve bucket4j's modes and a counter used alone.
+ *
+ * <p><b>A slow Redis.</b> A count that bills waits for Redis up to {@link RedisSettings#quotaTimeout()}
+ * and is never decided on the local table because a call was slow: a request Redis has not counted
+ * within that time is refused (503, {@link StoreUnavailableException}), and if Redis counted it after
+ * all, its units are given back when the late reply comes.
  *
  * <p>While Redis is unreachable ({@link RedisHealth}), under {@code on-failure: open} each instance
  * counts in its local table against its share of the limit ({@code limit / instances}), starting from
@@ -28,6 +36,7 @@ import java.util.function.IntSupplier;
  * request with quotas is refused (503), as for buckets.
  */
 final class RedisQuotaCounters implements QuotaCounters {
+    private static final System.Logger LOG = System.getLogger(RedisStore.class.getName());
     /** Adds ARGV[1] if the sum stays within ARGV[2]; the key expires at ARGV[3] (epoch ms). */
     private static final String TRY_ADD = """
             local used = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -61,6 +70,7 @@ final class RedisQuotaCounters implements QuotaCounters {
     private final IntSupplier instances;
     private final String prefix;
     private final Duration timeout;
+    private final LongAdder lateRefunds = new LongAdder();
     /** The units used per counter as the latest reply showed them (for published fields). */
     private final Cache<String, Long> noted;
 
@@ -72,8 +82,10 @@ final class RedisQuotaCounters implements QuotaCounters {
         this.local = local.quotaCounters().orElseThrow();
         this.instances = instances;
         this.prefix = settings.prefix() + ":quota:";
-        this.timeout = settings.timeout();
-        this.noted = Caffeine.newBuilder().maximumSize(maxTracked).expireAfterWrite(Duration.ofMinutes(10)).build();
+        this.timeout = settings.quotaTimeout();
+        // bounded by size only: what was left of a quota when Redis last answered sizes the local share of
+        // an outage, however long ago that was (a period's counter outlives idle minutes)
+        this.noted = Caffeine.newBuilder().maximumSize(maxTracked).build();
     }
 
     /** The Redis key of a counter. */
@@ -84,22 +96,32 @@ final class RedisQuotaCounters implements QuotaCounters {
     @Override
     public long tryAdd(String key, long units, long limit, long nowMillis, long expiresAtMillis) {
         if (health.available()) {
+            CompletableFuture<Long> added = null;
             try {
-                Long r = await(redis.link().commands().<Long>eval(TRY_ADD, ScriptOutputType.INTEGER,
-                        new String[]{key(key)}, bytes(units), bytes(limit), bytes(expiresAtMillis)));
+                added = redis.link().commands().<Long>eval(TRY_ADD, ScriptOutputType.INTEGER,
+                        new String[]{key(key)}, bytes(units), bytes(limit), bytes(expiresAtMillis)).toCompletableFuture();
+                Long r = await(added);
                 health.succeeded();
                 noted(key, r < 0 ? -1 - r : r);
                 return r;
             } catch (RuntimeException e) {
-                if (!health.failed(e)) {
+                boolean down = health.failed(e);
+                if (added != null && RedisHealth.classify(e) == RedisHealth.Failure.SLOW) {
+                    // decided without this call's reply: units Redis adds after all go back when it comes
+                    added.thenAccept(late -> {
+                        if (late >= 0) giveBack(key, units, expiresAtMillis);
+                    });
+                    if (!down) throw slow(settings); // a slow call is no outage: a count that bills waits or is refused
+                }
+                if (!down) {
                     health.answeredLocally();
-                    return local.tryAdd(key, units, share(limit), nowMillis, expiresAtMillis);
+                    return local.tryAdd(key, units, share(key, limit), nowMillis, expiresAtMillis);
                 }
             }
         }
         unavailable();
         health.answeredLocally();
-        return local.tryAdd(key, units, share(limit), nowMillis, expiresAtMillis);
+        return local.tryAdd(key, units, share(key, limit), nowMillis, expiresAtMillis);
     }
 
     @Override
@@ -113,9 +135,44 @@ final class RedisQuotaCounters implements QuotaCounters {
                 return;
             } catch (RuntimeException e) {
                 health.failed(e);
+                // a slow add is still on its way to Redis, which applies it: counted once, not here too
+                if (RedisHealth.classify(e) == RedisHealth.Failure.SLOW) return;
             }
         }
         local.add(key, units, nowMillis, expiresAtMillis);
+    }
+
+    /** Takes back {@code units} Redis added to counter {@code key} after its request stopped waiting. */
+    private void giveBack(String key, long units, long expiresAtMillis) {
+        try {
+            redis.link().commands().<Long>eval(ADD, ScriptOutputType.INTEGER, new String[]{key(key)},
+                    bytes(-units), bytes(expiresAtMillis)).whenComplete((left, failure) -> {
+                if (failure != null) {
+                    LOG.log(System.Logger.Level.WARNING, "quotagate: could not give back {0} units to quota "
+                            + "counter {1}, added by Redis after its request was refused: {2}", units, key,
+                            String.valueOf(failure));
+                } else {
+                    lateRefunds.increment();
+                }
+            });
+        } catch (RuntimeException notSent) {
+            LOG.log(System.Logger.Level.WARNING, "quotagate: could not give back {0} units to quota counter {1}: {2}",
+                    units, key, String.valueOf(notSent));
+        }
+    }
+
+    /** Adds that Redis did after their requests stopped waiting, whose units went back. */
+    long lateRefunds() {
+        return lateRefunds.sum();
+    }
+
+    /**
+     * The refusal of a request counted against a calendar quota that Redis did not answer within
+     * {@link RedisSettings#quotaTimeout()}: retry in a second.
+     */
+    static StoreUnavailableException slow(RedisSettings settings) {
+        return new StoreUnavailableException("the shared quota store did not count the request within "
+                + settings.quotaTimeout().toMillis() + " ms", 1);
     }
 
     @Override
@@ -156,7 +213,7 @@ final class RedisQuotaCounters implements QuotaCounters {
     public QuotaBucket counter(String key, long limit, long nowNanos, long resetNanos, long expiresAtMillis) {
         return new ScriptCounter(this, key, limit, expiresAtMillis, nowNanos, resetNanos,
                 QuotaCounters.super.counter(key, limit, nowNanos, resetNanos, expiresAtMillis),
-                local.counter(key, share(limit), nowNanos, resetNanos, expiresAtMillis));
+                local.counter(key, share(key, limit), nowNanos, resetNanos, expiresAtMillis));
     }
 
     private void unavailable() {
@@ -166,8 +223,16 @@ final class RedisQuotaCounters implements QuotaCounters {
         }
     }
 
-    private long share(long limit) {
-        return BucketStore.perInstanceShare(limit, Math.max(1, instances.getAsInt()));
+    /**
+     * This instance's share of counter {@code key} while Redis is unreachable: {@code 1 / instances} of what
+     * was left of the limit when Redis last showed the counter to this instance (all of the limit if it
+     * never did), so that the instances together admit about what was left, not a whole limit more. The
+     * local table keeps what it counted in the period, so a second outage takes the first one's off.
+     */
+    private long share(String key, long limit) {
+        Long seen = noted.getIfPresent(key);
+        long left = seen == null ? limit : Math.max(0, limit - seen);
+        return left == 0 ? 0 : BucketStore.perInstanceShare(left, Math.max(1, instances.getAsInt()));
     }
 
     private static byte[] bytes(long v) {

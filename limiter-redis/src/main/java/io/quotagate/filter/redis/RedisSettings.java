@@ -26,6 +26,11 @@ public final class RedisSettings {
     public static final String DEFAULT_PREFIX = "quotagate";
     /** Default Redis command timeout. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(50);
+    /**
+     * Default of how long a request counted against a calendar quota waits for Redis's answer (at least
+     * the command timeout).
+     */
+    public static final Duration DEFAULT_QUOTA_TIMEOUT = Duration.ofSeconds(2);
     /** Default compare-and-swap retries. */
     public static final int DEFAULT_MAX_RETRIES = 4;
     /** Default heartbeat interval. */
@@ -38,7 +43,7 @@ public final class RedisSettings {
     /** The {@code store.type} of a Redis store. */
     public static final String TYPE = "redis";
     /** The options a {@code store:} of type redis may have, besides {@code type}. */
-    public static final Set<String> OPTIONS = Set.of("uri", "prefix", "timeout", "max-retries", "batching",
+    public static final Set<String> OPTIONS = Set.of("uri", "prefix", "timeout", "quota-timeout", "max-retries", "batching",
             "on-failure", "heartbeat", "instance-ttl", "local-allowance");
 
     /** Behaviour while Redis cannot be reached. */
@@ -71,6 +76,8 @@ public final class RedisSettings {
     private final String uri;
     private final String prefix;
     private final Duration timeout;
+    /** As set; null for the default: the longer of {@link #DEFAULT_QUOTA_TIMEOUT} and the timeout. */
+    private final Duration quotaTimeout;
     private final int maxRetries;
     /** As set; null for the default: batching exactly when there is a local allowance. */
     private final Boolean batching;
@@ -83,6 +90,7 @@ public final class RedisSettings {
         this.uri = b.uri;
         this.prefix = b.prefix;
         this.timeout = b.timeout;
+        this.quotaTimeout = b.quotaTimeout;
         this.maxRetries = b.maxRetries;
         this.batching = b.batching;
         this.onFailure = b.onFailure;
@@ -94,6 +102,10 @@ public final class RedisSettings {
         }
         if (localAllowance != null && Boolean.FALSE.equals(batching)) {
             throw new IllegalArgumentException("a local allowance always batches: batching cannot be false with it");
+        }
+        if (quotaTimeout != null && quotaTimeout.compareTo(timeout) < 0) {
+            throw new IllegalArgumentException("quotaTimeout (" + quotaTimeout + ") must not be shorter than timeout ("
+                    + timeout + ")");
         }
         if (instanceTtl.compareTo(heartbeat) <= 0) {
             throw new IllegalArgumentException("instanceTtl (" + instanceTtl + ") must be longer than heartbeat ("
@@ -130,6 +142,19 @@ public final class RedisSettings {
         Builder s = from(of(uri));
         spec.matching("prefix", PREFIX).ifPresent(s::prefix);
         spec.period("timeout").ifPresent(s::timeout);
+        Optional<Duration> quotaTimeout = spec.period("quota-timeout");
+        if (quotaTimeout.isPresent()) {
+            Duration timeout = s.timeout;
+            if (quotaTimeout.get().compareTo(timeout) < 0) {
+                throw spec.invalid("quota-timeout", "must not be shorter than store.timeout (" + timeout + "), was "
+                        + quotaTimeout.get());
+            }
+            if (quotaTimeout.get().compareTo(Duration.ofMinutes(1)) > 0) {
+                throw spec.invalid("quota-timeout", "must be at most 1m (a request thread waits it), was "
+                        + quotaTimeout.get());
+            }
+            s.quotaTimeout(quotaTimeout.get());
+        }
         spec.positive("max-retries", 100).ifPresent(retries -> s.maxRetries(retries.intValue()));
         // exact by default (the store's script, one round trip per request); a local allowance batches
         boolean batching = spec.bool("batching").orElse(spec.section("local-allowance").isPresent());
@@ -166,7 +191,7 @@ public final class RedisSettings {
     /** A builder starting from every setting of {@code prototype}. */
     public static Builder from(RedisSettings prototype) {
         return new Builder().uri(prototype.uri).prefix(prototype.prefix).timeout(prototype.timeout)
-                .maxRetries(prototype.maxRetries).batchingAsSet(prototype.batching).onFailure(prototype.onFailure)
+                .quotaTimeout(prototype.quotaTimeout).maxRetries(prototype.maxRetries).batchingAsSet(prototype.batching).onFailure(prototype.onFailure)
                 .heartbeat(prototype.heartbeat).instanceTtl(prototype.instanceTtl)
                 .localAllowance(prototype.localAllowance);
     }
@@ -187,6 +212,17 @@ public final class RedisSettings {
     /** How long one Redis command may take before the instance falls back. */
     public Duration timeout() {
         return timeout;
+    }
+
+    /**
+     * How long a request counted against a calendar quota waits for Redis's answer before it is refused
+     * (503, never decided on the local counters: a slow call is not an outage, and a count that bills
+     * must not grow past its limit because the machine is busy); if Redis counted it after all, the
+     * units are given back when the late answer comes. At least {@link #timeout()}.
+     */
+    public Duration quotaTimeout() {
+        if (quotaTimeout != null) return quotaTimeout;
+        return timeout.compareTo(DEFAULT_QUOTA_TIMEOUT) > 0 ? timeout : DEFAULT_QUOTA_TIMEOUT;
     }
 
     /** Compare-and-swap retries of one bucket update before giving up. */
@@ -305,6 +341,11 @@ public final class RedisSettings {
         return from(this).timeout(timeout).build();
     }
 
+    /** A copy with another wait for a request counted against a calendar quota ({@link #quotaTimeout()}). */
+    public RedisSettings withQuotaTimeout(Duration quotaTimeout) {
+        return from(this).quotaTimeout(quotaTimeout).build();
+    }
+
     /** A copy with batching on or off. */
     public RedisSettings withBatching(boolean batching) {
         return from(this).batching(batching).build();
@@ -323,21 +364,21 @@ public final class RedisSettings {
     @Override
     public boolean equals(Object o) {
         return o instanceof RedisSettings s && uri.equals(s.uri) && prefix.equals(s.prefix)
-                && timeout.equals(s.timeout) && maxRetries == s.maxRetries && batching() == s.batching()
+                && timeout.equals(s.timeout) && quotaTimeout().equals(s.quotaTimeout()) && maxRetries == s.maxRetries && batching() == s.batching()
                 && onFailure == s.onFailure && heartbeat.equals(s.heartbeat) && instanceTtl.equals(s.instanceTtl)
                 && Objects.equals(localAllowance, s.localAllowance);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(uri, prefix, timeout, maxRetries, batching(), onFailure, heartbeat, instanceTtl,
+        return Objects.hash(uri, prefix, timeout, quotaTimeout(), maxRetries, batching(), onFailure, heartbeat, instanceTtl,
                 localAllowance);
     }
 
     @Override
     public String toString() {
         return "RedisSettings[uri=" + redact(uri) + ", prefix=" + prefix
-                + ", timeout=" + timeout + ", maxRetries=" + maxRetries + ", batching=" + batching() + ", onFailure="
+                + ", timeout=" + timeout + ", quotaTimeout=" + quotaTimeout() + ", maxRetries=" + maxRetries + ", batching=" + batching() + ", onFailure="
                 + onFailure + ", heartbeat=" + heartbeat + ", instanceTtl=" + instanceTtl + ", localAllowance="
                 + localAllowance + "]";
     }
@@ -351,6 +392,7 @@ public final class RedisSettings {
         private String uri;
         private String prefix = DEFAULT_PREFIX;
         private Duration timeout = DEFAULT_TIMEOUT;
+        private Duration quotaTimeout;
         private int maxRetries = DEFAULT_MAX_RETRIES;
         private Boolean batching;
         private OnFailure onFailure = OnFailure.OPEN;
@@ -380,6 +422,15 @@ public final class RedisSettings {
         /** How long one Redis command may take, &gt; 0 (default {@link #DEFAULT_TIMEOUT}). */
         public Builder timeout(Duration timeout) {
             this.timeout = positive(timeout, "timeout");
+            return this;
+        }
+
+        /**
+         * How long a request counted against a calendar quota waits for Redis, at least the timeout
+         * (default: {@link #DEFAULT_QUOTA_TIMEOUT}, or the timeout if that is longer); null for the default.
+         */
+        public Builder quotaTimeout(Duration quotaTimeout) {
+            this.quotaTimeout = quotaTimeout == null ? null : positive(quotaTimeout, "quotaTimeout");
             return this;
         }
 

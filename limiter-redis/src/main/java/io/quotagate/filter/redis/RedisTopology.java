@@ -64,17 +64,31 @@ sealed interface RedisTopology permits RedisTopology.Single, RedisTopology.Clust
                    Supplier<LettuceBasedProxyManagerBuilder<String>> proxies) {
     }
 
+    /** How many quota timeouts a command is kept for its reply before Lettuce drops it. */
+    int EXPIRY_FACTOR = 5;
+
     /** The topology {@code settings.uri()} names. */
     static RedisTopology of(RedisSettings settings, ClientResources resources) {
         ClientOptions options = ClientOptions.builder()
                 .autoReconnect(true)
                 // fail at once while disconnected instead of queueing requests behind a dead socket
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .timeoutOptions(TimeoutOptions.enabled(settings.timeout()))
+                .timeoutOptions(timeouts(settings))
                 .socketOptions(SocketOptions.builder().connectTimeout(HANDSHAKE_TIMEOUT).build())
                 .build();
         return RedisSettings.isClusterUri(settings.uri()) ? new Cluster(settings, resources, options)
                 : new Single(settings.uri(), resources, options);
+    }
+
+    /**
+     * Lettuce's own expiry of a command: {@value #EXPIRY_FACTOR} × {@link RedisSettings#quotaTimeout()},
+     * far beyond the store's timeout. Every caller waits for its reply only as long as it decides to (the
+     * timeout for a bucket, bucket4j's request timeout, the quota timeout for a count that bills) and
+     * still learns what Redis did with the call when its reply comes later, which a count that bills
+     * needs: units Redis counted for a request that was refused meanwhile are given back.
+     */
+    private static TimeoutOptions timeouts(RedisSettings settings) {
+        return TimeoutOptions.enabled(settings.quotaTimeout().multipliedBy(EXPIRY_FACTOR));
     }
 
     /**

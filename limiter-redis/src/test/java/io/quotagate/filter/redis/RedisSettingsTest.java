@@ -64,6 +64,19 @@ class RedisSettingsTest {
     }
 
     @Test
+    void aCountThatBillsWaitsTwoSecondsOrTheTimeoutIfThatIsLonger() {
+        RedisSettings s = RedisSettings.of("redis://h:6379");
+        assertThat(s.quotaTimeout()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(s.withTimeout(Duration.ofSeconds(3)).quotaTimeout()).isEqualTo(Duration.ofSeconds(3));
+        assertThat(s.withQuotaTimeout(Duration.ofMillis(500)).quotaTimeout()).isEqualTo(Duration.ofMillis(500));
+        Plans plans = PlansFile.parse("p.yml", "plans:\n  only: { limits: [ { capacity: 5, refill: 1, period: 1s } ] }\n"
+                + "store: { type: redis, uri: \"redis://h:6379\", quota-timeout: 750ms }\n");
+        assertThat(RedisSettings.of(plans.store()).quotaTimeout()).isEqualTo(Duration.ofMillis(750));
+        assertThatThrownBy(() -> s.withQuotaTimeout(Duration.ofMillis(10)))
+                .hasMessage("quotaTimeout (PT0.01S) must not be shorter than timeout (PT0.05S)");
+    }
+
+    @Test
     void aSpecWrittenInCodeReadsTheSame() {
         StoreSpec spec = StoreSpec.of("redis", Map.of("uri", "redis://cache:6379", "prefix", "shop",
                 "timeout", Duration.ofMillis(20), "on-failure", RedisSettings.OnFailure.CLOSED,
@@ -112,6 +125,12 @@ class RedisSettingsTest {
                         + "store: { type: redis, uri: \"redis://h:6379\", prefix: \"{qg}\" }\n", 5, "store.prefix", "must match"),
                 arguments("redis timeout without unit", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "store:\n  type: redis\n  uri: redis://h:6379\n  timeout: 50\n", 8, "store.timeout", "needs a unit"),
+                arguments("quota timeout shorter than the timeout", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis://h:6379\n  timeout: 100ms\n  quota-timeout: 50ms\n", 9,
+                        "store.quota-timeout", "must not be shorter than store.timeout (PT0.1S), was PT0.05S"),
+                arguments("quota timeout above a minute", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis://h:6379\n  quota-timeout: 2m\n", 8,
+                        "store.quota-timeout", "must be at most 1m"),
                 arguments("unknown failure mode", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "store:\n  type: redis\n  uri: redis://h:6379\n  on-failure: retry\n", 8, "store.on-failure",
                         "expected one of [open, closed]"),

@@ -1,0 +1,139 @@
+package io.quotagate.filter.redis;
+
+import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.testing.Http;
+import io.quotagate.filter.testing.JettyServer;
+import io.quotagate.filter.testing.RedisServer;
+import io.quotagate.plans.Plans;
+import io.quotagate.plans.PlansFile;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A calendar quota bills: a Redis whose replies come later than the command timeout (a busy machine, a
+ * slow network) must not make it admit more than its limit, nor leave a count other than what was
+ * admitted. Two instances on one real Redis, every reply delayed 0 to 150 ms by a proxy (the timeout is
+ * 50 ms), 300 requests from 20 threads for a daily quota of 50.
+ */
+class SlowRedisQuotaTest {
+    private static final int LIMIT = 50;
+    private static final Plans PLANS = PlansFile.parse("slow.yml", """
+            plans:
+              free:
+                limits: [ { capacity: 100000, refill: 100000, period: 1s } ]
+              pro:
+                limits: [ { capacity: 100000, refill: 100000, period: 1s } ]
+                quotas: [ { name: daily, limit: %d, per: day } ]
+            tenants:
+              default-plan: free
+              assignments: { acme: pro }
+            """.formatted(LIMIT));
+
+    record Instance(RedisStore store, JettyServer server) implements AutoCloseable {
+        static Instance start(RedisSettings settings) throws Exception {
+            RedisStore store = RedisStore.connect(settings, 1_000);
+            return new Instance(store, JettyServer.start(QuotaFilter.builder().plans(PLANS).store(store).build()));
+        }
+
+        @Override
+        public void close() throws Exception {
+            server.close();
+            store.close();
+        }
+    }
+
+    @Test
+    void aSlowRedisNeverMakesACalendarQuotaAdmitMoreThanItsLimitAndItsCountIsWhatWasAdmitted() throws Exception {
+        RedisServer redis = RedisServer.shared();
+        String prefix = RedisServer.randomPrefix();
+        try (DelayingProxy slow = new DelayingProxy(redis.port(), 150)) {
+            RedisSettings s = RedisSettings.of(slow.uri()).withPrefix(prefix);
+            try (Instance a = Instance.start(s); Instance b = Instance.start(s)) {
+                Map<Integer, AtomicInteger> statuses = send(a, b);
+                int admitted = count(statuses, 200);
+                assertThat(statuses.keySet()).as("%s", statuses).isSubsetOf(200, 429, 503);
+                assertThat(admitted).as("admitted of %s", statuses).isPositive().isLessThanOrEqualTo(LIMIT);
+                // every unit Redis counted is a request admitted: takes that came back too late went back
+                Await.within(30, "the daily count equals the admitted requests (" + admitted + ")",
+                        () -> counted(redis, prefix) == admitted);
+                assertThat(a.store().outages() + b.store().outages()).as("outages").isZero();
+                assertThat(a.store().fallbackDecisions() + b.store().fallbackDecisions()).as("decided locally").isZero();
+            }
+        }
+    }
+
+    /**
+     * With bucket4j's buckets ({@code batching: true}) a Redis slower than the timeout is an outage for the
+     * buckets, and a calendar quota then counts on this instance's share of what was left (the README's
+     * bound); what holds whatever happens: Redis never keeps units of a request that was not admitted.
+     */
+    @Test
+    void withBatchingASlowRedisNeverBillsARequestThatWasNotAdmitted() throws Exception {
+        RedisServer redis = RedisServer.shared();
+        String prefix = RedisServer.randomPrefix();
+        try (DelayingProxy slow = new DelayingProxy(redis.port(), 150)) {
+            RedisSettings s = RedisSettings.of(slow.uri()).withPrefix(prefix).withBatching(true);
+            try (Instance a = Instance.start(s); Instance b = Instance.start(s)) {
+                Map<Integer, AtomicInteger> statuses = send(a, b);
+                int admitted = count(statuses, 200);
+                assertThat(statuses.keySet()).as("%s", statuses).isSubsetOf(200, 429, 503);
+                // late adds are given back as their replies come
+                Await.within(30, "the daily count stays within the admitted requests (" + admitted + ")",
+                        () -> counted(redis, prefix) <= admitted);
+            }
+        }
+    }
+
+    /** 300 requests from 20 threads, every other one to each instance: how many got which status. */
+    private static Map<Integer, AtomicInteger> send(Instance a, Instance b) throws Exception {
+        Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
+        ExecutorService pool = Executors.newFixedThreadPool(20);
+        try {
+            List<Future<?>> sent = new ArrayList<>();
+            for (int i = 0; i < 300; i++) {
+                Instance to = i % 2 == 0 ? a : b;
+                sent.add(pool.submit(() -> {
+                    int status = Http.get(to.server().uri("/items/1"), "acme").statusCode();
+                    statuses.computeIfAbsent(status, k -> new AtomicInteger()).incrementAndGet();
+                    return null;
+                }));
+            }
+            for (Future<?> f : sent) f.get(2, TimeUnit.MINUTES);
+        } finally {
+            pool.shutdownNow();
+        }
+        return statuses;
+    }
+
+    private static int count(Map<Integer, AtomicInteger> statuses, int status) {
+        AtomicInteger n = statuses.get(status);
+        return n == null ? 0 : n.get();
+    }
+
+    /** The units in the tenant's daily counter on Redis (one key: one day). */
+    private static long counted(RedisServer redis, String prefix) {
+        try {
+            @SuppressWarnings("unchecked")
+            List<Object> keys = (List<Object>) redis.command("KEYS", prefix + ":quota:daily:acme:*");
+            long sum = 0;
+            for (Object k : keys) {
+                Object v = redis.command("GET", (String) k);
+                if (v != null) sum += Long.parseLong((String) v);
+            }
+            return sum;
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}
