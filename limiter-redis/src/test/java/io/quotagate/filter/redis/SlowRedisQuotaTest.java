@@ -8,6 +8,8 @@ import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import org.junit.jupiter.api.Test;
 
+import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -93,6 +95,34 @@ class SlowRedisQuotaTest {
                         () -> counted(redis, prefix) <= admitted);
             }
         }
+    }
+
+    /**
+     * During an outage an instance counts against its share of what was left when it last saw the
+     * counter, not of the whole limit: 40 of 50 used on Redis, Redis killed, then 10 more, not 50.
+     */
+    @Test
+    void duringAnOutageAnInstanceCountsOnlyWhatWasLeftOfTheQuota() throws Exception {
+        try (RedisServer redis = RedisServer.startOwn()) {
+            RedisSettings s = RedisSettings.of(redis.uri()).withPrefix(RedisServer.randomPrefix())
+                    .withTimeout(Duration.ofMillis(500));
+            try (Instance a = Instance.start(s)) {
+                for (int i = 0; i < 40; i++) assertThat(get(a).statusCode()).isEqualTo(200);
+                redis.kill();
+                int admitted = 0;
+                for (int i = 0; i < 30; i++) {
+                    HttpResponse<String> r = get(a);
+                    if (r.statusCode() == 200) admitted++;
+                    else assertThat(r.body()).as("%s", r.body()).contains("\"reason\":\"quota\"");
+                }
+                assertThat(a.store().available()).isFalse();
+                assertThat(admitted).isEqualTo(LIMIT - 40);
+            }
+        }
+    }
+
+    private static HttpResponse<String> get(Instance to) throws Exception {
+        return Http.get(to.server().uri("/items/1"), "acme");
     }
 
     /** 300 requests from 20 threads, every other one to each instance: how many got which status. */
