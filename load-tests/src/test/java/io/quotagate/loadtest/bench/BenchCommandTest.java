@@ -228,11 +228,12 @@ class BenchCommandTest {
             assertThat(m.find()).as(text).isTrue();
             assertThat(Double.parseDouble(m.group(2))).isBetween(0.0, 0.25);
             // the platform's part: what one thread hand-off costs here, measured after the runs
-            m = java.util.regex.Pattern.compile("one thread hand-off \\(park, unpark, wake\\) costs ([0-9.]+) µs of CPU, "
-                    + "([0-9.]+) µs elapsed").matcher(text);
+            // (a process CPU clock that never moved over the whole measurement is said so, never printed as 0)
+            m = java.util.regex.Pattern.compile("one thread hand-off \\(park, unpark, wake\\) costs (?:([0-9.]+) µs of CPU"
+                    + "|an unmeasured CPU time \\(the process CPU clock did not advance\\)), ([0-9.]+) µs elapsed").matcher(text);
             assertThat(m.find()).as(text).isTrue();
-            assertThat(Double.parseDouble(m.group(1))).as("CPU per hand-off").isPositive();
-            assertThat(Double.parseDouble(m.group(2))).as("elapsed per hand-off").isPositive();
+            if (m.group(1) != null) assertThat(Double.parseDouble(m.group(1))).as("CPU per hand-off").isPositive();
+            assertThat(Double.parseDouble(m.group(2))).as("elapsed per hand-off").isNotNegative();
         }
     }
 
