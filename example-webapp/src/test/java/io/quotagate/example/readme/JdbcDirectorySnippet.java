@@ -13,7 +13,7 @@ import javax.sql.DataSource;
 class JdbcDirectorySnippet {
     void install(DataSource dataSource, Path plans) {
         // README snippet
-        TenantDirectory tenants = JdbcTenantDirectory.builder(dataSource)      // a pooled DataSource
+        TenantDirectory tenants = JdbcTenantDirectory.builder(dataSource)      // e.g. a HikariDataSource (below)
                 .query("select tier as plan, custom_limits as limits, custom_quotas as quotas from customers where id = ?")
                 .queryTimeout(Duration.ofSeconds(2))                            // the default
                 .build();
