@@ -495,7 +495,10 @@ public final class QuotaFilter implements Filter {
          * Keeps the local store's calendar quota counters across restarts in {@code file}: read at
          * start, written every {@code interval} and in {@link QuotaFilter#destroy()} (a killed process
          * loses at most the last interval's counts). Only with the local store; the file's directory
-         * must exist and be writable, else {@link #build()} fails naming it.
+         * must exist and be writable, and belong to the service's user alone. {@link #build()} fails
+         * naming the file and the reason, leaving the file as it is, if it is there but cannot be read
+         * or is not a snapshot (a directory, a link, a file of something else); an unreadable line of a
+         * snapshot is skipped and logged, the others restored.
          */
         public Builder quotaSnapshot(Path file, Duration interval) {
             this.quotaSnapshotFile = Objects.requireNonNull(file, "file");

@@ -100,10 +100,21 @@ final class LocalQuotaCounters implements QuotaCounters {
         return counters.computeIfAbsent(key, k -> new Counter(0, expiresAtMillis));
     }
 
-    /** Restores a counter read from a snapshot (skipped if it has expired, or the table is full). */
-    void restore(String key, long used, long nowMillis, long expiresAtMillis) {
-        if (expiresAtMillis <= nowMillis || counters.size() >= maxCounters) return;
+    /** The most counters the table holds ({@code tenants.max-tracked}). */
+    int capacity() {
+        return maxCounters;
+    }
+
+    /**
+     * Restores a counter read from a snapshot; one that has expired is dropped.
+     *
+     * @return false if it was not restored because the table is full
+     */
+    boolean restore(String key, long used, long nowMillis, long expiresAtMillis) {
+        if (expiresAtMillis <= nowMillis) return true;
+        if (counters.size() >= maxCounters && !counters.containsKey(key)) return false;
         counters.merge(key, new Counter(used, expiresAtMillis),
                 (a, b) -> new Counter(Math.max(a.used.get(), b.used.get()), a.expiresAtMillis));
+        return true;
     }
 }
