@@ -8,6 +8,7 @@ import io.quotagate.plans.Plans;
 import io.quotagate.plans.TenantId;
 import io.quotagate.plans.TenantSettings;
 import io.quotagate.tenant.TenantDirectory;
+import io.quotagate.tenant.TenantRejectedException;
 
 import java.time.Clock;
 import java.util.List;
@@ -132,7 +133,9 @@ public final class Gate {
      * {@link Reason#ROUTE_RATE}...), naming the limit. An invalid user id is refused with 400, uncharged.
      *
      * @param user finds the user's id (not yet validated) in the request, or null if no user resolver
-     *             is configured
+     *             is configured; it throws {@link TenantRejectedException} for a request that names its
+     *             user ambiguously (a repeated or folded header), refused with 400 {@code invalid_user} and
+     *             the exception's detail, uncharged
      */
     public <R> Outcome decide(Policy policy, Route route, String tenant, R request,
                               Function<? super R, String> clientAddress, boolean estimated,
@@ -186,7 +189,15 @@ public final class Gate {
         Ticket ticket;
         Decision.Rejected rejected;
         try {
-            scoped = caller == null ? null : admission.scoped(policy, caller, route.name(), request, user, clientAddress);
+            try {
+                scoped = caller == null ? null
+                        : admission.scoped(policy, caller, route.name(), request, user, clientAddress);
+            } catch (TenantRejectedException unreadable) {
+                // the user is named twice, or as a list: which one a gateway meant is not guessed, and the
+                // request does not fall into the bucket of requests without a user either
+                if (permit != null) permit.cancel();
+                return new Outcome.Refused(400, INVALID_USER.reason(), unreadable.getMessage(), null, 0);
+            }
             if (scoped == ScopedCharge.INVALID_USER) {
                 if (permit != null) permit.cancel();
                 return INVALID_USER;
