@@ -226,7 +226,7 @@ public final class Gate {
             }
             // the refusal already waits for the longest of all the request's buckets (one store operation)
             if (permit != null) permit.cancel(); // the request does not run: free its slot at once
-            return Outcome.Refused.tooMany(rejected, caller);
+            return admission.tooMany(policy, rejected, caller, scoped);
         }
         if (estimated && scoped != null && ticket.charged() > 0) {
             // an estimated route's minimum is charged first; its buckets beside the tenant's when repriced
@@ -245,7 +245,7 @@ public final class Gate {
             if (over != null) {
                 admission.reconcile(policy, ticket, ticket.charged(), 0); // the tenant pays nothing for a refused request
                 if (permit != null) permit.cancel();
-                return Outcome.Refused.tooMany(over, caller);
+                return admission.tooMany(policy, over, caller, scoped);
             }
         }
         return ticket;
