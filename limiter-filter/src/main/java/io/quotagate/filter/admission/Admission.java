@@ -53,6 +53,12 @@ final class Admission {
     static final String GLOBAL_KEY = "global";
     /** Key of the guest pool, in the same table as the global bucket. */
     static final String GUESTS_KEY = "guests";
+    /**
+     * The published name of a plan's {@code per-user} bandwidth {@code b} is {@code per-user.b}, a route's
+     * own {@code <route>.<per>.b}: a dot is in no bandwidth, quota or route name, so none of them can be
+     * mistaken for one of the plan's policies or for each other.
+     */
+    static final String PER_USER_POLICY = "per-user";
 
 
     private final BucketStore store;
@@ -335,24 +341,28 @@ final class Admission {
             if (id != null && !io.quotagate.plans.TenantId.isValid(id)) return ScopedCharge.INVALID_USER;
             userKey = caller.key() + '/' + (id == null ? "" : id);
         }
+        // published as pk: what the request itself names (its tenant, its user), never a client address
+        String userPartition = caller.anonymous() ? null : userKey;
         if (perUser != null) {
-            charge.add(store.bucket(BucketKind.USER, userKey, perUser), perUser, Reason.USER_RATE, "per-user");
+            charge.add(store.bucket(BucketKind.USER, userKey, perUser), perUser, Reason.USER_RATE, "per-user",
+                    PER_USER_POLICY, userPartition);
         }
         if (rl != null) {
             // an id any client can make up (a guest's, an address) never evicts an assigned tenant's
             BucketKind kind = caller.kind() == BucketKind.TENANT ? BucketKind.ROUTE : BucketKind.ROUTE_GUEST;
             if (rl.tenant != null) {
                 charge.add(store.bucket(kind, routeName + '/' + caller.key(), rl.tenant), rl.tenant, Reason.ROUTE_RATE,
-                        routeName + " per tenant");
+                        routeName + " per tenant", routeName + ".tenant", caller.tenant());
             }
             if (rl.user != null) {
                 charge.add(store.bucket(kind, routeName + '/' + userKey, rl.user), rl.user, Reason.ROUTE_USER_RATE,
-                        routeName + " per user");
+                        routeName + " per user", routeName + ".user", userPartition);
             }
             if (rl.address != null) {
                 String key = caller.anonymous() ? caller.key() : Gate.anonymousKey(address.apply(request));
                 charge.add(store.bucket(BucketKind.ROUTE_GUEST, routeName + '/' + key, rl.address), rl.address,
-                        Reason.ROUTE_ADDRESS_RATE, routeName + " per client-address");
+                        Reason.ROUTE_ADDRESS_RATE, routeName + " per client-address", routeName + ".client-address",
+                        null);
             }
         }
         return charge;
@@ -519,6 +529,7 @@ final class Admission {
         List<LimitStatus> limits = status(policy, kind, tenant, plan, true);
         PlanLimits pl = limitsOf(policy.limits, kind, tenant, plan);
         if (kind != BucketKind.TENANT || pl.quotas == null || limits.isEmpty()) return limits;
+        String pk = tenant; // an assigned tenant's: never an anonymous client's address
         // each calendar quota is a policy too: q = its limit, w = its period, r = what is left, and a unit
         // spent now comes back only at the reset, which is t
         List<LimitStatus> all = new ArrayList<>(limits);
@@ -530,20 +541,56 @@ final class Admission {
             long toReset = p.endNanos() - now;
             all.add(new LimitStatus(quotas[i].name(), quotas[i].limit(),
                     RetryAfter.seconds(p.endNanos() - p.startNanos()), Math.max(0, quotas[i].limit() - used),
-                    used <= 0 ? 0 : toReset, toReset));
+                    used <= 0 ? 0 : toReset, toReset, pk));
         }
         return all;
     }
 
     private List<LimitStatus> status(Policy policy, BucketKind kind, String tenant, String plan, boolean noted) {
         PlanLimits pl = limitsOf(policy.limits, kind, tenant, plan);
-        QuotaBucket bucket = tenantBucket(kind, tenant, pl);
+        List<LimitStatus> out = new ArrayList<>(pl.limits.bandwidths().size());
+        // a response's fields name the tenant as pk; an anonymous client's key is its address, never sent back
+        statuses(tenantBucket(kind, tenant, pl), pl.limits, noted, null,
+                noted && !Gate.isAnonymousKey(tenant) ? tenant : null, out);
+        return out;
+    }
+
+    /**
+     * The published state of a request's buckets beside its tenant's (per user, the route's own), in the
+     * order they were charged: as the request's own decision left them ({@link QuotaBucket#notedPerBandwidth()}),
+     * read from the buckets the decision held, never looked up again.
+     */
+    List<LimitStatus> published(ScopedCharge scoped) {
+        List<LimitStatus> out = new ArrayList<>(scoped.size() * 2);
+        scoped.published(out);
+        return out;
+    }
+
+    /**
+     * The 429 of {@code rejected}: for a plan that publishes, it carries the state of the request's buckets
+     * beside its tenant's ({@code scoped}, null for none), so that the refusal's fields name the one that
+     * refused it (a per-user or route limit) as exhausted, not a healthy policy of the plan.
+     */
+    Outcome.Refused tooMany(Policy policy, Decision.Rejected rejected, Caller caller, ScopedCharge scoped) {
+        if (scoped == null || caller.plan() == null || !publishes(policy, caller.plan())) {
+            return Outcome.Refused.tooMany(rejected, caller);
+        }
+        return Outcome.Refused.tooMany(rejected, caller, published(scoped));
+    }
+
+    /**
+     * Adds the state of each bandwidth of {@code bucket} to {@code out}, named {@code prefix.name} (or by its
+     * name alone for a null {@code prefix}), with the partition key {@code pk} (null for none).
+     *
+     * @param noted the tokens as the bucket's latest operation left them (a response's fields), else read now
+     */
+    static void statuses(QuotaBucket bucket, BucketLimits limits, boolean noted, String prefix, String pk,
+                         List<LimitStatus> out) {
         long[] tokens = noted ? bucket.notedPerBandwidth() : bucket.availablePerBandwidth();
-        List<Bandwidth> bandwidths = pl.limits.bandwidths();
+        List<Bandwidth> bandwidths = limits.bandwidths();
         // a shared bucket another instance keeps at other limits (during a change): read at these
         if (tokens.length != bandwidths.size()) tokens = bucket.availablePerBandwidth();
-        if (tokens.length != bandwidths.size()) return List.of();
-        List<LimitStatus> out = new ArrayList<>(bandwidths.size());
+        if (tokens.length != bandwidths.size()) return;
         for (int i = 0; i < bandwidths.size(); i++) {
             Bandwidth b = bandwidths.get(i);
             long window = RetryAfter.seconds(nanosToRefill(b, b.capacity()));
@@ -551,10 +598,9 @@ final class Admission {
             // the next whole unit: one more than now, or (in debt) the first one above 0; a full
             // bandwidth gives back a unit spent now after one unit's refill time
             long nextUnit = nanosToRefill(b, Math.max(1, 1 - tokens[i]));
-            out.add(new LimitStatus(b.name(), b.capacity(), window, Math.max(0, tokens[i]),
-                    missing <= 0 ? 0 : nanosToRefill(b, missing), nextUnit));
+            out.add(new LimitStatus(prefix == null ? b.name() : prefix + '.' + b.name(), b.capacity(), window,
+                    Math.max(0, tokens[i]), missing <= 0 ? 0 : nanosToRefill(b, missing), nextUnit, pk));
         }
-        return out;
     }
 
     /**

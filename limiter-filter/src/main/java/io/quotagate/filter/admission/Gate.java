@@ -8,6 +8,7 @@ import io.quotagate.plans.Plans;
 import io.quotagate.plans.TenantId;
 import io.quotagate.plans.TenantSettings;
 import io.quotagate.tenant.TenantDirectory;
+import io.quotagate.tenant.TenantRejectedException;
 
 import java.time.Clock;
 import java.util.List;
@@ -132,7 +133,9 @@ public final class Gate {
      * {@link Reason#ROUTE_RATE}...), naming the limit. An invalid user id is refused with 400, uncharged.
      *
      * @param user finds the user's id (not yet validated) in the request, or null if no user resolver
-     *             is configured
+     *             is configured; it throws {@link TenantRejectedException} for a request that names its
+     *             user ambiguously (a repeated or folded header), refused with 400 {@code invalid_user} and
+     *             the exception's detail, uncharged
      */
     public <R> Outcome decide(Policy policy, Route route, String tenant, R request,
                               Function<? super R, String> clientAddress, boolean estimated,
@@ -186,7 +189,15 @@ public final class Gate {
         Ticket ticket;
         Decision.Rejected rejected;
         try {
-            scoped = caller == null ? null : admission.scoped(policy, caller, route.name(), request, user, clientAddress);
+            try {
+                scoped = caller == null ? null
+                        : admission.scoped(policy, caller, route.name(), request, user, clientAddress);
+            } catch (TenantRejectedException unreadable) {
+                // the user is named twice, or as a list: which one a gateway meant is not guessed, and the
+                // request does not fall into the bucket of requests without a user either
+                if (permit != null) permit.cancel();
+                return new Outcome.Refused(400, INVALID_USER.reason(), unreadable.getMessage(), null, 0);
+            }
             if (scoped == ScopedCharge.INVALID_USER) {
                 if (permit != null) permit.cancel();
                 return INVALID_USER;
@@ -215,7 +226,7 @@ public final class Gate {
             }
             // the refusal already waits for the longest of all the request's buckets (one store operation)
             if (permit != null) permit.cancel(); // the request does not run: free its slot at once
-            return Outcome.Refused.tooMany(rejected, caller);
+            return admission.tooMany(policy, rejected, caller, scoped);
         }
         if (estimated && scoped != null && ticket.charged() > 0) {
             // an estimated route's minimum is charged first; its buckets beside the tenant's when repriced
@@ -234,7 +245,7 @@ public final class Gate {
             if (over != null) {
                 admission.reconcile(policy, ticket, ticket.charged(), 0); // the tenant pays nothing for a refused request
                 if (permit != null) permit.cancel();
-                return Outcome.Refused.tooMany(over, caller);
+                return admission.tooMany(policy, over, caller, scoped);
             }
         }
         return ticket;

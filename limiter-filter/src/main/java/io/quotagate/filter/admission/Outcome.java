@@ -2,6 +2,8 @@ package io.quotagate.filter.admission;
 
 import io.quotagate.filter.store.StoreUnavailableException;
 
+import java.util.List;
+
 /**
  * What the {@link Gate} decided for a request: it may run, holding a {@link Ticket}, or it is
  * {@link Refused}, with nothing taken.
@@ -16,9 +18,28 @@ public sealed interface Outcome permits Outcome.Refused, Ticket {
      * @param detail            a sentence for the client; never echoes unvalidated input
      * @param caller            who was refused; null before a valid tenant or client key was known
      * @param retryAfterSeconds the {@code Retry-After} delay in whole seconds, or 0 for none
+     * @param scopedLimits      for a 429 of a plan that publishes its limits: the state of the request's
+     *                          buckets beside its tenant's (per user, the route's own) as the refusing decision
+     *                          left them, to publish with the tenant's own; empty otherwise
      */
-    record Refused(int status, String reason, String detail, Caller caller, long retryAfterSeconds)
-            implements Outcome {
+    record Refused(int status, String reason, String detail, Caller caller, long retryAfterSeconds,
+                   List<LimitStatus> scopedLimits) implements Outcome {
+
+        public Refused {
+            scopedLimits = scopedLimits == null ? List.of() : List.copyOf(scopedLimits);
+        }
+
+        /** A refusal that publishes nothing beside the tenant's own limits. */
+        public Refused(int status, String reason, String detail, Caller caller, long retryAfterSeconds) {
+            this(status, reason, detail, caller, retryAfterSeconds, List.of());
+        }
+
+        /** The 429 of a refused request, with the published state of its buckets beside the tenant's. */
+        static Outcome.Refused tooMany(Decision.Rejected rejected, Caller caller, List<LimitStatus> scopedLimits) {
+            Outcome.Refused refused = tooMany(rejected, caller);
+            return new Outcome.Refused(refused.status, refused.reason, refused.detail, caller,
+                    refused.retryAfterSeconds, scopedLimits);
+        }
 
         /** The 429 of a refused request. */
         static Outcome.Refused tooMany(Decision.Rejected rejected, Caller caller) {

@@ -4,6 +4,8 @@ import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.QuotaBucket;
 
+import java.util.List;
+
 /**
  * The buckets a request is charged in beside its tenant's: its plan's bucket of the user
  * ({@code per-user}) and its route's own ({@code routes[].limits}, per tenant, user or client
@@ -19,20 +21,38 @@ final class ScopedCharge {
     static final ScopedCharge INVALID_USER = new ScopedCharge();
 
     private final QuotaBucket[] buckets = new QuotaBucket[4];
+    private final BucketLimits[] limits = new BucketLimits[4];
     private final Reason[] reasons = new Reason[4];
     private final String[] names = new String[4];
+    private final String[] policies = new String[4];
+    private final String[] partitions = new String[4];
     private int size;
     private long charged;
     /** The smallest capacity of all the buckets: the largest cost they can ever take. */
     private long smallestCapacity = Long.MAX_VALUE;
 
-    /** Adds a bucket to charge, at {@code limits}; {@code name} names its limit in a refusal. */
-    void add(QuotaBucket bucket, BucketLimits limits, Reason reason, String name) {
+    /**
+     * Adds a bucket to charge, at {@code limits}; {@code name} names its limit in a refusal, {@code policy}
+     * its bandwidths' published names ({@code <policy>.<bandwidth>}), {@code partition} their {@code pk}
+     * (null for none).
+     */
+    void add(QuotaBucket bucket, BucketLimits limits, Reason reason, String name, String policy, String partition) {
         smallestCapacity = Math.min(smallestCapacity, limits.smallestCapacity());
         buckets[size] = bucket;
+        this.limits[size] = limits;
         reasons[size] = reason;
         names[size] = name;
+        policies[size] = policy;
+        partitions[size] = partition;
         size++;
+    }
+
+    /**
+     * Adds the state of every bandwidth of these buckets to {@code out}, as the request's latest operation on
+     * them left them ({@link QuotaBucket#notedPerBandwidth()}: on Redis, the tokens its reply showed).
+     */
+    void published(List<LimitStatus> out) {
+        for (int i = 0; i < size; i++) Admission.statuses(buckets[i], limits[i], true, policies[i], partitions[i], out);
     }
 
     /**

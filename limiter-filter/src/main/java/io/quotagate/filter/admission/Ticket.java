@@ -6,6 +6,7 @@ import io.quotagate.filter.store.StoreUnavailableException;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
@@ -234,7 +235,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
                     return Outcome.Refused.unavailable(unavailable, caller);
                 }
             }
-            return Outcome.Refused.tooMany(refused, caller);
+            return admission.tooMany(policy, refused, caller, scoped);
         }
         Outcome.Refused scopedRefusal;
         try {
@@ -265,12 +266,18 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     }
 
     /**
-     * The state of each bandwidth of the caller's bucket, for publishing, or null if its plan keeps
-     * its limits hidden.
+     * The state of each bandwidth of the caller's bucket, then of the request's buckets beside it (per user,
+     * the route's own: those its decision held), for publishing; null if its plan keeps its limits hidden.
      */
     public List<LimitStatus> published() {
         Admission admission = policy.admission;
-        return admission.publishes(policy, plan) ? admission.published(policy, kind(), key, plan) : null;
+        if (!admission.publishes(policy, plan)) return null;
+        List<LimitStatus> own = admission.published(policy, kind(), key, plan);
+        ScopedCharge scoped = scopedCharge();
+        if (scoped == null) return own;
+        List<LimitStatus> all = new ArrayList<>(own);
+        all.addAll(admission.published(scoped));
+        return all;
     }
 
     /**
@@ -410,7 +417,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
             if (units == 0) return null;
             Caller caller = caller();
             Decision.Rejected over = policy.admission.takeScoped(policy, caller, scoped, units);
-            return over == null ? null : Outcome.Refused.tooMany(over, caller);
+            return over == null ? null : policy.admission.tooMany(policy, over, caller, scoped);
         }
     }
 }

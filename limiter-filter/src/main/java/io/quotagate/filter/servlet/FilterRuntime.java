@@ -232,14 +232,17 @@ final class FilterRuntime implements QuotaControl {
 
     /**
      * The user id {@code users} finds in a request, or null: a request whose user cannot be found (or
-     * whose credential for it is refused) shares the tenant's bucket of requests without a user, so
-     * leaving the user out never escapes the per-user limit.
+     * whose credential for it is refused, a 401 of the resolver) shares the tenant's bucket of requests
+     * without a user, so leaving the user out never escapes the per-user limit. A request that names its
+     * user ambiguously (a header repeated or folded into a list: the resolver's 400) is not put in that
+     * bucket: its {@link TenantRejectedException} goes on, and the gate refuses it with 400 {@code invalid_user}.
      */
     private Function<HttpServletRequest, String> userOf(TenantResolver users) {
         return request -> {
             try {
                 return users.resolve(request).orElse(null);
             } catch (TenantRejectedException rejected) {
+                if (rejected.status() == 400) throw rejected; // bad input, not a refused credential
                 return null;
             } catch (RuntimeException bug) {
                 setup.resolverFailures().failed(" (user)", bug);

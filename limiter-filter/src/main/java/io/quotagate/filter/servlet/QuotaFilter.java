@@ -275,7 +275,7 @@ public final class QuotaFilter implements Filter {
             rt.statistics.record(tenant, ticket.known(), ticket.plan(), route, RequestStatistics.Outcome.ALLOWED, null);
             if (ticket.known()) rt.signals.admitted(ticket.tenant(), ticket.plan());
             List<LimitStatus> published = ticket.published();
-            if (published != null) RateLimitHeaders.write(response, published, ticket.tenant(), rt.setup.legacyHeaders());
+            if (published != null) RateLimitHeaders.write(response, published, rt.setup.legacyHeaders());
         } catch (RuntimeException failure) {
             // the request will not run: closing the ticket gives back its slot and every unit it was charged
             ticket.close();
@@ -324,8 +324,13 @@ public final class QuotaFilter implements Filter {
         if (refused.status() == 429 && !Reason.CONCURRENCY.code().equals(refused.reason())) {
             List<LimitStatus> published = rt.gate.published(engine.policy(), caller);
             if (published != null) {
-                violated = RateLimitHeaders.write(response, published, caller.tenant(), refused.retryAfterSeconds(),
-                        cost, rt.setup.legacyHeaders());
+                // a per-user or route limit that refused is named by the refusal itself, not looked up again
+                if (!refused.scopedLimits().isEmpty()) {
+                    published = new ArrayList<>(published);
+                    published.addAll(refused.scopedLimits());
+                }
+                violated = RateLimitHeaders.write(response, published, refused.retryAfterSeconds(), cost,
+                        rt.setup.legacyHeaders());
             }
         }
         if (unreadBody) response.setHeader("Connection", "close");

@@ -7,10 +7,12 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * Publishes a plan's limits in the fields of draft-ietf-httpapi-ratelimit-headers-11, one list item
- * per bandwidth of the tenant's bucket (the global quota is never included):
+ * per bandwidth of the tenant's bucket (the global quota is never included), then one per bandwidth of
+ * the request's buckets beside it (per user, the route's own), each named by its scope:
  * <pre>
  * RateLimit-Policy: "burst";q=200;w=20;pk=:YWNtZQ==:, "daily";q=5000;w=86400;pk=:YWNtZQ==:
  * RateLimit: "burst";r=37;t=1;pk=:YWNtZQ==:, "daily";r=4837;t=18;pk=:YWNtZQ==:
@@ -20,14 +22,17 @@ import java.util.List;
  * burst. {@code r} is the units available now (0 while in debt) and {@code t} (§4.1.2, the effective
  * window) the whole seconds, rounded up, until the bandwidth holds a unit more than {@code r}: within
  * that time the client can count on no more than {@code r}. {@code pk} (§3.1.4, §4.1.3) is the
- * tenant id the quota is kept for, as a byte sequence; an anonymous client, keyed by its address,
- * gets none. {@code qu} is left out: a unit is a request when every route costs 1 (the draft's
- * default), and otherwise an application-defined cost the quota-unit registry has no name for.
+ * partition the quota is kept for ({@link LimitStatus#partitionKey()}: the tenant id, or
+ * {@code <tenant>/<user>}), as a byte sequence; a bucket keyed by a client address (an anonymous
+ * client's, a route's per client address) gets none. {@code qu} is left out: a unit is a request when
+ * every route costs 1 (the draft's default), and otherwise an application-defined cost the quota-unit
+ * registry has no name for.
  *
  * <p>On a 429 (§6, Appendix B.1.2), {@code RateLimit} lists only the exhausted policies (fewer units
- * than the refused request's cost), each {@code t} at most {@code Retry-After}; a refusal by a quota
- * that is not published (the global quota, the guest pool) lists every policy, each {@code t} capped
- * the same way. {@code RateLimit-Policy} always lists them all.
+ * than the refused request's cost: the one that refused it, a per-user or route limit's included), each
+ * {@code t} at most {@code Retry-After}; a refusal by a quota that is not published (the global quota,
+ * the guest pool) lists every policy, each {@code t} capped the same way. {@code RateLimit-Policy} always
+ * lists them all.
  *
  * <p>The optional legacy fields {@code X-RateLimit-Limit/-Remaining/-Reset} describe the bandwidth
  * with the fewest units left ({@code -Reset}: seconds until it is full).
@@ -40,29 +45,33 @@ final class RateLimitHeaders {
     }
 
     /** The fields of an admitted request. */
-    static void write(HttpServletResponse response, List<LimitStatus> limits, String partitionKey, boolean legacy) {
-        write(response, limits, partitionKey, 0, 0, legacy);
+    static void write(HttpServletResponse response, List<LimitStatus> limits, boolean legacy) {
+        write(response, limits, 0, 0, legacy);
     }
 
     /**
-     * Writes the fields.
+     * Writes the fields, each item with its {@link LimitStatus#partitionKey()} as {@code pk} (none if null).
      *
-     * @param partitionKey      the tenant id, or null for none ({@code pk} left out)
      * @param retryAfterSeconds the response's Retry-After, or 0 when it has none (admitted)
      * @param refusedCost       on a 429, the cost of the refused request (a policy with fewer units is exhausted)
      * @param legacy            also send {@code X-RateLimit-Limit}, {@code -Remaining}, {@code -Reset}
      * @return the names of the exhausted policies (empty when admitted, or refused by a quota not published)
      */
-    static List<String> write(HttpServletResponse response, List<LimitStatus> limits, String partitionKey,
-                              long retryAfterSeconds, long refusedCost, boolean legacy) {
+    static List<String> write(HttpServletResponse response, List<LimitStatus> limits, long retryAfterSeconds,
+                              long refusedCost, boolean legacy) {
         if (limits.isEmpty()) return List.of();
         List<String> exhausted = retryAfterSeconds > 0 ? exhausted(limits, refusedCost) : List.of();
-        String pk = partitionKey == null ? ""
-                : ";pk=:" + Base64.getEncoder().encodeToString(partitionKey.getBytes(StandardCharsets.UTF_8)) + ':';
         StringBuilder policy = new StringBuilder(48 * limits.size());
         StringBuilder state = new StringBuilder(48 * limits.size());
         LimitStatus tightest = null;
+        String partition = null;
+        String pk = "";
         for (LimitStatus s : limits) {
+            if (!Objects.equals(s.partitionKey(), partition)) { // the same key for most items: encoded once
+                partition = s.partitionKey();
+                pk = partition == null ? "" : ";pk=:"
+                        + Base64.getEncoder().encodeToString(partition.getBytes(StandardCharsets.UTF_8)) + ':';
+            }
             if (policy.length() > 0) policy.append(", ");
             policy.append('"').append(s.name()).append("\";q=").append(s.capacity()).append(";w=").append(s.windowSeconds())
                     .append(pk);

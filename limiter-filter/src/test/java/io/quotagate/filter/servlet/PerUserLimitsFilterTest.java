@@ -1,12 +1,15 @@
 package io.quotagate.filter.servlet;
 
 import io.quotagate.filter.signals.QuotaEvent;
+import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.PlansFile;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -125,6 +128,55 @@ class PerUserLimitsFilterTest {
         assertThat(invalid.statusCode()).isEqualTo(400);
         assertThat(invalid.body()).contains("\"reason\":\"invalid_user\"");
         assertThat(filter.control().tenantLimits("acme").get(0).remaining()).isEqualTo(5);
+    }
+
+    /**
+     * A user header that names no single valid id is refused as the tenant header is (its 400 has the same
+     * shape: no tenant member, the reason and a detail): it never falls into the tenant's bucket of requests
+     * without a user, where a client repeating or folding the header would otherwise be let through on
+     * someone else's units, or pass unnoticed behind a gateway that appends the header instead of replacing it.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', textBlock = """
+            repeated                        | X-User-Id: alice\\r\\nX-User-Id: bob\\r\\n          | repeated
+            repeated with one value         | X-User-Id: alice\\r\\nX-User-Id: alice\\r\\n        | repeated
+            repeated, names in other cases  | x-user-id: alice\\r\\nX-USER-ID: bob\\r\\n          | repeated
+            folded by a proxy               | X-User-Id: alice, bob\\r\\n                         | a list
+            folded without a space          | X-User-Id: alice,bob\\r\\n                          | a list
+            empty                           | X-User-Id: \\r\\n                                   | 1-64 characters
+            too long (65 characters)        | X-User-Id: uuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuu\\r\\n | 1-64 characters
+            a slash                         | X-User-Id: alice/bob\\r\\n                          | 1-64 characters
+            non-ASCII                       | X-User-Id: caf\u00e9\\r\\n                         | 1-64 characters
+            dots only                       | X-User-Id: ..\\r\\n                                 | 1-64 characters
+            """)
+    void aUserHeaderThatNamesNoSingleValidUserIsA400InvalidUserAndChargesNothing(String description, String headers,
+                                                                                 String detail) throws Exception {
+        start();
+        String lines = headers.replace("\\r\\n", "\r\n");
+        for (int i = 0; i < 6; i++) { // more than the 4 a second of a user: none of them may be admitted
+            String raw = Http.rawHead(server.port(), "GET /items HTTP/1.1\r\nHost: localhost\r\nX-Tenant-Id: acme\r\n"
+                    + lines);
+            assertThat(Http.status(raw)).as(raw).isEqualTo(400);
+            assertThat(raw).containsIgnoringCase("Content-Type: application/problem+json");
+            String body = raw.substring(raw.indexOf("\r\n\r\n") + 4);
+            assertThat(body).startsWith("{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":")
+                    .contains("\"reason\":\"invalid_user\"").contains(detail)
+                    .as("the same shape as the tenant header's 400: no tenant member").doesNotContain("\"tenant\"")
+                    .doesNotContain("alice", "bob");
+        }
+        for (int i = 0; i < 4; i++) {
+            assertThat(get("acme", null).statusCode()).as("the bucket of requests without a user is untouched")
+                    .isEqualTo(200);
+        }
+        assertThat(filter.control().tenantLimits("acme").get(0).remaining()).as("the tenant paid for 4").isEqualTo(6);
+    }
+
+    @Test
+    void aUserHeaderIsOnlyReadWhereALimitIsKeptPerUser() throws Exception {
+        start();
+        String raw = Http.rawHead(server.port(), "GET /items HTTP/1.1\r\nHost: localhost\r\nX-Tenant-Id: initech\r\n"
+                + "X-User-Id: alice\r\nX-User-Id: bob\r\n");
+        assertThat(Http.status(raw)).as("initech's plan keeps no limit per user: " + raw).isEqualTo(200);
     }
 
     @Test

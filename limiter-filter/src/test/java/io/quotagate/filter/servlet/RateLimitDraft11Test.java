@@ -241,4 +241,105 @@ class RateLimitDraft11Test {
         assertThat(r.headers().firstValue("RateLimit")).isEmpty();
         assertThat(body(r).get("type").asText()).isEqualTo("about:blank");
     }
+
+    /**
+     * A published plan with a limit per user and a route with a limit per client address: beside the
+     * tenant's generous minute, the user's seat and the login attempts of an address.
+     */
+    private static final String SCOPED = """
+            plans:
+              team:
+                publish: true
+                limits: [ { name: minute, capacity: 600, refill: 600, period: 1m } ]
+                per-user:
+                  limits: [ { name: seat, capacity: 10, refill: 10, period: 1m } ]
+            routes:
+              - name: login
+                paths: ["/login"]
+                limits:
+                  - { name: attempts, per: client-address, capacity: 3, refill: 3, period: 1m }
+            tenants:
+              users:
+                - { type: header, name: X-User-Id }
+              assignments: { acme: team }
+            """;
+
+    private HttpResponse<String> asUser(String path, String user) throws Exception {
+        java.net.http.HttpRequest r = java.net.http.HttpRequest.newBuilder(server.uri(path))
+                .timeout(Duration.ofSeconds(10)).header("X-Tenant-Id", "acme").header("X-User-Id", user).build();
+        return java.net.http.HttpClient.newHttpClient().send(r, HttpResponse.BodyHandlers.ofString());
+    }
+
+    private void startScoped() throws Exception {
+        server = JettyServer.start(QuotaFilter.builder().plans(PlansFile.parse("t.yml", SCOPED)).clock(clock).build());
+    }
+
+    @Test
+    void aPerUserLimitIsItsOwnPolicyPartitionedByTenantAndUserAndIts429ListsItAloneAsExhausted() throws Exception {
+        startScoped();
+        HttpResponse<String> last = null;
+        for (int i = 0; i < 10; i++) {
+            last = asUser("/items/1", "alice");
+            assertThat(last.statusCode()).isEqualTo(200);
+        }
+        assertThat(parse(last, "RateLimit-Policy")).extracting(Member::name).containsExactly("minute", "per-user.seat");
+        Member seat = parse(last, "RateLimit-Policy").get(1);
+        assertThat(seat.integer("q")).isEqualTo(10);
+        assertThat(seat.integer("w")).isEqualTo(60);
+        assertThat(seat.params()).as("quotas are allocated per partition key: the user's inside its tenant")
+                .containsEntry("pk", "acme/alice");
+        assertThat(parse(last, "RateLimit").get(1).integer("r")).isZero();
+
+        HttpResponse<String> r = asUser("/items/1", "alice");
+        assertThat(r.statusCode()).isEqualTo(429);
+        assertThat(body(r).get("reason").asText()).isEqualTo("user_rate");
+        long retryAfter = retryAfter(r);
+        assertThat(retryAfter).as("10 a minute: a unit every 6 s").isEqualTo(6);
+        List<Member> limits = parse(r, "RateLimit");
+        assertThat(limits).as("only the exhausted policy, never the tenant's healthy minute").extracting(Member::name)
+                .containsExactly("per-user.seat");
+        assertThat(limits.get(0).integer("r")).isZero();
+        assertThat(limits.get(0).integer("t")).as("§6").isPositive().isLessThanOrEqualTo(retryAfter);
+        assertThat(limits.get(0).params()).containsEntry("pk", "acme/alice");
+        assertThat(parse(r, "RateLimit-Policy")).extracting(Member::name).containsExactly("minute", "per-user.seat");
+        assertThat(parse(r, "RateLimit-Policy").get(0).params()).containsEntry("pk", "acme");
+        assertThat(body(r).get("type").asText()).isEqualTo("https://iana.org/assignments/http-problem-types#quota-exceeded");
+        assertThat(body(r).get("violated-policies")).extracting(JsonNode::asText).containsExactly("per-user.seat");
+
+        HttpResponse<String> bob = asUser("/items/1", "bob");
+        assertThat(bob.statusCode()).as("a colleague has a seat of his own").isEqualTo(200);
+        assertThat(parse(bob, "RateLimit").get(1).params()).containsEntry("pk", "acme/bob");
+        assertThat(parse(bob, "RateLimit").get(1).integer("r")).isEqualTo(9);
+        assertThat(parse(bob, "RateLimit").get(0).integer("r")).as("the tenant paid for 11").isEqualTo(589);
+        clock.advance(Duration.ofSeconds(retryAfter));
+        assertThat(asUser("/items/1", "alice").statusCode()).as("Retry-After is a promise").isEqualTo(200);
+    }
+
+    @Test
+    void aRouteLimitPerClientAddressIsItsOwnPolicyWithoutAPartitionKeyAndIts429ListsItAloneAsExhausted()
+            throws Exception {
+        startScoped();
+        for (int i = 0; i < 3; i++) assertThat(asUser("/login", "alice").statusCode()).isEqualTo(200);
+        HttpResponse<String> r = asUser("/login", "alice");
+        assertThat(r.statusCode()).isEqualTo(429);
+        assertThat(body(r).get("reason").asText()).isEqualTo("route_address_rate");
+        long retryAfter = retryAfter(r);
+        assertThat(retryAfter).as("3 a minute: a unit every 20 s").isEqualTo(20);
+        List<Member> limits = parse(r, "RateLimit");
+        assertThat(limits).as("neither the tenant's minute nor alice's seat, which hold units").extracting(Member::name)
+                .containsExactly("login.client-address.attempts");
+        assertThat(limits.get(0).integer("r")).isZero();
+        assertThat(limits.get(0).integer("t")).isPositive().isLessThanOrEqualTo(retryAfter);
+        assertThat(limits.get(0).params()).as("a client address is never sent back").doesNotContainKey("pk");
+        List<Member> policies = parse(r, "RateLimit-Policy");
+        assertThat(policies).extracting(Member::name)
+                .containsExactly("minute", "per-user.seat", "login.client-address.attempts");
+        assertThat(policies.get(2).integer("q")).isEqualTo(3);
+        assertThat(policies.get(2).integer("w")).isEqualTo(60);
+        assertThat(policies.get(2).params()).doesNotContainKey("pk");
+        assertThat(body(r).get("violated-policies")).extracting(JsonNode::asText)
+                .containsExactly("login.client-address.attempts");
+        assertThat(parse(asUser("/items/1", "alice"), "RateLimit-Policy")).as("the route's own on that route only")
+                .extracting(Member::name).containsExactly("minute", "per-user.seat");
+    }
 }

@@ -271,4 +271,56 @@ class OneTripTest {
             }
         }
     }
+
+    /**
+     * A published plan's per-user and route limits: each response's fields for them, the 429's that name
+     * the refusing one included, come from the request's own script call, without another read.
+     */
+    @Test
+    void perUserAndRouteLimitsArePublishedFromTheScriptCallWithoutAnotherRead() throws Exception {
+        String prefix = RedisServer.randomPrefix();
+        try (RedisServer own = RedisServer.startOwn();
+             RedisStore store = scriptStore(own, prefix, Duration.ofSeconds(1), Duration.ofMinutes(1))) {
+            QuotaFilter filter = QuotaFilter.builder().plans(PlansFile.parse("one-trip-published-scoped.yml", """
+                    plans:
+                      team:
+                        publish: true
+                        limits: [ { name: minute, capacity: 600, refill: 600, period: 1h } ]
+                        per-user: { limits: [ { name: seat, capacity: 3, refill: 3, period: 1h } ] }
+                    routes:
+                      - name: login
+                        paths: ["/login"]
+                        limits: [ { name: attempts, per: client-address, capacity: 5, refill: 5, period: 1h } ]
+                    tenants:
+                      users: [ { type: header, name: X-User-Id } ]
+                      assignments: { acme: team }
+                    """)).store(store).build();
+            try (JettyServer server = JettyServer.start(filter)) {
+                own.command("CONFIG", "RESETSTAT");
+                int[] statuses = new int[7];
+                List<String> fields = new java.util.ArrayList<>();
+                for (int i = 0; i < statuses.length; i++) {
+                    // ann sends 4 (her 4th refused by her seat of 3), then bob 3 (his 3rd by the address's 5)
+                    java.net.http.HttpRequest r = java.net.http.HttpRequest.newBuilder(server.uri("/login"))
+                            .header("X-Tenant-Id", "acme").header("X-User-Id", i < 4 ? "ann" : "bob").build();
+                    HttpResponse<String> response = java.net.http.HttpClient.newHttpClient()
+                            .send(r, HttpResponse.BodyHandlers.ofString());
+                    statuses[i] = response.statusCode();
+                    fields.add(response.headers().firstValue("RateLimit").orElseThrow());
+                }
+                assertThat(statuses).containsExactly(200, 200, 200, 429, 200, 200, 429);
+                assertThat(fields.get(0)).contains("\"per-user.seat\";r=2;").contains("\"login.client-address.attempts\";r=4;");
+                assertThat(fields.get(2)).contains("\"per-user.seat\";r=0;").contains("\"login.client-address.attempts\";r=2;");
+                assertThat(fields.get(3)).as("the seat alone, as its refusal's call left it")
+                        .matches("\"per-user\\.seat\";r=0;t=\\d+;pk=:[A-Za-z0-9+/=]+:");
+                assertThat(fields.get(5)).contains("\"per-user.seat\";r=1;").contains("\"login.client-address.attempts\";r=0");
+                assertThat(fields.get(6)).as("the address's attempts alone, without pk")
+                        .matches("\"login\\.client-address\\.attempts\";r=0;t=\\d+");
+                assertThat(own.calls("evalsha")).as("one script call per request").isEqualTo(statuses.length);
+                assertThat(own.calls("get")).as("the script's reads only: the tenant's, the user's and the address's")
+                        .isEqualTo(3L * statuses.length);
+                assertThat(store.fallbackDecisions()).isZero();
+            }
+        }
+    }
 }
