@@ -23,7 +23,10 @@ import java.util.function.ToLongFunction;
  * <p>{@link #send} honours interruption while it waits for units (the request leaves the queue,
  * unsent) and while it is sent. Cancelling the future of {@link #sendAsync} takes the request out of
  * the queue if it is still waiting, and cancels the exchange if it is under way. Retries are the
- * caller's: put them around this client, so that each attempt waits for units.
+ * caller's: put them around this client, so that each attempt waits for units. A 429 is returned as
+ * the response, never retried here; so {@link #send} blocks at most the limiter's
+ * {@link AdaptiveLimiter.Builder#maxWait} for units, plus the exchange (bound it with
+ * {@link HttpRequest.Builder#timeout}).
  */
 public final class AdaptiveHttpClient {
     private final HttpClient http;

@@ -26,12 +26,15 @@ import java.util.function.Function;
  *   <li>A request asks for its units ({@link #acquire}, {@link #acquireAsync}). It goes at once if the
  *       units are there and nobody is queued; otherwise it waits in a FIFO queue. It is
  *       <em>rejected</em> ({@link RejectedByLimiterException}, never sent, so it costs no quota) when
- *       the queue is full, when its estimated wait exceeds the maximum wait, or when it is still
- *       queued after the maximum wait.</li>
+ *       the queue is full, when its estimated wait exceeds the maximum wait (also when a pause
+ *       begins while it waits), or when it is still queued after the maximum wait. So no caller
+ *       waits longer than {@link Builder#maxWait}, and no more than {@link Builder#maxQueue} wait
+ *       at once: the others are refused at once.</li>
  *   <li>Its {@link Permit} reports the answer. A 429, or a 503 with Retry-After, cuts the rate (the
  *       controller decides by how much), drops the saved units and pauses every request of the
- *       limiter until Retry-After has passed. A success raises the rate only if the request had to
- *       wait for units: a client that sends less than its limit gets no bigger limit.</li>
+ *       limiter until Retry-After has passed, at most {@link Builder#maxRetryAfter}: a server that
+ *       asks for a year is asked again after that. A success raises the rate only if the request
+ *       had to wait for units: a client that sends less than its limit gets no bigger limit.</li>
  *   <li>The rate stays within [min, max]. The options describe the whole application: with
  *       {@code n} instances ({@link InstanceCountSource}) each refills at {@code rate / n}.</li>
  * </ul>
@@ -51,6 +54,8 @@ import java.util.function.Function;
  */
 public final class AdaptiveLimiter {
     private static final long DEFAULT_RETRY_AFTER_SECONDS = 1;
+    // the longest any duration option may be: every deadline and pause then stays far from overflow
+    private static final Duration LONGEST_OPTION = Duration.ofDays(1);
 
     private final String name;
     private final RateController controller;
@@ -60,6 +65,7 @@ public final class AdaptiveLimiter {
     private final double min;
     private final double max;
     private final long maxWaitNanos;
+    private final long maxPauseNanos;
     private final int maxQueue;
     private final long burstNanos;
 
@@ -90,6 +96,7 @@ public final class AdaptiveLimiter {
         this.min = b.min;
         this.max = b.max;
         this.maxWaitNanos = b.maxWait.toNanos();
+        this.maxPauseNanos = b.maxRetryAfter.toNanos();
         this.maxQueue = b.maxQueue;
         this.burstNanos = b.burst.toNanos();
         long now = clock.nanoTime();
@@ -231,6 +238,7 @@ public final class AdaptiveLimiter {
     void poll() {
         List<Waiter> grants = null;
         List<Waiter> expired = null;
+        List<Waiter> doomed = null;
         long now;
         lock.lock();
         try {
@@ -242,6 +250,14 @@ public final class AdaptiveLimiter {
                 queuedUnits -= w.units;
                 if (expired == null) expired = new ArrayList<>();
                 expired.add(w);
+            }
+            // a waiter whose deadline comes before the pause ends can never be granted: it is told
+            // now, not held until its maximum wait is up
+            while (!queue.isEmpty() && queue.peekFirst().deadline < pausedUntil) {
+                Waiter w = queue.pollFirst();
+                queuedUnits -= w.units;
+                if (doomed == null) doomed = new ArrayList<>();
+                doomed.add(w);
             }
             while (now >= pausedUntil && !queue.isEmpty() && tokens >= queue.peekFirst().units) {
                 Waiter w = queue.pollFirst();
@@ -258,6 +274,12 @@ public final class AdaptiveLimiter {
             for (Waiter w : expired) {
                 rejected.increment();
                 w.completeExceptionally(new RejectedByLimiterException(name, RejectedByLimiterException.Reason.TIMED_OUT));
+            }
+        }
+        if (doomed != null) {
+            for (Waiter w : doomed) {
+                rejected.increment();
+                w.completeExceptionally(new RejectedByLimiterException(name, RejectedByLimiterException.Reason.WAIT_TOO_LONG));
             }
         }
         if (grants != null) {
@@ -278,7 +300,8 @@ public final class AdaptiveLimiter {
         Waiter head = queue.peekFirst();
         if (head == null) return Long.MAX_VALUE;
         long deadline = head.deadline + 1;
-        if (now < pausedUntil) return Math.min(pausedUntil, deadline);
+        if (head.deadline < pausedUntil) return now;   // doomed by the pause: refused at the next poll
+        if (now < pausedUntil) return pausedUntil;
         double perNano = instanceRate() / 60e9;
         double missing = Math.max(0, head.units - tokens);
         return Math.min(now + (long) Math.ceil(missing / perNano), deadline);
@@ -341,8 +364,11 @@ public final class AdaptiveLimiter {
             rate = clamp(controller.onThrottled(rate, now, sentAt));
             // units saved before the throttle are no credit: the server just said we are over
             tokens = 0;
-            pausedUntil = Math.max(pausedUntil, now + Math.max(0, retryAfterNanos));
+            // at most the maximum pause, itself at most a day: no overflow, and a server asking for a
+            // year is asked again after maxRetryAfter
+            pausedUntil = Math.max(pausedUntil, now + Math.max(0, Math.min(maxPauseNanos, retryAfterNanos)));
             throttled.increment();
+            scheduleWake(now);
         } finally {
             lock.unlock();
         }
@@ -436,8 +462,11 @@ public final class AdaptiveLimiter {
 
         /**
          * Reports a response: its {@code RateLimit} / {@code RateLimit-Policy} fields if any, then a 429
-         * (or a 503 with Retry-After) as a throttle with its Retry-After (seconds or an HTTP date; 1 s
-         * if absent or unreadable), any other 1xx–3xx as accepted; other statuses change nothing.
+         * (or a 503 with a readable Retry-After) as a throttle with its Retry-After, any other 1xx–3xx
+         * as accepted; other statuses change nothing. Retry-After is read as delay-seconds (a decimal
+         * rounded up) or an HTTP-date (a date in the past: no pause); absent or unreadable (negative,
+         * text): 1 s; several values: the longest; the pause is at most {@link Builder#maxRetryAfter}.
+         * Whatever the server sends, this never throws.
          *
          * @param headers all values of a header field by name, empty (or null) when absent; e.g.
          *                {@code response.headers()::allValues}
@@ -445,12 +474,12 @@ public final class AdaptiveLimiter {
         public void complete(int status, Function<String, List<String>> headers) {
             List<String> limit = values(headers, "RateLimit");
             if (!limit.isEmpty()) published(String.join(", ", limit), String.join(", ", values(headers, "RateLimit-Policy")));
-            List<String> retryAfter = values(headers, "Retry-After");
-            long seconds = retryAfter.isEmpty() ? -1 : RetryAfter.seconds(retryAfter.get(0), System.currentTimeMillis());
+            long seconds = RetryAfter.seconds(values(headers, "Retry-After"), System.currentTimeMillis());
             if (status == 429 || (status == 503 && seconds >= 0)) {
                 long s = seconds >= 0 ? seconds : DEFAULT_RETRY_AFTER_SECONDS;
-                // the server's seconds are real seconds: on a clock that runs faster they last longer
-                throttled(Duration.ofNanos((long) (s * 1e9 * clock.speed())));
+                // the server's seconds are real seconds: on a clock that runs faster they last longer;
+                // in double, so that a server's 10^18 s saturates at the maximum pause instead of wrapping
+                onThrottled(sentAt, (long) Math.min(maxPauseNanos, s * 1e9 * clock.speed()));
             } else if (status >= 100 && status < 400) {
                 accepted();
             }
@@ -470,17 +499,28 @@ public final class AdaptiveLimiter {
             onAccepted(waited);
         }
 
-        /** The server throttled the request and asked to wait {@code retryAfter} (of the limiter's clock). */
+        /**
+         * The server throttled the request and asked to wait {@code retryAfter} (of the limiter's
+         * clock): the limiter pauses that long, at least 0 and at most {@link Builder#maxRetryAfter}.
+         */
         public void throttled(Duration retryAfter) {
-            onThrottled(sentAt, retryAfter.toNanos());
+            long nanos;
+            try {
+                nanos = Math.min(maxPauseNanos, retryAfter.toNanos());
+            } catch (ArithmeticException e) {
+                nanos = retryAfter.isNegative() ? 0 : maxPauseNanos;   // beyond ±292 years
+            }
+            onThrottled(sentAt, nanos);
         }
 
         /**
          * The response carried these {@code RateLimit} and {@code RateLimit-Policy} field values
-         * (several field lines joined by ", "; the policy may be empty). Malformed fields are
-         * ignored, as RFC 8941 asks of a parser's caller.
+         * (several field lines joined by ", "; the policy may be empty). Malformed fields (and a null
+         * {@code rateLimit}) are ignored, as RFC 9651 asks of a parser's caller; a rate they would
+         * move is clamped to [min, max] as any other.
          */
         public void published(String rateLimit, String rateLimitPolicy) {
+            if (rateLimit == null) return;
             List<RateLimitFields.Limit> limits;
             List<RateLimitFields.Policy> policies = new ArrayList<>();
             try {
@@ -535,6 +575,7 @@ public final class AdaptiveLimiter {
         private double max = Double.NaN;
         private InstanceCountSource instanceCount = InstanceCountSource.fixed(1);
         private Duration maxWait = Duration.ofSeconds(5);
+        private Duration maxRetryAfter = Duration.ofMinutes(5);
         private int maxQueue = 100;
         private Duration burst = Duration.ofSeconds(1);
         private LimiterClock clock = LimiterClock.system();
@@ -580,12 +621,33 @@ public final class AdaptiveLimiter {
             return this;
         }
 
-        /** The longest a request may wait for units before it is rejected unsent, &ge; 0; default 5 s. */
+        /**
+         * The longest a request may wait for units before it is rejected unsent, in [0, 1 day]; default
+         * 5 s. {@link #acquire} and the clients' {@code send} block at most this long (and a second
+         * for a late timer) before the request is sent or refused.
+         */
         public Builder maxWait(Duration maxWait) {
-            Objects.requireNonNull(maxWait, "maxWait");
-            if (maxWait.isNegative()) throw new IllegalArgumentException("maxWait must be >= 0, was " + maxWait);
-            this.maxWait = maxWait;
+            this.maxWait = atMostADay("maxWait", maxWait);
             return this;
+        }
+
+        /**
+         * The longest pause a 429 (or 503) may impose, whatever its Retry-After says, in [0, 1 day];
+         * default 5 min. A server that asks for more (a year, 10^30 seconds, a date in 2100) is asked
+         * again after this, so the limiter comes back when the server does. Requests arriving during
+         * a pause longer than {@link #maxWait} are refused at once.
+         */
+        public Builder maxRetryAfter(Duration maxRetryAfter) {
+            this.maxRetryAfter = atMostADay("maxRetryAfter", maxRetryAfter);
+            return this;
+        }
+
+        private static Duration atMostADay(String field, Duration d) {
+            Objects.requireNonNull(d, field);
+            if (d.isNegative() || d.compareTo(LONGEST_OPTION) > 0) {
+                throw new IllegalArgumentException(field + " must be in [0, " + LONGEST_OPTION + "], was " + d);
+            }
+            return d;
         }
 
         /** The most requests that may wait at once, &gt; 0; default 100. */

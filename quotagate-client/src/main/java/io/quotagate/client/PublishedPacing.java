@@ -1,7 +1,9 @@
 package io.quotagate.client;
 
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -58,14 +60,11 @@ final class PublishedPacing implements RateController {
         RateLimitFields.Limit binding = null;
         double bindingFill = Double.MAX_VALUE;
         RateLimitFields.Policy bindingPolicy = null;
+        // by name, the first of a name winning: one pass over each list, however many the server sends
+        Map<String, RateLimitFields.Policy> byName = new HashMap<>();
+        for (RateLimitFields.Policy p : policies) byName.putIfAbsent(p.name(), p);
         for (RateLimitFields.Limit limit : limits) {
-            RateLimitFields.Policy policy = null;
-            for (RateLimitFields.Policy p : policies) {
-                if (p.name().equals(limit.policy())) {
-                    policy = p;
-                    break;
-                }
-            }
+            RateLimitFields.Policy policy = byName.get(limit.policy());
             double fill = policy != null && policy.quota() > 0 ? (double) limit.remaining() / policy.quota() : limit.remaining();
             if (fill < bindingFill) {
                 bindingFill = fill;

@@ -14,7 +14,10 @@ public final class RejectedByLimiterException extends IOException {
     public enum Reason {
         /** as many requests as the limiter's maximum queue were already waiting */
         QUEUE_FULL,
-        /** its estimated wait for units was longer than the maximum wait */
+        /**
+         * its estimated wait for units was longer than the maximum wait: when it arrived, or when a
+         * pause (Retry-After) that began while it waited would outlast its maximum wait
+         */
         WAIT_TOO_LONG,
         /** it waited the maximum wait without getting its units (the rate dropped meanwhile) */
         TIMED_OUT

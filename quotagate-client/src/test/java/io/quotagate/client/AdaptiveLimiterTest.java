@@ -114,7 +114,7 @@ class AdaptiveLimiterTest {
         assertThat(limiter.appUnitsPerMinute()).isEqualTo(600);
         now(limiter.acquireAsync(1)).complete(503, headers(Map.of("Retry-After", "Fri, 31 Dec 2100 23:59:59 GMT")));
         assertThat(limiter.appUnitsPerMinute()).isEqualTo(300);
-        // paused until 2100: any wait is too long
+        // paused until 2100, that is maxRetryAfter (5 min), longer than the maximum wait: refused at once
         assertThat(limiter.acquireAsync(1)).isCompletedExceptionally();
     }
 

@@ -52,6 +52,43 @@ class RateLimitFieldsTest {
         assertThatThrownBy(() -> RateLimitFields.parseRateLimit(value)).isInstanceOf(IllegalArgumentException.class);
     }
 
+    @Test
+    void readsAsManyMembersAndParametersAsRfc9651AsksAndRefusesMore() {
+        assertThat(RateLimitFields.parseRateLimit(members(RateLimitFields.MAX_MEMBERS))).hasSize(RateLimitFields.MAX_MEMBERS);
+        assertThatThrownBy(() -> RateLimitFields.parseRateLimit(members(RateLimitFields.MAX_MEMBERS + 1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("more than 1024 members");
+        assertThatThrownBy(() -> RateLimitFields.parsePolicy(members(5000).replace(";r=", ";q=")))
+                .isInstanceOf(IllegalArgumentException.class);
+        StringBuilder params = new StringBuilder("p;r=1");
+        for (int i = 1; i < RateLimitFields.MAX_PARAMETERS; i++) params.append(";x").append(i).append("=1");
+        assertThat(RateLimitFields.parseRateLimit(params.toString()).get(0).parameters()).hasSize(RateLimitFields.MAX_PARAMETERS);
+        assertThatThrownBy(() -> RateLimitFields.parseRateLimit(params + ";y=1"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("more than 256 parameters");
+    }
+
+    private static String members(int n) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < n; i++) b.append(i == 0 ? "" : ", ").append("p").append(i).append(";r=").append(i);
+        return b.toString();
+    }
+
+    @Test
+    void aMegabyteFieldIsReadOrRefusedInOnePassAndItsMessageQuotesOnlyItsStart() {
+        String name = "x".repeat(1_000_000);
+        assertThat(RateLimitFields.parseRateLimit("\"" + name + "\";r=7").get(0).remaining()).isEqualTo(7);
+        assertThatThrownBy(() -> RateLimitFields.parseRateLimit("\"" + name + "\";r=-7"))
+                .isInstanceOf(IllegalArgumentException.class).satisfies(e -> assertThat(e.getMessage()).hasSizeLessThan(300));
+        assertThatThrownBy(() -> RateLimitFields.parseRateLimit("\"" + name))
+                .isInstanceOf(IllegalArgumentException.class).satisfies(e -> assertThat(e.getMessage()).hasSizeLessThan(300));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"\"burst\";r=\u0663", "\"burst\";r=1;t=\u0661", "\"burst\";r=1;t=-1", "\u0000", "\"burst\";r=1e3",
+            "\"burst\";r=9223372036854775808", "\"burst\";r=1;t=1.5", "\"bu\u00e9rst\";r=1", "\u00e9;r=1", "\"burst\";r=?1"})
+    void refusesNonAsciiDigitsNegativeResetsAndOtherGarbage(String value) {
+        assertThatThrownBy(() -> RateLimitFields.parseRateLimit(value)).isInstanceOf(IllegalArgumentException.class);
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"\"p\"", "\"p\";w=60", "\"p\";q=10;w=0", "\"p\";q=?1", "\"p\";q=10;qu=5", "\"p\";q=10;qu=?1"})
     void rejectsMalformedPolicies(String value) {
