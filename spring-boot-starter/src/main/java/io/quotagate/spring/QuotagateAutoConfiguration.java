@@ -28,13 +28,15 @@ import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.Optional;
 import java.util.Set;
 
 /**
  * Installs a {@link QuotaFilter} in a Spring Boot servlet application from {@link QuotagateProperties}
- * ({@code quotagate.plans} is the one required property), and, when the application has them, its Micrometer
+ * and the limits, given by a plans file ({@code quotagate.plans}) or written under {@code quotagate.limits} with the
+ * plans file's keys and rules (one of the two, never both), and, when the application has them, its Micrometer
  * meters, a {@code quotagate} health indicator and the {@code quotagate} Actuator endpoint.
  *
  * <p>Application beans take part instead of the plans file's defaults: a {@link TenantResolver}, a
@@ -66,10 +68,12 @@ public class QuotagateAutoConfiguration {
     private static final String ACTUATOR_ENDPOINT = "org.springframework.boot.actuate.endpoint.annotation.Endpoint";
 
     /**
-     * The filter, built from the plans file and the application's optional beans.
+     * The filter, built from the plans file or the limits under {@code quotagate.limits}, and the application's
+     * optional beans.
      *
      * @throws InvalidConfigurationPropertyValueException naming {@code quotagate.plans} (or
-     *         {@code quotagate.watch-plans}) when it is missing, invalid or contradicts the other
+     *         {@code quotagate.watch-plans}) when it is missing, invalid or contradicts the other, or the property
+     *         under {@code quotagate.limits} that the plans rules refuse
      */
     @Bean
     @ConditionalOnMissingBean
@@ -81,33 +85,28 @@ public class QuotagateAutoConfiguration {
                                    ObjectProvider<QuotaListener> listeners,
                                    Environment environment) {
         String plans = properties.plans();
-        if (plans == null || plans.isBlank()) {
+        boolean file = plans != null && !plans.isBlank();
+        Optional<InlineLimits> inline = InlineLimits.read(environment);
+        if (file && inline.isPresent()) {
+            throw new InvalidConfigurationPropertyValueException(PLANS_PROPERTY, plans, "the limits are written under "
+                    + InlineLimits.PREFIX + " too; they come from one place: remove quotagate.plans or "
+                    + InlineLimits.PREFIX);
+        }
+        if (!file && inline.isEmpty()) {
             throw new InvalidConfigurationPropertyValueException(PLANS_PROPERTY, plans,
-                    "the plans file is required: set quotagate.plans=classpath:plans.yml or a file path");
+                    "the limits are required: set quotagate.plans=classpath:plans.yml or a file path, or write them"
+                            + " under " + InlineLimits.PREFIX);
         }
         QuotaFilter.Builder builder = QuotaFilter.builder();
-        boolean classpath = plans.startsWith(PlansFile.CLASSPATH_PREFIX);
-        try {
-            if (classpath) {
-                builder.plans(PlansFile.load(plans));
-            } else {
-                // a file is remembered by the filter, so QuotaControl.reload() and the watcher can read it again
-                builder.plansFile(Path.of(plans.startsWith("file:") ? plans.substring("file:".length()) : plans));
-            }
-        } catch (InvalidPlansException e) {
-            throw new InvalidConfigurationPropertyValueException(PLANS_PROPERTY, plans, e.getMessage());
-        }
-        if (properties.watchPlans() != null) {
-            if (classpath) {
+        if (inline.isPresent()) {
+            if (properties.watchPlans() != null) {
                 throw new InvalidConfigurationPropertyValueException(WATCH_PROPERTY, properties.watchPlans(),
-                        "only a plans file given by its path can be watched, not " + plans);
+                        "only a plans file can be watched; the limits under " + InlineLimits.PREFIX
+                                + " change with the application's configuration, at restart");
             }
-            try {
-                builder.watchPlansFile(properties.watchPlans());
-            } catch (IllegalArgumentException e) {
-                throw new InvalidConfigurationPropertyValueException(WATCH_PROPERTY, properties.watchPlans(),
-                        e.getMessage());
-            }
+            builder.plans(inline.get().plans());
+        } else {
+            plansFile(builder, plans, properties.watchPlans());
         }
         if (!properties.limitActuator()) actuatorPaths(environment).ifPresent(builder::unlimitedPaths);
         resolver.ifAvailable(builder::tenantResolver);
@@ -124,8 +123,35 @@ public class QuotagateAutoConfiguration {
         try {
             return builder.build();
         } catch (InvalidPlansException e) {
-            // the file is read by build(): its file:line:field reason is the property's problem
+            // the file is read by build(), a store's or resolver's options are checked there: the property's problem
+            if (inline.isPresent()) throw inline.get().invalid(e);
             throw new InvalidConfigurationPropertyValueException(PLANS_PROPERTY, plans, e.getMessage());
+        }
+    }
+
+    /** The plans file at {@code plans} (class path or file), watched every {@code watch} if set (a file only). */
+    private static void plansFile(QuotaFilter.Builder builder, String plans, Duration watch) {
+        boolean classpath = plans.startsWith(PlansFile.CLASSPATH_PREFIX);
+        try {
+            if (classpath) {
+                builder.plans(PlansFile.load(plans));
+            } else {
+                // a file is remembered by the filter, so QuotaControl.reload() and the watcher can read it again
+                builder.plansFile(Path.of(plans.startsWith("file:") ? plans.substring("file:".length()) : plans));
+            }
+        } catch (InvalidPlansException e) {
+            throw new InvalidConfigurationPropertyValueException(PLANS_PROPERTY, plans, e.getMessage());
+        }
+        if (watch != null) {
+            if (classpath) {
+                throw new InvalidConfigurationPropertyValueException(WATCH_PROPERTY, watch,
+                        "only a plans file given by its path can be watched, not " + plans);
+            }
+            try {
+                builder.watchPlansFile(watch);
+            } catch (IllegalArgumentException e) {
+                throw new InvalidConfigurationPropertyValueException(WATCH_PROPERTY, watch, e.getMessage());
+            }
         }
     }
 

@@ -7,12 +7,16 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * The {@code quotagate.*} properties of the Spring Boot starter. Only {@code quotagate.plans} must be set.
+ * The {@code quotagate.*} properties of the Spring Boot starter. The limits must be given: a plans file
+ * ({@code quotagate.plans}) or the same keys written under {@code quotagate.limits} (read by {@code InlineLimits},
+ * not bound here: the plans module's parser binds and checks them; their metadata is in
+ * {@code additional-spring-configuration-metadata.json}).
  *
  * <p>The {@code @param} texts below are the IDE's descriptions (configuration metadata): plain text, no tags.
  *
- * @param plans       The plans file: classpath:plans.yml or a file path (a file: prefix is allowed). Required; a
- *                    missing or invalid file fails start-up naming this property.
+ * @param plans       The plans file: classpath:plans.yml or a file path (a file: prefix is allowed). Required unless
+ *                    the limits are written under quotagate.limits, and not together with them; a missing or invalid
+ *                    file fails start-up naming this property.
  * @param enabled     Whether the starter installs the quota filter.
  * @param urlPatterns URL patterns the filter is mapped to. Which requests are limited, and at what cost, is
  *                    still decided by the plans file's routes.
@@ -20,7 +24,8 @@ import java.util.List;
  *                    Security's filter chain (-100), so the principal and attribute resolvers see the
  *                    authenticated request.
  * @param watchPlans  How often to poll the plans file and reload it when its content changes, keeping every
- *                    bucket's tokens. Only for a file path, not a class-path resource. Unset: never.
+ *                    bucket's tokens. Only for a file path, not a class-path resource nor quotagate.limits. Unset:
+ *                    never.
  * @param limitActuator Whether the filter limits the Actuator's endpoints too, on the application's port and on a
  *                    separate management port (management.server.port). By default they are never limited and need
  *                    no tenant (health probes, Prometheus scrapes).
