@@ -42,7 +42,9 @@ import java.util.concurrent.TimeUnit;
  *       it is named again later, its counters start again from 0 (a counter reset, which
  *       {@code rate()} and {@code increase()} handle);</li>
  *   <li>{@value #QUEUE_WAIT}: timer per group and outcome ({@code admitted}|{@code timed_out}),
- *       with a percentile histogram (p95 in Prometheus via {@code histogram_quantile});</li>
+ *       with a percentile histogram: {@code _bucket} series in Prometheus, so p50/p95 come from
+ *       {@code histogram_quantile} over the buckets summed across instances (client-side percentiles
+ *       could not be aggregated); registries without histograms get p50/p95 gauges of this instance;</li>
  *   <li>{@value #COST_RESERVED} and {@value #COST_ACTUAL}: distribution summaries per route of the
  *       units reserved and really used by requests whose application reported an actual cost;</li>
  *   <li>{@value #GLOBAL_CAPACITY} and {@value #GLOBAL_AVAILABLE}: gauges of the global quota's
@@ -315,6 +317,9 @@ public final class QuotaMeterBinder implements MeterBinder {
     }
 
     private static Timer waitTimer(MeterRegistry registry, String group, String outcome) {
+        // The histogram is what Prometheus gets (its registry writes no client-side percentiles beside
+        // one): buckets that add up across instances, p50/p95 by histogram_quantile. The percentiles are
+        // for registries without histograms, where they are this instance's alone.
         return Timer.builder(QUEUE_WAIT)
                 .description("Time requests waited in a concurrency group's queue")
                 .tag("group", group).tag("outcome", outcome)
