@@ -19,7 +19,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Sends every {@link QuotaEvent} to a URL: {@code POST} of a JSON object ({@code type}, {@code at}, the
- * event's fields, {@code instance}), signed so the receiver can tell it comes from this filter:
+ * event's fields, {@code instance}: always there, see {@link Builder#instance}), signed so the receiver
+ * can tell it comes from this filter:
  * <pre>
  * Content-Type: application/json
  * X-Quotagate-Event: near_limit
@@ -58,7 +59,7 @@ public final class WebhookListener implements QuotaListener, AutoCloseable {
         this.timeout = b.timeout;
         this.retries = b.retries;
         this.backoff = b.backoff;
-        this.instance = b.instance;
+        this.instance = b.instance != null ? b.instance : processInstance();
         this.client = HttpClient.newBuilder().connectTimeout(timeout).followRedirects(HttpClient.Redirect.NEVER).build();
         this.queue = new ArrayBlockingQueue<>(b.queue);
         this.thread = new Thread(this::run, "quotagate-webhook");
@@ -166,6 +167,17 @@ public final class WebhookListener implements QuotaListener, AutoCloseable {
         thread.interrupt();
     }
 
+    /** {@code host:pid:random}: the host tells the machine (a pod's name), the random part two filters of one JVM. */
+    private static String processInstance() {
+        String host;
+        try {
+            host = java.net.InetAddress.getLocalHost().getHostName();
+        } catch (IOException | RuntimeException unknown) {
+            host = "localhost";
+        }
+        return host + ":" + ProcessHandle.current().pid() + ":" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
     @Override
     public String toString() {
         return "WebhookListener[" + url + "]";
@@ -224,8 +236,17 @@ public final class WebhookListener implements QuotaListener, AutoCloseable {
             return this;
         }
 
-        /** Names this instance in every body ({@code instance}), so a receiver can tell instances apart. */
+        /**
+         * Names this instance in every body ({@code instance}), so a receiver can tell instances apart.
+         * Default: {@code <host>:<pid>:<8 random hex digits>}, made at {@link #build()}, the same form as a
+         * Redis store's instance id (a filter on Redis passes that id, so its webhook and its heartbeat
+         * name it alike).
+         *
+         * @throws IllegalArgumentException if it is blank
+         */
         public Builder instance(String instance) {
+            Objects.requireNonNull(instance, "instance");
+            if (instance.isBlank()) throw new IllegalArgumentException("webhook instance must not be blank");
             this.instance = instance;
             return this;
         }

@@ -248,6 +248,39 @@ class QuotaSignalsTest {
     }
 
     @Test
+    void theWebhookBodyNamesTheInstanceOnALocalStoreToo(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        BlockingQueue<String> bodies = new LinkedBlockingQueue<>();
+        com.sun.net.httpserver.HttpServer hook = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+        hook.createContext("/hook", exchange -> {
+            bodies.add(new String(exchange.getRequestBody().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+            exchange.sendResponseHeaders(204, -1);
+            exchange.close();
+        });
+        hook.start();
+        try {
+            java.nio.file.Path secret = dir.resolve("hook.secret");
+            java.nio.file.Files.writeString(secret, "s3cret");
+            start(PLANS + "  webhook: { url: \"http://127.0.0.1:" + hook.getAddress().getPort() + "/hook\", secret-file: \""
+                    + secret + "\" }\n", events::add);
+            assertThat(((FilterRuntime) filter.control()).setup.store().limitsChannel()).as("a local store").isEmpty();
+            for (int i = 0; i < 6; i++) get("globex"); // near-limit, then exhausted
+            check();
+            String first = bodies.poll(5, TimeUnit.SECONDS);
+            String second = bodies.poll(5, TimeUnit.SECONDS);
+            assertThat(second).as("two events").isNotNull();
+            java.util.regex.Pattern instance = java.util.regex.Pattern.compile(
+                    "\"instance\":\"([^\"]+):" + ProcessHandle.current().pid() + ":[0-9a-f]{8}\"}$");
+            assertThat(first).containsPattern(instance);
+            String id = first.substring(first.indexOf("\"instance\":"));
+            assertThat(second).as("the same instance in every body").endsWith(id);
+        } finally {
+            hook.stop(0);
+        }
+    }
+
+    @Test
     void theLogLineOfEventsIsRateLimitedAndCountsWhatItHeldBack() throws Exception {
         StringBuilder assigned = new StringBuilder("acme: pro");
         for (int t = 0; t < 30; t++) assigned.append(", t").append(t).append(": free");

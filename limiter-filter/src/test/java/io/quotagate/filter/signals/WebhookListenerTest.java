@@ -129,6 +129,19 @@ class WebhookListenerTest {
     }
 
     @Test
+    void withoutAnInstanceNameTheBodyNamesThisProcessTheWayARedisStoreDoes() throws Exception {
+        webhook = WebhookListener.builder(serve(0, 0, null), SECRET).build();
+        webhook.onEvent(near());
+        webhook.onEvent(near());
+        Received a = received.poll(5, TimeUnit.SECONDS);
+        Received b = received.poll(5, TimeUnit.SECONDS);
+        assertThat(b).isNotNull();
+        // host:pid:random, as the Redis store's heartbeat names an instance
+        assertThat(a.body()).containsPattern("\"instance\":\"[^\"]+:" + ProcessHandle.current().pid() + ":[0-9a-f]{8}\"}$");
+        assertThat(b.body()).isEqualTo(a.body());
+    }
+
+    @Test
     void aFullQueueDropsNewEventsWithoutBlockingTheCaller() throws Exception {
         webhook = WebhookListener.builder(serve(1000, 500, Duration.ofSeconds(2)), SECRET)
                 .timeout(Duration.ofSeconds(5)).retries(0).queue(2).build();
