@@ -70,7 +70,10 @@ import java.util.concurrent.TimeUnit;
  *       the requests such a bucket refused; registered at the first one;</li>
  *   <li>{@value #EVENTS}: function counter per event {@code type} ({@code near_limit}, {@code exhausted},
  *       {@code throttled_for_long}, {@code recovered}, {@code global_near_limit}, {@code store_fallback}), the
- *       quota events raised; {@value #EVENTS_DROPPED}: those the listeners' full queue dropped.</li>
+ *       quota events raised; {@value #EVENTS_DROPPED}: function counter per {@code listener} and
+ *       {@code reason} ({@link QuotaSignals.Drop}), the events not delivered: dropped by the filter's full
+ *       queue ({@code all}), by a webhook's full queue, given up or refused by its receiver
+ *       ({@code webhook}), or thrown on by an application listener ({@code application}).</li>
  * </ul>
  */
 public final class QuotaMeterBinder implements MeterBinder {
@@ -96,7 +99,7 @@ public final class QuotaMeterBinder implements MeterBinder {
     public static final String SCOPED_REFUSALS = "quotagate.scoped.refusals";
     /** Quota events raised, by type. */
     public static final String EVENTS = "quotagate.events";
-    /** Quota events dropped because the listeners' queue was full. */
+    /** Quota events not delivered, by listener and reason: a full queue, a webhook's receiver away or refusing. */
     public static final String EVENTS_DROPPED = "quotagate.events.dropped";
 
     /** The limit of each plan's calendar quota. */
@@ -264,9 +267,15 @@ public final class QuotaMeterBinder implements MeterBinder {
                         .tag("type", type)
                         .register(registry);
             }
-            FunctionCounter.builder(EVENTS_DROPPED, signals, QuotaSignals::dropped)
-                    .description("Quota events dropped because the listeners' queue was full")
-                    .register(registry);
+            // every series always, 0 where that listener is absent: one alert over all of them, the same
+            // series on every instance
+            for (QuotaSignals.Drop drop : QuotaSignals.Drop.values()) {
+                FunctionCounter.builder(EVENTS_DROPPED, signals, s -> s.dropped(drop))
+                        .description("Quota events not delivered: dropped by a full queue (the filter's: listener=all; "
+                                + "a webhook's), given up or refused by a webhook's receiver, or thrown on by a listener")
+                        .tag("listener", drop.listener()).tag("reason", drop.reason())
+                        .register(registry);
+            }
         }
         for (String plan : source.planNames()) {
             for (String quota : source.quotaNames(plan)) {

@@ -114,6 +114,8 @@ class WebhookListenerTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (webhook.failed() == 0 && System.nanoTime() < deadline) Thread.onSpinWait();
         assertThat(webhook.failed()).isEqualTo(1);
+        assertThat(webhook.gaveUp()).as("given up, not refused").isEqualTo(1);
+        assertThat(webhook.refused()).isZero();
         assertThat(webhook.delivered()).isZero();
     }
 
@@ -125,6 +127,8 @@ class WebhookListenerTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (webhook.failed() == 0 && System.nanoTime() < deadline) Thread.onSpinWait();
         assertThat(webhook.failed()).isEqualTo(1);
+        assertThat(webhook.refused()).as("refused, not given up").isEqualTo(1);
+        assertThat(webhook.gaveUp()).isZero();
         assertThat(received.poll(300, TimeUnit.MILLISECONDS)).isNull();
     }
 
