@@ -42,7 +42,9 @@ import java.util.concurrent.TimeUnit;
  *       it is named again later, its counters start again from 0 (a counter reset, which
  *       {@code rate()} and {@code increase()} handle);</li>
  *   <li>{@value #QUEUE_WAIT}: timer per group and outcome ({@code admitted}|{@code timed_out}),
- *       with a percentile histogram (p95 in Prometheus via {@code histogram_quantile});</li>
+ *       with a percentile histogram: {@code _bucket} series in Prometheus, so p50/p95 come from
+ *       {@code histogram_quantile} over the buckets summed across instances (client-side percentiles
+ *       could not be aggregated); registries without histograms get p50/p95 gauges of this instance;</li>
  *   <li>{@value #COST_RESERVED} and {@value #COST_ACTUAL}: distribution summaries per route of the
  *       units reserved and really used by requests whose application reported an actual cost;</li>
  *   <li>{@value #GLOBAL_CAPACITY} and {@value #GLOBAL_AVAILABLE}: gauges of the global quota's
@@ -68,7 +70,10 @@ import java.util.concurrent.TimeUnit;
  *       the requests such a bucket refused; registered at the first one;</li>
  *   <li>{@value #EVENTS}: function counter per event {@code type} ({@code near_limit}, {@code exhausted},
  *       {@code throttled_for_long}, {@code recovered}, {@code global_near_limit}, {@code store_fallback}), the
- *       quota events raised; {@value #EVENTS_DROPPED}: those the listeners' full queue dropped.</li>
+ *       quota events raised; {@value #EVENTS_DROPPED}: function counter per {@code listener} and
+ *       {@code reason} ({@link QuotaSignals.Drop}), the events not delivered: dropped by the filter's full
+ *       queue ({@code all}), by a webhook's full queue, given up or refused by its receiver
+ *       ({@code webhook}), or thrown on by an application listener ({@code application}).</li>
  * </ul>
  */
 public final class QuotaMeterBinder implements MeterBinder {
@@ -94,7 +99,7 @@ public final class QuotaMeterBinder implements MeterBinder {
     public static final String SCOPED_REFUSALS = "quotagate.scoped.refusals";
     /** Quota events raised, by type. */
     public static final String EVENTS = "quotagate.events";
-    /** Quota events dropped because the listeners' queue was full. */
+    /** Quota events not delivered, by listener and reason: a full queue, a webhook's receiver away or refusing. */
     public static final String EVENTS_DROPPED = "quotagate.events.dropped";
 
     /** The limit of each plan's calendar quota. */
@@ -262,9 +267,15 @@ public final class QuotaMeterBinder implements MeterBinder {
                         .tag("type", type)
                         .register(registry);
             }
-            FunctionCounter.builder(EVENTS_DROPPED, signals, QuotaSignals::dropped)
-                    .description("Quota events dropped because the listeners' queue was full")
-                    .register(registry);
+            // every series always, 0 where that listener is absent: one alert over all of them, the same
+            // series on every instance
+            for (QuotaSignals.Drop drop : QuotaSignals.Drop.values()) {
+                FunctionCounter.builder(EVENTS_DROPPED, signals, s -> s.dropped(drop))
+                        .description("Quota events not delivered: dropped by a full queue (the filter's: listener=all; "
+                                + "a webhook's), given up or refused by a webhook's receiver, or thrown on by a listener")
+                        .tag("listener", drop.listener()).tag("reason", drop.reason())
+                        .register(registry);
+            }
         }
         for (String plan : source.planNames()) {
             for (String quota : source.quotaNames(plan)) {
@@ -315,6 +326,9 @@ public final class QuotaMeterBinder implements MeterBinder {
     }
 
     private static Timer waitTimer(MeterRegistry registry, String group, String outcome) {
+        // The histogram is what Prometheus gets (its registry writes no client-side percentiles beside
+        // one): buckets that add up across instances, p50/p95 by histogram_quantile. The percentiles are
+        // for registries without histograms, where they are this instance's alone.
         return Timer.builder(QUEUE_WAIT)
                 .description("Time requests waited in a concurrency group's queue")
                 .tag("group", group).tag("outcome", outcome)

@@ -114,10 +114,14 @@ final class FilterRuntime implements QuotaControl {
         this.statistics = statistics;
         this.rejections = rejections;
         this.engine = engine(plans, null);
-        this.webhook = plans.signals().webhook().map(w -> WebhookListener.builder(w.url(), webhookSecret)
-                .timeout(w.timeout()).retries(w.retries()).queue(w.queue())
-                .instance(setup.store().limitsChannel().map(LimitsChannel::instanceId).orElse(null)).build())
-                .orElse(null);
+        this.webhook = plans.signals().webhook().map(w -> {
+            WebhookListener.Builder hook = WebhookListener.builder(w.url(), webhookSecret)
+                    .timeout(w.timeout()).retries(w.retries()).queue(w.queue());
+            // on a shared store, the id its heartbeat and limits record know this instance by; else the
+            // webhook makes one of the same form (host:pid:random): the body names an instance either way
+            setup.store().limitsChannel().map(LimitsChannel::instanceId).ifPresent(hook::instance);
+            return hook.build();
+        }).orElse(null);
         List<QuotaListener> all = new ArrayList<>(listeners);
         if (webhook != null) all.add(webhook);
         this.signals = QuotaSignals.start(() -> plans().signals(), all, new Probe(), clock, true);

@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * Hands events to the listeners on a daemon thread of its own, through a bounded queue: raising an
  * event never waits for a listener. A full queue drops the new event (counted); a listener that
- * throws is logged (at most once per 10 s) and the next listener still gets the event.
+ * throws is counted and logged (at most once per 10 s), and the next listener still gets the event.
  */
 final class Dispatcher implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(QuotaSignals.class.getName());
@@ -18,6 +18,7 @@ final class Dispatcher implements AutoCloseable {
     private final List<QuotaListener> listeners;
     private final BlockingQueue<QuotaEvent> queue;
     private final LongAdder dropped = new LongAdder();
+    private final LongAdder failures = new LongAdder();
     private final Thread thread;
     private volatile boolean closed;
     private long nextFailureLog = System.nanoTime();
@@ -47,6 +48,11 @@ final class Dispatcher implements AutoCloseable {
         return dropped.sum();
     }
 
+    /** Listener calls that threw: each an event that listener did not take. */
+    long failures() {
+        return failures.sum();
+    }
+
     private void run() {
         while (!closed) {
             QuotaEvent event;
@@ -67,6 +73,7 @@ final class Dispatcher implements AutoCloseable {
     }
 
     private void failed(QuotaListener listener, Throwable failure) {
+        failures.increment();
         long now = System.nanoTime();
         if (now - nextFailureLog < 0) {
             failuresHeld++;

@@ -57,7 +57,7 @@ final class EventText {
     static String json(QuotaEvent event, String instance) {
         StringBuilder b = new StringBuilder(192).append('{');
         Map<String, Object> f = fields(event);
-        if (instance != null) f.put("instance", instance);
+        f.put("instance", java.util.Objects.requireNonNull(instance, "instance"));
         boolean first = true;
         for (Map.Entry<String, Object> e : f.entrySet()) {
             if (!first) b.append(',');

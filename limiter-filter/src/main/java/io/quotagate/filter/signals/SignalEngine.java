@@ -71,6 +71,8 @@ final class SignalEngine implements QuotaSignals {
     private final QuotaClock clock;
     private final Clock wall = Clock.systemUTC();
     private final Dispatcher dispatcher;
+    /** The webhooks among the listeners: their own queues and attempts lose events too, counted by them. */
+    private final List<WebhookListener> webhooks;
     private final ScheduledExecutorService checker;
     private final Map<String, Integer> typeIndex = new HashMap<>();
     private final LongAdder[] raised;
@@ -98,6 +100,8 @@ final class SignalEngine implements QuotaSignals {
         SignalSettings s = settings.get();
         this.nearLimitOn = s.hasNearLimit();
         this.dispatcher = new Dispatcher(listeners, s.queue());
+        this.webhooks = listeners.stream().filter(WebhookListener.class::isInstance).map(WebhookListener.class::cast)
+                .toList();
         List<String> types = QuotaEvent.types();
         this.raised = new LongAdder[types.size()];
         for (int i = 0; i < types.size(); i++) {
@@ -148,6 +152,17 @@ final class SignalEngine implements QuotaSignals {
     @Override
     public long dropped() {
         return dispatcher.dropped();
+    }
+
+    @Override
+    public long dropped(Drop where) {
+        return switch (where) {
+            case QUEUE_FULL -> dispatcher.dropped();
+            case LISTENER_FAILED -> dispatcher.failures();
+            case WEBHOOK_QUEUE_FULL -> webhooks.stream().mapToLong(WebhookListener::dropped).sum();
+            case WEBHOOK_GAVE_UP -> webhooks.stream().mapToLong(WebhookListener::gaveUp).sum();
+            case WEBHOOK_REFUSED -> webhooks.stream().mapToLong(WebhookListener::refused).sum();
+        };
     }
 
     private void checkQuietly() {

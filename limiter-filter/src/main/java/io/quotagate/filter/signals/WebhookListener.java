@@ -19,7 +19,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Sends every {@link QuotaEvent} to a URL: {@code POST} of a JSON object ({@code type}, {@code at}, the
- * event's fields, {@code instance}), signed so the receiver can tell it comes from this filter:
+ * event's fields, {@code instance}: always there, see {@link Builder#instance}), signed so the receiver
+ * can tell it comes from this filter:
  * <pre>
  * Content-Type: application/json
  * X-Quotagate-Event: near_limit
@@ -27,10 +28,13 @@ import java.util.concurrent.atomic.LongAdder;
  * X-Quotagate-Signature: sha256=&lt;hex HMAC-SHA256 of the body under the shared secret&gt;
  * </pre>
  * A 2xx answer delivers it. A connection failure, a timeout, a 429 or a 5xx is retried after a
- * back-off that doubles each time ({@link Builder#backoff}, {@link Builder#retries}); any other answer,
- * or the last failed attempt, gives it up (counted, logged at most once per 10 s). Events wait in a
- * bounded queue of their own, sent by one daemon thread: a slow receiver delays only the webhook, and
- * a full queue drops new events (counted), never blocking the filter's other listeners.
+ * back-off that doubles each time ({@link Builder#backoff}, {@link Builder#retries}); any other answer
+ * (refused), or the last failed attempt (given up), gives it up ({@link #failed()}, logged at most
+ * once per 10 s). Events wait in a bounded queue of their own, sent by one daemon thread: a slow
+ * receiver delays only the webhook, and a full queue drops new events ({@link #dropped()}), never
+ * blocking the filter's other listeners. So every event handed to it is, in the end, delivered or
+ * counted once as dropped, given up or refused (except those still queued when it is closed); a filter
+ * reports the three in {@code quotagate.events.dropped{listener="webhook"}}.
  */
 public final class WebhookListener implements QuotaListener, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(WebhookListener.class.getName());
@@ -47,7 +51,8 @@ public final class WebhookListener implements QuotaListener, AutoCloseable {
     private final BlockingQueue<QuotaEvent> queue;
     private final Thread thread;
     private final LongAdder delivered = new LongAdder();
-    private final LongAdder failed = new LongAdder();
+    private final LongAdder gaveUp = new LongAdder();
+    private final LongAdder refused = new LongAdder();
     private final LongAdder dropped = new LongAdder();
     private volatile boolean closed;
     private long nextFailureLog = System.nanoTime();
@@ -58,7 +63,7 @@ public final class WebhookListener implements QuotaListener, AutoCloseable {
         this.timeout = b.timeout;
         this.retries = b.retries;
         this.backoff = b.backoff;
-        this.instance = b.instance;
+        this.instance = b.instance != null ? b.instance : processInstance();
         this.client = HttpClient.newBuilder().connectTimeout(timeout).followRedirects(HttpClient.Redirect.NEVER).build();
         this.queue = new ArrayBlockingQueue<>(b.queue);
         this.thread = new Thread(this::run, "quotagate-webhook");
@@ -88,7 +93,17 @@ public final class WebhookListener implements QuotaListener, AutoCloseable {
 
     /** Events given up after the last attempt, or refused by the receiver (a 4xx other than 429). */
     public long failed() {
-        return failed.sum();
+        return gaveUp.sum() + refused.sum();
+    }
+
+    /** Events none of whose attempts got a 2xx: connection failures, timeouts, 429 or 5xx each time. */
+    long gaveUp() {
+        return gaveUp.sum();
+    }
+
+    /** Events the receiver refused with a 4xx other than 429 (not retried). */
+    long refused() {
+        return refused.sum();
     }
 
     /** Events dropped because the webhook's queue was full. */
@@ -133,6 +148,7 @@ public final class WebhookListener implements QuotaListener, AutoCloseable {
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
         long wait = backoff.toMillis();
         String last = null;
+        boolean refusal = false;
         for (int attempt = 0; attempt <= retries && !closed; attempt++) {
             if (attempt > 0) {
                 Thread.sleep(wait);
@@ -145,17 +161,20 @@ public final class WebhookListener implements QuotaListener, AutoCloseable {
                     return;
                 }
                 last = "HTTP " + status;
-                if (status != 429 && status < 500) break; // the receiver refuses it: another try gets the same
+                if (status != 429 && status < 500) { // the receiver refuses it: another try gets the same
+                    refusal = true;
+                    break;
+                }
             } catch (IOException e) {
                 last = e.toString();
             }
         }
-        failed.increment();
+        (refusal ? refused : gaveUp).increment();
         long now = System.nanoTime();
         if (now - nextFailureLog >= 0) {
             nextFailureLog = now + Duration.ofSeconds(10).toNanos();
             LOG.log(System.Logger.Level.WARNING, "quotagate: webhook " + url + " did not take a " + event.type()
-                    + " event (" + last + "); " + failed.sum() + " given up so far");
+                    + " event (" + last + "); " + failed() + " given up so far");
         }
     }
 
@@ -164,6 +183,17 @@ public final class WebhookListener implements QuotaListener, AutoCloseable {
     public void close() {
         closed = true;
         thread.interrupt();
+    }
+
+    /** {@code host:pid:random}: the host tells the machine (a pod's name), the random part two filters of one JVM. */
+    private static String processInstance() {
+        String host;
+        try {
+            host = java.net.InetAddress.getLocalHost().getHostName();
+        } catch (IOException | RuntimeException unknown) {
+            host = "localhost";
+        }
+        return host + ":" + ProcessHandle.current().pid() + ":" + UUID.randomUUID().toString().substring(0, 8);
     }
 
     @Override
@@ -224,8 +254,17 @@ public final class WebhookListener implements QuotaListener, AutoCloseable {
             return this;
         }
 
-        /** Names this instance in every body ({@code instance}), so a receiver can tell instances apart. */
+        /**
+         * Names this instance in every body ({@code instance}), so a receiver can tell instances apart.
+         * Default: {@code <host>:<pid>:<8 random hex digits>}, made at {@link #build()}, the same form as a
+         * Redis store's instance id (a filter on Redis passes that id, so its webhook and its heartbeat
+         * name it alike).
+         *
+         * @throws IllegalArgumentException if it is blank
+         */
         public Builder instance(String instance) {
+            Objects.requireNonNull(instance, "instance");
+            if (instance.isBlank()) throw new IllegalArgumentException("webhook instance must not be blank");
             this.instance = instance;
             return this;
         }

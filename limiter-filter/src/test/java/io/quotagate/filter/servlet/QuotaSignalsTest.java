@@ -19,8 +19,10 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
@@ -242,6 +244,134 @@ class QuotaSignalsTest {
             assertThat(first[1]).isEqualTo(io.quotagate.filter.signals.WebhookListener.sign(
                     "from-a-file".getBytes(java.nio.charset.StandardCharsets.UTF_8),
                     first[0].getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        } finally {
+            hook.stop(0);
+        }
+    }
+
+    /** A webhook receiver on 127.0.0.1 that accepts every connection and never answers. */
+    private static final class HangingReceiver implements AutoCloseable {
+        private final java.net.ServerSocket socket = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        private final List<java.net.Socket> accepted = new java.util.concurrent.CopyOnWriteArrayList<>();
+        private final Thread acceptor = new Thread(this::accept, "hanging-receiver");
+
+        HangingReceiver() throws java.io.IOException {
+            acceptor.setDaemon(true);
+            acceptor.start();
+        }
+
+        private void accept() {
+            try {
+                while (true) accepted.add(socket.accept()); // held open, read from and written to never
+            } catch (java.io.IOException closed) {
+                // close() ends it
+            }
+        }
+
+        String url() {
+            return "http://127.0.0.1:" + socket.getLocalPort() + "/hook";
+        }
+
+        int connections() {
+            return accepted.size();
+        }
+
+        @Override
+        public void close() throws java.io.IOException {
+            socket.close();
+            for (java.net.Socket s : accepted) s.close();
+        }
+    }
+
+    @Test
+    void everyEventTheWebhookDoesNotDeliverIsCountedInTheScrapeByWhereAndWhy(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        StringBuilder assigned = new StringBuilder("acme: pro");
+        for (int t = 0; t < 20; t++) assigned.append(", t").append(t).append(": free");
+        java.nio.file.Path secret = dir.resolve("hook.secret");
+        java.nio.file.Files.writeString(secret, "s3cret");
+        CountDownLatch release = new CountDownLatch(1);
+        var registry = new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(
+                io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
+        try (HangingReceiver receiver = new HangingReceiver()) {
+            // the filter's queue holds 4, the webhook's 2; the application's listener holds the filter's
+            // thread until released, then throws on every event
+            start(PLANS.replace("recovered-after: 1m", "recovered-after: 1m\n  queue: 4")
+                    .replace("acme: pro, globex: free", assigned)
+                    .replace("global: { limits: [ { name: api, capacity: 100, refill: 100, period: 1m } ] }\n", "")
+                    + "  webhook: { url: \"" + receiver.url() + "\", secret-file: \"" + secret
+                    + "\", timeout: 300ms, retries: 1, queue: 2 }\n", e -> {
+                try {
+                    release.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException stop) {
+                    Thread.currentThread().interrupt();
+                }
+                throw new IllegalStateException("the application's listener fails (expected by the test)");
+            });
+            new QuotaMeterBinder(filter.control()).bindTo(registry);
+            for (int t = 0; t < 20; t++) for (int i = 0; i < 6; i++) get("t" + t); // near-limit and exhausted each
+            check();
+            release.countDown();
+
+            Map<String, String> all = Map.of("listener", "all", "reason", "queue_full");
+            Map<String, String> webhook = Map.of("listener", "webhook");
+            Map<String, String> application = Map.of("listener", "application", "reason", "failed");
+            String dropped = "quotagate_events_dropped_total";
+            io.quotagate.filter.testing.Scrape scrape = null;
+            double raised = 0;
+            for (int i = 0; i < 3000; i++) { // every event settled: up to 30 s
+                scrape = io.quotagate.filter.testing.Scrape.of(registry.scrape());
+                raised = scrape.sum("quotagate_events_total", Map.of());
+                if (raised >= 40 && scrape.sum(dropped, all) + scrape.sum(dropped, webhook) == raised
+                        && scrape.sum(dropped, all) + scrape.sum(dropped, application) == raised) break;
+                Thread.sleep(10);
+            }
+            assertThat(raised).as("20 near-limit and 20 exhausted events").isGreaterThanOrEqualTo(40);
+            assertThat(receiver.connections()).as("the webhook reached the receiver").isPositive();
+            // the receiver never answers: no event is delivered, so every one is counted, once
+            assertThat(scrape.sum(dropped, all) + scrape.sum(dropped, webhook))
+                    .as("dropped before any listener, or by the webhook (its queue, given up, refused)").isEqualTo(raised);
+            assertThat(scrape.sum(dropped, all)).as("the filter's queue of 4, its thread held").isGreaterThanOrEqualTo(raised - 5);
+            assertThat(scrape.sum(dropped, Map.of("listener", "webhook", "reason", "gave_up")))
+                    .as("the first event the webhook sent timed out twice").isGreaterThanOrEqualTo(1);
+            assertThat(scrape.sum(dropped, Map.of("listener", "webhook", "reason", "refused"))).isZero();
+            assertThat(scrape.sum(dropped, application)).as("the application's listener threw on each event it got")
+                    .isEqualTo(raised - scrape.sum(dropped, all));
+            assertThat(scrape.series(dropped, webhook)).extracting(x -> x.labels().get("reason"))
+                    .containsExactlyInAnyOrder("queue_full", "gave_up", "refused");
+        } finally {
+            release.countDown();
+        }
+    }
+
+    @Test
+    void theWebhookBodyNamesTheInstanceOnALocalStoreToo(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        BlockingQueue<String> bodies = new LinkedBlockingQueue<>();
+        com.sun.net.httpserver.HttpServer hook = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+        hook.createContext("/hook", exchange -> {
+            bodies.add(new String(exchange.getRequestBody().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+            exchange.sendResponseHeaders(204, -1);
+            exchange.close();
+        });
+        hook.start();
+        try {
+            java.nio.file.Path secret = dir.resolve("hook.secret");
+            java.nio.file.Files.writeString(secret, "s3cret");
+            start(PLANS + "  webhook: { url: \"http://127.0.0.1:" + hook.getAddress().getPort() + "/hook\", secret-file: \""
+                    + secret + "\" }\n", events::add);
+            assertThat(((FilterRuntime) filter.control()).setup.store().limitsChannel()).as("a local store").isEmpty();
+            for (int i = 0; i < 6; i++) get("globex"); // near-limit, then exhausted
+            check();
+            String first = bodies.poll(5, TimeUnit.SECONDS);
+            String second = bodies.poll(5, TimeUnit.SECONDS);
+            assertThat(second).as("two events").isNotNull();
+            java.util.regex.Pattern instance = java.util.regex.Pattern.compile(
+                    "\"instance\":\"([^\"]+):" + ProcessHandle.current().pid() + ":[0-9a-f]{8}\"}$");
+            assertThat(first).containsPattern(instance);
+            String id = first.substring(first.indexOf("\"instance\":"));
+            assertThat(second).as("the same instance in every body").endsWith(id);
         } finally {
             hook.stop(0);
         }

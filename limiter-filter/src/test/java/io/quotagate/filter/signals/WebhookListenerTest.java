@@ -114,6 +114,8 @@ class WebhookListenerTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (webhook.failed() == 0 && System.nanoTime() < deadline) Thread.onSpinWait();
         assertThat(webhook.failed()).isEqualTo(1);
+        assertThat(webhook.gaveUp()).as("given up, not refused").isEqualTo(1);
+        assertThat(webhook.refused()).isZero();
         assertThat(webhook.delivered()).isZero();
     }
 
@@ -125,7 +127,22 @@ class WebhookListenerTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (webhook.failed() == 0 && System.nanoTime() < deadline) Thread.onSpinWait();
         assertThat(webhook.failed()).isEqualTo(1);
+        assertThat(webhook.refused()).as("refused, not given up").isEqualTo(1);
+        assertThat(webhook.gaveUp()).isZero();
         assertThat(received.poll(300, TimeUnit.MILLISECONDS)).isNull();
+    }
+
+    @Test
+    void withoutAnInstanceNameTheBodyNamesThisProcessTheWayARedisStoreDoes() throws Exception {
+        webhook = WebhookListener.builder(serve(0, 0, null), SECRET).build();
+        webhook.onEvent(near());
+        webhook.onEvent(near());
+        Received a = received.poll(5, TimeUnit.SECONDS);
+        Received b = received.poll(5, TimeUnit.SECONDS);
+        assertThat(b).isNotNull();
+        // host:pid:random, as the Redis store's heartbeat names an instance
+        assertThat(a.body()).containsPattern("\"instance\":\"[^\"]+:" + ProcessHandle.current().pid() + ":[0-9a-f]{8}\"}$");
+        assertThat(b.body()).isEqualTo(a.body());
     }
 
     @Test
