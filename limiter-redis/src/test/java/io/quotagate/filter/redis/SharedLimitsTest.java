@@ -319,6 +319,27 @@ class SharedLimitsTest {
     }
 
     /**
+     * A record this instance's file cannot take (a plan it does not define, published by another file):
+     * a change made here is refused as the store's problem, not the change's (an IllegalArgumentException
+     * is the admin surfaces' 400), and writes nothing.
+     */
+    @Test
+    void aChangeOnARecordThisFileCannotTakeIsNoClientErrorAndWritesNothing() throws Exception {
+        RedisServer redis = RedisServer.shared();
+        String prefix = RedisServer.randomPrefix();
+        String key = prefix + ":limits";
+        try (Instance a = Instance.start(PLANS, settings(redis.uri(), prefix))) {
+            String good = (String) field(redis, key, "body");
+            writeUnannounced(redis, prefix, good.replace("\"tenants\":{}}", "\"tenants\":{\"x\":{\"plan\":\"platinum\"}}}"));
+            String version = (String) field(redis, key, "version");
+            assertThatThrownBy(() -> a.control().setGlobalQuota(TEN_PER_MINUTE)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("platinum").hasMessageContaining("nothing changed");
+            assertThat(field(redis, key, "version")).isEqualTo(version);
+            assertThat(a.gauge(QuotaMeterBinder.GLOBAL_CAPACITY)).isEqualTo(3000.0);
+        }
+    }
+
+    /**
      * Publishing the file again (reload, apply) replaces a record with a damaged version, at a version
      * above the one in force, and every instance adopts it.
      */
