@@ -29,8 +29,9 @@ import java.util.Set;
  * missing: 401, and after repeated wrong tokens their address gets one token a second compared for
  * a while (the others: 429 with {@code Retry-After}, {@link WrongTokenBackoff}). A body with a field
  * twice or anything after its object is refused (400, {@link JsonBody}). Every 400 names the bad
- * value as it was sent. Only registered when an admin token is configured (otherwise 404), on the
- * management port.
+ * value as it was sent. With a shared store, a change that cannot reach it or whose stored record cannot
+ * be used (damaged, too large, a newer format) answers 503 saying why, and changes nothing on any
+ * instance. Only registered when an admin token is configured (otherwise 404), on the management port.
  */
 final class AdminQuota extends ApiServlet {
     private static final long serialVersionUID = 1L;
@@ -78,11 +79,11 @@ final class AdminQuota extends ApiServlet {
         }
         try {
             filter.control().setGlobalQuota(List.of(quota));
-        } catch (IllegalArgumentException e) { // e.g. below a route's cost
+        } catch (IllegalArgumentException e) { // the change's own fault, e.g. below a route's cost; never the stored record's
             problem(resp, 400, e.getMessage());
             return;
-        } catch (IllegalStateException e) { // the shared store cannot be reached: nothing changed anywhere
-            problem(resp, 503, e.getMessage());
+        } catch (IllegalStateException e) { // the shared store cannot be reached or its record cannot be used
+            problem(resp, 503, e.getMessage()); // (the message says why and how to repair): nothing changed anywhere
             return;
         }
         ExampleServlets.json(resp, 200, describe(List.of(quota)), "application/json");

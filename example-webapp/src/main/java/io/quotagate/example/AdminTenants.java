@@ -146,7 +146,10 @@ final class AdminTenants extends HttpServlet {
         }
     }
 
-    /** Runs a change: 400 for an invalid one, 503 when the shared store cannot be reached; false if refused. */
+    /**
+     * Runs a change: 400 for an invalid one, 503 when the shared store cannot be reached or its record
+     * cannot be used; false if refused.
+     */
     private static boolean change(HttpServletResponse resp, Runnable change) throws IOException {
         try {
             change.run();

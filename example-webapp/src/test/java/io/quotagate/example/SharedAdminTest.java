@@ -29,8 +29,12 @@ class SharedAdminTest {
     private final List<ExampleApp.Running> apps = new ArrayList<>();
 
     private ExampleApp.Running start(String prefix) throws Exception {
+        return start(prefix, RedisServer.shared());
+    }
+
+    private ExampleApp.Running start(String prefix, RedisServer redis) throws Exception {
         Plans file = PlansFile.load(ExampleApp.DEFAULT_PLANS);
-        Plans plans = file.withStore(ExampleApp.withRedis(file, RedisServer.shared().uri()).store().with("prefix", prefix));
+        Plans plans = file.withStore(ExampleApp.withRedis(file, redis.uri()).store().with("prefix", prefix));
         QuotaFilter filter = ExampleApp.withEstimators(QuotaFilter.builder().plans(plans), plans).build();
         ExampleApp.Running app = ExampleApp.start("127.0.0.1", 0, "127.0.0.1", 0, filter, "tok");
         apps.add(app);
@@ -98,6 +102,85 @@ class SharedAdminTest {
         // cleared through B: the file's quota again, on A too
         assertThat(send("DELETE", b2.managementUri() + "/admin/overrides", null, null).statusCode()).isEqualTo(204);
         within(2, "A reports the file's quota", () -> metrics(a).contains("quotagate_global_capacity_units 3000.0"));
+    }
+
+    /**
+     * A damaged record in Redis (hostile input): a version beyond what Lua counts exactly, then a 20 MB
+     * record with a field no format has. Both apps refuse it and keep the quota in force; {@code PUT
+     * /admin/quota} answers 503 naming the damage and the repair, applies nowhere and leaves the record
+     * as it was (never 200 with nothing applied, never 503 with the change applied, never 400 for a body
+     * that was fine). Deleting the record repairs it: the quota in force is written back and changes work.
+     */
+    @Test
+    void aDamagedSharedRecordIsRefusedByBothAppsAndAQuotaChangeOnItAppliesNowhereWith503() throws Exception {
+        try (RedisServer redis = RedisServer.startOwn()) { // 20 MB would slow the shared server's other users
+            damagedRecordOn(redis);
+        }
+    }
+
+    private void damagedRecordOn(RedisServer redis) throws Exception {
+        String prefix = RedisServer.randomPrefix();
+        String key = prefix + ":limits";
+        ExampleApp.Running a = start(prefix, redis);
+        ExampleApp.Running b = start(prefix, redis);
+        String quota = a.managementUri() + "/admin/quota";
+        assertThat(send("PUT", quota, null, "{\"capacity\":10,\"refill\":10,\"period\":\"1m\"}").statusCode())
+                .isEqualTo(200);
+        within(2, "B at 10", () -> metrics(b).contains("quotagate_global_capacity_units 10.0"));
+        String good = (String) redis.command("HGET", key, "body");
+        String twenty = good.replace("\"capacity\":10,\"refill\":10", "\"capacity\":20,\"refill\":20");
+        String five = "{\"capacity\":5,\"refill\":5,\"period\":\"1m\"}";
+
+        int refused = 0;
+        for (String damage : List.of("version", "size")) {
+            String before = (String) redis.command("HGET", key, "version");
+            if (damage.equals("version")) { // a good body with another quota, under a version Lua rounds
+                redis.command("HSET", key, "version", "9223372036854775807", "body", twenty);
+            } else {
+                // the good record with a 20 MB field first, made by Redis (20 MB in this JVM would slow the apps)
+                redis.command("EVAL", "local x = 'x' for i = 1, 20 do x = x .. x end x = string.rep(x, 19) "
+                        + "redis.call('HINCRBY', KEYS[1], 'version', 1) "
+                        + "redis.call('HSET', KEYS[1], 'body', '{\"pad\":\"' .. x .. '\",' .. string.sub(ARGV[1], 2))",
+                        "1", key, good);
+            }
+            String stored = (String) redis.command("HGET", key, "version");
+            int expected = ++refused;
+            for (ExampleApp.Running app : List.of(a, b)) {
+                within(3, "refused (" + damage + ")", () -> metrics(app).contains("quotagate_limits_refused_total "
+                        + expected + ".0"));
+            }
+            HttpResponse<String> put = send("PUT", quota, null, five);
+            assertThat(put.statusCode()).as(put.body()).isEqualTo(503);
+            assertThat(put.body()).contains("damaged").contains(key).contains("nothing changed")
+                    .doesNotContain("Exception");
+            assertThat(redis.command("HGET", key, "version")).as("the record as it was").isEqualTo(stored);
+            Thread.sleep(300); // an announcement would have come by now
+            for (ExampleApp.Running app : List.of(a, b)) {
+                assertThat(metrics(app)).contains("quotagate_global_capacity_units 10.0")
+                        .contains("quotagate_limits_version " + before + ".0")
+                        .contains("quotagate_limits_reachable 1.0");
+            }
+            assertThat(send("GET", b.managementUri() + "/admin/overrides", null, null).body())
+                    .contains("\"refused\":" + expected).contains("lastRefusal");
+            assertThat(send("PUT", quota, null, "{\"capacity\":0}").statusCode()).as("the client's own mistake")
+                    .isEqualTo(400);
+
+            redis.command("DEL", key);
+            within(3, "the quota in force written back, in force on both", () -> {
+                try {
+                    Object v = redis.command("HGET", key, "version");
+                    return v != null && metrics(a).contains("quotagate_limits_version " + v + ".0")
+                            && metrics(b).contains("quotagate_limits_version " + v + ".0");
+                } catch (Exception e) {
+                    return false;
+                }
+            });
+            assertThat(metrics(b)).contains("quotagate_global_capacity_units 10.0");
+        }
+        assertThat(send("PUT", quota, null, five).statusCode()).isEqualTo(200);
+        within(2, "B at 5", () -> metrics(b).contains("quotagate_global_capacity_units 5.0"));
+        for (ExampleApp.Running app : List.of(a, b)) app.close(); // before their Redis stops
+        apps.removeAll(List.of(a, b));
     }
 
     @Test

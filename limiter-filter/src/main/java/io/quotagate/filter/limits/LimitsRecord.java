@@ -91,8 +91,20 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
 
     /** A record that cannot be used: the reason, for the log and the status. */
     static final class Unusable extends Exception {
+        private final boolean newerFormat;
+
         Unusable(String reason) {
+            this(reason, false);
+        }
+
+        private Unusable(String reason, boolean newerFormat) {
             super(reason);
+            this.newerFormat = newerFormat;
+        }
+
+        /** True for a record of a format newer than this code reads: written by a newer quotagate, not damaged. */
+        boolean newerFormat() {
+            return newerFormat;
         }
     }
 
@@ -142,7 +154,11 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
         }
     }
 
-    /** Parses a stored record, refusing anything but a complete record of {@link #FORMAT}. */
+    /**
+     * Parses a stored record, refusing anything but a complete record of a known format. The text is
+     * hostile input (anyone who can write to the store wrote it): every way it can be wrong is an
+     * {@link Unusable}, never another exception.
+     */
     static LimitsRecord parse(String json) throws Unusable {
         JsonNode root;
         try {
@@ -155,15 +171,15 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
         if (format == null || !format.isInt()) throw new Unusable("format: missing or not a whole number");
         if (format.intValue() > FORMAT) {
             throw new Unusable("format " + format.intValue() + " is newer than this version of quotagate reads ("
-                    + FORMAT + "): upgrade this instance");
+                    + FORMAT + "): upgrade this instance", true);
         }
         if (format.intValue() < FORMAT_WITHOUT_QUOTAS) {
             throw new Unusable("format " + format.intValue() + " is unknown");
         }
         boolean quotas = format.intValue() >= FORMAT_WITH_QUOTAS;
         boolean scoped = format.intValue() >= FORMAT;
-        fields(root, "", Set.of("format", "base", "overrides", "lastChange"));
         try {
+            fields(root, "", Set.of("format", "base", "overrides", "lastChange"));
             JsonNode b = object(root, "base");
             Set<String> baseFields = Set.of("fingerprint", "source", "publishedBy", "publishedAt", "global", "guests",
                     "plans", "tenants");
@@ -200,6 +216,8 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
                             text(c, "what", "lastChange.")));
         } catch (IllegalArgumentException invalid) {
             throw new Unusable(invalid.getMessage());
+        } catch (RuntimeException malformed) { // whoever can write to the store wrote it: no failure of ours escapes
+            throw new Unusable("malformed: " + malformed);
         }
     }
 

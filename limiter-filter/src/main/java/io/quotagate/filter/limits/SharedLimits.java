@@ -50,6 +50,8 @@ public final class SharedLimits implements AutoCloseable {
     private static final int FAILED_CHECKS_BEFORE_UNREACHABLE = 3;
     private static final String VERSION_MESSAGE = "v";
     private static final String INVALIDATE_PREFIX = "i:";
+    /** No record refused since the last one put in force. */
+    private static final long NONE = Long.MIN_VALUE;
 
     /** Puts plans in force: the filter's policy swap. Must not call back into this object. */
     @FunctionalInterface
@@ -70,7 +72,8 @@ public final class SharedLimits implements AutoCloseable {
     private final Clock clock;
     private final ScheduledExecutorService checker;
     private final AtomicLong refused = new AtomicLong();
-    private final Set<String> loggedDisagreements = ConcurrentHashMap.newKeySet();
+    /** Warnings logged once per cause: a disagreement between files, a file too large to share. */
+    private final Set<String> loggedOnce = ConcurrentHashMap.newKeySet();
 
     private Plans file;
     private LimitsBase fileBase;
@@ -80,7 +83,8 @@ public final class SharedLimits implements AutoCloseable {
     /** Shared store: the record in force, its version, and whether this instance's start reached the store. */
     private LimitsRecord applied;
     private long appliedVersion;
-    private long refusedVersion = -1;
+    /** The version refused last ({@link LimitsChannel#DAMAGED} for one without a usable version), or {@link #NONE}. */
+    private long refusedVersion = NONE;
     private boolean started;
     private int failedChecks;
     private volatile LimitsStatus status;
@@ -114,6 +118,8 @@ public final class SharedLimits implements AutoCloseable {
      *
      * @param invalidate drops one tenant's cached directory answer (called for every instance's
      *                   {@link #invalidate})
+     * @throws IllegalArgumentException if the file's limits make a record over {@link LimitsChannel#MAX_RECORD_BYTES}
+     *                                  (no instance would read it)
      */
     public static SharedLimits shared(Plans file, LimitsChannel channel, Target target, Consumer<String> invalidate) {
         SharedLimits s = new SharedLimits(file, Objects.requireNonNull(channel, "channel"), target, invalidate,
@@ -121,6 +127,9 @@ public final class SharedLimits implements AutoCloseable {
         synchronized (s) {
             try {
                 s.publishFile(false);
+            } catch (IllegalArgumentException unshareable) {
+                s.close();
+                throw unshareable;
             } catch (RuntimeException unreachable) {
                 s.unreachable("at start, keeping " + file.source() + "'s limits until it answers", unreachable);
             }
@@ -186,11 +195,15 @@ public final class SharedLimits implements AutoCloseable {
     }
 
     /**
-     * Applies one runtime change everywhere, or nowhere.
+     * Applies one runtime change everywhere, or nowhere. A stored record that cannot be used (damaged, of
+     * a newer format, or unusable with this instance's file) is left as it is: the change is refused, the
+     * message says why and how to repair it. An {@link IllegalArgumentException} is always the change's
+     * own fault, never the stored record's.
      *
      * @param what   a short description for the record ({@code setGlobalQuota}, {@code setTenant acme})
      * @param change the change, applied to the overrides in force
-     * @throws IllegalArgumentException if the result is invalid (a capacity below a route's cost, an unknown plan)
+     * @throws IllegalArgumentException if the result is invalid (a capacity below a route's cost, an unknown
+     *                                  plan, a record over {@link LimitsChannel#MAX_RECORD_BYTES})
      * @throws IllegalStateException    if the shared store cannot be reached, its record cannot be used, or
      *                                  other instances keep writing
      */
@@ -219,20 +232,14 @@ public final class SharedLimits implements AutoCloseable {
                         : record(fileBase, file.source(), LimitOverrides.NONE, "published " + file.source());
             } else {
                 version = stored.get().version();
-                try {
-                    current = LimitsRecord.parse(stored.get().body());
-                } catch (LimitsRecord.Unusable unusable) {
-                    throw new IllegalStateException("the shared limits record (version " + version
-                            + ") cannot be used: " + unusable.getMessage() + "; nothing changed (reload the plans "
-                            + "file to publish it again)");
-                }
+                current = usableForChange(stored.get());
             }
             LimitOverrides next = change.apply(current.overrides());
             Plans effective = EffectiveLimits.of(file, current.base(), next); // invalid: nothing written
             LimitsRecord written = new LimitsRecord(current.base(), current.source(), current.publishedBy(),
                     current.publishedAt(), next, new LimitsRecord.Change(channel.instanceId(), clock.instant(), what));
-            long v = write(version, written, what);
-            if (v < 0) continue;
+            long v = nextVersion(version);
+            if (!write(version, v, written, what)) continue;
             install(v, written, effective);
             return;
         }
@@ -252,6 +259,55 @@ public final class SharedLimits implements AutoCloseable {
         }
     }
 
+    /**
+     * The stored record, parsed and checked against this instance's file, for a change to go on top;
+     * else why not, as an {@link IllegalStateException} (the store's fault, not the change's).
+     */
+    private LimitsRecord usableForChange(LimitsChannel.Versioned stored) {
+        if (stored.damage().isPresent()) throw damaged(stored.damage().get());
+        LimitsRecord current;
+        try {
+            current = LimitsRecord.parse(stored.body());
+        } catch (LimitsRecord.Unusable unusable) {
+            if (unusable.newerFormat()) {
+                throw new IllegalStateException("the shared limits record (version " + stored.version() + ") cannot be "
+                        + "used: " + unusable.getMessage() + "; nothing changed");
+            }
+            throw damaged(channel.location() + " version " + stored.version() + ": " + unusable.getMessage());
+        }
+        try {
+            EffectiveLimits.of(file, current.base(), current.overrides());
+        } catch (IllegalArgumentException unusableHere) {
+            throw new IllegalStateException("the shared limits record (version " + stored.version() + ") cannot be "
+                    + "used with this instance's " + file.source() + ": " + unusableHere.getMessage()
+                    + "; nothing changed (make the change on an instance that enforces it, or publish this file)");
+        }
+        return current;
+    }
+
+    /** A change refused because the stored record is damaged: what is wrong, and the two ways to repair it. */
+    private IllegalStateException damaged(String why) {
+        return new IllegalStateException("the shared limits record is damaged (" + why + "); nothing changed "
+                + "anywhere. Repair it by publishing the plans file again (reload or apply, on any instance), or "
+                + "by deleting " + channel.location() + ": the instances then write back the limits in force");
+    }
+
+    /**
+     * The version to write over {@code expected}: the next one; over no record or a damaged one, the
+     * next after both the version in force here and the one refused here: a number no instance has
+     * applied or refused yet (an instance skips a version it has), so every instance reads the new record.
+     */
+    private long nextVersion(long expected) {
+        if (LimitsChannel.usable(expected)) {
+            if (expected < LimitsChannel.MAX_VERSION) return expected + 1;
+            throw new IllegalStateException("the shared limits record is at version " + expected + ", the highest "
+                    + "a record may have; nothing changed. Delete " + channel.location()
+                    + ": the instances then write back the limits in force");
+        }
+        long highest = Math.max(appliedVersion, refusedVersion);
+        return highest < LimitsChannel.MAX_VERSION ? highest + 1 : 1;
+    }
+
     /** Checks the stored version now (the periodic check calls it; tests too). */
     public synchronized void check() {
         long version;
@@ -269,7 +325,8 @@ public final class SharedLimits implements AutoCloseable {
             publishFile(false);
             return;
         }
-        if (version == appliedVersion && applied != null || version == refusedVersion) {
+        // after a refusal, the version in force is read again: a repaired record may have the same number
+        if (version == refusedVersion || version == appliedVersion && applied != null && refusedVersion == NONE) {
             if (!status.reachable()) publishStatus(true, status.lastRefusal());
             return;
         }
@@ -290,6 +347,11 @@ public final class SharedLimits implements AutoCloseable {
     private void checkQuietly() {
         try {
             check();
+        } catch (IllegalArgumentException unshareable) { // publishing a file too large to share, once Redis answered
+            if (loggedOnce.add(unshareable.getMessage())) {
+                LOG.log(System.Logger.Level.WARNING, "quotagate: " + file.source() + " cannot be published as the "
+                        + "shared limits, keeping its limits here: " + unshareable.getMessage());
+            }
         } catch (RuntimeException failure) {
             unreachable("at a version check", failure);
         }
@@ -316,21 +378,28 @@ public final class SharedLimits implements AutoCloseable {
             long version = 0;
             if (stored.isPresent()) {
                 version = stored.get().version();
-                try {
-                    current = LimitsRecord.parse(stored.get().body());
-                } catch (LimitsRecord.Unusable unusable) {
-                    boolean newer = unusable.getMessage().contains("newer");
+                String unusable = stored.get().damage().orElse(null);
+                boolean newer = false;
+                if (unusable == null) {
+                    try {
+                        current = LimitsRecord.parse(stored.get().body());
+                    } catch (LimitsRecord.Unusable u) {
+                        unusable = u.getMessage();
+                        newer = u.newerFormat();
+                    }
+                }
+                if (unusable != null) {
                     if (!explicit || newer) {
                         started = true;
-                        refuse(version, unusable.getMessage());
+                        refuse(version, unusable);
                         if (explicit) {
                             throw new IllegalStateException("the shared limits record (version " + version
-                                    + ") cannot be replaced: " + unusable.getMessage());
+                                    + ") cannot be replaced: " + unusable);
                         }
                         return;
                     }
-                    LOG.log(System.Logger.Level.WARNING, "quotagate: replacing the unusable shared limits record "
-                            + "(version " + version + ": " + unusable.getMessage() + ") with " + file.source());
+                    LOG.log(System.Logger.Level.WARNING, "quotagate: replacing the unusable shared limits record ("
+                            + refusal(version, unusable) + ") with " + file.source());
                 }
             }
             if (current != null && current.fingerprint().equals(fileFingerprint)) {
@@ -341,8 +410,8 @@ public final class SharedLimits implements AutoCloseable {
             LimitOverrides kept = keepable(current == null ? LimitOverrides.NONE : current.overrides().forNewFile(), file);
             LimitsRecord written = record(fileBase, file.source(), kept, "published " + file.source());
             Plans effective = EffectiveLimits.of(file, fileBase, kept);
-            long v = write(version, written, "publishing " + file.source());
-            if (v < 0) continue;
+            long v = nextVersion(version);
+            if (!write(version, v, written, "publishing " + file.source())) continue;
             started = true;
             LOG.log(System.Logger.Level.INFO, "quotagate: published the limits of " + file.source()
                     + " as shared limits version " + v + (current == null ? ""
@@ -355,6 +424,10 @@ public final class SharedLimits implements AutoCloseable {
     }
 
     private void adopt(LimitsChannel.Versioned stored) {
+        if (stored.damage().isPresent()) {
+            refuse(stored.version(), stored.damage().get());
+            return;
+        }
         LimitsRecord record;
         try {
             record = LimitsRecord.parse(stored.body());
@@ -376,21 +449,36 @@ public final class SharedLimits implements AutoCloseable {
         install(version, record, effective);
     }
 
-    /** The record vanished (Redis lost its data, or the key was deleted): write back the last good one. */
+    /**
+     * The record vanished (Redis lost its data, or the key was deleted, as to repair a damaged one): write
+     * back the last good one, or publish this file if none was ever in force here.
+     */
     private void restore() {
-        if (applied == null) return;
-        long v = write(0, applied, "restoring");
-        if (v < 0) return; // another instance restored it first: the next check adopts theirs
+        if (applied == null) {
+            publishFile(false);
+            return;
+        }
+        long v = nextVersion(0);
+        if (!write(0, v, applied, "restoring")) return; // another instance restored it first: the next check adopts theirs
         LOG.log(System.Logger.Level.WARNING, "quotagate: the shared limits record was gone (Redis restarted "
                 + "without its data, or the key was deleted); wrote back version " + appliedVersion
                 + "'s limits as version " + v);
         appliedVersion = v;
+        refusedVersion = NONE;
         publishStatus(true, status.lastRefusal());
     }
 
-    private long write(long expected, LimitsRecord record, String what) {
+    /** Writes {@code record} as version {@code next} over {@code expected}; false if another instance wrote first. */
+    private boolean write(long expected, long next, LimitsRecord record, String what) {
+        String json = record.toJson();
+        int bytes = json.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        if (bytes > LimitsChannel.MAX_RECORD_BYTES) { // no instance would read it
+            throw new IllegalArgumentException("the shared limits record would be " + bytes + " bytes, more than the "
+                    + LimitsChannel.MAX_RECORD_BYTES + " a record may have; nothing changed (contracts in bulk belong "
+                    + "in a tenant directory)");
+        }
         try {
-            return channel.replace(expected, record.toJson());
+            return channel.replace(expected, next, json);
         } catch (RuntimeException unreachable) {
             unreachable("for " + what, unreachable);
             throw new IllegalStateException("the shared limits store cannot be reached; nothing changed: "
@@ -410,9 +498,9 @@ public final class SharedLimits implements AutoCloseable {
         }
         applied = record;
         appliedVersion = version;
-        refusedVersion = -1;
+        refusedVersion = NONE;
         boolean agrees = record.fingerprint().equals(fileFingerprint);
-        if (!agrees && loggedDisagreements.add(record.fingerprint() + fileFingerprint)) {
+        if (!agrees && loggedOnce.add(record.fingerprint() + fileFingerprint)) {
             LOG.log(System.Logger.Level.WARNING, "quotagate: this instance's " + file.source() + " has other limits "
                     + "than the shared ones, published from " + record.source() + " by " + record.publishedBy()
                     + " at " + record.publishedAt() + "; enforcing the shared limits (the plans file published "
@@ -427,13 +515,27 @@ public final class SharedLimits implements AutoCloseable {
         publishStatus(true, status == null ? Optional.empty() : status.lastRefusal());
     }
 
+    /**
+     * A stored record this instance cannot use: counted and logged once (every record without a usable
+     * version counts as one until a usable one is stored), the last good limits stay.
+     */
     private void refuse(long version, String reason) {
         if (version == refusedVersion) return;
         refusedVersion = version;
         refused.incrementAndGet();
-        LOG.log(System.Logger.Level.WARNING, "quotagate: shared limits version " + version + " refused, keeping "
+        LOG.log(System.Logger.Level.WARNING, "quotagate: " + describe(version) + " refused, keeping "
                 + (applied == null ? file.source() + "'s limits" : "version " + appliedVersion) + ": " + reason);
-        publishStatus(true, Optional.of("version " + version + ": " + reason));
+        publishStatus(true, Optional.of(refusal(version, reason)));
+    }
+
+    private static String describe(long version) {
+        return version == LimitsChannel.DAMAGED ? "the shared limits record (damaged version)"
+                : "shared limits version " + version;
+    }
+
+    /** Why a record was refused, with its version if it has a usable one (a damaged one's reason shows it). */
+    private static String refusal(long version, String reason) {
+        return version == LimitsChannel.DAMAGED ? reason : "version " + version + ": " + reason;
     }
 
     /**

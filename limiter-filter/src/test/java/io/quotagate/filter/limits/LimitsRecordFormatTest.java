@@ -210,4 +210,38 @@ class LimitsRecordFormatTest {
                 java.util.regex.Matcher.quoteReplacement(to))))
                 .isInstanceOf(LimitsRecord.Unusable.class).hasMessage(error);
     }
+
+    /**
+     * A stored record is hostile input: an unknown field at the top (it was an IllegalArgumentException that
+     * escaped, answered as the client's 400), or anything else malformed, is refused as unusable, never
+     * thrown as another exception; a field that merely says "newer" is no newer format.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{1}")
+    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+            "{\"format\":1,|{\"format\":1,\"pad\":\"xxxx\",|pad: unknown field",
+            "{\"format\":1,|{\"format\":1,\"newer\":1,|newer: unknown field",
+            "{\"format\":1,|{\"format\":1,\"base\":7,|not JSON: Duplicate field 'base'",
+            "\"overrides\":{|\"overrides\":null,\"x\":{|x: unknown field",
+            "\"lastChange\":{|\"lastChange\":[],\"y\":{|y: unknown field",
+            "\"base\":{|\"base\":[],\"z\":{|z: unknown field",
+    })
+    void anUnknownOrMalformedTopLevelFieldIsRefusedAsUnusable(String from, String to, String error) {
+        String one = record(PlansFile.parse("p.yml", WITHOUT), LimitOverrides.NONE).toJson();
+        assertThat(one).contains(from);
+        assertThatThrownBy(() -> LimitsRecord.parse(one.replaceFirst(java.util.regex.Pattern.quote(from),
+                java.util.regex.Matcher.quoteReplacement(to))))
+                .isInstanceOfSatisfying(LimitsRecord.Unusable.class, u -> assertThat(u.newerFormat()).isFalse())
+                .hasMessageStartingWith(error);
+    }
+
+    @Test
+    void onlyAFormatNumberAboveThisCodesIsANewerFormat() {
+        String one = record(PlansFile.parse("p.yml", WITHOUT), LimitOverrides.NONE).toJson();
+        assertThatThrownBy(() -> LimitsRecord.parse(one.replace("\"format\":1", "\"format\":4")))
+                .isInstanceOfSatisfying(LimitsRecord.Unusable.class, u -> assertThat(u.newerFormat()).isTrue());
+        for (String old : List.of("0", "-1", "1.5", "\"1\"")) {
+            assertThatThrownBy(() -> LimitsRecord.parse(one.replace("\"format\":1", "\"format\":" + old))).as(old)
+                    .isInstanceOfSatisfying(LimitsRecord.Unusable.class, u -> assertThat(u.newerFormat()).isFalse());
+        }
+    }
 }

@@ -1,6 +1,5 @@
 package io.quotagate.filter.redis;
 
-import io.lettuce.core.KeyValue;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
@@ -24,21 +23,56 @@ import java.util.function.Supplier;
  * checks the version and announces the new one on the channel {@code <prefix>:limits:changes} in the
  * same step. One key, so it runs whole on one primary of a cluster; classic publish/subscribe reaches
  * subscribers on every node.
+ *
+ * <p>Whoever can write to Redis can write this key, so what is read is checked, in Java and in the
+ * scripts alike: the version is compared and written as text, never as a Lua number (a double, which
+ * rounds 9223372036854775807 to 9.2233720368548e+18 and then no longer counts); a version that is not
+ * {@link LimitsChannel#usable usable}, a key of another type or a hash without a version is damaged; a
+ * body longer than {@link LimitsChannel#MAX_RECORD_BYTES} is measured ({@code HSTRLEN}), never read.
  */
 final class RedisLimitsChannel implements LimitsChannel, AutoCloseable {
-    /** The version reported for a key that holds something else than a record (a value set by hand). */
-    static final long UNREADABLE = -2;
+    /**
+     * KEYS[1]: the record; ARGV[1]: '1' to read the body too, ARGV[2]: the longest body read. Returns
+     * {'none'}, {'type', <its type>} for a key that is not a hash, or {'hash', version or nil, body
+     * length[, body]}.
+     */
+    private static final String READ_SCRIPT = """
+            local ok, version = pcall(redis.call, 'HGET', KEYS[1], 'version')
+            if not ok then return {'type', redis.call('TYPE', KEYS[1])['ok']} end
+            if not version and redis.call('EXISTS', KEYS[1]) == 0 then return {'none'} end
+            local size = redis.call('HSTRLEN', KEYS[1], 'body')
+            if ARGV[1] == '1' and size > 0 and size <= tonumber(ARGV[2]) then
+              return {'hash', version or false, size, redis.call('HGET', KEYS[1], 'body')}
+            end
+            return {'hash', version or false, size}
+            """;
+    /**
+     * KEYS[1]: the record; ARGV: the expected version ('0': none, 'damaged', or its digits), the next
+     * version, the body, the channel. The stored version is classified as text, as {@link #parseVersion(byte[])}
+     * does; a match replaces the whole key (no stray field survives) and announces it. Returns 1, or 0.
+     */
     private static final String REPLACE_SCRIPT = """
             local ok, cur = pcall(redis.call, 'HGET', KEYS[1], 'version')
-            local v = 0
-            if not ok then v = -2 elseif cur then v = tonumber(cur) or -2 end
-            if v ~= tonumber(ARGV[1]) then return -1 end
-            if v == -2 then redis.call('DEL', KEYS[1]); v = 0 end
-            v = v + 1
-            redis.call('HSET', KEYS[1], 'version', tostring(v), 'body', ARGV[2])
-            redis.call('PUBLISH', ARGV[3], 'v')
-            return v
+            local state = '0'
+            if not ok then
+              state = 'damaged'
+            elseif cur then
+              if string.find(cur, '^[1-9]%d*$') and (#cur < 16 or (#cur == 16 and cur <= '9007199254740991')) then
+                state = cur
+              else
+                state = 'damaged'
+              end
+            elseif redis.call('EXISTS', KEYS[1]) == 1 then
+              state = 'damaged'
+            end
+            if state ~= ARGV[1] then return 0 end
+            redis.call('DEL', KEYS[1])
+            redis.call('HSET', KEYS[1], 'version', ARGV[2], 'body', ARGV[3])
+            redis.call('PUBLISH', ARGV[4], 'v')
+            return 1
             """;
+    /** How much of a damaged version is shown in a log line or an error. */
+    private static final int SHOWN = 40;
 
     private final RedisConnection redis;
     private final RedisTopology topology;
@@ -68,36 +102,54 @@ final class RedisLimitsChannel implements LimitsChannel, AutoCloseable {
     @Override
     public long version() {
         subscribeIfNeeded();
-        byte[] v;
-        try {
-            v = read(() -> redis.link().commands().hget(key, "version"));
-        } catch (WrongType wrongType) {
-            return UNREADABLE;
-        }
-        return v == null ? 0 : parseVersion(v);
+        List<Object> reply = readRecord(false);
+        String kind = text(reply.get(0));
+        if (kind.equals("none")) return 0;
+        if (kind.equals("type")) return DAMAGED;
+        long v = parseVersion((byte[]) reply.get(1));
+        return v > 0 ? v : DAMAGED;
     }
 
     @Override
     public Optional<Versioned> read() {
-        List<KeyValue<String, byte[]>> fields;
-        try {
-            fields = read(() -> redis.link().commands().hmget(key, "version", "body"));
-        } catch (WrongType wrongType) {
-            return Optional.of(new Versioned(UNREADABLE, "(" + key + " is not a hash)"));
+        List<Object> reply = readRecord(true);
+        String kind = text(reply.get(0));
+        if (kind.equals("none")) return Optional.empty();
+        if (kind.equals("type")) {
+            return Optional.of(Versioned.damaged(DAMAGED, key + " is a " + text(reply.get(1)) + ", not a hash"));
         }
-        byte[] version = fields.get(0).getValueOrElse(null);
-        byte[] body = fields.get(1).getValueOrElse(null);
-        if (version == null && body == null) return Optional.empty();
-        long v = version == null ? UNREADABLE : parseVersion(version);
-        return Optional.of(new Versioned(v, body == null ? "(no body)" : new String(body, StandardCharsets.UTF_8)));
+        byte[] version = (byte[]) reply.get(1);
+        long v = parseVersion(version);
+        if (v < 0) {
+            return Optional.of(Versioned.damaged(DAMAGED, key + ": version " + (version == null ? "missing"
+                    : shown(version) + " is not a whole number from 1 to " + MAX_VERSION + " in plain digits")));
+        }
+        long size = (Long) reply.get(2);
+        if (size > MAX_RECORD_BYTES) {
+            return Optional.of(Versioned.damaged(v, key + ": body of " + size + " bytes, more than the "
+                    + MAX_RECORD_BYTES + " a record may have (not read)"));
+        }
+        if (reply.size() < 4 || reply.get(3) == null) {
+            return Optional.of(Versioned.damaged(v, key + ": no body"));
+        }
+        return Optional.of(Versioned.of(v, new String((byte[]) reply.get(3), StandardCharsets.UTF_8)));
     }
 
     @Override
-    public long replace(long expected, String body) {
-        Long v = await(redis.link().commands().<Long>eval(REPLACE_SCRIPT, ScriptOutputType.INTEGER, new String[]{key},
-                Long.toString(expected).getBytes(StandardCharsets.UTF_8), body.getBytes(StandardCharsets.UTF_8),
-                channel.getBytes(StandardCharsets.UTF_8)));
-        return v == null ? -1 : v;
+    public boolean replace(long expected, long next, String body) {
+        if (!LimitsChannel.usable(next) || (LimitsChannel.usable(expected) && next <= expected)
+                || !(expected == 0 || expected == DAMAGED || LimitsChannel.usable(expected))) {
+            throw new IllegalArgumentException("cannot replace version " + expected + " by " + next);
+        }
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        if (bytes.length > MAX_RECORD_BYTES) {
+            throw new IllegalArgumentException("a body of " + bytes.length + " bytes, more than the "
+                    + MAX_RECORD_BYTES + " a record may have");
+        }
+        Long done = await(redis.link().commands().<Long>eval(REPLACE_SCRIPT, ScriptOutputType.INTEGER,
+                new String[]{key}, ascii(expected == DAMAGED ? "damaged" : Long.toString(expected)),
+                ascii(Long.toString(next)), bytes, ascii(channel)));
+        return done != null && done == 1;
     }
 
     @Override
@@ -118,6 +170,11 @@ final class RedisLimitsChannel implements LimitsChannel, AutoCloseable {
     @Override
     public String instanceId() {
         return instanceId;
+    }
+
+    @Override
+    public String location() {
+        return "the Redis key " + key;
     }
 
     /** Subscribes once a listener is set (Lettuce subscribes again by itself after a reconnect). */
@@ -167,29 +224,46 @@ final class RedisLimitsChannel implements LimitsChannel, AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", e);
         } catch (ExecutionException e) {
-            String m = String.valueOf(e.getCause().getMessage());
-            if (m.startsWith("WRONGTYPE")) throw new WrongType();
             throw new IllegalStateException("Redis: " + e.getCause(), e.getCause());
         } catch (TimeoutException e) {
             throw new IllegalStateException("Redis did not answer within " + timeout.toMillis() + " ms", e);
         }
     }
 
-    /** A version field that is not a positive number is unreadable: the record is refused, not an outage. */
-    private static long parseVersion(byte[] v) {
-        try {
-            long n = Long.parseLong(new String(v, StandardCharsets.UTF_8));
-            return n > 0 ? n : UNREADABLE;
-        } catch (NumberFormatException e) {
-            return UNREADABLE;
-        }
+    /** The record, its body only if asked and not too long (one script: version and body agree). */
+    private List<Object> readRecord(boolean body) {
+        return read(() -> redis.link().commands().<List<Object>>eval(READ_SCRIPT, ScriptOutputType.MULTI,
+                new String[]{key}, ascii(body ? "1" : "0"), ascii(Integer.toString(MAX_RECORD_BYTES))));
     }
 
-    /** The key holds another type than a hash: the record is unreadable, Redis itself is fine. */
-    private static final class WrongType extends RuntimeException {
-        WrongType() {
-            super(null, null, false, false);
+    /**
+     * The version as written, if usable: plain decimal digits without sign or leading zero, from 1 to
+     * {@link LimitsChannel#MAX_VERSION} (the scripts' rule); -1 if not, or if missing.
+     */
+    static long parseVersion(byte[] version) {
+        if (version == null || version.length == 0 || version.length > 16 || version[0] == '0') return -1;
+        long n = 0;
+        for (byte b : version) {
+            if (b < '0' || b > '9') return -1;
+            n = n * 10 + (b - '0');
         }
+        return n <= MAX_VERSION ? n : -1;
+    }
+
+    /** A damaged version for a log line: quoted, at most {@value #SHOWN} characters, control bytes as '?'. */
+    private static String shown(byte[] raw) {
+        String text = new String(raw, 0, Math.min(raw.length, SHOWN), StandardCharsets.UTF_8)
+                .replaceAll("[\\p{Cntrl}'\\\\]", "?");
+        return "'" + text + "'" + (raw.length > SHOWN ? "... (" + raw.length + " bytes)" : "");
+    }
+
+    /** A short reply of the read script (bulk strings come as bytes, the values' codec). */
+    private static String text(Object reply) {
+        return reply instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : String.valueOf(reply);
+    }
+
+    private static byte[] ascii(String s) {
+        return s.getBytes(StandardCharsets.US_ASCII);
     }
 
     @Override

@@ -7,6 +7,7 @@ import io.quotagate.filter.servlet.QuotaControl;
 import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
+import io.quotagate.filter.testing.LogCapture;
 import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.Plans;
@@ -56,6 +57,11 @@ class SharedLimitsTest {
               default-plan: free
               assignments: { acme: pro }
             """);
+    /**
+     * Lua: {@code x}, 19 MiB of 'x' (20 MB, and one string under Jackson's 20,000,000 characters, so a
+     * reader that read it would parse it), by doubling a MiB first: string.rep adds a byte at a time.
+     */
+    private static final String TWENTY_MB = "local x = 'x' for i = 1, 20 do x = x .. x end x = string.rep(x, 19) ";
     private static final List<Bandwidth> TEN_PER_MINUTE = List.of(new Bandwidth("api", 10, 10, Duration.ofMinutes(1)));
 
     private static RedisSettings settings(String uri, String prefix) {
@@ -246,6 +252,187 @@ class SharedLimitsTest {
             assertThatThrownBy(() -> a.control().apply(PLANS)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("newer");
         }
+    }
+
+    /**
+     * A version that is not a whole number from 1 to 2^53 - 1 in plain digits (Long.MAX_VALUE, which Lua's
+     * doubles cannot count on from; a negative one; a fraction; text): the record is refused as damaged on
+     * every instance, even with a good body, and a change on it applies nowhere and says so. Deleting the
+     * record repairs it: the limits in force are written back, at a version above theirs.
+     */
+    @Test
+    void aRecordWhoseVersionIsNoUsableNumberIsRefusedAndAChangeOnItAppliesNowhere() throws Exception {
+        RedisServer redis = RedisServer.shared();
+        String prefix = RedisServer.randomPrefix();
+        String key = prefix + ":limits";
+        RedisSettings s = settings(redis.uri(), prefix);
+        try (Instance a = Instance.start(PLANS, s); Instance b = Instance.start(PLANS, s);
+             LogCapture warnings = LogCapture.of(io.quotagate.filter.limits.SharedLimits.class,
+                     java.util.logging.Level.WARNING)) {
+            a.control().setGlobalQuota(TEN_PER_MINUTE);
+            Await.within(2, "B on A's version", () -> b.control().limitsStatus().version() == a.control().limitsStatus().version());
+            // a good body with another quota: whoever adopted it would report 20
+            String twenty = ((String) field(redis, key, "body")).replace("\"capacity\":10,\"refill\":10",
+                    "\"capacity\":20,\"refill\":20");
+            for (String version : List.of("9223372036854775807", "-5", "3.5", "abc")) {
+                long inForce = a.control().limitsStatus().version();
+                long[] refusedBefore = {a.control().limitsStatus().refused(), b.control().limitsStatus().refused()};
+                int warned = warnings.messages().size();
+                redis.command("EVAL", "redis.call('HSET', KEYS[1], 'version', ARGV[1], 'body', ARGV[2])", "1", key,
+                        version, twenty);
+                Await.within(3, "both refuse version " + version, () ->
+                        a.control().limitsStatus().refused() == refusedBefore[0] + 1
+                                && b.control().limitsStatus().refused() == refusedBefore[1] + 1);
+                for (Instance i : List.of(a, b)) {
+                    assertThat(i.gauge(QuotaMeterBinder.GLOBAL_CAPACITY)).as("last good limits kept").isEqualTo(10.0);
+                    assertThat(i.control().limitsStatus().version()).isEqualTo(inForce);
+                    assertThat(i.control().limitsStatus().lastRefusal()).hasValueSatisfying(r -> assertThat(r)
+                            .contains("version").contains(version).contains("9007199254740991"));
+                }
+                assertThat(warnings.messages().subList(warned, warnings.messages().size()))
+                        .as("logged once per instance").hasSize(2).allSatisfy(m -> assertThat(m).contains(version));
+
+                assertThatThrownBy(() -> a.control().setGlobalQuota(List.of(new Bandwidth("api", 5, 5,
+                        Duration.ofMinutes(1))))).isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("damaged").hasMessageContaining("nothing changed")
+                        .hasMessageContaining(key);
+                assertThat(field(redis, key, "version")).as("the stored record untouched").isEqualTo(version);
+                Thread.sleep(300); // an announcement would have come by now
+                for (Instance i : List.of(a, b)) {
+                    assertThat(i.gauge(QuotaMeterBinder.GLOBAL_CAPACITY)).as("nowhere").isEqualTo(10.0);
+                    assertThat(i.control().limitsStatus().refused()).as("one refusal for one damage")
+                            .isEqualTo(i == a ? refusedBefore[0] + 1 : refusedBefore[1] + 1);
+                }
+
+                // deleting it repairs it: the limits in force are written back, above the version they had
+                redis.command("DEL", key);
+                Await.within(3, "written back and in force on both", () ->
+                        a.control().limitsStatus().version() > inForce
+                                && b.control().limitsStatus().version() == a.control().limitsStatus().version());
+                assertThat(Long.parseLong((String) field(redis, key, "version"))).isEqualTo(inForce + 1);
+                for (Instance i : List.of(a, b)) assertThat(i.gauge(QuotaMeterBinder.GLOBAL_CAPACITY)).isEqualTo(10.0);
+            }
+            // and changes work again, everywhere
+            a.control().setGlobalQuota(List.of(new Bandwidth("api", 7, 7, Duration.ofMinutes(1))));
+            Await.within(2, "B at 7", () -> b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 7.0);
+        }
+    }
+
+    /**
+     * A record this instance's file cannot take (a plan it does not define, published by another file):
+     * a change made here is refused as the store's problem, not the change's (an IllegalArgumentException
+     * is the admin surfaces' 400), and writes nothing.
+     */
+    @Test
+    void aChangeOnARecordThisFileCannotTakeIsNoClientErrorAndWritesNothing() throws Exception {
+        RedisServer redis = RedisServer.shared();
+        String prefix = RedisServer.randomPrefix();
+        String key = prefix + ":limits";
+        try (Instance a = Instance.start(PLANS, settings(redis.uri(), prefix))) {
+            String good = (String) field(redis, key, "body");
+            writeUnannounced(redis, prefix, good.replace("\"tenants\":{}}", "\"tenants\":{\"x\":{\"plan\":\"platinum\"}}}"));
+            String version = (String) field(redis, key, "version");
+            assertThatThrownBy(() -> a.control().setGlobalQuota(TEN_PER_MINUTE)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("platinum").hasMessageContaining("nothing changed");
+            assertThat(field(redis, key, "version")).isEqualTo(version);
+            assertThat(a.gauge(QuotaMeterBinder.GLOBAL_CAPACITY)).isEqualTo(3000.0);
+        }
+    }
+
+    /**
+     * Publishing the file again (reload, apply) replaces a record with a damaged version, at a version
+     * above the one in force, and every instance adopts it.
+     */
+    @Test
+    void publishingTheFileReplacesARecordWithADamagedVersion() throws Exception {
+        RedisServer redis = RedisServer.shared();
+        String prefix = RedisServer.randomPrefix();
+        String key = prefix + ":limits";
+        RedisSettings s = settings(redis.uri(), prefix);
+        try (Instance a = Instance.start(PLANS, s); Instance b = Instance.start(PLANS, s)) {
+            a.control().setGlobalQuota(TEN_PER_MINUTE);
+            long inForce = a.control().limitsStatus().version();
+            Await.within(2, "B on A's version", () -> b.control().limitsStatus().version() == inForce);
+            redis.command("HSET", key, "version", "-5");
+            Await.within(3, "both refuse it", () -> a.control().limitsStatus().refused() == 1
+                    && b.control().limitsStatus().refused() == 1);
+            a.control().apply(PLANS);
+            assertThat(field(redis, key, "version")).isEqualTo(Long.toString(inForce + 1));
+            Await.within(2, "both on the file's quota", () -> a.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 3000.0
+                    && b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 3000.0);
+        }
+    }
+
+    /**
+     * A stored record with a field no format has, small or of 20 MB, is refused like any damaged record:
+     * counted, the last good limits kept, and a change on it is not the client's fault (no
+     * IllegalArgumentException, the admin surfaces' 400). A record over the size limit is never read: its
+     * body never leaves Redis, not at the version checks, not for a change. On a Redis of its own, so the
+     * bytes Redis sent are this test's.
+     */
+    @Test
+    void aRecordWithAnUnknownFieldOrOverTheSizeLimitIsRefusedWithoutBeingRead() throws Exception {
+        try (RedisServer own = RedisServer.startOwn()) {
+            String prefix = RedisServer.randomPrefix();
+            String key = prefix + ":limits";
+            RedisSettings s = settings(own.uri(), prefix);
+            try (Instance a = Instance.start(PLANS, s); Instance b = Instance.start(PLANS, s)) {
+                a.control().setGlobalQuota(TEN_PER_MINUTE);
+                Await.within(2, "B on A's version", () -> b.control().limitsStatus().version() == a.control().limitsStatus().version());
+                String good = (String) field(own, key, "body");
+                assertThat(good).startsWith("{\"format\":1,");
+                String small = good.replace("{\"format\":1,", "{\"format\":1,\"pad\":\"x\",");
+                String large = "20 MB"; // made by Redis: 20 MB in this JVM would slow the instances
+                for (String bad : List.of(small, large)) {
+                    String what = bad == small ? "an unknown field" : "20 MB";
+                    long inForce = a.control().limitsStatus().version();
+                    long[] refusedBefore = {a.control().limitsStatus().refused(), b.control().limitsStatus().refused()};
+                    long sentBefore = sentBytes(own);
+                    if (bad == small) {
+                        writeUnannounced(own, prefix, small);
+                    } else { // the small one with a field of 20 MB more
+                        own.command("EVAL", TWENTY_MB + "redis.call('HINCRBY', KEYS[1], 'version', 1) redis.call('HSET', "
+                                + "KEYS[1], 'body', string.sub(ARGV[1], 1, 19) .. x .. string.sub(ARGV[1], 20))", "1", key, small);
+                        assertThat(own.integer("HSTRLEN", key, "body")).isGreaterThan(19 << 20);
+                    }
+                    Await.within(5, "both refuse " + what, () ->
+                            a.control().limitsStatus().refused() == refusedBefore[0] + 1
+                                    && b.control().limitsStatus().refused() == refusedBefore[1] + 1);
+                    for (Instance i : List.of(a, b)) {
+                        assertThat(i.gauge(QuotaMeterBinder.GLOBAL_CAPACITY)).as("last good limits kept").isEqualTo(10.0);
+                        assertThat(i.control().limitsStatus().reachable()).isTrue();
+                        assertThat(i.control().limitsStatus().lastRefusal()).hasValueSatisfying(r -> assertThat(r)
+                                .contains(bad == small ? "pad: unknown field" : "8388608"));
+                    }
+                    assertThatThrownBy(() -> a.control().setGlobalQuota(List.of(new Bandwidth("api", 5, 5,
+                            Duration.ofMinutes(1))))).as(what).isInstanceOf(IllegalStateException.class)
+                            .hasMessageContaining("nothing changed");
+                    assertThatThrownBy(() -> b.control().setTenant("x", TenantContract.onPlan("pro"))).as(what)
+                            .isInstanceOf(IllegalStateException.class);
+                    Thread.sleep(1_500); // a version check or more on each instance
+                    if (bad == large) {
+                        assertThat(sentBytes(own) - sentBefore).as("bytes Redis sent since the record was written")
+                                .isLessThan(1 << 20);
+                    }
+                    for (Instance i : List.of(a, b)) {
+                        assertThat(i.gauge(QuotaMeterBinder.GLOBAL_CAPACITY)).isEqualTo(10.0);
+                        assertThat(i.control().limitsStatus().reachable()).isTrue();
+                    }
+                    own.command("DEL", key);
+                    Await.within(3, "written back", () -> a.control().limitsStatus().version() > inForce
+                            && b.control().limitsStatus().version() == a.control().limitsStatus().version());
+                }
+            }
+        }
+    }
+
+    /** {@code total_net_output_bytes} of {@code INFO stats}: what the server has sent to all its clients. */
+    private static long sentBytes(RedisServer redis) throws Exception {
+        String info = (String) redis.command("INFO", "stats");
+        for (String line : info.split("\r\n")) {
+            if (line.startsWith("total_net_output_bytes:")) return Long.parseLong(line.substring(line.indexOf(':') + 1));
+        }
+        throw new AssertionError("no total_net_output_bytes in INFO stats");
     }
 
     @Test
