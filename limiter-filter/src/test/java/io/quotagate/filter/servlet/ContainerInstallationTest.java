@@ -1,5 +1,6 @@
 package io.quotagate.filter.servlet;
 
+import io.quotagate.filter.testing.FilterConfigs;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import jakarta.servlet.DispatcherType;
@@ -17,9 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Collections;
 import java.util.EnumSet;
-import java.util.Enumeration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -126,23 +125,7 @@ class ContainerInstallationTest {
     }
 
     private static FilterConfig config(String plans) {
-        return new FilterConfig() {
-            public String getFilterName() {
-                return "quota";
-            }
-
-            public ServletContext getServletContext() {
-                return null;
-            }
-
-            public String getInitParameter(String name) {
-                return QuotaFilter.PLANS_PARAM.equals(name) ? plans : null;
-            }
-
-            public Enumeration<String> getInitParameterNames() {
-                return Collections.enumeration(plans == null ? java.util.List.of() : java.util.List.of(QuotaFilter.PLANS_PARAM));
-            }
-        };
+        return FilterConfigs.of(QuotaFilter.PLANS_PARAM, plans);
     }
 
     @Test

@@ -1,13 +1,13 @@
 package io.quotagate.filter.servlet;
 
 import io.quotagate.filter.store.QuotaSnapshot;
+import io.quotagate.filter.testing.FilterConfigs;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.LogCapture;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.PlansFile;
 import jakarta.servlet.FilterConfig;
-import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,8 +22,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Collections;
-import java.util.Enumeration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -250,29 +248,8 @@ class QuotaSnapshotTest {
     }
 
     private static FilterConfig initParams(Path plans, Path snapshot) {
-        Map<String, String> params = Map.of(QuotaFilter.PLANS_PARAM, plans.toString(),
-                QuotaFilter.QUOTA_SNAPSHOT_PARAM, snapshot.toString());
-        return new FilterConfig() {
-            @Override
-            public String getFilterName() {
-                return "quota";
-            }
-
-            @Override
-            public ServletContext getServletContext() {
-                return null;
-            }
-
-            @Override
-            public String getInitParameter(String name) {
-                return params.get(name);
-            }
-
-            @Override
-            public Enumeration<String> getInitParameterNames() {
-                return Collections.enumeration(params.keySet());
-            }
-        };
+        return FilterConfigs.of(Map.of(QuotaFilter.PLANS_PARAM, plans.toString(),
+                QuotaFilter.QUOTA_SNAPSHOT_PARAM, snapshot.toString()));
     }
 
     @Test

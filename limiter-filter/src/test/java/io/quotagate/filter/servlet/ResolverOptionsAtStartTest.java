@@ -1,12 +1,12 @@
 package io.quotagate.filter.servlet;
 
+import io.quotagate.filter.testing.FilterConfigs;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.tenant.TenantResolver;
 import jakarta.servlet.FilterConfig;
-import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -14,8 +14,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Collections;
-import java.util.Enumeration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -90,26 +88,6 @@ class ResolverOptionsAtStartTest {
     }
 
     private static FilterConfig config(Path plans) {
-        return new FilterConfig() {
-            @Override
-            public String getFilterName() {
-                return "quota";
-            }
-
-            @Override
-            public ServletContext getServletContext() {
-                return null;
-            }
-
-            @Override
-            public String getInitParameter(String name) {
-                return QuotaFilter.PLANS_PARAM.equals(name) ? plans.toString() : null;
-            }
-
-            @Override
-            public Enumeration<String> getInitParameterNames() {
-                return Collections.enumeration(java.util.List.of(QuotaFilter.PLANS_PARAM));
-            }
-        };
+        return FilterConfigs.of(QuotaFilter.PLANS_PARAM, plans.toString());
     }
 }
