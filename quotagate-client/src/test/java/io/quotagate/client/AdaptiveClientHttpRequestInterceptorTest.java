@@ -58,7 +58,7 @@ class AdaptiveClientHttpRequestInterceptorTest {
 
         assertThat(accepted.get()).as("the quota is used").isGreaterThan((long) (0.8 * api.allowedIn(seconds)));
         assertThat(throttled.get()).as("429s are rare: %d of %d", throttled.get(), accepted.get())
-                .isLessThan(accepted.get() / 20);
+                .isLessThan(accepted.get() / AdaptiveHttpClientTest.RARE);
         assertThat(limiter.waitNanos.sum()).as("callers waited for units").isPositive();
         assertThat(rejected.get()).isZero();
     }
