@@ -94,6 +94,8 @@ public final class QuotaFilter implements Filter {
      * ({@link Builder#bodyReadTimeout}).
      */
     public static final String BODY_READ_TIMEOUT_PARAM = "body-read-timeout";
+    /** Init-param: the most requests delayed by a {@code throttle:} at once ({@link Builder#maxDelayedRequests}). */
+    public static final String MAX_DELAYED_REQUESTS_PARAM = "max-delayed-requests";
     /** Init-param: {@code true} to add the legacy {@code X-RateLimit-*} fields to published plans. */
     public static final String LEGACY_HEADERS_PARAM = "legacy-ratelimit-headers";
     /**

@@ -126,6 +126,11 @@ class ContainerInstallationTest {
     }
 
     private static FilterConfig config(String plans) {
+        return config(plans, null);
+    }
+
+    /** With {@code maxDelayed} as the init-param {@code max-delayed-requests} (null: not given). */
+    private static FilterConfig config(String plans, String maxDelayed) {
         return new FilterConfig() {
             public String getFilterName() {
                 return "quota";
@@ -136,7 +141,8 @@ class ContainerInstallationTest {
             }
 
             public String getInitParameter(String name) {
-                return QuotaFilter.PLANS_PARAM.equals(name) ? plans : null;
+                return QuotaFilter.PLANS_PARAM.equals(name) ? plans
+                        : QuotaFilter.MAX_DELAYED_REQUESTS_PARAM.equals(name) ? maxDelayed : null;
             }
 
             public Enumeration<String> getInitParameterNames() {
@@ -161,5 +167,18 @@ class ContainerInstallationTest {
         assertThatThrownBy(() -> new QuotaFilter().init(config(null)))
                 .isInstanceOf(ServletException.class)
                 .hasMessageContaining("init-param 'plans' is required");
+    }
+
+    @Test
+    void startupFailsNamingABadMaxDelayedRequestsInitParam(@TempDir Path dir) throws Exception {
+        Path plans = dir.resolve("plans.yml");
+        Files.writeString(plans, "plans:\n  free:\n    limits: [ { capacity: 1, refill: 1, period: 1s } ]\n");
+        assertThatThrownBy(() -> new QuotaFilter().init(config(plans.toString(), "many")))
+                .isInstanceOf(ServletException.class).hasMessageContaining("max-delayed-requests");
+        assertThatThrownBy(() -> new QuotaFilter().init(config(plans.toString(), "0")))
+                .isInstanceOf(ServletException.class).hasMessageContaining("maxDelayedRequests must be > 0");
+        QuotaFilter accepted = new QuotaFilter();
+        accepted.init(config(plans.toString(), "25"));
+        accepted.destroy();
     }
 }
