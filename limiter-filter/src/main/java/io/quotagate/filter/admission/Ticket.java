@@ -25,7 +25,9 @@ import java.util.Objects;
  * the route's minimum cost, and the body is read only to state the wait for the request's own cost.
  *
  * <p>Confined to the thread that decides until it runs; {@link #end()} and {@link #settle} may be called
- * later from any thread.
+ * later from any thread. A delayed ticket ({@link Outcome.Delayed}) is handed from the deciding thread to
+ * the one that resumes or drops it through the scheduler (a happens-before edge), and only one of them
+ * uses it.
  */
 public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scoped {
     private static final System.Logger LOG = System.getLogger(Ticket.class.getName());
