@@ -12,6 +12,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -166,6 +167,32 @@ public abstract class ContainerBehaviourContract {
 
     protected URI uri(String path) {
         return URI.create("http://127.0.0.1:" + port + path);
+    }
+
+    /**
+     * A tenant whose plan throttles ({@code paced}: 1 unit, 20 a second, {@code max-delay: 2s}) sending ten
+     * requests at once: none is refused; the nine short of units are delayed (in async mode, resumed by a
+     * dispatch) by at most max-delay, as their {@code Quota-Delay} says, then answered by the servlet.
+     */
+    @Test
+    void aThrottledBurstIsDelayedNotRefused() throws Exception {
+        List<CompletableFuture<HttpResponse<String>>> sent = new java.util.ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            sent.add(CLIENT.sendAsync(request("/paced/" + i, "paced-tenant"), HttpResponse.BodyHandlers.ofString()));
+        }
+        int delayed = 0;
+        for (CompletableFuture<HttpResponse<String>> r : sent) {
+            HttpResponse<String> response = r.get(30, TimeUnit.SECONDS);
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+            assertThat(response.body()).isEqualTo("ok");
+            java.util.Optional<String> delay = response.headers().firstValue("Quota-Delay");
+            if (delay.isPresent()) {
+                delayed++;
+                assertThat(Long.parseLong(delay.get())).as("planned delay, ms").isBetween(1L, 2000L);
+            }
+        }
+        // the refill between the requests' arrivals may spare one or two of them a delay
+        assertThat(delayed).isGreaterThanOrEqualTo(5);
     }
 
     /** Starts {@code GET /reports/1?hold=key} and returns once the servlet runs it (its slot is taken). */

@@ -52,6 +52,10 @@ final class TestApp {
             quota.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
 
             servletContext.addServlet("ok", OkServlet.class).addMapping("/items/*", "/health");
+            // a throttled request waits in async mode: the servlets of its route need async support
+            ServletRegistration.Dynamic paced = servletContext.addServlet("paced", OkServlet.class);
+            paced.setAsyncSupported(true);
+            paced.addMapping("/paced/*");
             ServletRegistration.Dynamic reports = servletContext.addServlet("reports", ReportServlet.class);
             reports.setAsyncSupported(true);
             reports.addMapping("/reports/*");

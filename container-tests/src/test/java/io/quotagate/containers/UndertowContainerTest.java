@@ -30,6 +30,7 @@ class UndertowContainerTest extends ContainerBehaviourContract {
                 .addFilterUrlMapping("quota", "/*", DispatcherType.REQUEST)
                 .addServlets(
                         Servlets.servlet("ok", TestApp.OkServlet.class).addMappings("/items/*", "/health"),
+                        Servlets.servlet("paced", TestApp.OkServlet.class).addMapping("/paced/*").setAsyncSupported(true),
                         Servlets.servlet("reports", TestApp.ReportServlet.class)
                                 .addMapping("/reports/*")
                                 .setAsyncSupported(true));

@@ -4,6 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * A named set of limits a tenant is sized by (free, pro, enterprise...). Immutable; built with
@@ -18,6 +19,7 @@ public final class Plan {
     private final Map<String, Integer> concurrency;
     private final boolean publish;
     private final boolean shadow;
+    private final Optional<Throttle> throttle;
 
     private Plan(Builder b) {
         this.name = b.name;
@@ -27,6 +29,7 @@ public final class Plan {
         this.concurrency = Map.copyOf(b.concurrency);
         this.publish = b.publish;
         this.shadow = b.shadow;
+        this.throttle = b.throttle;
         if (limits.isEmpty()) throw new IllegalArgumentException("plan " + name + " needs at least one limit");
         java.util.Set<String> names = new java.util.HashSet<>();
         for (CalendarQuota q : quotas) {
@@ -44,7 +47,7 @@ public final class Plan {
     /** A builder starting from every setting of {@code prototype}. */
     public static Builder from(Plan prototype) {
         return new Builder(prototype.name).limits(prototype.limits).quotas(prototype.quotas).perUser(prototype.perUser).concurrency(prototype.concurrency)
-                .publish(prototype.publish).shadow(prototype.shadow);
+                .publish(prototype.publish).shadow(prototype.shadow).throttle(prototype.throttle);
     }
 
     /** The plan's name, as used in assignments. */
@@ -92,6 +95,14 @@ public final class Plan {
         return shadow;
     }
 
+    /**
+     * How its tenants' requests short of units are delayed instead of refused ({@code throttle:}); empty
+     * (the default) refuses them at once. A route's own {@code throttle:} takes precedence.
+     */
+    public Optional<Throttle> throttle() {
+        return throttle;
+    }
+
     /** The smallest capacity among the plan's bandwidths: no request may cost more. */
     public long smallestCapacity() {
         return limits.stream().mapToLong(Bandwidth::capacity).min().orElseThrow();
@@ -101,18 +112,18 @@ public final class Plan {
     public boolean equals(Object o) {
         return o instanceof Plan p && name.equals(p.name) && limits.equals(p.limits)
                 && quotas.equals(p.quotas) && perUser.equals(p.perUser) && concurrency.equals(p.concurrency) && publish == p.publish
-                && shadow == p.shadow;
+                && shadow == p.shadow && throttle.equals(p.throttle);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, limits, quotas, perUser, concurrency, publish, shadow);
+        return Objects.hash(name, limits, quotas, perUser, concurrency, publish, shadow, throttle);
     }
 
     @Override
     public String toString() {
         return "Plan[name=" + name + ", limits=" + limits + ", quotas=" + quotas + ", perUser=" + perUser + ", concurrency=" + concurrency + ", publish=" + publish
-                + ", shadow=" + shadow + "]";
+                + ", shadow=" + shadow + ", throttle=" + throttle + "]";
     }
 
     /** Builds a {@link Plan}; {@link #build()} refuses a plan without limits. */
@@ -124,6 +135,7 @@ public final class Plan {
         private final Map<String, Integer> concurrency = new LinkedHashMap<>();
         private boolean publish;
         private boolean shadow;
+        private Optional<Throttle> throttle = Optional.empty();
 
         private Builder(String name) {
             this.name = Objects.requireNonNull(name, "name");
@@ -171,6 +183,12 @@ public final class Plan {
         /** Whether the plan is in shadow mode (default false: enforcing). */
         public Builder shadow(boolean shadow) {
             this.shadow = shadow;
+            return this;
+        }
+
+        /** How requests short of units are delayed instead of refused (default empty: refused at once). */
+        public Builder throttle(Optional<Throttle> throttle) {
+            this.throttle = Objects.requireNonNull(throttle, "throttle");
             return this;
         }
 

@@ -43,7 +43,8 @@ final class PlanBinder {
     }
 
     private Plan plan(String name, YamlNode node, String field) {
-        Mapping m = in.mapping(node, field, Set.of("limits", "quotas", "per-user", "concurrency", "publish", "shadow"));
+        Mapping m = in.mapping(node, field, Set.of("limits", "quotas", "per-user", "concurrency", "publish", "shadow",
+                "throttle"));
         if (m.entries().containsKey("per-user")) perUserLines.put(name, m.keyLines().get("per-user"));
         return Plan.builder(name)
                 .limits(limits(in.required(m, "limits", field), field + ".limits"))
@@ -52,7 +53,25 @@ final class PlanBinder {
                 .concurrency(concurrency(m.entries().get("concurrency"), field + ".concurrency"))
                 .publish(in.bool(m, "publish", field + ".publish", false))
                 .shadow(in.bool(m, "shadow", field + ".shadow", false))
+                .throttle(throttle(m.entries().get("throttle"), field + ".throttle"))
                 .build();
+    }
+
+    /**
+     * A {@code throttle:} mapping of a plan or a route ({@code { max-delay: 500ms, queue: 100 }}), both
+     * required; empty if {@code node} is null.
+     */
+    Optional<Throttle> throttle(YamlNode node, String field) {
+        if (node == null) return Optional.empty();
+        Mapping m = in.mapping(node, field, Set.of("max-delay", "queue"));
+        YamlNode delayNode = in.required(m, "max-delay", field);
+        Duration maxDelay = in.period(delayNode, field + ".max-delay");
+        if (maxDelay.compareTo(Throttle.MAX_DELAY) > 0) {
+            throw in.error(delayNode.line(), field + ".max-delay", "must be <= " + Throttle.MAX_DELAY.toSeconds()
+                    + "s (a delayed request keeps its connection open), was " + maxDelay);
+        }
+        int queue = in.positiveInt(in.required(m, "queue", field), field + ".queue", Throttle.MAX_QUEUE);
+        return Optional.of(new Throttle(maxDelay, queue));
     }
 
     /** A plan's {@code per-user:} mapping ({@code limits:} of each user's bucket); none if {@code node} is null. */

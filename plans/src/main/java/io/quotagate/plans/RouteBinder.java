@@ -17,7 +17,8 @@ import static io.quotagate.plans.FieldCursor.NAME;
 /** {@code routes:}: which requests, at which cost, in which concurrency group. */
 final class RouteBinder {
     private static final Pattern METHOD = Pattern.compile("[A-Z]{1,16}");
-    private static final Set<String> KEYS = Set.of("name", "methods", "paths", "cost", "group", "limited", "limits");
+    private static final Set<String> KEYS = Set.of("name", "methods", "paths", "cost", "group", "limited", "limits",
+            "throttle");
 
     private final FieldCursor in;
     private final PlanBinder bandwidths;
@@ -50,11 +51,15 @@ final class RouteBinder {
             YamlNode costNode = m.entries().get("cost");
             YamlNode groupNode = m.entries().get("group");
             YamlNode limitsNode = m.entries().get("limits");
-            if (!limited && (costNode != null || groupNode != null || limitsNode != null)) {
-                YamlNode offending = costNode != null ? costNode : groupNode != null ? groupNode : limitsNode;
-                throw in.error(offending.line(), f + (costNode != null ? ".cost" : groupNode != null ? ".group" : ".limits"),
-                        "a route with limited: false takes no cost, group or limits");
+            YamlNode throttleNode = m.entries().get("throttle");
+            if (!limited && (costNode != null || groupNode != null || limitsNode != null || throttleNode != null)) {
+                YamlNode offending = costNode != null ? costNode : groupNode != null ? groupNode
+                        : limitsNode != null ? limitsNode : throttleNode;
+                throw in.error(offending.line(), f + (costNode != null ? ".cost" : groupNode != null ? ".group"
+                                : limitsNode != null ? ".limits" : ".throttle"),
+                        "a route with limited: false takes no cost, group, limits or throttle");
             }
+            route.throttle(bandwidths.throttle(throttleNode, f + ".throttle"));
             if (costNode != null) {
                 long cost = in.positive(costNode, f + ".cost", Long.MAX_VALUE);
                 checkCostFits(cost, costNode.line(), f + ".cost", plans, global);

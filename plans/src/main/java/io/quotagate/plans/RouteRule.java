@@ -22,6 +22,7 @@ public final class RouteRule {
     private final Optional<String> group;
     private final boolean limited;
     private final List<ScopedLimit> limits;
+    private final Optional<Throttle> throttle;
 
     private RouteRule(Builder b) {
         this.name = b.name;
@@ -36,7 +37,9 @@ public final class RouteRule {
         this.group = b.group;
         this.limited = b.limited;
         this.limits = List.copyOf(b.limits);
-        if (!limited && !limits.isEmpty()) {
+        this.throttle = b.throttle;
+        if (!limited && (!limits.isEmpty() || throttle.isPresent())) {
+            if (throttle.isPresent()) throw new IllegalArgumentException("route " + name + " is not limited: it takes no throttle");
             throw new IllegalArgumentException("route " + name + " is not limited: it takes no limits");
         }
         java.util.Set<ScopedLimit.Scope> scopes = java.util.EnumSet.noneOf(ScopedLimit.Scope.class);
@@ -57,7 +60,7 @@ public final class RouteRule {
     /** A builder starting from every setting of {@code prototype} (e.g. to give it other {@link #limits()}). */
     public static Builder from(RouteRule prototype) {
         Builder b = new Builder(prototype.name).methods(prototype.methods).paths(prototype.paths)
-                .limited(prototype.limited).limits(prototype.limits);
+                .limited(prototype.limited).limits(prototype.limits).throttle(prototype.throttle);
         b.cost = prototype.cost;
         b.group = prototype.group;
         return b;
@@ -101,6 +104,14 @@ public final class RouteRule {
         return limits;
     }
 
+    /**
+     * How this route's requests short of units are delayed instead of refused ({@code throttle:}), in
+     * place of the plan's; empty (the default) leaves it to the plan.
+     */
+    public Optional<Throttle> throttle() {
+        return throttle;
+    }
+
     /** True if this rule covers a request with this method (upper case) and path. */
     public boolean matches(String method, String path) {
         if (!methods.isEmpty() && !methods.contains(method)) return false;
@@ -114,18 +125,19 @@ public final class RouteRule {
     @Override
     public boolean equals(Object o) {
         return o instanceof RouteRule r && name.equals(r.name) && methods.equals(r.methods) && paths.equals(r.paths)
-                && cost == r.cost && group.equals(r.group) && limited == r.limited && limits.equals(r.limits);
+                && cost == r.cost && group.equals(r.group) && limited == r.limited && limits.equals(r.limits)
+                && throttle.equals(r.throttle);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, methods, paths, cost, group, limited, limits);
+        return Objects.hash(name, methods, paths, cost, group, limited, limits, throttle);
     }
 
     @Override
     public String toString() {
         return "RouteRule[name=" + name + ", methods=" + methods + ", paths=" + paths + ", cost=" + cost
-                + ", group=" + group + ", limited=" + limited + ", limits=" + limits + "]";
+                + ", group=" + group + ", limited=" + limited + ", limits=" + limits + ", throttle=" + throttle + "]";
     }
 
     /** Builds a {@link RouteRule}; {@link #build()} refuses a rule without paths. */
@@ -137,6 +149,7 @@ public final class RouteRule {
         private Optional<String> group = Optional.empty();
         private boolean limited = true;
         private List<ScopedLimit> limits = List.of();
+        private Optional<Throttle> throttle = Optional.empty();
 
         private Builder(String name) {
             this.name = Objects.requireNonNull(name, "name");
@@ -180,6 +193,12 @@ public final class RouteRule {
         /** The route's own buckets, at most one per scope (replaces any given before; default none). */
         public Builder limits(List<ScopedLimit> limits) {
             this.limits = List.copyOf(limits);
+            return this;
+        }
+
+        /** How requests short of units are delayed, in place of the plan's (default empty: the plan's). */
+        public Builder throttle(Optional<Throttle> throttle) {
+            this.throttle = Objects.requireNonNull(throttle, "throttle");
             return this;
         }
 

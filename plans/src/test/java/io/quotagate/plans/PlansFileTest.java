@@ -47,6 +47,26 @@ class PlansFileTest {
             """;
 
     @Test
+    void readsAThrottleOfAPlanAndOfARoute() {
+        Plans plans = PlansFile.parse("plans.yml", """
+                plans:
+                  free:
+                    limits: [ { capacity: 10, refill: 10, period: 1s } ]
+                    throttle: { max-delay: 500ms, queue: 20 }
+                  pro:
+                    limits: [ { capacity: 10, refill: 10, period: 1s } ]
+                routes:
+                  - { name: search, paths: [/search], throttle: { max-delay: 2s, queue: 5 } }
+                  - { name: other, paths: ["/**"] }
+                tenants: { default-plan: free }
+                """);
+        assertThat(plans.plans().get("free").throttle()).contains(new Throttle(Duration.ofMillis(500), 20));
+        assertThat(plans.plans().get("pro").throttle()).isEmpty();
+        assertThat(plans.routes().get(0).throttle()).contains(new Throttle(Duration.ofSeconds(2), 5));
+        assertThat(plans.routes().get(1).throttle()).isEmpty();
+    }
+
+    @Test
     void readsPerUserLimitsAndARoutesOwnLimitsGroupedByScope() {
         Plans plans = PlansFile.parse("plans.yml", """
                 plans:
@@ -261,7 +281,7 @@ class PlansFileTest {
                         "exceeds the capacity 2 of plans.free.per-user.limits[0]"),
                 arguments("route limits on an unlimited route", "plans:\n  free:\n    limits: [ { capacity: 5, refill: 5, period: 1s } ]\n"
                         + "routes:\n  - name: r\n    paths: [/r]\n    limited: false\n    limits: [ { capacity: 1, refill: 1, period: 1s } ]\n",
-                        8, "routes[0].limits", "takes no cost, group or limits"),
+                        8, "routes[0].limits", "takes no cost, group, limits or throttle"),
                 arguments("two route limits of one name", "plans:\n  free:\n    limits: [ { capacity: 5, refill: 5, period: 1s } ]\n"
                         + "routes:\n  - name: r\n    paths: [/r]\n    limits:\n      - { name: a, capacity: 1, refill: 1, period: 1s }\n"
                         + "      - { name: a, per: client-address, capacity: 1, refill: 1, period: 1s }\n",
@@ -338,6 +358,25 @@ class PlansFileTest {
                 arguments("plan caps a group no route has", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "    concurrency: { reprots: 1 }\nroutes:\n  - { name: r, paths: [/r], group: reports }\n",
                         5, "plans.free.concurrency.reprots", "no route has group 'reprots', groups in use: [reports]"),
+                arguments("throttle without max-delay", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "    throttle: { queue: 10 }\n", 5, "plans.free.throttle.max-delay", "required"),
+                arguments("throttle without queue", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "    throttle: { max-delay: 1s }\n", 5, "plans.free.throttle.queue", "required"),
+                arguments("throttle max-delay without unit", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "    throttle: { max-delay: 500, queue: 10 }\n", 5, "plans.free.throttle.max-delay", "needs a unit"),
+                arguments("throttle max-delay too long", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "    throttle: { max-delay: 2m, queue: 10 }\n", 5, "plans.free.throttle.max-delay", "must be <= 60s"),
+                arguments("throttle of zero max-delay", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "    throttle: { max-delay: 0s, queue: 10 }\n", 5, "plans.free.throttle.max-delay", "must be > 0"),
+                arguments("throttle queue of zero", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "    throttle: { max-delay: 1s, queue: 0 }\n", 5, "plans.free.throttle.queue", "must be > 0"),
+                arguments("throttle queue too large", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "    throttle: { max-delay: 1s, queue: 1000000 }\n", 5, "plans.free.throttle.queue", "must be <= 100000"),
+                arguments("unknown key in a throttle", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "    throttle: { max-delay: 1s, queue: 5, fifo: true }\n", 5, "plans.free.throttle.fifo", "unknown key"),
+                arguments("throttle on an unlimited route", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "routes:\n  - { name: ops, paths: [/health], limited: false, throttle: { max-delay: 1s, queue: 2 } }\n",
+                        6, "routes[0].throttle", "takes no cost, group, limits or throttle"),
                 arguments("groups not a map", GROUPED + "groups: [reports]\n", 7, "groups", "expected a map"),
                 arguments("settings for a group no route has", GROUPED + "groups:\n  exports: { max-inflight: 2 }\n",
                         8, "groups.exports", "no route has group 'exports'"),

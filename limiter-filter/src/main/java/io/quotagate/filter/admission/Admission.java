@@ -250,6 +250,20 @@ final class Admission {
      */
     Decision.Rejected charge(Policy policy, BucketKind kind, String key, String plan, long cost, ScopedCharge scoped,
                              Ticket ticket) {
+        return charge(policy, kind, key, plan, cost, scoped, ticket, 0);
+    }
+
+    /**
+     * As {@link #charge(Policy, BucketKind, String, String, long, ScopedCharge, Ticket)}, accepting a wait of
+     * up to {@code maxDelayNanos} for the units ({@code throttle:}): if they arrive within it they are
+     * reserved now, the buckets going into debt ({@link QuotaBucket#reserve}), and {@code ticket} says how
+     * long the request must wait before it runs ({@link Ticket#delayNanos()}); a longer wait is refused as
+     * without it. Shadow mode delays nothing (it refuses nothing either).
+     *
+     * @param maxDelayNanos the longest delay accepted, 0 for none
+     */
+    Decision.Rejected charge(Policy policy, BucketKind kind, String key, String plan, long cost, ScopedCharge scoped,
+                             Ticket ticket, long maxDelayNanos) {
         if (cost <= 0) throw new IllegalArgumentException("cost must be > 0, was " + cost);
         if (kind == BucketKind.GLOBAL) throw new IllegalArgumentException("kind must be TENANT or GUEST");
         Limits l = policy.limits;
@@ -265,11 +279,15 @@ final class Admission {
         // calendar quotas count assigned tenants only: an id anyone can make up cannot hold a month's budget
         QuotaWindows quotas = kind == BucketKind.TENANT ? pl.quotas : null;
         long nowNanos = quotas == null ? 0 : QuotaWindows.nanos(wall.instant());
+        // shadow mode lets every request through at once: delaying one would enforce the limit after all
+        long maxDelay = pl.shadow ? 0 : maxDelayNanos;
+        long delay = 0;
         Decision.Rejected refusal = null;
         if (guests == null && global == null && scoped == null && quotas == null) {
             // the common case: one store operation, nothing allocated (the wait comes with a refusal)
-            long wait = tenantBucket.take(cost);
-            if (wait > 0) refusal = new Decision.Rejected(Reason.TENANT_RATE, wait);
+            long wait = maxDelay == 0 ? tenantBucket.take(cost) : tenantBucket.reserve(cost, maxDelay);
+            if (wait > maxDelay) refusal = new Decision.Rejected(Reason.TENANT_RATE, wait);
+            else delay = wait;
         } else {
             // one store operation for all of the request's buckets (on Redis one round trip), all or none.
             // The guest pool goes first: a guest the pool refuses writes no bucket of its own (with Redis,
@@ -288,7 +306,8 @@ final class Admission {
             // the calendar quotas' counters last: counted only if every bucket takes the units
             int counted = n;
             if (quotas != null) n = quotas.addTo(buckets, n, counters, key, nowNanos);
-            if (!store.takeAll(buckets, n, cost, waits)) {
+            if (!(maxDelay == 0 ? store.takeAll(buckets, n, cost, waits)
+                    : store.reserveAll(buckets, n, cost, maxDelay, waits))) {
                 // the client must find every bucket able to take it when it comes back: the longest wait
                 // wins, on a tie the tenant's own bucket, then the guest pool, then the global quota, then
                 // the user's and the route's own
@@ -301,12 +320,15 @@ final class Admission {
                 }
                 if (scoped != null) refusal = scoped.longest(refusal, waits, further);
                 if (quotas != null) refusal = quotas.longest(refusal, waits, counted);
-            } else if (scoped != null) {
-                scoped.charged(cost);
+            } else {
+                if (scoped != null) scoped.charged(cost);
+                // the request runs when every bucket has its units: after the longest wait
+                if (maxDelay > 0) for (int i = 0; i < n; i++) delay = Math.max(delay, waits[i]);
             }
         }
         if (refusal == null) {
             ticket.charged(kind, key, plan, cost, global != null, guests != null, quotas == null ? 0 : nowNanos, null);
+            ticket.delayNanos = delay;
             return null;
         }
         if (!pl.shadow) return refusal;

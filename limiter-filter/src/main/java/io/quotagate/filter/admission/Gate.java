@@ -7,6 +7,7 @@ import io.quotagate.filter.store.StoreUnavailableException;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.TenantId;
 import io.quotagate.plans.TenantSettings;
+import io.quotagate.plans.Throttle;
 import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.tenant.TenantRejectedException;
 
@@ -188,6 +189,7 @@ public final class Gate {
         ScopedCharge scoped;
         Ticket ticket;
         Decision.Rejected rejected;
+        Throttle throttle;
         try {
             try {
                 scoped = caller == null ? null
@@ -204,7 +206,10 @@ public final class Gate {
             }
             // the ticket is the record of the charge: an admitted request allocates nothing beside it
             ticket = scoped == null ? new Ticket(policy, route, permit) : new Ticket.Scoped(policy, route, permit, scoped);
-            rejected = admission.charge(policy, kind, key, plan, route.cost(), estimated ? null : scoped, ticket);
+            // an estimated route is not delayed: its charge is settled once the body is read, after the decision
+            throttle = estimated ? null : policy.throttle(route.name(), plan);
+            rejected = admission.charge(policy, kind, key, plan, route.cost(), estimated ? null : scoped, ticket,
+                    throttle == null ? 0 : throttle.maxDelayNanos());
         } catch (StoreUnavailableException unavailable) {
             if (permit != null) permit.cancel();
             return Outcome.Refused.unavailable(unavailable, placed(caller, tenant, key, kind, plan));
@@ -248,6 +253,10 @@ public final class Gate {
                 return admission.tooMany(policy, over, caller, scoped);
             }
         }
+        // a throttled request short of units: reserved, it runs once they have arrived. A capped route's
+        // slot stays held meanwhile: given back and taken again after the wait, it could refuse a request
+        // that was made to wait for nothing
+        if (ticket.delayNanos() > 0) return new Outcome.Delayed(ticket, ticket.delayNanos(), throttle);
         return ticket;
     }
 

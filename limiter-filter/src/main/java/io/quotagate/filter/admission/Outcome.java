@@ -8,7 +8,25 @@ import java.util.List;
  * What the {@link Gate} decided for a request: it may run, holding a {@link Ticket}, or it is
  * {@link Refused}, with nothing taken.
  */
-public sealed interface Outcome permits Outcome.Refused, Ticket {
+public sealed interface Outcome permits Outcome.Refused, Outcome.Delayed, Ticket {
+
+    /**
+     * The request may run, but only after {@code delayNanos}: its units are reserved (its buckets went into
+     * debt up to its {@code throttle}'s max-delay), so it must not run sooner, and it is not charged again
+     * when it resumes. The {@link #ticket} holds what it holds while it waits (the units, a concurrency slot
+     * of a capped route); closing it without running gives them back, as for any ticket.
+     *
+     * @param ticket     the admitted request's ticket ({@link Ticket#delayNanos()} &gt; 0)
+     * @param delayNanos how long it must wait, &gt; 0 and at most the throttle's max-delay
+     * @param throttle   the throttle that delayed it (its queue bounds the tenant's delayed requests)
+     */
+    record Delayed(Ticket ticket, long delayNanos, io.quotagate.plans.Throttle throttle) implements Outcome {
+        public Delayed {
+            java.util.Objects.requireNonNull(ticket, "ticket");
+            java.util.Objects.requireNonNull(throttle, "throttle");
+            if (delayNanos <= 0) throw new IllegalArgumentException("delayNanos must be > 0, was " + delayNanos);
+        }
+    }
 
     /**
      * The request must not run; nothing is held for it.

@@ -3,8 +3,12 @@ package io.quotagate.filter.admission;
 import io.quotagate.filter.route.Route;
 import io.quotagate.filter.route.RouteTable;
 import io.quotagate.plans.Plans;
+import io.quotagate.plans.RouteRule;
+import io.quotagate.plans.Throttle;
 import io.quotagate.tenant.TenantDirectory;
 
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -29,6 +33,10 @@ public final class Policy {
      * skips looking for them, and the common request allocates nothing to ask.
      */
     final boolean scopedBuckets;
+    /** Each route's own {@code throttle:}, by route name; empty if none has one. */
+    private final Map<String, Throttle> routeThrottles;
+    /** Each plan's {@code throttle:}, by plan name; empty if none has one. */
+    private final Map<String, Throttle> planThrottles;
     /** The admission that built this policy: it decides, reprices and settles the requests this policy admits. */
     final Admission admission;
 
@@ -39,6 +47,12 @@ public final class Policy {
         this.limits = Objects.requireNonNull(limits, "limits");
         this.placement = new TenantPlans(plans, directory, limits.contracts());
         this.caps = ConcurrencyCaps.of(plans);
+        Map<String, Throttle> byRoute = new HashMap<>();
+        for (RouteRule r : plans.routes()) r.throttle().ifPresent(t -> byRoute.put(r.name(), t));
+        this.routeThrottles = Map.copyOf(byRoute);
+        Map<String, Throttle> byPlan = new HashMap<>();
+        plans.plans().forEach((name, p) -> p.throttle().ifPresent(t -> byPlan.put(name, t)));
+        this.planThrottles = Map.copyOf(byPlan);
         this.scopedBuckets = !limits.routes().isEmpty()
                 || limits.plans().values().stream().anyMatch(p -> p.perUser() != null)
                 || limits.overrides().values().stream().anyMatch(p -> p.perUser() != null);
@@ -57,6 +71,16 @@ public final class Policy {
      */
     public Route route(String method, String path) {
         return routes.match(method, path);
+    }
+
+    /**
+     * The throttle of a request of {@code route} by a tenant on {@code plan}: the route's own, else the
+     * plan's; null if neither has one (then a request short of units is refused at once).
+     */
+    Throttle throttle(String route, String plan) {
+        if (routeThrottles.isEmpty() && planThrottles.isEmpty()) return null; // the common policy: no lookup
+        Throttle t = routeThrottles.get(route);
+        return t != null || plan == null ? t : planThrottles.get(plan);
     }
 
     TenantPlans placement() {

@@ -25,7 +25,9 @@ import java.util.Objects;
  * the route's minimum cost, and the body is read only to state the wait for the request's own cost.
  *
  * <p>Confined to the thread that decides until it runs; {@link #end()} and {@link #settle} may be called
- * later from any thread.
+ * later from any thread. A delayed ticket ({@link Outcome.Delayed}) is handed from the deciding thread to
+ * the one that resumes or drops it through the scheduler (a happens-before edge), and only one of them
+ * uses it.
  */
 public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scoped {
     private static final System.Logger LOG = System.getLogger(Ticket.class.getName());
@@ -71,6 +73,8 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     private Decision.Rejected shadowRejection;
     private long charged;
     private long quotaNanos;
+    /** How long the request waits before it runs (its units reserved into debt, {@code throttle:}); 0 for none. */
+    long delayNanos;
     private byte kind;
     private byte flags;
     /** {@link #DECIDED} ... {@link #ENDED}; read and written through {@link #STATE}. */
@@ -112,6 +116,14 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         this.quotaNanos = quotaNanos;
         this.shadowRejection = shadowRejection;
         this.flags = (byte) ((flags & KEEP_CHARGE) | PAID | (globalCharged ? GLOBAL : 0) | (guestsCharged ? GUESTS : 0));
+    }
+
+    /**
+     * How long the request must wait before it runs, its units already reserved (a plan's or route's
+     * {@code throttle:}); 0 if it may run now. Running it sooner would let it through ahead of its units.
+     */
+    public long delayNanos() {
+        return delayNanos;
     }
 
     /** Who the request is charged to. */

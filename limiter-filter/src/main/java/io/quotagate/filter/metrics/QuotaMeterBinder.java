@@ -83,6 +83,10 @@ public final class QuotaMeterBinder implements MeterBinder {
     public static final String INFLIGHT = "quotagate.inflight";
     /** Requests waiting in a concurrency group's queue. */
     public static final String QUEUED = "quotagate.queued";
+    /** Requests delayed by a throttle now, waiting to resume. */
+    public static final String DELAYED = "quotagate.throttle.delayed";
+    /** Delays planned for throttled requests, by route and outcome ({@code resumed}, {@code dropped}). */
+    public static final String DELAY = "quotagate.throttle.delay";
     /** Time requests waited in a concurrency group's queue. */
     public static final String QUEUE_WAIT = "quotagate.queue.wait";
     /** Units reserved by requests whose actual cost was reported. */
@@ -215,6 +219,21 @@ public final class QuotaMeterBinder implements MeterBinder {
             Timer[] t = waits.get(group);
             if (t != null) t[admitted ? 0 : 1].record(nanos, TimeUnit.NANOSECONDS);
         });
+
+        Gauge.builder(DELAYED, statistics, StatisticsView::delayedNow)
+                .description("Requests delayed by a throttle now, their units reserved, waiting to resume")
+                .baseUnit("requests")
+                .register(registry);
+        // per route and outcome, registered at the first delay: routes come from the plans file
+        Map<String, Timer> delays = new ConcurrentHashMap<>();
+        statistics.onDelay((route, nanos, resumed) -> delays.computeIfAbsent(route + (resumed ? "\u0000r" : "\u0000d"),
+                k -> Timer.builder(DELAY)
+                        .description("Delays planned for throttled requests (the wait for their units); count: requests delayed")
+                        .tag("route", route).tag("outcome", resumed ? "resumed" : "dropped")
+                        .publishPercentiles(0.5, 0.95)
+                        .publishPercentileHistogram()
+                        .register(registry))
+                .record(nanos, TimeUnit.NANOSECONDS));
 
         for (Reason reason : Reason.values()) {
             FunctionCounter.builder(SHADOW_REJECTIONS, source, s -> s.shadowRejections(reason))

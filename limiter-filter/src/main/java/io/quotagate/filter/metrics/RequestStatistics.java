@@ -266,6 +266,8 @@ public final class RequestStatistics implements StatisticsView {
     private final List<Consumer<Cell>> removedListeners = new CopyOnWriteArrayList<>();
     private final List<ConcurrencyListener> queueWaitSinks = new CopyOnWriteArrayList<>();
     private final List<CostSink> costSinks = new CopyOnWriteArrayList<>();
+    private final List<DelaySink> delaySinks = new CopyOnWriteArrayList<>();
+    private final java.util.concurrent.atomic.AtomicInteger delayedNow = new java.util.concurrent.atomic.AtomicInteger();
     private final List<java.util.function.BiConsumer<String, String>> scopedRefusalSinks = new CopyOnWriteArrayList<>();
 
     /** Receives settled costs (see {@link Recorder#costSettled}). */
@@ -279,6 +281,20 @@ public final class RequestStatistics implements StatisticsView {
          * @param actual   units it reported using
          */
         void settled(String route, long reserved, long actual);
+    }
+
+    /** Receives throttle delays (see {@link Recorder#delayEnded}). */
+    @FunctionalInterface
+    public interface DelaySink {
+        /**
+         * A delayed request resumed, or was dropped before it did.
+         *
+         * @param route   the request's route
+         * @param nanos   the delay planned at its decision (its units' wait), at most its throttle's max-delay
+         * @param resumed true if it resumed and ran; false if it was dropped first (a client disconnect, an
+         *                async error or timeout): its reservation was given back
+         */
+        void delayed(String route, long nanos, boolean resumed);
     }
 
     /**
@@ -332,6 +348,17 @@ public final class RequestStatistics implements StatisticsView {
         /** Passes a concurrency queue wait on to the receivers ({@link StatisticsView#onQueueWait}). */
         public void queueWait(String group, String tenant, long waitedNanos, boolean admitted) {
             statistics.queueWait(group, tenant, waitedNanos, admitted);
+        }
+
+        /** A request is delayed by a throttle ({@link StatisticsView#delayedNow}). */
+        public void delayStarted() {
+            statistics.delayedNow.incrementAndGet();
+        }
+
+        /** A delayed request resumed or was dropped: passed on to the receivers ({@link StatisticsView#onDelay}). */
+        public void delayEnded(String route, long nanos, boolean resumed) {
+            statistics.delayedNow.decrementAndGet();
+            for (DelaySink sink : statistics.delaySinks) sink.delayed(route, nanos, resumed);
         }
 
         /** Passes a settled reservation on to the receivers ({@link StatisticsView#onCostSettled}). */
@@ -637,6 +664,16 @@ public final class RequestStatistics implements StatisticsView {
     @Override
     public void onScopedRefusal(java.util.function.BiConsumer<String, String> sink) {
         scopedRefusalSinks.add(Objects.requireNonNull(sink, "sink"));
+    }
+
+    @Override
+    public void onDelay(DelaySink sink) {
+        delaySinks.add(Objects.requireNonNull(sink, "sink"));
+    }
+
+    @Override
+    public int delayedNow() {
+        return delayedNow.get();
     }
 
     /** Adds a receiver of settled costs (see {@link Recorder#costSettled}). */

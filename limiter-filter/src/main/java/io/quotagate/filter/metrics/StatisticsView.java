@@ -46,6 +46,15 @@ public interface StatisticsView {
     /** Adds a receiver of concurrency queue waits. */
     void onQueueWait(ConcurrencyListener sink);
 
+    /**
+     * Adds a receiver of throttle delays: each delayed request once, when it resumes or is dropped before
+     * (see {@link RequestStatistics.DelaySink}).
+     */
+    void onDelay(RequestStatistics.DelaySink sink);
+
+    /** Requests delayed by a throttle now, their units reserved, waiting to resume. */
+    int delayedNow();
+
     /** Adds a receiver of settled costs (requests whose application reported their actual cost). */
     void onCostSettled(CostSink sink);
 

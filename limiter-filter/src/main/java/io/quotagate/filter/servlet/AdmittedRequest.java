@@ -113,8 +113,8 @@ final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncLi
         if (ticket.endAlone()) end();
     }
 
-    /** Registers this listener with the request's async context (on {@code startAsync()}). */
-    private void listenTo(AsyncContext context) {
+    /** Registers this listener with the request's async context (on {@code startAsync()}, or a delayed request's). */
+    void listenTo(AsyncContext context) {
         context.addListener(this);
         ticket.listening();
     }

@@ -103,11 +103,14 @@ final class FilterRuntime implements QuotaControl {
     private final WebhookListener webhook;
     /** The local store's quota counters kept in a file, or null. */
     private final QuotaSnapshot snapshot;
+    /** Requests delayed by a {@code throttle:}: their scheduler and bounds. */
+    final Throttling throttling;
 
     private FilterRuntime(Setup setup, Gate gate, ConcurrencyLimits concurrency, RequestStatistics.Recorder statistics,
                           RejectionLog rejections, Plans plans, List<QuotaListener> listeners, QuotaClock clock,
-                          byte[] webhookSecret, QuotaSnapshot snapshot) {
+                          byte[] webhookSecret, QuotaSnapshot snapshot, Throttling throttling) {
         this.setup = setup;
+        this.throttling = throttling;
         this.snapshot = snapshot;
         this.gate = gate;
         this.concurrency = concurrency;
@@ -215,7 +218,8 @@ final class FilterRuntime implements QuotaControl {
             }
         }
         return new FilterRuntime(setup, gate, concurrency, statistics, new RejectionLog(LOG, b.clock), plans,
-                b.listeners, b.clock, webhookSecret, snapshot);
+                b.listeners, b.clock, webhookSecret, snapshot, new Throttling(b.throttleScheduler, b.maxDelayedRequests,
+                b.throttleGrace));
     }
 
     /** The engine of these plans; the builder's own resolver and directory are kept. */
@@ -490,6 +494,7 @@ final class FilterRuntime implements QuotaControl {
 
     /** Closes what the filter created: the signals threads, the webhook, a shared store made from {@code store:}. */
     void close() {
+        throttling.close();
         signals.close();
         if (webhook != null) webhook.close();
         limits.close();

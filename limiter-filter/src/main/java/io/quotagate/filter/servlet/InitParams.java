@@ -42,6 +42,15 @@ final class InitParams {
         String interval = value(config, QuotaFilter.RELOAD_INTERVAL_PARAM);
         if (interval != null) b.watchPlansFile(PlansFile.parsePeriod(interval));
         b.legacyRateLimitHeaders(Boolean.parseBoolean(value(config, QuotaFilter.LEGACY_HEADERS_PARAM)));
+        String maxDelayed = value(config, QuotaFilter.MAX_DELAYED_REQUESTS_PARAM);
+        if (maxDelayed != null) {
+            try {
+                b.maxDelayedRequests(Integer.parseInt(maxDelayed.trim()));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("init-param '" + QuotaFilter.MAX_DELAYED_REQUESTS_PARAM
+                        + "': not a whole number: " + maxDelayed);
+            }
+        }
         String bodyTimeout = value(config, QuotaFilter.BODY_READ_TIMEOUT_PARAM);
         if (bodyTimeout != null) b.bodyReadTimeout(PlansFile.parsePeriod(bodyTimeout));
         String snapshot = value(config, QuotaFilter.QUOTA_SNAPSHOT_PARAM);

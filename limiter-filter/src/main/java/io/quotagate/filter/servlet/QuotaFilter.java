@@ -94,6 +94,8 @@ public final class QuotaFilter implements Filter {
      * ({@link Builder#bodyReadTimeout}).
      */
     public static final String BODY_READ_TIMEOUT_PARAM = "body-read-timeout";
+    /** Init-param: the most requests delayed by a {@code throttle:} at once ({@link Builder#maxDelayedRequests}). */
+    public static final String MAX_DELAYED_REQUESTS_PARAM = "max-delayed-requests";
     /** Init-param: {@code true} to add the legacy {@code X-RateLimit-*} fields to published plans. */
     public static final String LEGACY_HEADERS_PARAM = "legacy-ratelimit-headers";
     /**
@@ -187,6 +189,10 @@ public final class QuotaFilter implements Filter {
             refuse(rt, engine, response, route, refused, hasHttp1Body(request)); // refused before a byte is read
             return;
         }
+        if (outcome instanceof Outcome.Delayed delayed) {
+            delay(rt, engine, route, delayed, request, response);
+            return;
+        }
         // frees the slot and the units on every exit before the chain; the refusals below close it
         // themselves before answering, so a client that reads the answer finds its units back
         try (Ticket ticket = (Ticket) outcome) {
@@ -263,9 +269,44 @@ public final class QuotaFilter implements Filter {
         return estimate.request();
     }
 
+    /**
+     * Delays a throttled request in async mode until its reserved units have arrived ({@link DelayedRequest});
+     * refuses it at once, giving its reservation back, if its tenant's or the filter's room for delayed
+     * requests is full, or the request cannot go async (a servlet or filter without async support): then
+     * the answer is a 429 whose Retry-After is the wait its units had.
+     */
+    private static void delay(FilterRuntime rt, FilterRuntime.Engine engine, Route route, Outcome.Delayed delayed,
+                              HttpServletRequest request, HttpServletResponse response) throws IOException {
+        Ticket ticket = delayed.ticket();
+        boolean async = request.isAsyncSupported();
+        if (async && rt.throttling.enter(ticket.key(), delayed.throttle().queue())) {
+            try {
+                DelayedRequest.start(rt, delayed, request, response);
+                return;
+            } catch (RuntimeException cannot) {
+                rt.throttling.leave(ticket.key()); // async mode refused: answered below like a full room
+            }
+        }
+        ticket.close(); // the reservation back before the answer: the client that sees it finds its units
+        long seconds = io.quotagate.filter.admission.RetryAfter.seconds(delayed.delayNanos());
+        refuse(rt, engine, response, route, new Outcome.Refused(429, "throttle_full",
+                "Too many of this tenant's requests are already delayed; retry after " + seconds + " s.",
+                ticket.caller(), seconds), hasHttp1Body(request));
+    }
+
     /** Counts the admitted request, then runs the chain holding its slot until the request really ends. */
     private static void run(FilterRuntime rt, Ticket ticket, HttpServletRequest request, HttpServletResponse response,
                             FilterChain chain) throws IOException, ServletException {
+        if (!admitted(rt, ticket, response)) return;
+        // from here on the admitted request itself releases the slot and settles the units when it ends
+        new AdmittedRequest(request, ticket, rt.statistics).chain(response, chain);
+    }
+
+    /**
+     * Counts an admitted request and writes its published fields: true if it may run; false if that failed
+     * (its ticket closed, a 500 answered).
+     */
+    static boolean admitted(FilterRuntime rt, Ticket ticket, HttpServletResponse response) throws IOException {
         String route = ticket.route().name();
         try {
             String tenant = ticket.anonymous() ? RequestStatistics.ANONYMOUS : ticket.tenant();
@@ -285,10 +326,9 @@ public final class QuotaFilter implements Filter {
                 new Problem(500, "internal_error", "The request could not be processed.", ticket.tenant(), 0)
                         .write(response);
             }
-            return;
+            return false;
         }
-        // from here on the admitted request itself releases the slot and settles the units when it ends
-        new AdmittedRequest(request, ticket, rt.statistics).chain(response, chain);
+        return true;
     }
 
     /**
@@ -447,6 +487,10 @@ public final class QuotaFilter implements Filter {
         Duration reloadInterval;
         int topTenants = DEFAULT_TOP_TENANTS;
         ConcurrencyListener concurrencyListener = ConcurrencyListener.NONE;
+        int maxDelayedRequests = Throttling.DEFAULT_MAX_DELAYED;
+        java.util.concurrent.ScheduledExecutorService throttleScheduler;
+        /** Beyond its delay, how long a delayed request waits for a late scheduler (tests hold theirs). */
+        Duration throttleGrace = Throttling.DEFAULT_GRACE;
         final List<PathPattern> unlimitedPaths = new ArrayList<>();
         final List<QuotaListener> listeners = new ArrayList<>();
 
@@ -618,6 +662,27 @@ public final class QuotaFilter implements Filter {
                         + bytes);
             }
             this.maxBodyBytes = bytes;
+            return this;
+        }
+
+        /**
+         * The most requests delayed by a {@code throttle:} at once, over every tenant (default 10,000): one
+         * more is refused at once with 429 ({@code reason: throttle_full}) and the wait its units had. Each
+         * tenant is bounded by its throttle's {@code queue} as well, so one tenant cannot fill this room.
+         */
+        public Builder maxDelayedRequests(int max) {
+            if (max <= 0) throw new IllegalArgumentException("maxDelayedRequests must be > 0, was " + max);
+            this.maxDelayedRequests = max;
+            return this;
+        }
+
+        /**
+         * The scheduler that resumes requests delayed by a {@code throttle:} (default: one daemon thread of
+         * the filter's own, stopped by {@code destroy()}). Its tasks only dispatch: the requests run on
+         * container threads. A scheduler given here is the caller's to stop.
+         */
+        public Builder throttleScheduler(java.util.concurrent.ScheduledExecutorService scheduler) {
+            this.throttleScheduler = Objects.requireNonNull(scheduler, "scheduler");
             return this;
         }
 

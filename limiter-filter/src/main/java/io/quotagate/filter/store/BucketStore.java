@@ -73,6 +73,42 @@ public interface BucketStore {
     }
 
     /**
+     * As {@link #takeAll}, accepting a wait of up to {@code maxWaitNanos}: each bucket takes the units now
+     * or into debt if they arrive within it ({@link QuotaBucket#reserve}), all or none. When taken,
+     * {@code waits[i]} holds each bucket's wait (0 for one that had the units), the request's delay being
+     * the longest; when refused, as {@link #takeAll}. With {@code maxWaitNanos} 0 it is {@link #takeAll}.
+     *
+     * <p>The default reserves bucket by bucket and gives back what was taken when one refuses; a store that
+     * can decide them together overrides it.
+     *
+     * @return true if every bucket took the units (with a wait of at most {@code maxWaitNanos})
+     */
+    default boolean reserveAll(QuotaBucket[] buckets, int count, long units, long maxWaitNanos, long[] waits) {
+        if (maxWaitNanos <= 0) {
+            if (!takeAll(buckets, count, units, waits)) return false;
+            java.util.Arrays.fill(waits, 0, count, 0);
+            return true;
+        }
+        int taken = 0;
+        try {
+            for (; taken < count; taken++) {
+                long wait = buckets[taken].reserve(units, maxWaitNanos);
+                waits[taken] = wait;
+                if (wait <= maxWaitNanos) continue;
+                for (int i = 0; i < taken; i++) waits[i] = 0; // given back below: they could take the units
+                for (int i = taken + 1; i < count; i++) waits[i] = buckets[i].nanosToWait(units);
+                break;
+            }
+        } catch (RuntimeException | Error storeFailure) {
+            giveBack(buckets, taken, units, storeFailure);
+            throw storeFailure;
+        }
+        if (taken == count) return true;
+        giveBack(buckets, taken, units, null);
+        return false;
+    }
+
+    /**
      * Each bucket's wait for {@code units} (as {@link QuotaBucket#nanosToWait}), into {@code waits};
      * takes nothing, creates nothing. A store that can read them together overrides it (Redis: one script
      * call).

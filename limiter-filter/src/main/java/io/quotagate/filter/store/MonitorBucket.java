@@ -61,6 +61,17 @@ class MonitorBucket extends ThreadUnsafeBucket implements QuotaBucket {
         return Math.max(1, probe.canBeConsumed() ? 0 : probe.getNanosToWaitForRefill());
     }
 
+    /** Takes, into debt if the wait is short enough, or says the wait: one hold of the monitor, so no take slips in. */
+    @Override
+    public synchronized long reserve(long units, long maxWaitNanos) {
+        if (tryConsume(units)) return 0;
+        EstimationProbe probe = estimateAbilityToConsume(units);
+        long wait = Math.max(1, probe.canBeConsumed() ? 0 : probe.getNanosToWaitForRefill());
+        if (wait > maxWaitNanos) return wait;
+        Debt.take(units, this::consumeIgnoringRateLimits);
+        return wait;
+    }
+
     /** Read now: a local read costs no more than a note would. */
     @Override
     public synchronized long[] notedPerBandwidth() {

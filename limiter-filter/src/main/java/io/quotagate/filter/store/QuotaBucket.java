@@ -26,6 +26,30 @@ public interface QuotaBucket {
         return tryTake(units) ? 0 : Math.max(1, nanosToWait(units));
     }
 
+    /**
+     * Takes {@code units} now if they are there, or if they arrive within {@code maxWaitNanos}: then the
+     * bandwidths go into debt, and the request waits before it runs (bucket4j's reservation,
+     * {@code asScheduler().tryConsume(units, maxWait, scheduler)}); otherwise takes nothing. Nothing is
+     * taken again when the request resumes: this is its charge, given back with {@link #refund} if it
+     * never runs.
+     *
+     * <p>The default takes ({@link #take}) and, on a refusal whose wait is within {@code maxWaitNanos},
+     * takes into debt ({@link #forceTake}): two steps, so a take of another thread between them makes this
+     * request's wait shorter than the debt it leaves (the debt is real: the bucket's rate still holds, the
+     * next requests wait for it). A store that can decide in one step overrides it (local: under the
+     * bucket's monitor; Redis: in the script).
+     *
+     * @param maxWaitNanos the longest wait accepted, &gt;= 0 (0: as {@link #take})
+     * @return 0 if taken without a wait; a wait &lt;= {@code maxWaitNanos} if taken with that wait; a wait
+     *         &gt; {@code maxWaitNanos} (as {@link #take} tells it) if nothing was taken
+     */
+    default long reserve(long units, long maxWaitNanos) {
+        long wait = take(units);
+        if (wait == 0 || wait > maxWaitNanos) return wait;
+        forceTake(units);
+        return wait;
+    }
+
     /** Nanoseconds until {@link #tryTake}{@code (units)} would succeed; 0 if it would now. Takes nothing. */
     long nanosToWait(long units);
 

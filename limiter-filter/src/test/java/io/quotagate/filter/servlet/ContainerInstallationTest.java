@@ -19,6 +19,8 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -125,7 +127,15 @@ class ContainerInstallationTest {
     }
 
     private static FilterConfig config(String plans) {
-        return FilterConfigs.of(QuotaFilter.PLANS_PARAM, plans);
+        return config(plans, null);
+    }
+
+    /** With {@code maxDelayed} as the init-param {@code max-delayed-requests} (null: not given). */
+    private static FilterConfig config(String plans, String maxDelayed) {
+        Map<String, String> params = new LinkedHashMap<>();
+        params.put(QuotaFilter.PLANS_PARAM, plans);
+        params.put(QuotaFilter.MAX_DELAYED_REQUESTS_PARAM, maxDelayed);
+        return FilterConfigs.of(params);
     }
 
     @Test
@@ -144,5 +154,18 @@ class ContainerInstallationTest {
         assertThatThrownBy(() -> new QuotaFilter().init(config(null)))
                 .isInstanceOf(ServletException.class)
                 .hasMessageContaining("init-param 'plans' is required");
+    }
+
+    @Test
+    void startupFailsNamingABadMaxDelayedRequestsInitParam(@TempDir Path dir) throws Exception {
+        Path plans = dir.resolve("plans.yml");
+        Files.writeString(plans, "plans:\n  free:\n    limits: [ { capacity: 1, refill: 1, period: 1s } ]\n");
+        assertThatThrownBy(() -> new QuotaFilter().init(config(plans.toString(), "many")))
+                .isInstanceOf(ServletException.class).hasMessageContaining("max-delayed-requests");
+        assertThatThrownBy(() -> new QuotaFilter().init(config(plans.toString(), "0")))
+                .isInstanceOf(ServletException.class).hasMessageContaining("maxDelayedRequests must be > 0");
+        QuotaFilter accepted = new QuotaFilter();
+        accepted.init(config(plans.toString(), "25"));
+        accepted.destroy();
     }
 }

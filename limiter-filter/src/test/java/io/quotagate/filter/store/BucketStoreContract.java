@@ -230,6 +230,54 @@ public abstract class BucketStoreContract {
     }
 
     @Test
+    void aReserveTakesIntoDebtUpToTheMaxWaitAndSaysTheWait() {
+        QuotaBucket b = store().bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS);
+        long twoSeconds = Duration.ofSeconds(2).toNanos();
+        assertThat(b.reserve(8, twoSeconds)).as("there: no wait").isZero();
+        assertThat(b.reserve(3, twoSeconds)).as("1 short: taken, 1 s to wait").isEqualTo(Duration.ofSeconds(1).toNanos());
+        assertThat(b.available()).isEqualTo(-1);
+        assertThat(b.reserve(1, twoSeconds)).as("behind the debt").isEqualTo(twoSeconds);
+        assertThat(b.reserve(1, twoSeconds)).as("3 s: longer than the max, nothing taken")
+                .isEqualTo(Duration.ofSeconds(3).toNanos());
+        assertThat(b.available()).isEqualTo(-2);
+        assertThat(b.reserve(11, Long.MAX_VALUE - 1)).as("more than the capacity: never").isEqualTo(Long.MAX_VALUE);
+        assertThat(b.available()).isEqualTo(-2);
+        b.refund(1); // a delayed request that never ran gives its reservation back
+        assertThat(b.available()).isEqualTo(-1);
+        assertThat(b.reserve(1, 0)).as("a max wait of 0 is a take").isEqualTo(twoSeconds);
+        assertThat(b.available()).isEqualTo(-1);
+        advance(Duration.ofSeconds(2));
+        assertThat(b.reserve(1, 0)).isZero();
+    }
+
+    @Test
+    void reserveAllTakesFromEveryBucketWithinTheMaxWaitOrFromNone() {
+        BucketStore store = store();
+        QuotaBucket tenant = store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS);
+        QuotaBucket global = store.bucket(BucketKind.GLOBAL, "global", TEN_PER_TEN_SECONDS);
+        QuotaBucket[] both = {tenant, global};
+        long[] waits = new long[2];
+        long threeSeconds = Duration.ofSeconds(3).toNanos();
+        assertThat(global.tryTake(9)).isTrue();
+        assertThat(store.reserveAll(both, 2, 3, threeSeconds, waits)).as("the global bucket 2 short: 2 s").isTrue();
+        assertThat(waits).containsExactly(0, Duration.ofSeconds(2).toNanos());
+        assertThat(tenant.available()).isEqualTo(7);
+        assertThat(global.available()).isEqualTo(-2);
+
+        assertThat(store.reserveAll(both, 2, 2, threeSeconds, waits)).as("4 s for the global bucket").isFalse();
+        assertThat(waits[1]).isEqualTo(Duration.ofSeconds(4).toNanos());
+        assertThat(tenant.available()).as("nothing taken from the tenant").isEqualTo(7);
+        assertThat(global.available()).isEqualTo(-2);
+
+        assertThat(store.reserveAll(both, 2, 1, 0, waits)).as("a max wait of 0 is takeAll").isFalse();
+        assertThat(tenant.available()).isEqualTo(7);
+        advance(Duration.ofSeconds(3));
+        assertThat(store.reserveAll(both, 2, 1, 0, waits)).isTrue();
+        assertThat(waits).containsExactly(0, 0);
+        assertThat(global.available()).isZero();
+    }
+
+    @Test
     void countsAtLeastThisInstance() {
         assertThat(store().instanceCount()).isGreaterThanOrEqualTo(1);
     }

@@ -69,6 +69,11 @@ final class BucketScript {
     /** Read the tokens; writes nothing. */
     static final byte AVAILABLE = 'a';
     static final byte MOVE = 'm';
+    /**
+     * Take (all or none), into debt if every key's wait is at most the operation's max wait
+     * ({@code throttle:}); the reply's waits are the request's delay per key.
+     */
+    static final byte RESERVE = 'w';
 
     /** The most operations one combined call carries; the rest wait for the next. */
     private static final int MOST_PER_CALL = 64;
@@ -104,11 +109,20 @@ final class BucketScript {
      * @param limits the limits to move each bucket to ({@link #MOVE}), or null for the buckets' own
      */
     Reply run(byte op, long units, ScriptKey[] buckets, int count, BucketLimits limits) {
+        return run(op, units, 0, buckets, count, limits);
+    }
+
+    /**
+     * As {@link #run(byte, long, ScriptKey[], int, BucketLimits)}, with the longest wait a {@link #RESERVE}
+     * accepts (other operations ignore it).
+     */
+    Reply run(byte op, long units, long maxWaitNanos, ScriptKey[] buckets, int count, BucketLimits limits) {
         RedisConnection.Link link = redis.link();
         RedisClusterAsyncCommands<String, byte[]> commands = link.commands();
         boolean cluster = link.session().connection() instanceof StatefulRedisClusterConnection<?, ?>;
-        if (cluster && count > 1) return acrossSlots(commands, op, units, buckets, count);
+        if (cluster && count > 1) return acrossSlots(commands, op, units, maxWaitNanos, buckets, count);
         Op o = new Op(op, units, buckets, 0, count);
+        o.maxWaitNanos = maxWaitNanos;
         if (cluster || limits != null) {
             Call alone = new Call(limits);
             alone.add(o);
@@ -137,7 +151,7 @@ final class BucketScript {
                 sent = o.sent;
                 if (!sent) o.cancel(false); // decided without Redis: never sent afterwards
             }
-            if (sent && bills && o.op == TAKE) o.thenAccept(late -> {
+            if (sent && bills && (o.op == TAKE || o.op == RESERVE)) o.thenAccept(late -> {
                 if (late.done()) giveBack(o);
             });
             if (sent && !bills) o.cancel(false);
@@ -226,10 +240,11 @@ final class BucketScript {
 
     /** One call per key, all sent at once; a take that some refused gives back what the others took. */
     private Reply acrossSlots(RedisClusterAsyncCommands<String, byte[]> commands, byte op, long units,
-                              ScriptKey[] buckets, int count) {
+                              long maxWaitNanos, ScriptKey[] buckets, int count) {
         Op[] sent = new Op[count];
         for (int i = 0; i < count; i++) {
             sent[i] = new Op(op, units, buckets, i, 1);
+            sent[i].maxWaitNanos = maxWaitNanos;
             Call alone = new Call(null);
             alone.add(sent[i]);
             sent[i].sent = true;
@@ -251,7 +266,7 @@ final class BucketScript {
                 if (failure == null) failure = e; else failure.addSuppressed(e);
             }
         }
-        if (op == TAKE && (failure != null || !done)) {
+        if ((op == TAKE || op == RESERVE) && (failure != null || !done)) {
             for (int i = 0; i < count; i++) {
                 if (!took[i]) continue;
                 try {
@@ -355,6 +370,8 @@ final class BucketScript {
         final ScriptKey[] buckets;
         final int from;
         final int count;
+        /** The longest wait a {@link #RESERVE} accepts; 0 for the other operations. */
+        long maxWaitNanos;
         /** Its keys' places (1-based) among the call's keys. */
         int[] places;
         /** Whether it went out in a call (set under the script's lock for combined calls). */
@@ -433,7 +450,10 @@ final class BucketScript {
             }
             for (Op o : ops) {
                 args[a++] = new byte[]{o.op};
-                args[a++] = ascii(o.units);
+                // a reserve's max wait rounded down to whole micros: a wait it accepts is never longer
+                args[a++] = o.op == RESERVE
+                        ? (o.units + "/" + o.maxWaitNanos / 1000).getBytes(StandardCharsets.US_ASCII)
+                        : ascii(o.units);
                 args[a++] = ascii(o.count);
                 for (int p : o.places) args[a++] = ascii(p);
             }

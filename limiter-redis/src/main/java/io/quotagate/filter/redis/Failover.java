@@ -96,6 +96,21 @@ final class Failover {
         return r.done();
     }
 
+    /**
+     * {@link io.quotagate.filter.store.BucketStore#reserveAll} on Redis: one script call covering every bucket
+     * and quota counter ({@link #scripted()} only), all reserved or none; on this instance's shares while
+     * Redis is unavailable or fails.
+     */
+    boolean reserveAll(QuotaBucket[] buckets, int count, long units, long maxWaitNanos, long[] waits) {
+        BucketScript.Reply r = onRedis(BucketScript.RESERVE, buckets, count, units, maxWaitNanos);
+        if (r == null) {
+            health.answeredLocally();
+            return shares.local().reserveAll(localShares(buckets, count), count, units, maxWaitNanos, waits);
+        }
+        System.arraycopy(r.waits(), 0, waits, 0, count); // the delays if reserved, the waits if not
+        return r.done();
+    }
+
     /** {@link io.quotagate.filter.store.BucketStore#waits} on Redis: one script call that writes nothing. */
     void waits(QuotaBucket[] buckets, int count, long units, long[] waits) {
         BucketScript.Reply r = onRedis(BucketScript.LOOK, buckets, count, units);
@@ -112,16 +127,20 @@ final class Failover {
      * this request locally). With {@code on-failure: closed}, an outage refuses instead.
      */
     private BucketScript.Reply onRedis(byte op, QuotaBucket[] buckets, int count, long units) {
+        return onRedis(op, buckets, count, units, 0);
+    }
+
+    private BucketScript.Reply onRedis(byte op, QuotaBucket[] buckets, int count, long units, long maxWaitNanos) {
         ScriptKey[] remotes = onScript(buckets, count);
         if (remotes != null) {
             try {
-                BucketScript.Reply r = script.run(op, units, remotes, count, null);
+                BucketScript.Reply r = script.run(op, units, maxWaitNanos, remotes, count, null);
                 health.succeeded();
                 return r;
             } catch (RuntimeException e) {
                 if (health.failed(e)) {
                     refuseIfClosed();
-                } else if (op == BucketScript.TAKE && bills(buckets, count)) {
+                } else if ((op == BucketScript.TAKE || op == BucketScript.RESERVE) && bills(buckets, count)) {
                     // a slow call is no outage: a count that bills is not decided on this instance's share
                     throw slowQuota();
                 }

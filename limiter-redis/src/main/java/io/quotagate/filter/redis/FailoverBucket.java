@@ -86,6 +86,12 @@ final class FailoverBucket implements QuotaBucket {
         return failover.apply(this, b -> b.take(units));
     }
 
+    /** On Redis's bucket (its script: one atomic call) or this instance's share, as the other operations. */
+    @Override
+    public long reserve(long units, long maxWaitNanos) {
+        return failover.apply(this, b -> b.reserve(units, maxWaitNanos));
+    }
+
     @Override
     public long nanosToWait(long units) {
         return failover.look(this, b -> b.nanosToWait(units));

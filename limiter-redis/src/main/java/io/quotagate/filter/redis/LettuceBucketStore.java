@@ -119,6 +119,14 @@ final class LettuceBucketStore implements RedisStore {
                 : RedisStore.super.takeAll(buckets, count, units, waits);
     }
 
+    /** As {@link #takeAll}: one script call that reserves every bucket within the max wait, or none. */
+    @Override
+    public boolean reserveAll(QuotaBucket[] buckets, int count, long units, long maxWaitNanos, long[] waits) {
+        if (maxWaitNanos <= 0) return RedisStore.super.reserveAll(buckets, count, units, maxWaitNanos, waits);
+        return scripted(buckets, count) ? failover.reserveAll(buckets, count, units, maxWaitNanos, waits)
+                : RedisStore.super.reserveAll(buckets, count, units, maxWaitNanos, waits);
+    }
+
     @Override
     public void waits(QuotaBucket[] buckets, int count, long units, long[] waits) {
         if (scripted(buckets, count)) {

@@ -69,6 +69,15 @@ final class ScriptBucket implements RedisBucket, ScriptKey {
         return r.done() ? 0 : Math.max(1, r.waits()[0]);
     }
 
+    /** One script call: taken into debt if the wait is within {@code maxWaitNanos}, else nothing. */
+    @Override
+    public long reserve(long units, long maxWaitNanos) {
+        if (maxWaitNanos <= 0) return take(units);
+        BucketScript.Reply r = script.run(BucketScript.RESERVE, units, maxWaitNanos, new ScriptKey[]{this}, 1, null);
+        // a refused wait is past the max: the script compares whole micros rounded down from it
+        return r.done() ? r.waits()[0] : Math.max(maxWaitNanos + 1, r.waits()[0]);
+    }
+
     /** Reads the wait; a missing key stays missing (a guest refused before it touched its bucket writes nothing). */
     @Override
     public long nanosToWait(long units) {

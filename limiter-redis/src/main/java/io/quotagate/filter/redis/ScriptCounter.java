@@ -75,6 +75,16 @@ final class ScriptCounter implements QuotaBucket, ScriptKey {
         return on.tryTake(units);
     }
 
+    /**
+     * A calendar quota is not a rate: a request is never delayed into the next period (it would be counted
+     * over the limit of the period it was decided in). Refused instead, with a wait past {@code maxWaitNanos}.
+     */
+    @Override
+    public long reserve(long units, long maxWaitNanos) {
+        long wait = take(units);
+        return wait == 0 || wait > maxWaitNanos ? wait : maxWaitNanos + 1;
+    }
+
     @Override
     public long take(long units) {
         return on.take(units);

@@ -13,7 +13,10 @@
 -- then per operation, from ARGV[2 + 2 #KEYS]: its letter, its units, m, and the indexes (into KEYS) of
 --          its m keys. Letters: 't' take (all or none), 'l' look (waits, writes nothing), 'r' refund,
 --          'f' force (take, into debt if need be), 'a' available (read), 'm' move (to the limits given
---          as the key's limits: a move is never sent with other operations).
+--          as the key's limits: a move is never sent with other operations), 'w' reserve: its units
+--          written 'units/maxWaitMicros', take (all or none, into debt) if every key's wait is at most
+--          maxWaitMicros, a counter's 0 (a throttled request, resumed after the longest wait, is not
+--          charged again); the waits replied are those before the take, the request's delay per key.
 -- A value:  'q2<limits>;' then, packed as big-endian doubles, the time (micros) and each bandwidth's
 --          tokens (doubles: refill is continuous); packed, not printed, as formatting costs more than the
 --          rest of the script. Each key is read once and written at most once per call.
@@ -182,7 +185,7 @@ for k = 1, nkeys do
   states[k] = st
 end
 
-local OPS = { t = true, l = true, r = true, f = true, a = true, m = true }
+local OPS = { t = true, l = true, r = true, f = true, a = true, m = true, w = true }
 local reply = { now }
 local r = 1
 local a = 2 + 2 * nkeys
@@ -193,6 +196,12 @@ while a <= nargs do
   if not OPS[op] then
     return redis.error_reply('ERR quotagate buckets: unknown operation ' .. tostring(op))
   end
+  local maxWait = 0
+  if op == 'w' then
+    local u, mw = string.match(ARGV[a + 1], '^(%d+)/(%d+)$')
+    if not u then return redis.error_reply('ERR quotagate buckets: bad reserve ' .. tostring(ARGV[a + 1])) end
+    units, maxWait = tonumber(u), tonumber(mw)
+  end
   local first = a + 3
   a = first + m
   local done = 1
@@ -201,12 +210,17 @@ while a <= nargs do
     places[j] = k
     local w = wait(states[k], units)
     waits[j] = w
-    if w ~= 0 then done = 0 end
+    if op == 'w' then
+      -- a calendar quota is never delayed into its next period: it refuses as a take does
+      if w < 0 or w > maxWait or (w > 0 and states[k].counter) then done = 0 end
+    elseif w ~= 0 then
+      done = 0
+    end
   end
-  local takes = op == 'f' or op == 't' and done == 1
+  local takes = op == 'f' or (op == 't' or op == 'w') and done == 1
   local writes = op ~= 'l' and op ~= 'a'
   r = r + 1
-  reply[r] = (op == 't' and done) or 1
+  reply[r] = ((op == 't' or op == 'w') and done) or 1
   for j = 1, m do
     local k = places[j]
     local st = states[k]
