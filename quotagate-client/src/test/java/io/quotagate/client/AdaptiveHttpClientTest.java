@@ -32,9 +32,9 @@ class AdaptiveHttpClientTest {
     /**
      * At twice the quota without a limiter, about one request in two meets a 429: as many 429s as
      * acceptances. Through the limiter they must be several times fewer. How few (the algorithm's
-     * quality) depends on this machine's scheduling over a 12 s wall-clock run, so it is measured on a
-     * manual clock by the simulation tests and by the {@code race} scenario, not asserted here: a CI run
-     * on a loaded 2-core machine saw 20 of 255 (7.8 %) where a quiet one sees 1-3 %.
+     * quality) depends on this machine's scheduling over a 12 s wall-clock run, so it is measured by the
+     * {@code race} scenario (BENCHMARKS.md), not asserted here: a CI run on a loaded 2-core machine saw
+     * 20 of 255 (7.8 %).
      */
     static final long RARE = 4;
     private final List<AutoCloseable> closing = new ArrayList<>();
