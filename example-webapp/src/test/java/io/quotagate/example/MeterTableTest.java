@@ -3,8 +3,10 @@ package io.quotagate.example;
 import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.RedisServer;
+import io.quotagate.plans.Plan;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
+import io.quotagate.plans.Throttle;
 import org.junit.jupiter.api.Test;
 
 import java.net.URI;
@@ -13,8 +15,10 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
@@ -35,8 +39,11 @@ class MeterTableTest {
     @Test
     void theReadmeNamesEveryScrapedMeterAndNoOther() throws Exception {
         Plans file = PlansFile.load(ExampleApp.DEFAULT_PLANS);
-        Plans plans = file.withStore(ExampleApp.withRedis(file, RedisServer.shared().uri()).store()
+        Plans stored = file.withStore(ExampleApp.withRedis(file, RedisServer.shared().uri()).store()
                 .with("prefix", RedisServer.randomPrefix()));
+        // the free plan throttled, so that a delayed request registers the throttle meters
+        Plans plans = Plans.from(stored).plan(Plan.from(stored.plan("free").orElseThrow())
+                .throttle(Optional.of(new Throttle(Duration.ofSeconds(5), 4))).build()).build();
         QuotaFilter filter = ExampleApp.withEstimators(QuotaFilter.builder().plans(plans), plans).build();
         Set<String> scraped = new TreeSet<>();
         try (ExampleApp.Running app = ExampleApp.start("127.0.0.1", 0, "127.0.0.1", 0, filter, "tok")) {
@@ -54,6 +61,14 @@ class MeterTableTest {
                         HttpResponse.BodyHandlers.ofString()).statusCode() == 429 ? 1 : 0;
             }
             assertThat(refused).isOne();
+            int delayed = 0; // globex (free: a burst of 20, then 1 a second) past its burst: delayed, not refused
+            for (int i = 0; i < 40 && delayed == 0; i++) {
+                HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create(app.baseUri() + "/items/1"))
+                        .header("X-Tenant-Id", "globex").build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+                delayed += r.headers().firstValue("Quota-Delay").isPresent() ? 1 : 0;
+            }
+            assertThat(delayed).isOne();
             String text = Http.get(URI.create(app.managementUri() + "/metrics"), null).body();
             Matcher m = TYPE.matcher(text);
             while (m.find()) scraped.add(m.group(1));
