@@ -3,13 +3,11 @@ package io.quotagate.filter.servlet;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.quotagate.filter.admission.LimitStatus;
 import io.quotagate.filter.metrics.QuotaMeterBinder;
+import io.quotagate.filter.testing.HeldScheduler;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.PlansFile;
-import jakarta.servlet.DispatcherType;
-import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
-import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -21,12 +19,8 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -62,30 +56,6 @@ class ThrottleFilterTest {
     private QuotaFilter filter;
     private JettyServer server;
 
-    /** Records each scheduled resumption and runs it only on {@link #release()}. */
-    static final class HeldScheduler extends ScheduledThreadPoolExecutor {
-        final List<Runnable> held = new CopyOnWriteArrayList<>();
-        final List<Long> delays = new CopyOnWriteArrayList<>();
-
-        HeldScheduler() {
-            super(1);
-            setRemoveOnCancelPolicy(true);
-        }
-
-        @Override
-        public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
-            delays.add(unit.toNanos(delay));
-            held.add(command);
-            return super.schedule(() -> { }, 1, TimeUnit.HOURS); // cancellable, never due in a test
-        }
-
-        void release() {
-            List<Runnable> due = new ArrayList<>(held);
-            held.clear();
-            due.forEach(Runnable::run); // here: this executor's execute() is a schedule(), held again
-        }
-    }
-
     private void start(int maxThreads, int maxDelayed) throws Exception {
         start(maxThreads, maxDelayed, Duration.ofMinutes(10)); // the held scheduler is late by design
     }
@@ -95,14 +65,7 @@ class ThrottleFilterTest {
                 .throttleScheduler(scheduler).maxDelayedRequests(maxDelayed);
         b.throttleGrace = grace;
         filter = b.build();
-        ServletContextHandler context = new ServletContextHandler();
-        context.setContextPath("/");
-        FilterHolder holder = new FilterHolder(filter);
-        holder.setAsyncSupported(true);
-        context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST));
-        ServletHolder ok = new ServletHolder(new JettyServer.OkServlet());
-        ok.setAsyncSupported(true);
-        context.addServlet(ok, "/");
+        ServletContextHandler context = JettyServer.asyncContext(filter);
         server = maxThreads > 0 ? JettyServer.startWithThreads(context, maxThreads) : JettyServer.start(context);
     }
 

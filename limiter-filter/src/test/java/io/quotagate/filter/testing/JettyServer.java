@@ -40,6 +40,22 @@ public final class JettyServer implements AutoCloseable {
         return start(context);
     }
 
+    /**
+     * A context whose every path is answered by {@link OkServlet}, behind {@code filter}, both able to go
+     * async (as the README registers the filter): what a throttled, delayed request needs.
+     */
+    public static ServletContextHandler asyncContext(Filter filter) {
+        ServletContextHandler context = new ServletContextHandler();
+        context.setContextPath("/");
+        FilterHolder holder = new FilterHolder(filter);
+        holder.setAsyncSupported(true);
+        context.addFilter(holder, "/*", EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
+        ServletHolder ok = new ServletHolder(new OkServlet());
+        ok.setAsyncSupported(true);
+        context.addServlet(ok, "/");
+        return context;
+    }
+
     /** A server running this handler (a configured context, a web app...). */
     public static JettyServer start(Handler handler) throws Exception {
         return start(handler, new HttpConfiguration().getRequestHeaderSize());

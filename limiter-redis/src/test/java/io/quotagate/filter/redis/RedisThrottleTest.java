@@ -1,27 +1,18 @@
 package io.quotagate.filter.redis;
 
 import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.testing.HeldScheduler;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
-import jakarta.servlet.DispatcherType;
-import org.eclipse.jetty.ee10.servlet.FilterHolder;
-import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
-import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.EnumSet;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -40,43 +31,13 @@ class RedisThrottleTest {
             """);
     private static final HttpClient CLIENT = HttpClient.newHttpClient();
 
-    /** Holds each resumption until {@link #release()}; records the planned delays. */
-    static final class HeldScheduler extends ScheduledThreadPoolExecutor {
-        final List<Runnable> held = new CopyOnWriteArrayList<>();
-        final List<Long> delays = new CopyOnWriteArrayList<>();
-
-        HeldScheduler() {
-            super(1);
-        }
-
-        @Override
-        public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
-            delays.add(unit.toNanos(delay));
-            held.add(command);
-            return super.schedule(() -> { }, 1, TimeUnit.HOURS);
-        }
-
-        void release() {
-            new ArrayList<>(held).forEach(Runnable::run);
-            held.clear();
-        }
-    }
-
     record Instance(RedisStore store, QuotaFilter filter, JettyServer server, HeldScheduler scheduler)
             implements AutoCloseable {
         static Instance start(RedisSettings settings) throws Exception {
             RedisStore store = RedisStore.connect(settings, 1_000);
             HeldScheduler scheduler = new HeldScheduler();
             QuotaFilter filter = QuotaFilter.builder().plans(PLANS).store(store).throttleScheduler(scheduler).build();
-            ServletContextHandler context = new ServletContextHandler();
-            context.setContextPath("/");
-            FilterHolder holder = new FilterHolder(filter);
-            holder.setAsyncSupported(true);
-            context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST));
-            ServletHolder ok = new ServletHolder(new JettyServer.OkServlet());
-            ok.setAsyncSupported(true);
-            context.addServlet(ok, "/");
-            return new Instance(store, filter, JettyServer.start(context), scheduler);
+            return new Instance(store, filter, JettyServer.start(JettyServer.asyncContext(filter)), scheduler);
         }
 
         CompletableFuture<HttpResponse<String>> send(String tenant) {
@@ -100,8 +61,7 @@ class RedisThrottleTest {
         try (Instance a = Instance.start(s); Instance b = Instance.start(s)) {
             assertThat(a.send("acme").get(1, TimeUnit.MINUTES).statusCode()).isEqualTo(200); // the burst
             CompletableFuture<HttpResponse<String>> delayed = a.send("acme");
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (a.scheduler.delays.isEmpty() && !delayed.isDone() && System.nanoTime() < deadline) Thread.sleep(5);
+            Await.within(60, "a delays the request", () -> !a.scheduler.delays.isEmpty() || delayed.isDone());
             assertThat(a.scheduler.delays).as("delayed on a, its unit 50 s away").hasSize(1)
                     .allSatisfy(d -> assertThat(d).isPositive().isLessThanOrEqualTo(TimeUnit.SECONDS.toNanos(60)));
 
