@@ -5,21 +5,18 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.testing.HoldingServlet;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.Scrape;
 import io.quotagate.plans.PlansFile;
 import jakarta.servlet.DispatcherType;
-import jakarta.servlet.http.HttpServlet;
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -58,36 +54,17 @@ class QueueWaitScrapeTest {
             """;
     private static final String BUCKET = "quotagate_queue_wait_seconds_bucket";
 
-    private final CountDownLatch entered = new CountDownLatch(1);
-    private final CountDownLatch proceed = new CountDownLatch(1);
+    private final HoldingServlet holding = new HoldingServlet();
     private final ExecutorService clients = Executors.newCachedThreadPool();
     private QuotaFilter filter;
     private JettyServer server;
 
     @AfterEach
     void stop() throws Exception {
-        proceed.countDown();
+        holding.proceed.countDown();
         if (server != null) server.close();
         if (filter != null) filter.destroy();
         clients.shutdownNow();
-    }
-
-    /** {@code /reports/hold} holds its slot until the test lets it go; any other path answers at once. */
-    private final class Reports extends HttpServlet {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        protected void service(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-            if (req.getRequestURI().endsWith("/hold")) {
-                entered.countDown();
-                try {
-                    proceed.await(30, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-            resp.getWriter().write("ok");
-        }
     }
 
     private CompletableFuture<HttpResponse<String>> getLater(String path) {
@@ -104,11 +81,11 @@ class QueueWaitScrapeTest {
     private void queueOneRequest() throws Exception {
         ConcurrencyView view = filter.control().concurrency();
         CompletableFuture<HttpResponse<String>> holder = getLater("/reports/hold");
-        assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(holding.entered.await(30, TimeUnit.SECONDS)).isTrue();
         CompletableFuture<HttpResponse<String>> queued = getLater("/reports/1");
         for (int i = 0; i < 3000 && view.queued("reports") == 0; i++) Thread.sleep(10);
         assertThat(view.queued("reports")).as("the second request waits for the slot").isOne();
-        proceed.countDown();
+        holding.proceed.countDown();
         assertThat(holder.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
         assertThat(queued.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
     }
@@ -117,7 +94,7 @@ class QueueWaitScrapeTest {
         filter = QuotaFilter.builder().plans(PlansFile.parse("queue.yml", PLANS)).build();
         ServletContextHandler context = new ServletContextHandler();
         context.addFilter(new FilterHolder(filter), "/*", EnumSet.of(DispatcherType.REQUEST));
-        context.addServlet(new ServletHolder(new Reports()), "/");
+        context.addServlet(new ServletHolder(holding), "/");
         server = JettyServer.start(context);
     }
 

@@ -1,26 +1,22 @@
 package io.quotagate.filter.redis;
 
 import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.testing.HoldingServlet;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.PlansFile;
 import jakarta.servlet.DispatcherType;
-import jakarta.servlet.http.HttpServlet;
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static io.quotagate.filter.redis.RedisStoreTest.awaitTrue;
@@ -40,26 +36,7 @@ class RedisConcurrencyShareTest {
             """;
 
     private final ManualClock clock = new ManualClock();
-    private final CountDownLatch entered = new CountDownLatch(1);
-    private final CountDownLatch proceed = new CountDownLatch(1);
-
-    /** "/hold" waits until the test lets it go; anything else answers at once. */
-    final class Holding extends HttpServlet {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        protected void service(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-            if (req.getRequestURI().endsWith("/hold")) {
-                entered.countDown();
-                try {
-                    proceed.await(30, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-            resp.getWriter().write("ok");
-        }
-    }
+    private final HoldingServlet holding = new HoldingServlet();
 
     @Test
     void withTwoInstancesACapOfTwoAdmitsOneInFlightRequestPerInstance() throws Exception {
@@ -74,7 +51,7 @@ class RedisConcurrencyShareTest {
             FilterHolder holder = new FilterHolder(filter);
             holder.setAsyncSupported(true);
             context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST));
-            context.addServlet(new ServletHolder(new Holding()), "/");
+            context.addServlet(new ServletHolder(holding), "/");
             try (JettyServer server = JettyServer.start(context)) {
                 CompletableFuture<HttpResponse<String>> held = CompletableFuture.supplyAsync(() -> {
                     try {
@@ -84,14 +61,14 @@ class RedisConcurrencyShareTest {
                     }
                 });
                 try {
-                    assertThat(entered.await(30, TimeUnit.SECONDS)).as("the first request runs").isTrue();
+                    assertThat(holding.entered.await(30, TimeUnit.SECONDS)).as("the first request runs").isTrue();
                     assertThat(filter.control().concurrency().inflight("heavy", "acme")).isEqualTo(1);
 
                     HttpResponse<String> refused = Http.get(server.uri("/heavy/ok"), "acme");
                     assertThat(refused.statusCode()).as("cap 2 / 2 instances = 1 in flight here").isEqualTo(429);
                     assertThat(refused.body()).contains("\"reason\":\"concurrency\"", "\"tenant\":\"acme\"");
                 } finally {
-                    proceed.countDown();
+                    holding.proceed.countDown();
                 }
                 assertThat(held.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
                 assertThat(Http.get(server.uri("/heavy/ok"), "acme").statusCode()).as("the slot is free again").isEqualTo(200);
