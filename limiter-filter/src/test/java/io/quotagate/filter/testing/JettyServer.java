@@ -78,6 +78,9 @@ public final class JettyServer implements AutoCloseable {
         ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
         connector.setHost("127.0.0.1");
         connector.setPort(0);
+        // the kernel's bound (net.core.somaxconn) rather than Java's default of 50: a test that opens
+        // thousands of connections at once must not have them dropped and retried seconds later
+        connector.setAcceptQueueSize(4096);
         server.addConnector(connector);
         server.setHandler(handler);
         server.start();
