@@ -65,6 +65,7 @@ public class QuotagateAutoConfiguration {
 
     private static final String PLANS_PROPERTY = "quotagate.plans";
     private static final String WATCH_PROPERTY = "quotagate.watch-plans";
+    private static final String MAX_DELAYED_PROPERTY = "quotagate.max-delayed-requests";
     private static final String ACTUATOR_ENDPOINT = "org.springframework.boot.actuate.endpoint.annotation.Endpoint";
 
     /**
@@ -98,6 +99,11 @@ public class QuotagateAutoConfiguration {
                             + " under " + InlineLimits.PREFIX);
         }
         QuotaFilter.Builder builder = QuotaFilter.builder();
+        if (properties.maxDelayedRequests() <= 0) {
+            throw new InvalidConfigurationPropertyValueException(MAX_DELAYED_PROPERTY, properties.maxDelayedRequests(),
+                    "at least 1 request must be allowed to wait for a throttle");
+        }
+        builder.maxDelayedRequests(properties.maxDelayedRequests());
         if (inline.isPresent()) {
             if (properties.watchPlans() != null) {
                 throw new InvalidConfigurationPropertyValueException(WATCH_PROPERTY, properties.watchPlans(),

@@ -29,6 +29,9 @@ import java.util.List;
  * @param limitActuator Whether the filter limits the Actuator's endpoints too, on the application's port and on a
  *                    separate management port (management.server.port). By default they are never limited and need
  *                    no tenant (health probes, Prometheus scrapes).
+ * @param maxDelayedRequests The most requests a throttle (throttle: in the plans) may keep delayed at once on this
+ *                    instance, all tenants together; one more is refused at once with 429 throttle_full. Each
+ *                    tenant is bounded by its throttle's queue too. At least 1.
  */
 @ConfigurationProperties("quotagate")
 public record QuotagateProperties(
@@ -37,11 +40,15 @@ public record QuotagateProperties(
         @DefaultValue("/*") List<String> urlPatterns,
         @DefaultValue("" + QuotagateProperties.DEFAULT_ORDER) int order,
         Duration watchPlans,
-        @DefaultValue("false") boolean limitActuator) {
+        @DefaultValue("false") boolean limitActuator,
+        @DefaultValue("" + QuotagateProperties.DEFAULT_MAX_DELAYED_REQUESTS) int maxDelayedRequests) {
 
     /**
      * Right after Spring Security's filter chain ({@code SecurityProperties.DEFAULT_FILTER_ORDER + 1}). A literal,
      * because Spring Security is optional here and its classes must not be loaded when it is absent.
      */
     public static final int DEFAULT_ORDER = -99;
+
+    /** Default of {@code quotagate.max-delayed-requests}: {@code QuotaFilter.Builder#maxDelayedRequests}'s default. */
+    public static final int DEFAULT_MAX_DELAYED_REQUESTS = 10_000;
 }

@@ -28,11 +28,15 @@ class ConfigurationMetadataTest {
         List<String> names = new ArrayList<>();
         metadata.get("properties").forEach(p -> names.add(p.get("name").asText()));
         assertThat(names).contains("quotagate.plans", "quotagate.enabled", "quotagate.url-patterns",
-                "quotagate.order", "quotagate.watch-plans", "quotagate.limits");
+                "quotagate.order", "quotagate.watch-plans", "quotagate.limits", "quotagate.max-delayed-requests");
         metadata.get("properties").forEach(p -> {
             if (p.get("name").asText().equals("quotagate.order")) {
                 assertThat(p.get("defaultValue").asInt()).isEqualTo(QuotagateProperties.DEFAULT_ORDER);
                 assertThat(p.get("description").asText()).contains("Spring Security");
+            }
+            if (p.get("name").asText().equals("quotagate.max-delayed-requests")) {
+                assertThat(p.get("defaultValue").asInt()).isEqualTo(QuotagateProperties.DEFAULT_MAX_DELAYED_REQUESTS);
+                assertThat(p.get("description").asText()).contains("throttle_full");
             }
         });
     }

@@ -104,6 +104,18 @@ class QuotagateAutoConfigurationTest {
     }
 
     @Test
+    void refusesAWaitingRoomOfNoRequestNamingTheProperty() {
+        for (String value : new String[] {"0", "-5"}) {
+            runner.withPropertyValues("quotagate.max-delayed-requests=" + value).run(context -> {
+                assertThat(context).hasFailed();
+                InvalidConfigurationPropertyValueException e = invalidProperty(context.getStartupFailure());
+                assertThat(e.getName()).isEqualTo("quotagate.max-delayed-requests");
+                assertThat(e.getMessage()).contains(value, "at least 1");
+            });
+        }
+    }
+
+    @Test
     void refusesToWatchAClassPathResource() {
         runner.withPropertyValues("quotagate.watch-plans=2s").run(context -> {
             assertThat(context).hasFailed();
