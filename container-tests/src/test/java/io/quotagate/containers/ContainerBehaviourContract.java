@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The behaviour every servlet container must show with {@code QuotaFilter} registered as README's
+ * The behaviour every servlet container must show with {@code QuotaFilter} registered as docs/installation.md's
  * "From web.xml (or ServletContext.addFilter)" section shows (async support on, {@code REQUEST}
  * dispatches, {@code /*}), serving {@link TestApp} with {@code container-plans.yml}: a free plan of
  * 3 units a minute and one report in flight per tenant.

@@ -6,7 +6,7 @@ import org.eclipse.jetty.server.ServerConnector;
 
 import java.util.Set;
 
-/** Embedded Jetty 12 (ee10): the README registration runs as a ServletContainerInitializer. */
+/** Embedded Jetty 12 (ee10): the registration of docs/installation.md runs as a ServletContainerInitializer. */
 class JettyContainerTest extends ContainerBehaviourContract {
     private Server server;
 

@@ -40,7 +40,7 @@ final class TestApp {
     }
 
     /**
-     * README's "From web.xml (or ServletContext.addFilter)" registration, verbatim but for the plans
+     * docs/installation.md's "From web.xml (or ServletContext.addFilter)" registration, verbatim but for the plans
      * file, plus the two servlets; run by Jetty and Tomcat as a {@link ServletContainerInitializer}.
      */
     static final class Initializer implements ServletContainerInitializer {

@@ -8,7 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Embedded Tomcat 11 (Tomcat 10.1 in the module container-tests-tomcat10, same code): the README registration runs as a ServletContainerInitializer of the context.
+ * Embedded Tomcat 11 (Tomcat 10.1 in the module container-tests-tomcat10, same code): the registration of docs/installation.md runs as a ServletContainerInitializer of the context.
  * Tomcat merges {@code //} and drops {@code /./} before the filter, which charges both to reports (429).
  */
 class TomcatContainerTest extends ContainerBehaviourContract {

@@ -10,7 +10,7 @@ import jakarta.servlet.DispatcherType;
 import java.net.InetSocketAddress;
 
 /**
- * Undertow 2.3: registered with its own API, as README's "Containers" paragraph shows. Undertow's
+ * Undertow 2.3: registered with its own API, as the "Containers" paragraph of docs/installation.md shows. Undertow's
  * default for a filter is async off, which makes every async report a 500 (UT010026). Undertow passes
  * {@code /reports//1} and {@code /reports/./1} on; the filter normalises them and charges reports (429).
  */

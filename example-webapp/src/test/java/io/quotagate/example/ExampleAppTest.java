@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The example app's HTTP contract (DESIGN.md §7), on its embedded default plans. */
+/** The example app's HTTP contract (docs/design.md §7), on its embedded default plans. */
 class ExampleAppTest {
     private static ExampleApp.Running app;
 

@@ -27,7 +27,7 @@ import java.util.regex.Pattern;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The README's meter table gives every meter's Prometheus name, checked against a real scrape of the example
+ * The meter table of docs/metrics.md gives every meter's Prometheus name, checked against a real scrape of the example
  * app's {@code /metrics} with every meter present: a Redis store (the store and shared-limits meters), a
  * settled completion (the cost summaries), a queued report (the queue timer) and a user over its seat
  * (the scoped refusals).
@@ -76,23 +76,23 @@ class MeterTableTest {
         assertThat(scraped).as("the scrape has the store and shared-limits meters")
                 .contains("quotagate_store_instances", "quotagate_limits_version");
 
-        List<String> rows = meterRows(Files.readString(Path.of("../README.md")));
+        List<String> rows = meterRows(Files.readString(Path.of("../docs/metrics.md")));
         Set<String> documented = new TreeSet<>();
         for (String row : rows) {
             String[] cells = row.split("\\|");
             List<String> names = new ArrayList<>();
             Matcher m = NAME.matcher(cells[2]);
             while (m.find()) names.add(m.group(1));
-            assertThat(names).as("Prometheus names of the README row " + cells[1].strip()).isNotEmpty();
+            assertThat(names).as("Prometheus names of the docs/metrics.md row " + cells[1].strip()).isNotEmpty();
             documented.addAll(names);
         }
-        assertThat(documented).as("the README's Prometheus names").isEqualTo(scraped);
+        assertThat(documented).as("the Prometheus names of docs/metrics.md").isEqualTo(scraped);
     }
 
-    /** The meter table's rows: those of the table under "### Metrics (Micrometer)" that name a meter. */
-    private static List<String> meterRows(String readme) {
-        String section = readme.substring(readme.indexOf("### Metrics (Micrometer)"));
-        section = section.substring(0, section.indexOf("\n### ", 1));
+    /** The meter table's rows: those of the table under "## Metrics (Micrometer)" that name a meter. */
+    private static List<String> meterRows(String page) {
+        String section = page.substring(page.indexOf("\n## Metrics (Micrometer)\n"));
+        section = section.substring(0, section.indexOf("\n## ", 1));
         return section.lines().filter(l -> l.startsWith("| `quotagate.")).toList();
     }
 }

@@ -22,7 +22,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Loads and validates a plans file (YAML, format in the README). Every mistake fails the load with
+ * Loads and validates a plans file (YAML, format in docs/plans-file.md). Every mistake fails the load with
  * one {@link InvalidPlansException} naming the file, the line and the field, so a misconfigured
  * service refuses to start instead of limiting the wrong way.
  *

@@ -19,7 +19,7 @@ import java.util.Optional;
  *
  * <p>{@code RateLimit} parameters: {@code r} available units, {@code t} the effective window (-11
  * §4.1.2: seconds within which the client can use no more than {@code r}; quotagate sends the wait for
- * the next unit, see its README), {@code pk} partition key. {@code RateLimit-Policy} parameters:
+ * the next unit, see its docs/response-contract.md), {@code pk} partition key. {@code RateLimit-Policy} parameters:
  * {@code q} quota, {@code w} window in seconds, {@code qu} quota unit (a string), {@code pk} (a byte
  * sequence, kept as its base64 text). On a 429, {@code RateLimit} may list only the exhausted
  * policies. Unknown parameters are kept and ignored; a malformed field is refused (callers ignore it).

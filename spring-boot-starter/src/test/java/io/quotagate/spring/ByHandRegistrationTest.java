@@ -12,7 +12,7 @@ import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The README's "without the starter" registration compiles, and the starter stays out of its way. */
+/** The "without the starter" registration of docs/spring-boot.md compiles, and the starter stays out of its way. */
 class ByHandRegistrationTest {
 
     @Test
@@ -31,7 +31,7 @@ class ByHandRegistrationTest {
 
     @Configuration(proxyBeanMethods = false)
     static class ByHand {
-        // README "Spring Boot (starter)", "Without the starter": keep the two the same
+        // docs/spring-boot.md, "Without the starter": keep the two the same
         @Bean
         FilterRegistrationBean<QuotaFilter> quotaFilter() {
             FilterRegistrationBean<QuotaFilter> registration = new FilterRegistrationBean<>(

@@ -59,7 +59,7 @@ import java.util.function.BiFunction;
  * driver's connect timeout as well. Thread-safe.
  */
 public final class JdbcTenantDirectory implements TenantDirectory {
-    /** The query unless {@link Builder#query} says otherwise: the table the README documents. */
+    /** The query unless {@link Builder#query} says otherwise: the table docs/tenants.md documents. */
     public static final String DEFAULT_QUERY = "select plan, limits, quotas from quotagate_tenants where tenant_id = ?";
     /** How long a lookup's query may run unless {@link Builder#queryTimeout} says otherwise. */
     public static final Duration DEFAULT_QUERY_TIMEOUT = Duration.ofSeconds(2);

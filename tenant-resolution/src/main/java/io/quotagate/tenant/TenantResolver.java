@@ -17,7 +17,7 @@ import java.util.Optional;
  * forged token) throws {@link TenantRejectedException}.
  *
  * <p>Built-in resolvers: {@link #header}, {@link #host}, {@link #path}, {@link #principal},
- * {@link #attribute}, {@link ApiKeyResolver} and {@link JwtClaimResolver}; the README says when
+ * {@link #attribute}, {@link ApiKeyResolver} and {@link JwtClaimResolver}; docs/tenants.md says when
  * each one can be trusted.
  */
 @FunctionalInterface

@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The pool the README names for {@link JdbcTenantDirectory}, HikariCP, on a real PostgreSQL: a small pool
+ * The pool docs/tenants.md names for {@link JdbcTenantDirectory}, HikariCP, on a real PostgreSQL: a small pool
  * serves many request threads' lookups because the directory gives every connection back, also when a
  * lookup fails.
  */

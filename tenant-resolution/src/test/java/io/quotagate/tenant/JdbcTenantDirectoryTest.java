@@ -28,7 +28,7 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
  * random name and dropped at the end.
  */
 class JdbcTenantDirectoryTest {
-    /** The table the README documents, read by {@link JdbcTenantDirectory#DEFAULT_QUERY}. */
+    /** The table docs/tenants.md documents, read by {@link JdbcTenantDirectory#DEFAULT_QUERY}. */
     static final String DOCUMENTED_TABLE = "create table quotagate_tenants (tenant_id varchar(64) primary key, "
             + "plan varchar(32) not null, limits varchar(4000), quotas varchar(4000))";
 

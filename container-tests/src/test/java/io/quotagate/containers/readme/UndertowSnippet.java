@@ -8,7 +8,7 @@ import jakarta.servlet.DispatcherType;
 // README snippet end
 
 /**
- * README, Undertow's own API: compiled here, held verbatim by the README (checked by example-webapp's
+ * docs/installation.md, Undertow's own API: compiled here, held verbatim by that page (checked by example-webapp's
  * {@code ReadmeSnippetsTest}).
  */
 class UndertowSnippet {

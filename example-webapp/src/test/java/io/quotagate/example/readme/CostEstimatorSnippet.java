@@ -7,7 +7,7 @@ import io.quotagate.filter.servlet.QuotaGate;
 import io.quotagate.plans.Plans;
 import jakarta.servlet.http.HttpServletRequest;
 
-/** README, "Estimated costs": compiled here, held verbatim by the README. */
+/** docs/costs.md: compiled here, held verbatim by that page. */
 class CostEstimatorSnippet {
     interface Usage {
         long totalTokens();

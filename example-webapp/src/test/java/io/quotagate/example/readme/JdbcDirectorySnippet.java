@@ -9,7 +9,7 @@ import java.time.Duration;
 import java.nio.file.Path;
 import javax.sql.DataSource;
 
-/** README, "Tenants from your database": compiled here, held verbatim by the README. */
+/** docs/tenants.md, "Tenants from your database": compiled here, held verbatim by that page. */
 class JdbcDirectorySnippet {
     void install(DataSource dataSource, Path plans) {
         // README snippet

@@ -14,7 +14,7 @@ import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import io.quotagate.plans.Plans;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 
-/** README, "Metrics (Micrometer)": compiled here, held verbatim by the README. */
+/** docs/metrics.md, "Metrics (Micrometer)": compiled here, held verbatim by that page. */
 class MetricsSnippet {
     void expose(Plans plans, ServletContextHandler context) {
         // README snippet

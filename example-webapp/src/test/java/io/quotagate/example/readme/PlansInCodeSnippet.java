@@ -15,7 +15,7 @@ import java.util.Map;
 import java.util.Set;
 // README snippet end
 
-/** README, plans built in code: compiled here, held verbatim by the README. */
+/** docs/installation.md, plans built in code: compiled here, held verbatim by that page. */
 class PlansInCodeSnippet {
     Plans plans() {
         // README snippet

@@ -17,7 +17,7 @@ import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 // README snippet end
 import java.util.Optional;
 
-/** README, "Programmatically": compiled here, held verbatim by the README. */
+/** docs/installation.md, "Programmatically": compiled here, held verbatim by that page. */
 class ProgrammaticSnippet {
     interface Billing {
         Optional<String> planOf(String tenant);

@@ -6,7 +6,7 @@ import io.quotagate.filter.signals.QuotaEvent;
 import java.nio.file.Path;
 // README snippet end
 
-/** README, "Quota events": compiled here, held verbatim by the README. */
+/** docs/events.md: compiled here, held verbatim by that page. */
 class QuotaEventsSnippet {
     /** Stands for the application's own CRM client. */
     interface Crm {

@@ -14,11 +14,12 @@ import java.util.stream.Stream;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Every Java snippet of the README compiles as shown: each lives in a {@code readme/*Snippet.java} file under the
- * test sources of a module that has what it uses (this module: the filter, Redis, tenant resolution, Jetty,
- * Micrometer; the starter: Spring; container-tests: Undertow), between {@code // README snippet} and
- * {@code // README snippet end} lines (its imports, then its code); this test holds the README to those texts,
- * verbatim, both ways: no snippet in the README that is not compiled, and none compiled that the README lost.
+ * Every Java snippet of the documentation (README.md and every page of docs/) compiles as shown: each lives in a
+ * {@code readme/*Snippet.java} file under the test sources of a module that has what it uses (this module: the
+ * filter, Redis, tenant resolution, Jetty, Micrometer; the starter: Spring; container-tests: Undertow;
+ * tenant-resolution: HikariCP; quotagate-client), between {@code // README snippet} and
+ * {@code // README snippet end} lines (its imports, then its code); this test holds the pages to those texts,
+ * verbatim, both ways: no snippet in a page that is not compiled, and none compiled that the pages lost.
  */
 class ReadmeSnippetsTest {
     private static final String BEGIN = "// README snippet";
@@ -27,18 +28,32 @@ class ReadmeSnippetsTest {
 
     @Test
     void everyJavaSnippetOfTheReadmeIsACompiledSnippetFileVerbatim() throws IOException {
-        List<String> readme = javaBlocks(Files.readString(ROOT.resolve("README.md")));
+        List<Path> pages = pages();
+        assertThat(pages).as("README.md and the docs/*.md pages").contains(ROOT.resolve("README.md"))
+                .hasSizeGreaterThan(10);
+        List<String> readme = new ArrayList<>();
+        for (Path page : pages) readme.addAll(javaBlocks(Files.readString(page)));
         Map<String, String> compiled = snippetFiles();
         assertThat(compiled).as("snippet files found").hasSizeGreaterThanOrEqualTo(11);
 
         List<String> notCompiled = new ArrayList<>(readme);
         notCompiled.removeAll(compiled.values());
-        assertThat(notCompiled).as("README Java snippets that no readme/*Snippet.java holds verbatim"
-                + " (copy the README's text into the snippet file, or the file's into the README)").isEmpty();
+        assertThat(notCompiled).as("Java snippets of README.md or docs/*.md that no readme/*Snippet.java holds"
+                + " verbatim (copy the page's text into the snippet file, or the file's into the page)").isEmpty();
 
         Map<String, String> notInReadme = new TreeMap<>(compiled);
         notInReadme.values().removeAll(readme);
-        assertThat(notInReadme).as("snippet files whose text the README no longer shows").isEmpty();
+        assertThat(notInReadme).as("snippet files whose text neither README.md nor a docs/*.md page shows").isEmpty();
+    }
+
+    /** README.md and every Markdown page of docs/. */
+    static List<Path> pages() throws IOException {
+        List<Path> pages = new ArrayList<>();
+        pages.add(ROOT.resolve("README.md"));
+        try (Stream<Path> docs = Files.list(ROOT.resolve("docs"))) {
+            docs.filter(p -> p.getFileName().toString().endsWith(".md")).sorted().forEach(pages::add);
+        }
+        return pages;
     }
 
     /** The ```java blocks of a Markdown text, without their fences. */

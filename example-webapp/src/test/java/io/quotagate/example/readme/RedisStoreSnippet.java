@@ -7,7 +7,7 @@ import io.quotagate.filter.servlet.QuotaFilter;
 // README snippet end
 import io.quotagate.plans.Plans;
 
-/** README, "Redis (several instances)": compiled here, held verbatim by the README. */
+/** docs/redis.md: compiled here, held verbatim by that page. */
 class RedisStoreSnippet {
     void install(Plans plans) {
         // README snippet

@@ -11,7 +11,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;
 
-/** README, "Tenant resolution" from code: compiled here, held verbatim by the README. */
+/** docs/tenants.md, resolvers from code: compiled here, held verbatim by that page. */
 class ResolversSnippet {
     interface Customers {
         Optional<String> tenantOfKeyHash(String sha256Hex);

@@ -13,7 +13,7 @@ import java.util.List;
 import io.quotagate.filter.servlet.QuotaFilter;
 import java.nio.file.Path;
 
-/** README, "Changing limits while running": compiled here, held verbatim by the README. */
+/** docs/changing-limits.md: compiled here, held verbatim by that page. */
 class RuntimeChangesSnippet {
     void change(QuotaFilter filter, Path path) {
         // README snippet

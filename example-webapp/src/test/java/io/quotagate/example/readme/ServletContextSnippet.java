@@ -8,7 +8,7 @@ import java.util.EnumSet;
 // README snippet end
 import jakarta.servlet.ServletContext;
 
-/** README, "From web.xml (or ServletContext.addFilter)": compiled here, held verbatim by the README. */
+/** docs/installation.md, "From web.xml (or ServletContext.addFilter)": compiled here, held verbatim by that page. */
 class ServletContextSnippet {
     void register(ServletContext servletContext) {
         // README snippet

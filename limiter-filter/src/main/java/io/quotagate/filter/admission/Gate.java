@@ -23,7 +23,7 @@ import java.util.function.Function;
  * the route's cost from the caller's buckets (and the guest pool and global quota it shares), then
  * from its buckets beside them (per-user, the route's own: {@link ScopedCharge}), and answers a
  * {@link Ticket} that holds them, or a {@link Outcome.Refused} with nothing held. The
- * order is the contract of DESIGN.md §2: concurrency first, so a request never holds tokens while it
+ * order is the contract of docs/design.md §2: concurrency first, so a request never holds tokens while it
  * waits for a slot; a tenant is never charged for a request that does not run.
  *
  * <p>Thread-safe; one instance serves every request, under whichever policy each request read.

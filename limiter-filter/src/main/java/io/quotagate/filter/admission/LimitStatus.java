@@ -43,7 +43,7 @@ public record LimitStatus(String name, long capacity, long windowSeconds, long r
 
     /**
      * {@link #nanosToNextUnit} in whole seconds, rounded up: the {@code RateLimit} field's {@code t}
-     * (draft-ietf-httpapi-ratelimit-headers-11 §4.1.2, see the README's "Published mode").
+     * (draft-ietf-httpapi-ratelimit-headers-11 §4.1.2, see "Published mode" in docs/response-contract.md).
      */
     public long secondsToNextUnit() {
         return ceilSeconds(nanosToNextUnit);

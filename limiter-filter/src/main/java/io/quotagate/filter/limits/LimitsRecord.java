@@ -35,8 +35,8 @@ import java.util.TreeMap;
 
 /**
  * The shared limits record, formats 1, 2 and 3: the JSON every instance sharing a store reads and writes (under
- * {@code <prefix>:limits} on Redis, beside its version). Documented in the README ("Several
- * instances"):
+ * {@code <prefix>:limits} on Redis, beside its version). Documented in docs/changing-limits.md
+ * ("Several instances"):
  *
  * <pre>{@code
  * {"format": 1,

@@ -27,7 +27,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Registers quotagate's meters (names and tags in the README) with a Micrometer registry. Every
+ * Registers quotagate's meters (names and tags in docs/metrics.md) with a Micrometer registry. Every
  * meter reads the filter's own state; the binder counts nothing itself.
  *
  * <ul>

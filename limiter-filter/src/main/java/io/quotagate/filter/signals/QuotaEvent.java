@@ -6,8 +6,8 @@ import java.util.Objects;
 
 /**
  * Something an operator or a billing system should hear about, as opposed to a single refusal (the
- * system working): the fixed set below, each raised once per crossing by one instance (see the
- * README's "Quota events"). {@link #type()} is the wire name used in logs, metrics and webhook bodies.
+ * system working): the fixed set below, each raised once per crossing by one instance (see
+ * docs/events.md). {@link #type()} is the wire name used in logs, metrics and webhook bodies.
  */
 public sealed interface QuotaEvent {
 

@@ -8,7 +8,7 @@ import java.util.function.Consumer;
  * Where the instances sharing a store keep the limits they all enforce: one versioned record (the
  * plans file that was published last, plus the runtime changes made through any instance) and a
  * channel on which a change is announced. A shared store offers it ({@link BucketStore#limitsChannel});
- * the filter keeps every instance on the record's version (see the README, "Several instances").
+ * the filter keeps every instance on the record's version (see docs/changing-limits.md, "Several instances").
  *
  * <p>What is stored is input from whoever can write to the store, not only from quotagate: a channel
  * reports a record it cannot hand over whole as {@linkplain Versioned#damage() damaged} (a version that

@@ -35,8 +35,8 @@ import java.util.regex.Pattern;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What the README promises of {@code quotagate.queue.wait} (p50/p95), on a real Prometheus scrape after a
- * request waited in a group's queue: the histogram's series, and the README's {@code histogram_quantile}
+ * What docs/metrics.md promises of {@code quotagate.queue.wait} (p50/p95), on a real Prometheus scrape after a
+ * request waited in a group's queue: the histogram's series, and that page's {@code histogram_quantile}
  * query answered from them.
  */
 class QueueWaitScrapeTest {
@@ -119,9 +119,9 @@ class QueueWaitScrapeTest {
         assertThat(scrape.series("quotagate_queue_wait_seconds_max", admitted)).hasSize(1);
         assertThat(text).as("no client-side percentile beside a histogram").doesNotContain("quantile=");
 
-        String readme = Files.readString(Path.of("../README.md"));
-        String section = readme.substring(readme.indexOf("### Metrics (Micrometer)"));
-        section = section.substring(0, section.indexOf("\n### ", 1));
+        String page = Files.readString(Path.of("../docs/metrics.md"));
+        String section = page.substring(page.indexOf("\n## Metrics (Micrometer)\n"));
+        section = section.substring(0, section.indexOf("\n## ", 1));
         // the table's row: every series it names is scraped, and its p50/p95 point at histogram_quantile
         String row = section.lines().filter(l -> l.startsWith("| `quotagate.queue.wait` ")).findFirst().orElseThrow();
         String[] cells = row.split("\\|");
@@ -134,10 +134,10 @@ class QueueWaitScrapeTest {
         }
         if (cells[3].contains("p95")) assertThat(cells[3]).as("how the row's p95 is had").contains("histogram_quantile");
 
-        // the query the README gives, answered from the scrape: sum by (group, le), then Prometheus's interpolation
+        // the query docs/metrics.md gives, answered from the scrape: sum by (group, le), then Prometheus's interpolation
         Matcher query = Pattern.compile("histogram_quantile\\((0\\.\\d+), sum by \\(group, le\\) \\(rate\\((" + BUCKET
                 + ")\\{outcome=\"admitted\"\\}\\[5m\\]\\)\\)\\)").matcher(section);
-        assertThat(query.find()).as("the README's p95 query over the buckets").isTrue();
+        assertThat(query.find()).as("the p95 query of docs/metrics.md over the buckets").isTrue();
         assertThat(query.group(1)).isEqualTo("0.95");
         TreeMap<Double, Double> cumulative = new TreeMap<>();
         for (Scrape.Sample b : buckets) cumulative.merge(Double.parseDouble(b.labels().get("le").replace("+Inf", "Infinity")),

@@ -103,7 +103,7 @@ class ContainerInstallationTest {
         async.setAsyncSupported(true);
         context.addServlet(async, "/reports/*");
         try (JettyServer server = JettyServer.start(context)) {
-            // the README's registration lets an async servlet run behind the filter (not a 500)
+            // the registration of docs/installation.md lets an async servlet run behind the filter (not a 500)
             assertThat(Http.get(server.uri("/reports/1"), "other").statusCode()).isEqualTo(200);
             assertLimitsAtTwoRequests(server);
         }

@@ -152,7 +152,7 @@ class RequestShapeTest {
     }
 
     /**
-     * The README's security model: a method no rule lists needs a tenant, is charged by the default
+     * The security model (docs/security.md): a method no rule lists needs a tenant, is charged by the default
      * route (1 unit, no group) and then reaches the application, which answers it (here HttpServlet:
      * TRACE echoes, OPTIONS lists Allow, an unknown method is 501).
      */

@@ -32,7 +32,7 @@ import java.util.function.BooleanSupplier;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code Retry-After} is a promise (DESIGN.md §4): a client that waits exactly that long and sends the
+ * {@code Retry-After} is a promise (docs/design.md §4): a client that waits exactly that long and sends the
  * same request again is admitted, on an estimated route and after a concurrency refusal too. Real
  * Jetty; the quota clock is a manual one, and the application's "work" ends when that clock says so.
  */

@@ -42,7 +42,7 @@ public final class JettyServer implements AutoCloseable {
 
     /**
      * A context whose every path is answered by {@link OkServlet}, behind {@code filter}, both able to go
-     * async (as the README registers the filter): what a throttled, delayed request needs.
+     * async (as docs/installation.md registers the filter): what a throttled, delayed request needs.
      */
     public static ServletContextHandler asyncContext(Filter filter) {
         ServletContextHandler context = new ServletContextHandler();

@@ -62,7 +62,7 @@ public interface RedisStore extends BucketStore, StoreHealth, AutoCloseable {
     /**
      * Buckets this instance moved to other limits in Redis (bucket4j's configuration replacement, keeping
      * tokens): once per bucket after each change of the limits in force. Instances that agree on the
-     * limits (see the README, "Several instances") add about one per bucket per change, not more.
+     * limits (see docs/changing-limits.md, "Several instances") add about one per bucket per change, not more.
      */
     long reconfigurations();
 

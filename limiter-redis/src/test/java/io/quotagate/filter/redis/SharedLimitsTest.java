@@ -106,7 +106,7 @@ class SharedLimitsTest {
             assertThat(b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY)).isEqualTo(3000.0);
             long changed = System.nanoTime();
             a.control().setGlobalQuota(TEN_PER_MINUTE);
-            // A reports it at once; B within the 2 s the README promises (an announcement, else the version check)
+            // A reports it at once; B within the 2 s docs/changing-limits.md promises (an announcement, else the version check)
             assertThat(a.gauge(QuotaMeterBinder.GLOBAL_CAPACITY)).isEqualTo(10.0);
             Await.within(2, "B reports the new global quota", () -> b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 10.0);
             double seconds = (System.nanoTime() - changed) / 1e9;

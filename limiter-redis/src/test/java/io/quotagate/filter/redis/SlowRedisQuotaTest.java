@@ -77,8 +77,8 @@ class SlowRedisQuotaTest {
 
     /**
      * With bucket4j's buckets ({@code batching: true}) a Redis slower than the timeout is an outage for the
-     * buckets, and a calendar quota then counts on this instance's share of what was left (the README's
-     * bound); what holds whatever happens: Redis never keeps units of a request that was not admitted.
+     * buckets, and a calendar quota then counts on this instance's share of what was left (the bound of
+     * docs/quotas.md); what holds whatever happens: Redis never keeps units of a request that was not admitted.
      */
     @Test
     void withBatchingASlowRedisNeverBillsARequestThatWasNotAdmitted() throws Exception {

@@ -13,7 +13,7 @@ import java.net.http.HttpResponse.BodyHandlers;
 import java.io.IOException;
 import java.net.URI;
 
-/** README, "Clients": compiled here, held verbatim by the README. */
+/** docs/client.md: compiled here, held verbatim by that page. */
 class ClientSnippet {
     void start(URI uri) throws IOException, InterruptedException {
         // README snippet

@@ -36,14 +36,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The README's {@code quotagate.limits} snippet, read from the README itself, as the {@code application.yml} of a
+ * The {@code quotagate.limits} snippet of docs/spring-boot.md, read from that page itself, as the {@code application.yml} of a
  * real application on embedded Tomcat: the limits are enforced over HTTP, a tenant id written in brackets keeps
  * its dot, and a wrong value stops the start with Boot's failure report naming the property and where it was
  * written. Runs on Boot 3.5 here and on Boot 4.0 in module {@code spring-boot4-it}.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class InlineLimitsApplicationTest {
-    private static final String HEADING = "#### Limits in application.yml";
+    private static final String HEADING = "## Limits in application.yml";
 
     private final HttpClient client = HttpClient.newHttpClient();
 
@@ -97,12 +97,12 @@ class InlineLimitsApplicationTest {
                 .contains("must be > 0, was -1");
     }
 
-    /** The README's yaml block under {@value #HEADING}. */
+    /** The yaml block of docs/spring-boot.md under {@value #HEADING}. */
     private static String readmeSnippet() {
         try {
-            String readme = Files.readString(Path.of("..", "README.md"));
+            String readme = Files.readString(Path.of("..", "docs", "spring-boot.md"));
             int heading = readme.indexOf("\n" + HEADING + "\n");
-            assertThat(heading).as("README heading " + HEADING).isPositive();
+            assertThat(heading).as("docs/spring-boot.md heading " + HEADING).isPositive();
             int start = readme.indexOf("```yaml\n", heading) + "```yaml\n".length();
             return readme.substring(start, readme.indexOf("\n```\n", start) + 1);
         } catch (IOException e) {

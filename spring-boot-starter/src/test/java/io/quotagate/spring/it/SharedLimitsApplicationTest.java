@@ -32,7 +32,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class SharedLimitsApplicationTest {
 
-    /** What the README promises for a change made through any instance to reach every other. */
+    /** What docs/changing-limits.md promises for a change made through any instance to reach every other. */
     private static final Duration SPREAD = Duration.ofSeconds(2);
     private final HttpClient client = HttpClient.newHttpClient();
     private final ObjectMapper json = new ObjectMapper();

@@ -10,7 +10,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * README, Spring Boot "Without the starter": compiled here, held verbatim by the README (checked by
+ * docs/spring-boot.md, "Without the starter": compiled here, held verbatim by that page (checked by
  * example-webapp's {@code ReadmeSnippetsTest}).
  */
 @Configuration(proxyBeanMethods = false)

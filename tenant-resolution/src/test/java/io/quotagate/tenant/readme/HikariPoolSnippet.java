@@ -5,7 +5,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 // README snippet end
 
-/** README, "Tenants from your database", which DataSource: compiled here, held verbatim by the README. */
+/** docs/tenants.md, "Tenants from your database", which DataSource: compiled here, held verbatim by that page. */
 class HikariPoolSnippet {
     HikariDataSource pool() {
         // README snippet
