@@ -1,5 +1,6 @@
 package io.quotagate.containers;
 
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -204,14 +205,10 @@ public abstract class ContainerBehaviourContract {
         return response;
     }
 
-    /** Repeats the request while it is refused for concurrency (at most 5 s); returns the last status. */
+    /** Repeats the request while it is refused for concurrency; returns the status of the first that is not. */
     private int pollUntilAdmitted(String path, String tenant) throws Exception {
-        HttpResponse<String> last = get(path, tenant);
-        for (int i = 0; i < 50 && last.statusCode() == 429 && last.body().contains("concurrency"); i++) {
-            Thread.sleep(100);
-            last = get(path, tenant);
-        }
-        return last.statusCode();
+        return Await.until(path + " not refused for concurrency", () -> get(path, tenant),
+                r -> !(r.statusCode() == 429 && r.body().contains("concurrency"))).statusCode();
     }
 
     private HttpResponse<String> get(String path, String tenant) throws Exception {

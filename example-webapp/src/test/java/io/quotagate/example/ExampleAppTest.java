@@ -1,5 +1,6 @@
 package io.quotagate.example;
 
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.plans.PlansFile;
 import org.junit.jupiter.api.AfterAll;
@@ -94,8 +95,7 @@ class ExampleAppTest {
     void reportsRunAsynchronouslyOneAtATimePerFreeTenant() throws Exception {
         // free: one report in flight; the group queue lets a second wait up to 500 ms
         CompletableFuture<HttpResponse<String>> slow = CompletableFuture.supplyAsync(() -> get("/reports/1?ms=4000", "free-conc"));
-        for (int i = 0; i < 500 && app.filter().control().concurrency().inflight("reports", "free-conc") == 0; i++) Thread.sleep(10);
-        assertThat(app.filter().control().concurrency().inflight("reports", "free-conc")).isEqualTo(1);
+        Await.until("free-conc's report running", () -> app.filter().control().concurrency().inflight("reports", "free-conc") == 1);
 
         HttpResponse<String> refused = Http.get(uri("/reports/2?ms=1"), "free-conc"); // waits 500 ms, then 429
         assertThat(refused.statusCode()).isEqualTo(429);
@@ -104,8 +104,7 @@ class ExampleAppTest {
         assertThat(Http.get(uri("/reports/3?ms=1"), "other-free").statusCode()).as("another tenant is not held up").isEqualTo(200);
 
         assertThat(slow.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
-        for (int i = 0; i < 500 && app.filter().control().concurrency().inflight("reports") > 0; i++) Thread.sleep(10);
-        assertThat(app.filter().control().concurrency().inflight("reports")).isZero();
+        Await.until("every report slot released", () -> app.filter().control().concurrency().inflight("reports") == 0);
     }
 
     @ParameterizedTest

@@ -1,6 +1,7 @@
 package io.quotagate.example;
 
 import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
@@ -14,7 +15,6 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -63,14 +63,6 @@ class SharedAdminTest {
         }
     }
 
-    private static void within(int seconds, String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) throw new AssertionError("not within " + seconds + " s: " + what);
-            Thread.sleep(50);
-        }
-    }
-
     @Test
     void aQuotaChangedThroughOneAppIsEnforcedAndReportedByTheOther() throws Exception {
         String prefix = RedisServer.randomPrefix();
@@ -80,7 +72,7 @@ class SharedAdminTest {
 
         assertThat(send("PUT", a.managementUri() + "/admin/quota", null,
                 "{\"capacity\":10,\"refill\":10,\"period\":\"1m\"}").statusCode()).isEqualTo(200);
-        within(2, "B's /metrics reports the new quota", () -> metrics(b).contains("quotagate_global_capacity_units 10.0"));
+        Await.within(2, "B's /metrics reports the new quota", () -> metrics(b).contains("quotagate_global_capacity_units 10.0"));
         assertThat(send("GET", b.managementUri() + "/admin/quota", null, null).body()).contains("\"capacity\":10");
         assertThat(metrics(b)).contains("quotagate_limits_version 2.0").contains("quotagate_limits_file_agrees 1.0");
 
@@ -101,7 +93,7 @@ class SharedAdminTest {
 
         // cleared through B: the file's quota again, on A too
         assertThat(send("DELETE", b2.managementUri() + "/admin/overrides", null, null).statusCode()).isEqualTo(204);
-        within(2, "A reports the file's quota", () -> metrics(a).contains("quotagate_global_capacity_units 3000.0"));
+        Await.within(2, "A reports the file's quota", () -> metrics(a).contains("quotagate_global_capacity_units 3000.0"));
     }
 
     /**
@@ -126,7 +118,7 @@ class SharedAdminTest {
         String quota = a.managementUri() + "/admin/quota";
         assertThat(send("PUT", quota, null, "{\"capacity\":10,\"refill\":10,\"period\":\"1m\"}").statusCode())
                 .isEqualTo(200);
-        within(2, "B at 10", () -> metrics(b).contains("quotagate_global_capacity_units 10.0"));
+        Await.within(2, "B at 10", () -> metrics(b).contains("quotagate_global_capacity_units 10.0"));
         String good = (String) redis.command("HGET", key, "body");
         String twenty = good.replace("\"capacity\":10,\"refill\":10", "\"capacity\":20,\"refill\":20");
         String five = "{\"capacity\":5,\"refill\":5,\"period\":\"1m\"}";
@@ -146,7 +138,7 @@ class SharedAdminTest {
             String stored = (String) redis.command("HGET", key, "version");
             int expected = ++refused;
             for (ExampleApp.Running app : List.of(a, b)) {
-                within(3, "refused (" + damage + ")", () -> metrics(app).contains("quotagate_limits_refused_total "
+                Await.within(3, "refused (" + damage + ")", () -> metrics(app).contains("quotagate_limits_refused_total "
                         + expected + ".0"));
             }
             HttpResponse<String> put = send("PUT", quota, null, five);
@@ -166,7 +158,7 @@ class SharedAdminTest {
                     .isEqualTo(400);
 
             redis.command("DEL", key);
-            within(3, "the quota in force written back, in force on both", () -> {
+            Await.within(3, "the quota in force written back, in force on both", () -> {
                 try {
                     Object v = redis.command("HGET", key, "version");
                     return v != null && metrics(a).contains("quotagate_limits_version " + v + ".0")
@@ -178,7 +170,7 @@ class SharedAdminTest {
             assertThat(metrics(b)).contains("quotagate_global_capacity_units 10.0");
         }
         assertThat(send("PUT", quota, null, five).statusCode()).isEqualTo(200);
-        within(2, "B at 5", () -> metrics(b).contains("quotagate_global_capacity_units 5.0"));
+        Await.within(2, "B at 5", () -> metrics(b).contains("quotagate_global_capacity_units 5.0"));
         for (ExampleApp.Running app : List.of(a, b)) app.close(); // before their Redis stops
         apps.removeAll(List.of(a, b));
     }
@@ -193,7 +185,7 @@ class SharedAdminTest {
         HttpResponse<String> put = send("PUT", tenants + "initech", null,
                 "{\"plan\":\"pro\",\"limits\":[{\"name\":\"burst\",\"capacity\":6,\"refill\":1,\"period\":\"1m\"}]}");
         assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
-        within(2, "A knows initech's contract", () -> {
+        Await.within(2, "A knows initech's contract", () -> {
             try {
                 return send("GET", a.managementUri() + "/admin/tenants/initech", null, null).body()
                         .contains("\"plan\":\"pro\"");
@@ -225,7 +217,7 @@ class SharedAdminTest {
 
         assertThat(send("DELETE", tenants + "initech", null, null).statusCode()).isEqualTo(204);
         assertThat(send("DELETE", tenants + "initech", null, null).statusCode()).isEqualTo(404);
-        within(2, "A forgets initech's runtime entry", () -> {
+        Await.within(2, "A forgets initech's runtime entry", () -> {
             try {
                 return send("GET", a.managementUri() + "/admin/tenants/initech", null, null).body()
                         .contains("\"runtime\":false");

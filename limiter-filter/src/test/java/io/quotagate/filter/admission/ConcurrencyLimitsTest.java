@@ -1,5 +1,6 @@
 package io.quotagate.filter.admission;
 
+import io.quotagate.filter.testing.Await;
 import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketStore;
@@ -19,7 +20,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -180,18 +180,13 @@ class ConcurrencyLimitsTest {
         return pool.submit(() -> limits.acquire(tenant, plan, group));
     }
 
-    private static void await(BooleanSupplier condition) throws InterruptedException {
-        for (int i = 0; i < 3000 && !condition.getAsBoolean(); i++) Thread.sleep(10);
-        assertThat(condition.getAsBoolean()).as("condition reached within 30 s").isTrue();
-    }
-
     @Test
     void aQueuedRequestGetsTheSlotOfTheRequestThatEnds_firstInFirstServed() throws Exception {
         Permit a1 = granted(limits.acquire("a", "free", "slow"));
         Future<Acquisition> a2 = acquireLater("a", "free", "slow");
-        await(() -> limits.queued("slow") == 1);
+        Await.until("one queued", () -> limits.queued("slow") == 1);
         Future<Acquisition> a3 = acquireLater("a", "free", "slow");
-        await(() -> limits.queued("slow") == 2);
+        Await.until("two queued", () -> limits.queued("slow") == 2);
         assertThat(limits.queuedByTenant("slow")).isEqualTo(Map.of("a", 2));
 
         a1.release();
@@ -213,9 +208,9 @@ class ConcurrencyLimitsTest {
         Permit a1 = granted(limits.acquire("a", "free", "slow"));
         Permit b1 = granted(limits.acquire("b", "free", "slow")); // group full (max-inflight 2)
         Future<Acquisition> a2 = acquireLater("a", "free", "slow");
-        await(() -> limits.queued("slow") == 1);
+        Await.until("one queued", () -> limits.queued("slow") == 1);
         Future<Acquisition> c1 = acquireLater("c", "free", "slow");
-        await(() -> limits.queued("slow") == 2);
+        Await.until("two queued", () -> limits.queued("slow") == 2);
 
         b1.release(); // a2 is first, but tenant a is still at its cap of 1: c1 takes the slot
         Permit c = granted(c1.get(30, TimeUnit.SECONDS));
@@ -233,7 +228,7 @@ class ConcurrencyLimitsTest {
         for (int i = 1; i <= 3; i++) {
             waiting.add(acquireLater("a", "free", "slow"));
             int n = i;
-            await(() -> limits.queued("slow") == n);
+            Await.until(n + " queued", () -> limits.queued("slow") == n);
         }
         Acquisition refused = limits.acquire("a", "free", "slow");
         assertThat(refused).isEqualTo(new Acquisition.Refused("slow", GroupLimiter.DEFAULT_DURATION_NANOS, false));

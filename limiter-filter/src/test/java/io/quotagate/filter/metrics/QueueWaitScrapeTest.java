@@ -5,6 +5,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.HoldingServlet;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
@@ -83,8 +84,7 @@ class QueueWaitScrapeTest {
         CompletableFuture<HttpResponse<String>> holder = getLater("/reports/hold");
         assertThat(holding.entered.await(30, TimeUnit.SECONDS)).isTrue();
         CompletableFuture<HttpResponse<String>> queued = getLater("/reports/1");
-        for (int i = 0; i < 3000 && view.queued("reports") == 0; i++) Thread.sleep(10);
-        assertThat(view.queued("reports")).as("the second request waits for the slot").isOne();
+        Await.until("the second request waits for the slot", () -> view.queued("reports") == 1);
         holding.proceed.countDown();
         assertThat(holder.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
         assertThat(queued.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);

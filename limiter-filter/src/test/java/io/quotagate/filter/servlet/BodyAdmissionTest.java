@@ -1,6 +1,7 @@
 package io.quotagate.filter.servlet;
 
 import io.quotagate.filter.core.BucketKind;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.plans.PlansFile;
@@ -126,7 +127,7 @@ class BodyAdmissionTest {
         assertThat(Http.status(post("attacker", "50"))).isEqualTo(200); // empties its bucket
         // refused for its units, it is read (to state the wait for its own cost) only in its 2 slots
         try (Socket a = slowBody("attacker", 1_000_000, ""); Socket b = slowBody("attacker", 1_000_000, "")) {
-            awaitInflight("attacker", 2);
+            Await.until("the attacker's two bodies hold their slots", () -> filter.control().concurrency().inflight("gen", "attacker") == 2);
             try (Socket third = slowBody("attacker", 10, "")) {
                 String answer = response(third);
                 assertThat(Http.status(answer)).isEqualTo(429);
@@ -144,7 +145,7 @@ class BodyAdmissionTest {
     @Test
     void aTenantWithoutASlotIsRefusedBeforeItsBodyIsRead() throws Exception {
         try (Socket a = slowBody("attacker", 10, "1"); Socket b = slowBody("attacker", 10, "1")) {
-            awaitInflight("attacker", 2);
+            Await.until("the attacker's two bodies hold their slots", () -> filter.control().concurrency().inflight("gen", "attacker") == 2);
             try (Socket third = slowBody("attacker", 10, "")) {
                 String answer = response(third);
                 assertThat(Http.status(answer)).isEqualTo(429);
@@ -203,10 +204,5 @@ class BodyAdmissionTest {
         assertThat(ok).isEqualTo(100);
         assertThat(refusedAtOnce.get()).isPositive();
         assertThat(filter.control().concurrency().inflight("gen", "attacker")).isZero();
-    }
-
-    private void awaitInflight(String tenant, int count) throws InterruptedException {
-        for (int i = 0; i < 500 && filter.control().concurrency().inflight("gen", tenant) < count; i++) Thread.sleep(10);
-        assertThat(filter.control().concurrency().inflight("gen", tenant)).isEqualTo(count);
     }
 }

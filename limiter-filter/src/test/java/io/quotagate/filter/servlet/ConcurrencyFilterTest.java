@@ -1,6 +1,7 @@
 package io.quotagate.filter.servlet;
 
 import io.quotagate.filter.admission.ConcurrencyView;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.ManualClock;
@@ -30,7 +31,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -130,11 +130,6 @@ class ConcurrencyFilterTest {
         }, clients);
     }
 
-    private static void await(BooleanSupplier condition) throws InterruptedException {
-        for (int i = 0; i < 3000 && !condition.getAsBoolean(); i++) Thread.sleep(10);
-        assertThat(condition.getAsBoolean()).as("condition reached within 30 s").isTrue();
-    }
-
     @Test
     void aTenantAtItsCapGets429ConcurrencyUntilItsRequestReturns() throws Exception {
         CompletableFuture<HttpResponse<String>> held = getLater("/heavy/hold", "acme");
@@ -150,7 +145,7 @@ class ConcurrencyFilterTest {
 
         proceed.countDown();
         assertThat(held.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
-        await(() -> view.inflight("heavy") == 0);
+        Await.until("the heavy slot released", () -> view.inflight("heavy") == 0);
         assertThat(Http.get(server.uri("/heavy/ok"), "acme").statusCode()).isEqualTo(200);
     }
 
@@ -165,7 +160,7 @@ class ConcurrencyFilterTest {
         context.getResponse().getWriter().write("done");
         context.complete();
         assertThat(async.get(30, TimeUnit.SECONDS).body()).isEqualTo("done");
-        await(() -> view.inflight("heavy") == 0);
+        Await.until("the heavy slot released", () -> view.inflight("heavy") == 0);
         assertThat(view.inflightByTenant("heavy")).isEmpty();
         assertThat(Http.get(server.uri("/heavy/ok"), "acme").statusCode()).isEqualTo(200);
     }
@@ -173,7 +168,7 @@ class ConcurrencyFilterTest {
     @Test
     void anAsyncTimeoutOrAnExceptionReleasesThePermit() throws Exception {
         assertThat(Http.get(server.uri("/heavy/timeout"), "acme").statusCode()).isEqualTo(500);
-        await(() -> view.inflight("heavy") == 0);
+        Await.until("the heavy slot released", () -> view.inflight("heavy") == 0);
         assertThat(Http.get(server.uri("/heavy/throw"), "acme").statusCode()).isEqualTo(500);
         assertThat(view.inflight("heavy")).isZero();
         assertThat(Http.get(server.uri("/heavy/ok"), "acme").statusCode()).isEqualTo(200);
@@ -191,7 +186,7 @@ class ConcurrencyFilterTest {
         assertThat(view.inflight("heavy", "poor")).as("only the running request holds a slot").isEqualTo(1);
         context.complete();
         assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
-        await(() -> view.inflight("heavy") == 0);
+        Await.until("the heavy slot released", () -> view.inflight("heavy") == 0);
     }
 
     @Test
@@ -201,7 +196,7 @@ class ConcurrencyFilterTest {
         clock.advance(Duration.ofMillis(2300)); // the request "runs" 2.3 s on the filter's clock
         context.complete();
         first.get(30, TimeUnit.SECONDS);
-        await(() -> view.inflight("heavy") == 0);
+        Await.until("the heavy slot released", () -> view.inflight("heavy") == 0);
 
         getLater("/heavy/async", "acme");
         AsyncContext second = parked.poll(30, TimeUnit.SECONDS);
@@ -216,7 +211,7 @@ class ConcurrencyFilterTest {
         CompletableFuture<HttpResponse<String>> first = getLater("/queued/async", "acme");
         AsyncContext running = parked.poll(30, TimeUnit.SECONDS);
         CompletableFuture<HttpResponse<String>> waiting = getLater("/queued/ok", "acme");
-        await(() -> view.queued("queued", "acme") == 1);
+        Await.until("acme's request queued", () -> view.queued("queued", "acme") == 1);
         HttpResponse<String> queueFull = Http.get(server.uri("/queued/ok"), "acme");
         assertThat(queueFull.statusCode()).as("queue size 1 is full").isEqualTo(429);
         running.complete();
@@ -229,7 +224,7 @@ class ConcurrencyFilterTest {
         assertThat(timedOut.statusCode()).isEqualTo(429);
         assertThat(timedOut.body()).contains("\"reason\":\"concurrency\"");
         again.complete();
-        await(() -> view.inflight("hurried") == 0 && view.queued("hurried") == 0);
+        Await.until("the hurried group empty", () -> view.inflight("hurried") == 0 && view.queued("hurried") == 0);
         synchronized (queueWaits) {
             assertThat(queueWaits).hasSize(2);
             assertThat(queueWaits.get(0)[1]).as("first wait admitted").isEqualTo(1);

@@ -3,6 +3,7 @@ package io.quotagate.filter.servlet;
 import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.HeldBuckets;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.PlansFile;
@@ -27,7 +28,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.EnumSet;
-import java.util.function.LongSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -132,12 +132,6 @@ class CostReconciliationTest {
         return HeldBuckets.available(store, BucketKind.GLOBAL, "global");
     }
 
-    /** Waits (bounded) for a value the async listener sets after the response was sent. */
-    private static void awaitValue(LongSupplier value, long expected) throws InterruptedException {
-        for (int i = 0; i < 200 && value.getAsLong() != expected; i++) Thread.sleep(10);
-        assertThat(value.getAsLong()).isEqualTo(expected);
-    }
-
     @Test
     void theEstimateIsReservedAndTheApplicationSeesTheBody() throws Exception {
         HttpResponse<String> r = post("acme", "/gen", "80");
@@ -180,15 +174,15 @@ class CostReconciliationTest {
     void anAsyncRequestIsSettledWhenItCompletes() throws Exception {
         HttpResponse<String> r = post("acme", "/gen?async=1&actual=5", "60");
         assertThat(r.body()).startsWith("reported=true;reserved=60");
-        awaitValue(() -> tenantTokens("acme"), 95);
-        awaitValue(this::globalTokens, 115);
+        Await.until("acme's tokens after the reconciliation", () -> tenantTokens("acme"), tokens -> tokens == 95);
+        Await.until("the global tokens after the reconciliation", this::globalTokens, tokens -> tokens == 115);
     }
 
     @Test
     void anAsyncRequestReportingThroughTheContainersOwnRequestIsSettledToo() throws Exception {
         HttpResponse<String> r = post("acme", "/gen?async=original&actual=5", "60");
         assertThat(r.body()).startsWith("reported=true;reserved=60");
-        awaitValue(() -> tenantTokens("acme"), 95);
+        Await.until("acme's tokens after the reconciliation", () -> tenantTokens("acme"), tokens -> tokens == 95);
     }
 
     @Test

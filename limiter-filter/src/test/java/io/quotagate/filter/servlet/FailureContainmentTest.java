@@ -1,6 +1,7 @@
 package io.quotagate.filter.servlet;
 
 import java.util.Optional;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.filter.route.Route;
 import io.quotagate.filter.admission.ConcurrencyListener;
@@ -87,8 +88,7 @@ class FailureContainmentTest {
         });
         Acquisition.Granted first = (Acquisition.Granted) limits.acquire("acme", "free", "reports");
         CompletableFuture<Acquisition> second = CompletableFuture.supplyAsync(() -> limits.acquire("acme", "free", "reports"));
-        for (int i = 0; i < 500 && limits.queued("reports") == 0; i++) Thread.sleep(10);
-        assertThat(limits.queued("reports")).isEqualTo(1);
+        Await.until("the second request queued", () -> limits.queued("reports") == 1);
         first.permit().release();
 
         Acquisition got = second.get(10, TimeUnit.SECONDS);

@@ -64,7 +64,7 @@ class GuestFloodTest {
                     KeepAliveClient.Answer answer = acme.exchange("/items/1", "X-Tenant-Id: acme");
                     if (answer.status() == 200) acmeOk++;
                     else acmeRefusals.merge(answer.reason(), 1, Integer::sum);
-                    Thread.sleep(10);
+                    Thread.sleep(10); // paces acme (about 100/s) while the flood lasts: not a wait for a condition
                 }
             }
             for (Thread t : flooders) t.join();

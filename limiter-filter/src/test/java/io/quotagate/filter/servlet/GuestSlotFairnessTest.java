@@ -122,7 +122,7 @@ class GuestSlotFairnessTest {
                 int held = filter.control().concurrency().inflightByTenant("completions").entrySet().stream()
                         .filter(e -> e.getKey().startsWith("mallory-")).mapToInt(Map.Entry::getValue).sum();
                 mostHeldByAttacker.accumulateAndGet(held, Math::max);
-                sleep(20);
+                sleep(20); // samples the slots held while the attack lasts
             }
         });
         watcher.start();
@@ -139,7 +139,7 @@ class GuestSlotFairnessTest {
                 acmeSent++;
                 if (complete("acme", "10.0.0.8") == 200) acmeAdmitted++;
             }
-            sleep(2_000);
+            sleep(2_000); // paces the visitor and acme while the attack lasts: not a wait
         }
         for (Thread t : attackers) t.join();
         watcher.join();

@@ -1,6 +1,7 @@
 package io.quotagate.filter.servlet;
 
 import io.quotagate.filter.admission.ConcurrencyView;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.plans.PlansFile;
 import jakarta.servlet.AsyncContext;
@@ -255,7 +256,9 @@ class PermitLeakStressTest {
             clients.shutdown();
 
             // the last async completions and aborted requests end shortly after the clients stop
-            for (int i = 0; i < 2000 && !quiet(view); i++) Thread.sleep(10);
+            Await.until("every permit released and every queue empty", () -> java.util.Arrays.stream(GROUPS)
+                            .map(g -> g + ": " + view.inflight(g) + " in flight, " + view.queued(g) + " queued").toList(),
+                    groups -> groups.stream().allMatch(g -> g.endsWith(": 0 in flight, 0 queued")));
             for (String g : GROUPS) {
                 assertThat(view.inflight(g)).as("permits in flight in %s", g).isZero();
                 assertThat(view.queued(g)).as("queued in %s", g).isZero();
@@ -302,11 +305,6 @@ class PermitLeakStressTest {
             for (StackTraceElement e : stack) b.append("    at ").append(e).append('\n');
         });
         java.nio.file.Files.writeString(java.nio.file.Path.of("target", "stress-failure.txt"), b);
-    }
-
-    private static boolean quiet(ConcurrencyView view) {
-        for (String g : GROUPS) if (view.inflight(g) != 0 || view.queued(g) != 0) return false;
-        return true;
     }
 
     static final class Outcomes {

@@ -1,5 +1,6 @@
 package io.quotagate.filter.servlet;
 
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.LogCapture;
@@ -15,7 +16,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -68,11 +68,6 @@ class PlansReloadTest {
         return Http.get(server.uri(path), tenant).statusCode();
     }
 
-    private static void await(BooleanSupplier condition) throws InterruptedException {
-        for (int i = 0; i < 500 && !condition.getAsBoolean(); i++) Thread.sleep(10);
-        assertThat(condition.getAsBoolean()).isTrue();
-    }
-
     @Test
     void aValidFileTakesEffectForExistingTenantsWithTheirTokensKept() throws Exception {
         Path f = file(V1);
@@ -117,18 +112,18 @@ class PlansReloadTest {
             assertThat(status("/x", "acme")).isEqualTo(200);
 
             replace(f, V2);
-            await(() -> filter.control().plans().plan("free").orElseThrow().limits().get(0).capacity() == 10);
+            Await.until("the new plans in force", () -> filter.control().plans().plan("free").orElseThrow().limits().get(0).capacity() == 10);
             for (int i = 0; i < 4; i++) assertThat(status("/x", "acme")).isEqualTo(200);
             assertThat(status("/x", "acme")).as("4 kept of the old 5, capped at the new 10").isEqualTo(429);
 
             replace(f, V2.replace("period: 1m } ] }", "period: 1 } ] }"));
-            await(() -> log.messages().stream().anyMatch(w -> w.contains("keeping the previous plans")));
+            Await.until("the refused file logged", () -> log.messages().stream().anyMatch(w -> w.contains("keeping the previous plans")));
             assertThat(log.messages()).anySatisfy(w -> assertThat(w).contains(f + ":3:", "plans.free.limits[0].period"));
             assertThat(filter.control().plans().plan("free").orElseThrow().limits().get(0).capacity()).isEqualTo(10);
 
             server.close();
             server = null;
-            await(() -> Thread.getAllStackTraces().keySet().stream()
+            Await.until("the watcher thread ended", () -> Thread.getAllStackTraces().keySet().stream()
                     .noneMatch(t -> t.getName().equals("quotagate-plans-watcher") && t.isAlive()));
         }
     }
@@ -170,7 +165,7 @@ class PlansReloadTest {
 
             // 106752 days is past 2^63 ns: it used to reach the policy and fail there with an ArithmeticException
             replace(f, V2.replace("capacity: 10, refill: 10, period: 1m", "capacity: 10, refill: 10, period: 106752d"));
-            await(() -> log.any("keeping the previous plans"));
+            Await.until("the refused file logged", () -> log.any("keeping the previous plans"));
             assertThat(log.records).singleElement().satisfies(r -> {
                 assertThat(r.getLevel()).isEqualTo(java.util.logging.Level.WARNING);
                 assertThat(r.getMessage()).contains(f + ":3: plans.free.limits[0].period: must be at most 3650d (10 years), was '106752d'");
@@ -230,7 +225,7 @@ class PlansReloadTest {
             server = JettyServer.start(filter);
 
             replace(f, ESTIMATED.replace("name: completions", "name: llm"));
-            await(() -> log.any("keeping the previous plans"));
+            Await.until("the refused file logged", () -> log.any("keeping the previous plans"));
             assertThat(log.records).singleElement().satisfies(r -> {
                 assertThat(r.getLevel()).isEqualTo(java.util.logging.Level.WARNING);
                 assertThat(r.getMessage()).contains("plans file changed but is invalid, keeping the previous plans: "
@@ -254,7 +249,7 @@ class PlansReloadTest {
         server = JettyServer.start(context);
         assertThat(status("/health", null)).isEqualTo(401);
         replace(f, V2);
-        await(() -> {
+        Await.until("the reloaded plans in force", () -> {
             try {
                 return status("/health", null) == 200;
             } catch (Exception e) {
@@ -355,14 +350,14 @@ class PlansReloadTest {
 
             replace(f, Files.readString(padded("v2.yml", V2, 5000))); // well under the default limit
             long size = Files.size(f);
-            await(() -> log.messages().stream().anyMatch(w -> w.contains("over the limit")));
+            Await.until("the oversized file logged", () -> log.messages().stream().anyMatch(w -> w.contains("over the limit")));
             assertThat(log.messages()).anySatisfy(w -> assertThat(w).contains("keeping the previous plans",
                     f + ": the file is " + size + " bytes, over the limit of 1000 bytes"));
             assertThatThrownBy(filter.control()::reload).isInstanceOf(InvalidPlansException.class).hasMessageContaining("limit of 1000 bytes");
             assertThat(filter.control().plans().plan("free").orElseThrow().limits().get(0).capacity()).isEqualTo(5);
 
             replace(f, V2);
-            await(() -> filter.control().plans().plan("free").orElseThrow().limits().get(0).capacity() == 10);
+            Await.until("the new plans in force", () -> filter.control().plans().plan("free").orElseThrow().limits().get(0).capacity() == 10);
         }
     }
 

@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.quotagate.filter.metrics.QuotaMeterBinder;
 import io.quotagate.filter.signals.QuotaEvent;
 import io.quotagate.filter.signals.QuotaListener;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.LogCapture;
@@ -317,15 +318,13 @@ class QuotaSignalsTest {
             Map<String, String> webhook = Map.of("listener", "webhook");
             Map<String, String> application = Map.of("listener", "application", "reason", "failed");
             String dropped = "quotagate_events_dropped_total";
-            io.quotagate.filter.testing.Scrape scrape = null;
-            double raised = 0;
-            for (int i = 0; i < 3000; i++) { // every event settled: up to 30 s
-                scrape = io.quotagate.filter.testing.Scrape.of(registry.scrape());
-                raised = scrape.sum("quotagate_events_total", Map.of());
-                if (raised >= 40 && scrape.sum(dropped, all) + scrape.sum(dropped, webhook) == raised
-                        && scrape.sum(dropped, all) + scrape.sum(dropped, application) == raised) break;
-                Thread.sleep(10);
-            }
+            io.quotagate.filter.testing.Scrape scrape = Await.until("every event settled",
+                    () -> io.quotagate.filter.testing.Scrape.of(registry.scrape()), s -> {
+                        double events = s.sum("quotagate_events_total", Map.of());
+                        return events >= 40 && s.sum(dropped, all) + s.sum(dropped, webhook) == events
+                                && s.sum(dropped, all) + s.sum(dropped, application) == events;
+                    });
+            double raised = scrape.sum("quotagate_events_total", Map.of());
             assertThat(raised).as("20 near-limit and 20 exhausted events").isGreaterThanOrEqualTo(40);
             assertThat(receiver.connections()).as("the webhook reached the receiver").isPositive();
             // the receiver never answers: no event is delivered, so every one is counted, once

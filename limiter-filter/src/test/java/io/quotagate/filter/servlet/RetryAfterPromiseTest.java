@@ -1,5 +1,6 @@
 package io.quotagate.filter.servlet;
 
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.PlansFile;
@@ -27,7 +28,6 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -68,13 +68,11 @@ class RetryAfterPromiseTest {
             if (s != null) {
                 long end = clock.nanoTime() + TimeUnit.SECONDS.toNanos(Long.parseLong(s));
                 started.incrementAndGet();
-                while (clock.nanoTime() < end) {
-                    try {
-                        Thread.sleep(2);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        return;
-                    }
+                try {
+                    Await.until("the test moves the quota clock " + s + " s on", () -> clock.nanoTime() >= end);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
                 }
             }
             resp.getWriter().write("ok");
@@ -146,7 +144,7 @@ class RetryAfterPromiseTest {
     void aConcurrencyRefusalWaitsForTheTenantsOwnOldestRequestNotTheRoutesAverage() throws Exception {
         // slow's reports take 12 s: one finished before, so its own history says so
         CompletableFuture<HttpResponse<String>> earlier = get("slow", "/reports/0?s=12");
-        await(() -> started.get() == 1); // its clock read before the clock moves
+        Await.until("the report started", () -> started.get() == 1); // its clock read before the clock moves
         clock.advance(Duration.ofSeconds(12));
         assertThat(earlier.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
 
@@ -155,7 +153,7 @@ class RetryAfterPromiseTest {
         for (int i = 1; i <= 3; i++) {
             running.add(get("slow", "/reports/" + i + "?s=12"));
             int n = i;
-            await(() -> filter.control().concurrency().inflight("reports", "slow") == n && started.get() == n + 1);
+            Await.until("report " + n + " running", () -> filter.control().concurrency().inflight("reports", "slow") == n && started.get() == n + 1);
             if (i < 3) clock.advance(Duration.ofSeconds(4));
         }
         // beside it, another tenant's instant reports pull the route's average down to almost nothing
@@ -171,7 +169,7 @@ class RetryAfterPromiseTest {
 
         clock.advance(Duration.ofSeconds(wait));
         assertThat(running.get(0).get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
-        await(() -> filter.control().concurrency().inflight("reports", "slow") == 2);
+        Await.until("two of slow's reports running", () -> filter.control().concurrency().inflight("reports", "slow") == 2);
         assertThat(get("slow", "/reports/4").get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
     }
 
@@ -182,11 +180,11 @@ class RetryAfterPromiseTest {
                 .isEqualTo(200);
         List<CompletableFuture<HttpResponse<String>>> running = new ArrayList<>();
         for (int i = 1; i <= 3; i++) running.add(get("slow", "/reports/" + i + "?s=12"));
-        await(() -> filter.control().concurrency().inflight("reports", "slow") == 3 && started.get() == 3);
+        Await.until("slow's three reports running", () -> filter.control().concurrency().inflight("reports", "slow") == 3 && started.get() == 3);
         long end = clock.nanoTime() + Duration.ofSeconds(12).toNanos();
         List<Long> waits = new ArrayList<>();
         for (int refusals = 0; refusals < 12; refusals++) {
-            if (clock.nanoTime() >= end) await(() -> filter.control().concurrency().inflight("reports", "slow") == 0);
+            if (clock.nanoTime() >= end) Await.until("slow's reports ended", () -> filter.control().concurrency().inflight("reports", "slow") == 0);
             HttpResponse<String> r = get("slow", "/reports/x").get(10, TimeUnit.SECONDS);
             if (r.statusCode() == 200) break;
             waits.add(retryAfter(r));
@@ -196,9 +194,5 @@ class RetryAfterPromiseTest {
         assertThat(waits).containsExactly(1L, 1L, 2L, 4L, 8L);
         for (CompletableFuture<HttpResponse<String>> r : running) assertThat(r.get(10, TimeUnit.SECONDS).statusCode())
                 .isEqualTo(200);
-    }
-
-    private static void await(BooleanSupplier condition) throws InterruptedException {
-        for (int i = 0; i < 500 && !condition.getAsBoolean(); i++) Thread.sleep(10);
     }
 }

@@ -3,6 +3,7 @@ package io.quotagate.filter.servlet;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.quotagate.filter.admission.LimitStatus;
 import io.quotagate.filter.metrics.QuotaMeterBinder;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.HeldScheduler;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.ManualClock;
@@ -25,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -37,6 +37,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the requests only when told, so nothing depends on how fast this machine is.
  */
 class ThrottleFilterTest {
+    /** How long a test waits for a delay or a release: below the requests' own 2 min. */
+    private static final Duration PATIENCE = Duration.ofSeconds(100);
     private static final String PLANS = """
             plans:
               free:
@@ -84,14 +86,6 @@ class ThrottleFilterTest {
                 .timeout(Duration.ofMinutes(2)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(100); // below the requests' own 2 min
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime() - deadline).as("still waiting for: " + what).isNegative();
-            Thread.sleep(5);
-        }
-    }
-
     @Test
     void aTenantSendingAtTwiceItsRateIsDelayedWithinMaxDelayAndNeverRefused() throws Exception {
         start(0, 10_000);
@@ -104,7 +98,7 @@ class ThrottleFilterTest {
             int delayedBefore = scheduler.delays.size(); // before sending: the request may be decided at once
             CompletableFuture<HttpResponse<String>> r = send("acme");
             responses.add(r);
-            await("request " + i + " decided", () -> r.isDone() || scheduler.delays.size() > delayedBefore);
+            Await.within(PATIENCE, "request " + i + " decided", () -> r.isDone() || scheduler.delays.size() > delayedBefore);
             clock.advance(Duration.ofMillis(50));
         }
         assertThat(scheduler.delays).as("the requests beyond the burst were delayed").hasSize(17)
@@ -122,7 +116,7 @@ class ThrottleFilterTest {
             }
         }
         assertThat(delayedAnswers).isEqualTo(17);
-        await("the delays counted", () -> registry.find(QuotaMeterBinder.DELAY).tag("outcome", "resumed").timer() != null
+        Await.within(PATIENCE, "the delays counted", () -> registry.find(QuotaMeterBinder.DELAY).tag("outcome", "resumed").timer() != null
                 && registry.find(QuotaMeterBinder.DELAY).tag("outcome", "resumed").timer().count() == 17);
         assertThat(registry.get(QuotaMeterBinder.DELAYED).gauge().value()).isZero();
         // charged once: 36 taken in 1.8 s of 10 a second plus a burst of 10 leaves it 8 in debt, not more
@@ -139,7 +133,7 @@ class ThrottleFilterTest {
             clients.awaitSent();
             // the first takes the burst; every other one waits in async mode, holding none of the 12 threads:
             // were a delayed request holding one, the 13th could not even be decided
-            await("all but one delayed", () -> scheduler.delays.size() == n - 1);
+            Await.within(PATIENCE, "all but one delayed", () -> scheduler.delays.size() == n - 1);
             assertThat(filter.control().statistics().delayedNow()).isEqualTo(n - 1);
             assertThat(((QueuedThreadPool) server.server().getThreadPool()).getThreads()).isLessThanOrEqualTo(12);
             assertThat(scheduler.delays).allSatisfy(d -> assertThat(d).isLessThanOrEqualTo(TimeUnit.SECONDS.toNanos(10)));
@@ -155,7 +149,7 @@ class ThrottleFilterTest {
         CompletableFuture<HttpResponse<String>> first = send("small");
         assertThat(first.get(1, TimeUnit.MINUTES).statusCode()).isEqualTo(200);
         List<CompletableFuture<HttpResponse<String>>> delayed = List.of(send("small"), send("small"));
-        await("two delayed", () -> scheduler.delays.size() == 2);
+        Await.within(PATIENCE, "two delayed", () -> scheduler.delays.size() == 2);
         HttpResponse<String> refused = send("small").get(1, TimeUnit.MINUTES);
         assertThat(refused.statusCode()).isEqualTo(429);
         assertThat(refused.body()).contains("\"reason\":\"throttle_full\"");
@@ -166,7 +160,7 @@ class ThrottleFilterTest {
 
         assertThat(send("other").get(1, TimeUnit.MINUTES).statusCode()).isEqualTo(200);
         CompletableFuture<HttpResponse<String>> others = send("other");
-        await("another tenant delayed", () -> scheduler.delays.size() == 3);
+        Await.within(PATIENCE, "another tenant delayed", () -> scheduler.delays.size() == 3);
         scheduler.release();
         for (CompletableFuture<HttpResponse<String>> r : delayed) assertThat(r.get(1, TimeUnit.MINUTES).statusCode()).isEqualTo(200);
         assertThat(others.get(1, TimeUnit.MINUTES).statusCode()).isEqualTo(200);
@@ -177,7 +171,7 @@ class ThrottleFilterTest {
         start(0, 1);
         assertThat(send("small").get(1, TimeUnit.MINUTES).statusCode()).isEqualTo(200);
         CompletableFuture<HttpResponse<String>> delayed = send("small");
-        await("one delayed", () -> scheduler.delays.size() == 1);
+        Await.within(PATIENCE, "one delayed", () -> scheduler.delays.size() == 1);
         assertThat(send("other").get(1, TimeUnit.MINUTES).statusCode()).isEqualTo(200);
         HttpResponse<String> refused = send("other").get(1, TimeUnit.MINUTES);
         assertThat(refused.statusCode()).isEqualTo(429);
@@ -197,11 +191,11 @@ class ThrottleFilterTest {
             OutputStream out = socket.getOutputStream();
             out.write("GET /items HTTP/1.1\r\nHost: x\r\nX-Tenant-Id: small\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
             out.flush();
-            await("delayed", () -> scheduler.delays.size() == 1);
+            Await.within(PATIENCE, "delayed", () -> scheduler.delays.size() == 1);
             assertThat(filter.control().tenantLimits("small").get(0).nanosToFull()).as("reserved")
                     .isEqualTo(full + TimeUnit.MILLISECONDS.toNanos(100));
         } // the client leaves before its request resumes
-        await("the reservation given back", () -> filter.control().statistics().delayedNow() == 0);
+        Await.within(PATIENCE, "the reservation given back", () -> filter.control().statistics().delayedNow() == 0);
         assertThat(filter.control().tenantLimits("small").get(0).nanosToFull()).isEqualTo(full);
         scheduler.release(); // a late resumption of the dropped request does nothing
         assertThat(filter.control().tenantLimits("small").get(0).nanosToFull()).isEqualTo(full);

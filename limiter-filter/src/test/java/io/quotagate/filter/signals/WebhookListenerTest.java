@@ -1,5 +1,9 @@
 package io.quotagate.filter.signals;
 
+
+
+import io.quotagate.filter.testing.Await;
+
 import com.sun.net.httpserver.HttpServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -87,7 +91,8 @@ class WebhookListenerTest {
         assertThat(r.signature()).isEqualTo(expected);
         assertThat(WebhookListener.sign("other".getBytes(StandardCharsets.UTF_8), r.body().getBytes(StandardCharsets.UTF_8)))
                 .isNotEqualTo(r.signature());
-        awaitDelivered(1);
+        Await.until("the event delivered", () -> webhook.delivered() > 0);
+        assertThat(webhook.delivered()).isEqualTo(1);
     }
 
     @Test
@@ -100,7 +105,8 @@ class WebhookListenerTest {
         assertThat(List.of(a.delivery(), b.delivery(), c.delivery())).as("one delivery, three attempts").containsOnly(a.delivery());
         assertThat(Duration.ofNanos(b.atNanos() - a.atNanos())).isGreaterThanOrEqualTo(Duration.ofMillis(200));
         assertThat(Duration.ofNanos(c.atNanos() - b.atNanos())).as("doubled").isGreaterThanOrEqualTo(Duration.ofMillis(400));
-        awaitDelivered(1);
+        Await.until("the event delivered", () -> webhook.delivered() > 0);
+        assertThat(webhook.delivered()).isEqualTo(1);
         assertThat(webhook.failed()).isZero();
     }
 
@@ -111,8 +117,7 @@ class WebhookListenerTest {
         webhook.onEvent(near());
         assertThat(received.poll(5, TimeUnit.SECONDS)).isNotNull();
         assertThat(received.poll(5, TimeUnit.SECONDS)).as("retried after the timeout").isNotNull();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (webhook.failed() == 0 && System.nanoTime() < deadline) Thread.onSpinWait();
+        Await.until("the delivery failed", () -> webhook.failed() > 0);
         assertThat(webhook.failed()).isEqualTo(1);
         assertThat(webhook.gaveUp()).as("given up, not refused").isEqualTo(1);
         assertThat(webhook.refused()).isZero();
@@ -124,8 +129,7 @@ class WebhookListenerTest {
         webhook = WebhookListener.builder(serve(10, 400, null), SECRET).backoff(Duration.ZERO).retries(3).build();
         webhook.onEvent(near());
         assertThat(received.poll(5, TimeUnit.SECONDS)).isNotNull();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (webhook.failed() == 0 && System.nanoTime() < deadline) Thread.onSpinWait();
+        Await.until("the delivery failed", () -> webhook.failed() > 0);
         assertThat(webhook.failed()).isEqualTo(1);
         assertThat(webhook.refused()).as("refused, not given up").isEqualTo(1);
         assertThat(webhook.gaveUp()).isZero();
@@ -153,11 +157,5 @@ class WebhookListenerTest {
         for (int i = 0; i < 50; i++) webhook.onEvent(near());
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(1));
         assertThat(webhook.dropped()).isGreaterThanOrEqualTo(47);
-    }
-
-    private void awaitDelivered(long n) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (webhook.delivered() < n && System.nanoTime() < deadline) Thread.sleep(10);
-        assertThat(webhook.delivered()).isEqualTo(n);
     }
 }

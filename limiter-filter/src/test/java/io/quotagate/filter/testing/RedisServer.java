@@ -133,8 +133,7 @@ public final class RedisServer implements AutoCloseable {
             b.redirectOutput(ProcessBuilder.Redirect.DISCARD);
         }
         process = b.start();
-        for (int i = 0; i < 100 && !answers(); i++) Thread.sleep(50);
-        if (!answers()) throw new IllegalStateException("redis-server on port " + port + " did not start");
+        Await.until("redis-server answering on port " + port, this::answers);
     }
 
     /** Kills this test's own server at once (SIGKILL, by its PID), as a crash would. */

@@ -1,24 +1,17 @@
 package io.quotagate.filter.redis;
 
 import io.lettuce.core.RedisException;
-import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.plans.Bandwidth;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -40,9 +33,8 @@ import java.util.concurrent.atomic.LongAdder;
  * whole microseconds since 1970 are exact below 2^53 (the year 2255); a bucket's tokens are kept as
  * doubles (refill is continuous) and reported rounded down.
  *
- * <p><b>Loading.</b> Sent as {@code EVALSHA} of its SHA-1; a server that does not know it (a restart,
- * a failover, a new cluster node) answers {@code NOSCRIPT}, and the call is sent once more as
- * {@code EVAL}, which loads it.
+ * <p><b>Loading.</b> As every script of this store ({@link LuaScript#BUCKETS}): loaded at startup, sent
+ * as {@code EVALSHA}, and once more as {@code EVAL} after a {@code NOSCRIPT}.
  *
  * <p><b>Combined calls.</b> On single Redis and Sentinel, operations that come while a call is out go
  * together in the next call (each decided on its own, in order): one round trip, one script start and
@@ -55,11 +47,6 @@ import java.util.concurrent.atomic.LongAdder;
  */
 final class BucketScript {
     private static final System.Logger LOG = System.getLogger(RedisStore.class.getName());
-    /** The script's text. */
-    static final String TEXT = load();
-    /** Its SHA-1, as {@code EVALSHA} names it. */
-    static final String SHA = sha1(TEXT);
-
     /** Take (all or none). */
     static final byte TAKE = 't';
     /** Read the waits for the units; writes nothing. */
@@ -288,26 +275,15 @@ final class BucketScript {
     }
 
     /**
-     * Sends the call as EVALSHA (once more as EVAL, which loads the script, if the server does not know
-     * it) and completes its operations with the reply; then, if it is a {@code combined} call, sends what
-     * waited meanwhile.
+     * Sends the call (see {@link LuaScript#run}) and completes its operations with the reply; then, if it
+     * is a {@code combined} call, sends what waited meanwhile.
      */
     private void send(RedisClusterAsyncCommands<String, byte[]> commands, Call call, boolean combined) {
         String[] keys = call.keys();
         byte[][] args = call.args(Math.floorDiv(redis.clock().currentTimeNanos(), 1000));
         try {
-            commands.<List<Object>>evalsha(SHA, ScriptOutputType.MULTI, keys, args).whenComplete((reply, failure) -> {
-                if (unwrap(failure) instanceof RedisNoScriptException) {
-                    try {
-                        commands.<List<Object>>eval(TEXT, ScriptOutputType.MULTI, keys, args)
-                                .whenComplete((again, still) -> answered(commands, call, again, still, combined));
-                    } catch (RuntimeException notSent) { // not swallowed by this callback: answered now
-                        answered(commands, call, null, notSent, combined);
-                    }
-                } else {
-                    answered(commands, call, reply, failure, combined);
-                }
-            });
+            LuaScript.BUCKETS.<List<Object>>run(commands, ScriptOutputType.MULTI, keys, args)
+                    .whenComplete((reply, failure) -> answered(commands, call, reply, failure, combined));
         } catch (RuntimeException notSent) {
             answered(commands, call, null, notSent, combined);
         }
@@ -495,22 +471,5 @@ final class BucketScript {
             s.append(b.name()).append(',').append(b.capacity()).append(',').append(b.refill()).append(',').append(micros);
         }
         return s.toString().getBytes(StandardCharsets.US_ASCII);
-    }
-
-    private static String load() {
-        try (InputStream in = BucketScript.class.getResourceAsStream("buckets.lua")) {
-            if (in == null) throw new IllegalStateException("buckets.lua missing from limiter-redis");
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static String sha1(String text) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

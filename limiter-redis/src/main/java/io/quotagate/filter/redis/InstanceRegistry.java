@@ -17,21 +17,6 @@ import java.util.concurrent.TimeoutException;
  * count is kept while Redis is unreachable.
  */
 final class InstanceRegistry {
-    /**
-     * One round trip, one key, server time (so instances with skewed clocks agree): announce this
-     * instance, forget the silent ones, keep the set itself expiring, count. One key is why it needs no
-     * hash tag on Redis Cluster: the script runs whole on the primary owning that key's slot.
-     */
-    private static final String HEARTBEAT_SCRIPT = """
-            local t = redis.call('TIME')
-            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-            local ttl = tonumber(ARGV[2])
-            redis.call('ZADD', KEYS[1], now, ARGV[1])
-            redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ttl)
-            redis.call('PEXPIRE', KEYS[1], ttl)
-            return redis.call('ZCARD', KEYS[1])
-            """;
-
     private final RedisConnection redis;
     private final RedisSettings settings;
     private final String instanceId;
@@ -53,7 +38,7 @@ final class InstanceRegistry {
      * @param timeout how long to wait for Redis (off the hot path, so longer than a request's)
      */
     void beat(Duration timeout) throws InterruptedException, ExecutionException, TimeoutException {
-        Long count = redis.link().commands().<Long>eval(HEARTBEAT_SCRIPT, ScriptOutputType.INTEGER,
+        Long count = LuaScript.HEARTBEAT.<Long>run(redis.link().commands(), ScriptOutputType.INTEGER,
                         new String[]{key}, instanceId.getBytes(StandardCharsets.UTF_8),
                         Long.toString(settings.instanceTtl().toMillis()).getBytes(StandardCharsets.UTF_8))
                 .get(timeout.toNanos(), TimeUnit.NANOSECONDS);

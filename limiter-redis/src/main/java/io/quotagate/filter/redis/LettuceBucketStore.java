@@ -85,18 +85,22 @@ final class LettuceBucketStore implements RedisStore {
     }
 
     /**
-     * The bucket for this key at these limits. Same limits instance as last time: the cached bucket, no
-     * round trip. Other limits: a new bucket that first moves the Redis bucket (once), since this
-     * instance, or another one, may have created it at other limits. Limits the filter started with,
-     * seen for the first time, need no move: every instance creates the key at those.
+     * The bucket this instance holds for the id, at whatever limits, never moved (a refund or an excess
+     * charge of a request admitted before a reconfiguration must not move the bucket back); none held:
+     * {@link #bucket} at these limits.
      */
-    /** The bucket this instance holds for the id, at whatever limits (Redis's own are kept by the script). */
     @Override
     public QuotaBucket bucketToSettle(BucketKind kind, String id, BucketLimits limits) {
         FailoverBucket kept = buckets.getIfPresent(key(kind, id));
         return kept != null ? kept : bucket(kind, id, limits);
     }
 
+    /**
+     * The bucket for this key at these limits. Same limits instance as last time: the cached bucket, no
+     * round trip. Other limits: a new bucket that first moves the Redis bucket (once), since this
+     * instance, or another one, may have created it at other limits. Limits the filter started with,
+     * seen for the first time, need no move: every instance creates the key at those.
+     */
     @Override
     public QuotaBucket bucket(BucketKind kind, String id, BucketLimits limits) {
         String key = key(kind, id);

@@ -23,6 +23,8 @@ import io.lettuce.core.resource.Delay;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -169,24 +171,26 @@ final class RedisConnection implements AutoCloseable {
     }
 
     /**
-     * One bucket operation (or, for the store's own script, loading it) with a patient timeout before the
-     * first request: a cold JVM needs a few
-     * hundred milliseconds to load bucket4j's remote classes and Redis to compile its script, which
-     * would otherwise make the first request time out and start a needless outage. Its key expires
-     * within seconds.
+     * Loads every script of this store ({@link LuaScript}), then warms up the buckets: bucket4j's
+     * ({@code script} false) by one bucket operation with a patient timeout before the first request: a
+     * cold JVM needs a few hundred milliseconds to load bucket4j's remote classes, which would otherwise
+     * make the first request time out and start a needless outage (its key expires within seconds). The
+     * loading does the same for the scripts, which Redis compiles once.
      */
     void warmUp(String key, boolean script) {
-        if (script) {
-            // loaded on every node of a cluster (Lettuce sends SCRIPT LOAD to each), so EVALSHA finds it
-            try {
-                link().commands().scriptLoad(BucketScript.TEXT).get(2, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (ExecutionException | TimeoutException e) {
-                throw new RedisException("SCRIPT LOAD failed", e);
-            }
+        // loaded on every node of a cluster (Lettuce sends SCRIPT LOAD to each), so EVALSHA finds them
+        List<Future<String>> loads = new ArrayList<>();
+        for (LuaScript s : LuaScript.values()) loads.add(link().commands().scriptLoad(s.text()));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        try {
+            for (Future<String> load : loads) load.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
             return;
+        } catch (ExecutionException | TimeoutException e) {
+            throw new RedisException("SCRIPT LOAD failed", e);
         }
+        if (script) return;
         ProxyManager<String> patient = link().session().proxies().get()
                 .clientClock(wallClock)
                 .requestTimeout(Duration.ofSeconds(2))

@@ -31,46 +31,6 @@ import java.util.function.Supplier;
  * body longer than {@link LimitsChannel#MAX_RECORD_BYTES} is measured ({@code HSTRLEN}), never read.
  */
 final class RedisLimitsChannel implements LimitsChannel, AutoCloseable {
-    /**
-     * KEYS[1]: the record; ARGV[1]: '1' to read the body too, ARGV[2]: the longest body read. Returns
-     * {'none'}, {'type', <its type>} for a key that is not a hash, or {'hash', version or nil, body
-     * length[, body]}.
-     */
-    private static final String READ_SCRIPT = """
-            local ok, version = pcall(redis.call, 'HGET', KEYS[1], 'version')
-            if not ok then return {'type', redis.call('TYPE', KEYS[1])['ok']} end
-            if not version and redis.call('EXISTS', KEYS[1]) == 0 then return {'none'} end
-            local size = redis.call('HSTRLEN', KEYS[1], 'body')
-            if ARGV[1] == '1' and size > 0 and size <= tonumber(ARGV[2]) then
-              return {'hash', version or false, size, redis.call('HGET', KEYS[1], 'body')}
-            end
-            return {'hash', version or false, size}
-            """;
-    /**
-     * KEYS[1]: the record; ARGV: the expected version ('0': none, 'damaged', or its digits), the next
-     * version, the body, the channel. The stored version is classified as text, as {@link #parseVersion(byte[])}
-     * does; a match replaces the whole key (no stray field survives) and announces it. Returns 1, or 0.
-     */
-    private static final String REPLACE_SCRIPT = """
-            local ok, cur = pcall(redis.call, 'HGET', KEYS[1], 'version')
-            local state = '0'
-            if not ok then
-              state = 'damaged'
-            elseif cur then
-              if string.find(cur, '^[1-9]%d*$') and (#cur < 16 or (#cur == 16 and cur <= '9007199254740991')) then
-                state = cur
-              else
-                state = 'damaged'
-              end
-            elseif redis.call('EXISTS', KEYS[1]) == 1 then
-              state = 'damaged'
-            end
-            if state ~= ARGV[1] then return 0 end
-            redis.call('DEL', KEYS[1])
-            redis.call('HSET', KEYS[1], 'version', ARGV[2], 'body', ARGV[3])
-            redis.call('PUBLISH', ARGV[4], 'v')
-            return 1
-            """;
     /** How much of a damaged version is shown in a log line or an error. */
     private static final int SHOWN = 40;
 
@@ -146,7 +106,7 @@ final class RedisLimitsChannel implements LimitsChannel, AutoCloseable {
             throw new IllegalArgumentException("a body of " + bytes.length + " bytes, more than the "
                     + MAX_RECORD_BYTES + " a record may have");
         }
-        Long done = await(redis.link().commands().<Long>eval(REPLACE_SCRIPT, ScriptOutputType.INTEGER,
+        Long done = await(LuaScript.LIMITS_REPLACE.<Long>run(redis.link().commands(), ScriptOutputType.INTEGER,
                 new String[]{key}, ascii(expected == DAMAGED ? "damaged" : Long.toString(expected)),
                 ascii(Long.toString(next)), bytes, ascii(channel)));
         return done != null && done == 1;
@@ -232,7 +192,7 @@ final class RedisLimitsChannel implements LimitsChannel, AutoCloseable {
 
     /** The record, its body only if asked and not too long (one script: version and body agree). */
     private List<Object> readRecord(boolean body) {
-        return read(() -> redis.link().commands().<List<Object>>eval(READ_SCRIPT, ScriptOutputType.MULTI,
+        return read(() -> LuaScript.LIMITS_READ.<List<Object>>run(redis.link().commands(), ScriptOutputType.MULTI,
                 new String[]{key}, ascii(body ? "1" : "0"), ascii(Integer.toString(MAX_RECORD_BYTES))));
     }
 

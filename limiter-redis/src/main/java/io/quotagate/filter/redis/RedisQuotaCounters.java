@@ -21,9 +21,11 @@ import java.util.function.IntSupplier;
 /**
  * The calendar quotas' counters in Redis: one string per quota, tenant and period,
  * {@code <prefix>:quota:<quota>:<tenant>:<first day of the period>}, holding the units used, expiring
- * (PEXPIREAT) an hour after its period ends. One key per script, so it runs whole on the primary that
- * owns the key's slot on Redis Cluster. With the store's own script a request's counters ride in its one
- * script call ({@link ScriptCounter}); these operations serve bucket4j's modes and a counter used alone.
+ * (PEXPIREAT) an hour after its period ends. One key per script ({@code quota-try-add.lua},
+ * {@code quota-add.lua}), so it runs whole on the primary that owns the key's slot on Redis Cluster.
+ * With the store's own script a request's counters are taken in its one script call, with its buckets
+ * ({@link ScriptCounter}). These operations serve the rest, one call per quota each: the take in
+ * bucket4j's modes, a settled request's refund or excess (in every mode), and a counter used alone.
  *
  * <p><b>A slow Redis.</b> A count that bills waits for Redis up to {@link RedisSettings#quotaTimeout()}
  * and is never decided on the local table because a call was slow: a request Redis has not counted
@@ -31,38 +33,13 @@ import java.util.function.IntSupplier;
  * all, its units are given back when the late reply comes.
  *
  * <p>While Redis is unreachable ({@link RedisHealth}), under {@code on-failure: open} each instance
- * counts in its local table against its share of the limit ({@code limit / instances}), starting from
- * zero for the outage, and those units are not added to Redis afterwards; under {@code closed} a
- * request with quotas is refused (503), as for buckets.
+ * counts in its local table against its share of what was left of the limit when Redis last showed it
+ * the counter ({@code (limit - used) / instances}, the whole limit if never), and those units are not
+ * added to Redis afterwards; the local table keeps its count for the period, so a second outage goes on
+ * from the first one's. Under {@code closed} a request with quotas is refused (503), as for buckets.
  */
 final class RedisQuotaCounters implements QuotaCounters {
     private static final System.Logger LOG = System.getLogger(RedisStore.class.getName());
-    /** Adds ARGV[1] if the sum stays within ARGV[2]; the key expires at ARGV[3] (epoch ms). */
-    private static final String TRY_ADD = """
-            local used = tonumber(redis.call('GET', KEYS[1]) or '0')
-            local units = tonumber(ARGV[1])
-            if used + units > tonumber(ARGV[2]) then return -1 - used end
-            used = redis.call('INCRBY', KEYS[1], units)
-            redis.call('PEXPIREAT', KEYS[1], ARGV[3])
-            return used
-            """;
-    /**
-     * Adds ARGV[1] whatever the limit; a negative amount (a refund) only to a key that exists, never
-     * below 0, keeping its expiry (INCRBY keeps it).
-     */
-    private static final String ADD = """
-            local units = tonumber(ARGV[1])
-            if units < 0 then
-              if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-              local left = redis.call('INCRBY', KEYS[1], units)
-              if left < 0 then left = redis.call('INCRBY', KEYS[1], -left) end
-              return left
-            end
-            local used = redis.call('INCRBY', KEYS[1], units)
-            redis.call('PEXPIREAT', KEYS[1], ARGV[2])
-            return used
-            """;
-
     private final RedisConnection redis;
     private final RedisHealth health;
     private final RedisSettings settings;
@@ -98,8 +75,8 @@ final class RedisQuotaCounters implements QuotaCounters {
         if (health.available()) {
             CompletableFuture<Long> added = null;
             try {
-                added = redis.link().commands().<Long>eval(TRY_ADD, ScriptOutputType.INTEGER,
-                        new String[]{key(key)}, bytes(units), bytes(limit), bytes(expiresAtMillis)).toCompletableFuture();
+                added = LuaScript.QUOTA_TRY_ADD.<Long>run(redis.link().commands(), ScriptOutputType.INTEGER,
+                        new String[]{key(key)}, bytes(units), bytes(limit), bytes(expiresAtMillis));
                 Long r = await(added);
                 health.succeeded();
                 noted(key, r < 0 ? -1 - r : r);
@@ -128,7 +105,7 @@ final class RedisQuotaCounters implements QuotaCounters {
     public void add(String key, long units, long nowMillis, long expiresAtMillis) {
         if (health.available()) {
             try {
-                Long used = await(redis.link().commands().<Long>eval(ADD, ScriptOutputType.INTEGER,
+                Long used = await(LuaScript.QUOTA_ADD.<Long>run(redis.link().commands(), ScriptOutputType.INTEGER,
                         new String[]{key(key)}, bytes(units), bytes(expiresAtMillis)));
                 health.succeeded();
                 noted(key, used);
@@ -145,7 +122,7 @@ final class RedisQuotaCounters implements QuotaCounters {
     /** Takes back {@code units} Redis added to counter {@code key} after its request stopped waiting. */
     private void giveBack(String key, long units, long expiresAtMillis) {
         try {
-            redis.link().commands().<Long>eval(ADD, ScriptOutputType.INTEGER, new String[]{key(key)},
+            LuaScript.QUOTA_ADD.<Long>run(redis.link().commands(), ScriptOutputType.INTEGER, new String[]{key(key)},
                     bytes(-units), bytes(expiresAtMillis)).whenComplete((left, failure) -> {
                 if (failure != null) {
                     LOG.log(System.Logger.Level.WARNING, "quotagate: could not give back {0} units to quota "

@@ -27,13 +27,6 @@ final class ValueRepair {
      * reads is a newer release's state, a huge one (the first four bytes of any text) is no state at all.
      */
     private static final int NEWER_FORMATS = 100;
-    /** Deletes the key only if it still holds the value read (or a value of another Redis type). */
-    private static final String COMPARE_AND_DELETE = """
-            local t = redis.call('TYPE', KEYS[1])['ok']
-            if t == 'none' then return 0 end
-            if t ~= 'string' or redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-            return 0
-            """;
 
     private final RedisConnection redis;
     private final Set<String> logged = ConcurrentHashMap.newKeySet();
@@ -73,7 +66,8 @@ final class ValueRepair {
                 }
             }
         }
-        redis.await(redis.link().commands().<Long>eval(COMPARE_AND_DELETE, ScriptOutputType.INTEGER, new String[]{key}, value));
+        redis.await(LuaScript.COMPARE_AND_DELETE.<Long>run(redis.link().commands(), ScriptOutputType.INTEGER,
+                new String[]{key}, value));
         logOnce(key, "held no bucket this store can read (" + failure + "); replaced by a fresh bucket");
         return true;
     }

@@ -3,6 +3,7 @@ package io.quotagate.filter.redis;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.quotagate.filter.metrics.QuotaMeterBinder;
 import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.RedisServer;
@@ -121,19 +122,15 @@ final class FailoverUnderLoad implements AutoCloseable {
      * @return nanoTime when the quiet second began
      */
     long awaitBackOnRedis(int seconds, BooleanSupplier promoted) throws InterruptedException {
-        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
-        while (System.nanoTime() < deadline) {
-            if (promoted.getAsBoolean() && a.available() && b.available()) {
-                long since = System.nanoTime();
-                long before = fallbackDecisions();
-                Thread.sleep(1_000);
-                if (fallbackDecisions() == before && a.available() && b.available()) return since;
-            } else {
-                Thread.sleep(100);
-            }
-        }
-        throw new AssertionError("not back on Redis within " + seconds + " s (fallback decisions: "
-                + fallbackDecisions() + ", available: " + a.available() + "/" + b.available() + ")");
+        long[] since = new long[1];
+        Await.within(seconds, "back on Redis for a quiet second", () -> {
+            if (!(promoted.getAsBoolean() && a.available() && b.available())) return false;
+            since[0] = System.nanoTime();
+            long before = fallbackDecisions();
+            Thread.sleep(1_000); // the quiet second itself: a span of real load, not a poll
+            return fallbackDecisions() == before && a.available() && b.available();
+        });
+        return since[0];
     }
 
     /** Stops the load; returns its duration in seconds. */

@@ -3,6 +3,7 @@ package io.quotagate.filter.redis;
 import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.core.BucketKind;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.LogCapture;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.filter.testing.RedisServer;
@@ -12,7 +13,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.logging.Level;
 
-import static io.quotagate.filter.redis.RedisStoreTest.awaitTrue;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -37,10 +37,10 @@ class InstanceShareTest {
             RedisSettings settings = settings(redis, RedisServer.randomPrefix());
             try (RedisStore a = RedisStore.connect(settings, 100, clock.wallClock(), clock);
                  RedisStore b = RedisStore.connect(settings, 100, clock.wallClock(), clock)) {
-                awaitTrue(() -> a.instanceCount() == 2 && b.instanceCount() == 2, "both count 2");
+                Await.within(5, "both count 2", () -> a.instanceCount() == 2 && b.instanceCount() == 2);
 
                 redis.kill();
-                awaitTrue(() -> !a.available(), "a notices the outage");
+                Await.within(5, "a notices the outage", () -> !a.available());
                 QuotaBucket bucket = a.bucket(BucketKind.TENANT, "acme", TWENTY);
                 int admitted = 0;
                 for (int i = 0; i < 40; i++) {
@@ -66,13 +66,13 @@ class InstanceShareTest {
             long nowMillis = Long.parseLong((String) time.get(0)) * 1000 + Long.parseLong((String) time.get(1)) / 1000;
             long stale = nowMillis - settings.instanceTtl().toMillis() - 1000;
             redis.command("ZADD", prefix + ":instances", Long.toString(stale), "ghost");
-            awaitTrue(() -> {
+            Await.within(5, "the stale ghost entry dropped by the heartbeat", () -> {
                 try {
                     return redis.command("ZSCORE", prefix + ":instances", "ghost") == null && store.instanceCount() == 1;
                 } catch (java.io.IOException e) {
                     throw new java.io.UncheckedIOException(e);
                 }
-            }, "the stale ghost entry dropped by the heartbeat");
+            });
             assertThat(redis.command("ZSCORE", prefix + ":instances", store.instanceId())).as("this instance stays").isNotNull();
         }
     }
@@ -91,14 +91,14 @@ class InstanceShareTest {
             // many requests, across several failed heartbeats
             for (int round = 0; round < 10; round++) {
                 for (int i = 0; i < 50; i++) bucket.tryTake(1);
-                Thread.sleep(100);
+                Thread.sleep(100); // spreads the requests over real heartbeats (their own thread): not a poll
             }
             assertThat(store.available()).isFalse();
             assertThat(warnings.messages()).filteredOn(m -> m.contains("answering from local buckets"))
                     .as("one warning per outage").hasSize(1);
 
             redis.start();
-            awaitTrue(store::available, "back on Redis after the restart");
+            Await.within(5, "back on Redis after the restart", store::available);
             for (int i = 0; i < 50; i++) bucket.tryTake(1);
             assertThat(infos.messages()).filteredOn(m -> m.contains("answers again after")).as("one INFO on the way back").hasSize(1);
             assertThat(warnings.messages()).filteredOn(m -> m.contains("answers again after")).as("logged below WARNING").isEmpty();

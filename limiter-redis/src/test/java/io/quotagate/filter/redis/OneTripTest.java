@@ -4,6 +4,7 @@ import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.QuotaBucket;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.Race;

@@ -1,5 +1,6 @@
 package io.quotagate.filter.redis;
 
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.RedisServer;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;

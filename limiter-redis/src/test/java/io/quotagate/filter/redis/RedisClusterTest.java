@@ -3,6 +3,7 @@ package io.quotagate.filter.redis;
 import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.filter.store.BucketLimits;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.RedisServer;

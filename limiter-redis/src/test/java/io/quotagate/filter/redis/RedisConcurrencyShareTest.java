@@ -1,6 +1,7 @@
 package io.quotagate.filter.redis;
 
 import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.HoldingServlet;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
@@ -19,7 +20,6 @@ import java.util.EnumSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
-import static io.quotagate.filter.redis.RedisStoreTest.awaitTrue;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** A concurrency cap is split between the instances sharing a Redis prefix: cap / instanceCount each. */
@@ -45,7 +45,7 @@ class RedisConcurrencyShareTest {
                 .withHeartbeat(Duration.ofMillis(200), Duration.ofSeconds(2));
         try (RedisStore a = RedisStore.connect(settings, 1_000, clock.wallClock(), clock);
              RedisStore b = RedisStore.connect(settings, 1_000, clock.wallClock(), clock)) {
-            awaitTrue(() -> a.instanceCount() == 2 && b.instanceCount() == 2, "both count 2");
+            Await.within(5, "both count 2", () -> a.instanceCount() == 2 && b.instanceCount() == 2);
             QuotaFilter filter = QuotaFilter.builder().plans(PlansFile.parse("share.yml", PLANS)).store(a).build();
             ServletContextHandler context = new ServletContextHandler();
             FilterHolder holder = new FilterHolder(filter);

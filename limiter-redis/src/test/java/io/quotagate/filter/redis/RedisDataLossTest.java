@@ -3,6 +3,7 @@ package io.quotagate.filter.redis;
 import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.QuotaBucket;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.Bandwidth;
@@ -13,7 +14,6 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.List;
 
-import static io.quotagate.filter.redis.RedisStoreTest.awaitTrue;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -58,7 +58,7 @@ class RedisDataLossTest {
         assertThat(duringOutage).as("the local share: the one extra burst an outage may give").isEqualTo(100);
 
         redis.start(); // same port, empty
-        awaitTrue(store::available, "back on Redis");
+        Await.within(5, "back on Redis", store::available);
         int afterRestart = drain(acme);
         assertThat(afterRestart).as("what Redis would have held had it kept the bucket: 5 s of refill")
                 .isEqualTo(5);

@@ -3,6 +3,7 @@ package io.quotagate.filter.redis;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.quotagate.filter.metrics.QuotaMeterBinder;
 import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.RedisServer;
@@ -20,7 +21,6 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import static io.quotagate.filter.redis.RedisStoreTest.awaitTrue;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -113,7 +113,7 @@ class RedisOutageTest {
         duringOutage.run();
 
         redis.start(); // same port, empty: it kept nothing
-        awaitTrue(store::available, "back on Redis after the restart");
+        Await.within(5, "back on Redis after the restart", store::available);
         assertThat(send(20)).containsOnly(200);
         assertThat(redis.integer("EXISTS", prefix + ":tenant:acme")).as("buckets written to the new Redis").isOne();
         assertThat(store.outages()).as("one outage, counted once").isEqualTo(1);
@@ -144,7 +144,7 @@ class RedisOutageTest {
         } finally {
             redis.freeze(false);
         }
-        awaitTrue(store::available, "back on Redis after it thaws");
+        Await.within(5, "back on Redis after it thaws", store::available);
         assertThat(send(10)).containsOnly(200);
     }
 
@@ -155,7 +155,7 @@ class RedisOutageTest {
     @Test
     void aLocalAllowanceNoticesAFrozenRedisThroughTheHeartbeat() throws Exception {
         startFilter(RedisSettings.OnFailure.OPEN, new RedisSettings.LocalAllowance(5, Duration.ofMillis(50)));
-        freezeAndThaw(() -> awaitTrue(() -> !store.available(), "a frozen Redis declared down"));
+        freezeAndThaw(() -> Await.within(5, "a frozen Redis declared down", () -> !store.available()));
     }
 
     @Test
@@ -173,7 +173,7 @@ class RedisOutageTest {
         assertThat(store.outages()).isEqualTo(1);
 
         redis.start();
-        awaitTrue(store::available, "back on Redis after the restart");
+        Await.within(5, "back on Redis after the restart", store::available);
         assertThat(send(5)).containsOnly(200);
     }
 

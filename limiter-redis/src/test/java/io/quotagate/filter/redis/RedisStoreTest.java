@@ -7,6 +7,7 @@ import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.store.StoreUnavailableException;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.filter.testing.RedisServer;
 import org.junit.jupiter.api.Test;
@@ -208,7 +209,7 @@ class RedisStoreTest {
                 assertThat(shared.available()).as("2 of 3 units still on the copy").isEqualTo(99);
 
                 store.bucket(BucketKind.TENANT, "acme", newLimits); // new limits: the old proxy is dropped
-                awaitTrue(() -> shared.available() == 97, "the dropped copy's units sent to Redis");
+                Await.within(5, "the dropped copy's units sent to Redis", () -> shared.available() == 97);
 
                 // the new copy's first contact with Redis moves the bucket to the new limits: these stay on it
                 for (int i = 0; i < 3; i++) store.bucket(BucketKind.TENANT, "acme", newLimits).tryTake(1);
@@ -292,10 +293,10 @@ class RedisStoreTest {
             assertThat(a.instanceCount()).isEqualTo(1);
             try (RedisStore b = RedisStore.connect(settings, 100, clock.wallClock(), clock)) {
                 assertThat(b.instanceCount()).as("b's first beat sees a").isEqualTo(2);
-                awaitTrue(() -> a.instanceCount() == 2, "a sees b");
+                Await.within(5, "a sees b", () -> a.instanceCount() == 2);
                 assertThat(a.instanceId()).isNotEqualTo(b.instanceId());
             }
-            awaitTrue(() -> a.instanceCount() == 1, "a sees b leave");
+            Await.within(5, "a sees b leave", () -> a.instanceCount() == 1);
         }
     }
 
@@ -352,14 +353,5 @@ class RedisStoreTest {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
         }
-    }
-
-    /** Polls a condition that a background heartbeat makes true; bounded (5 s). */
-    static void awaitTrue(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
-        for (int i = 0; i < 100; i++) {
-            if (condition.getAsBoolean()) return;
-            Thread.sleep(50);
-        }
-        throw new AssertionError("not within 5 s: " + what);
     }
 }

@@ -5,6 +5,7 @@ import io.quotagate.filter.limits.LimitsStatus;
 import io.quotagate.filter.metrics.QuotaMeterBinder;
 import io.quotagate.filter.servlet.QuotaControl;
 import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.LogCapture;

@@ -2,6 +2,7 @@ package io.quotagate.filter.redis;
 
 import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.filter.signals.QuotaEvent;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.RedisServer;
@@ -13,7 +14,6 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
-import static io.quotagate.filter.redis.RedisStoreTest.awaitTrue;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** A Redis outage raises one store_fallback event when it starts and one when Redis is back. */
@@ -37,7 +37,7 @@ class StoreFallbackEventTest {
 
                 redis.kill();
                 assertThat(Http.get(server.uri("/x"), "acme").statusCode()).isEqualTo(200);
-                awaitTrue(() -> !store.available(), "the store noticed the outage");
+                Await.within(5, "the store noticed the outage", () -> !store.available());
                 signals.check();
                 signals.check();
                 QuotaEvent on = events.poll(5, TimeUnit.SECONDS);
@@ -45,7 +45,7 @@ class StoreFallbackEventTest {
                 assertThat(events.poll(300, TimeUnit.MILLISECONDS)).as("once per change").isNull();
 
                 redis.start();
-                awaitTrue(store::available, "back on Redis");
+                Await.within(5, "back on Redis", store::available);
                 signals.check();
                 QuotaEvent off = events.poll(5, TimeUnit.SECONDS);
                 assertThat(off).isInstanceOfSatisfying(QuotaEvent.StoreFallback.class, e -> assertThat(e.active()).isFalse());

@@ -101,7 +101,7 @@ class ScenarioCommandTest {
             while (running.get()) {
                 most.accumulateAndGet(count(fds), Math::max);
                 try {
-                    Thread.sleep(10);
+                    Thread.sleep(10); // samples the descriptors while the run lasts: not a wait for a condition
                 } catch (InterruptedException e) {
                     return;
                 }

@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quotagate.filter.metrics.QuotaMeterBinder;
 import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.testing.Await;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
@@ -41,7 +42,6 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -112,7 +112,7 @@ class QuotagateApplicationTest {
         running.setResult("done");
         assertThat(first.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).body()).isEqualTo("done");
         // the slot is freed when the async request completes, which may be a moment after the client has its answer
-        awaitTrue(() -> filter.control().concurrency().inflight("slow") == 0);
+        Await.within(PATIENCE, "the slow slot released", () -> filter.control().concurrency().inflight("slow") == 0);
 
         CompletableFuture<HttpResponse<String>> third =
                 client.sendAsync(get("/slow", "globex"), HttpResponse.BodyHandlers.ofString());
@@ -127,7 +127,7 @@ class QuotagateApplicationTest {
         // never completed: Spring MVC ends it after its 300 ms time-out (503); the slot must come back
         HttpResponse<String> timedOut = send(get("/slow?timeoutMs=300", "initech"));
         assertThat(timedOut.statusCode()).isEqualTo(503);
-        awaitTrue(() -> filter.control().concurrency().inflight("slow", "initech") == 0);
+        Await.within(PATIENCE, "initech's slow slot released", () -> filter.control().concurrency().inflight("slow", "initech") == 0);
         api.pending.clear();
     }
 
@@ -145,7 +145,7 @@ class QuotagateApplicationTest {
         running.getResponse().getWriter().write("report");
         running.complete();
         assertThat(first.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).body()).isEqualTo("report");
-        awaitTrue(() -> filter.control().concurrency().inflight("slow", "hooli") == 0);
+        Await.within(PATIENCE, "hooli's slow slot released", () -> filter.control().concurrency().inflight("slow", "hooli") == 0);
     }
 
     @Test
@@ -365,14 +365,6 @@ class QuotagateApplicationTest {
 
     private static String basic(String user) {
         return "Basic " + Base64.getEncoder().encodeToString((user + ":pw").getBytes(StandardCharsets.UTF_8));
-    }
-
-    private static void awaitTrue(BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + PATIENCE.toNanos();
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("condition within " + PATIENCE).isLessThan(deadline);
-            Thread.sleep(5);
-        }
     }
 
     /** The application: a controller, HTTP Basic users, Actuator for the role OPS only. */

@@ -2,6 +2,7 @@ package io.quotagate.spring.it;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.RedisServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -19,6 +20,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.function.Predicate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -180,29 +182,19 @@ class SharedLimitsApplicationTest {
         }
 
         /** Polls {@code path} until the answer satisfies {@code condition}, for at most {@link #SPREAD} and a bit. */
-        HttpResponse<String> await(String path, Condition<HttpResponse<String>> condition) throws Exception {
-            long deadline = System.nanoTime() + SPREAD.toNanos() + Duration.ofSeconds(1).toNanos();
-            while (true) {
-                HttpResponse<String> response = send(request(path).GET());
-                if (condition.test(response)) return response;
-                assertThat(System.nanoTime()).as("%s within %s; last answer %s", path, SPREAD, response.body())
-                        .isLessThan(deadline);
-                Thread.sleep(20);
-            }
+        HttpResponse<String> await(String path, Predicate<HttpResponse<String>> condition) throws Exception {
+            return Await.until(SPREAD.plusSeconds(1), path + " within " + SPREAD, () -> send(request(path).GET()), condition);
         }
 
-        JsonNode awaitJson(String path, Condition<JsonNode> condition) throws Exception {
-            return json.readTree(await(path, r -> condition.test(json.readTree(r.body()))).body());
+        /** As {@link #await}, for a JSON answer. */
+        JsonNode awaitJson(String path, Predicate<JsonNode> condition) throws Exception {
+            return Await.until(SPREAD.plusSeconds(1), path + " within " + SPREAD,
+                    () -> json.readTree(send(request(path).GET()).body()), condition);
         }
 
         @Override
         public void close() {
             context.close();
         }
-    }
-
-    @FunctionalInterface
-    private interface Condition<T> {
-        boolean test(T value) throws Exception;
     }
 }
