@@ -603,7 +603,10 @@ public final class AdaptiveLimiter {
             return this;
         }
 
-        /** The lowest rate of the whole app, units per minute, &gt; 0; default initial ÷ 10. */
+        /**
+         * The lowest rate of the whole app, units per minute, &gt; 0; default initial ÷ 100, so that an
+         * initial guess ten times too high still leaves the controller room below the quota.
+         */
         public Builder minRate(double unitsPerMinute) {
             this.min = positive("minRate", unitsPerMinute);
             return this;
@@ -688,7 +691,7 @@ public final class AdaptiveLimiter {
         /** @throws IllegalArgumentException naming the setting, when the settings do not fit together */
         public AdaptiveLimiter build() {
             if (Double.isNaN(initial)) throw new IllegalArgumentException("initialRate: required (units per minute for the whole app)");
-            if (Double.isNaN(min)) min = Math.min(initial, initial / 10);
+            if (Double.isNaN(min)) min = Math.min(initial, initial / 100);
             if (Double.isNaN(max)) max = Math.max(initial, initial * 10);
             if (min > max) throw new IllegalArgumentException("minRate " + min + " is above maxRate " + max);
             if (initial < min || initial > max) {

@@ -15,7 +15,8 @@ class AdaptiveLimiterMeterBinderTest {
     @Test
     void readsRateInstancesQueueWaitsThrottlesAndRejectionsFromTheLimiter() {
         ManualClock clock = new ManualClock();
-        AdaptiveLimiter limiter = AdaptiveLimiter.builder().name("billing").clock(clock).controller(RateController.aimd())
+        AdaptiveLimiter limiter = AdaptiveLimiter.builder().name("billing").clock(clock)
+                .controller(RateController.aimd(0.7, 360, Duration.ofSeconds(5)))   // the old default: a 0.7 cut
                 .initialRate(1200).instanceCount(InstanceCountSource.fixed(2)).maxQueue(1).build();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         new AdaptiveLimiterMeterBinder(limiter, Tag.of("app", "demo")).bindTo(registry);
