@@ -1,5 +1,7 @@
 package io.quotagate.client;
 
+import io.quotagate.filter.testing.Await;
+import io.quotagate.filter.testing.ManualClock;
 import com.sun.net.httpserver.HttpServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -191,7 +193,7 @@ class AdaptiveHttpClientTest {
                 thrown.set(t);
             }
         });
-        while (limiter.queued() == 0) Thread.onSpinWait();
+        Await.until("the caller queued", () -> limiter.queued() > 0);
         caller.interrupt();
         caller.join(5_000);
         assertThat(thrown.get()).isInstanceOf(InterruptedException.class);
@@ -204,7 +206,7 @@ class AdaptiveHttpClientTest {
         AtomicLong arrived = new AtomicLong();
         URI uri = countingServer(arrived);
         ManualClock clock = new ManualClock();
-        AdaptiveLimiter limiter = AdaptiveLimiter.builder().clock(clock).controller(RateController.fixed(600))
+        AdaptiveLimiter limiter = AdaptiveLimiter.builder().clock(clock::nanoTime).controller(RateController.fixed(600))
                 .initialRate(600).burst(Duration.ofSeconds(1)).build();
         clock.advance(Duration.ofSeconds(1));   // 10 units saved
         AdaptiveHttpClient client = AdaptiveHttpClient.of(HttpClient.newHttpClient(), limiter,

@@ -1,5 +1,6 @@
 package io.quotagate.client;
 
+import io.quotagate.filter.testing.ManualClock;
 import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -15,7 +16,7 @@ class AdaptiveLimiterMeterBinderTest {
     @Test
     void readsRateInstancesQueueWaitsThrottlesAndRejectionsFromTheLimiter() {
         ManualClock clock = new ManualClock();
-        AdaptiveLimiter limiter = AdaptiveLimiter.builder().name("billing").clock(clock)
+        AdaptiveLimiter limiter = AdaptiveLimiter.builder().name("billing").clock(clock::nanoTime)
                 .controller(RateController.aimd(0.7, 360, Duration.ofSeconds(5)))   // the old default: a 0.7 cut
                 .initialRate(1200).instanceCount(InstanceCountSource.fixed(2)).maxQueue(1).build();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();

@@ -1,5 +1,7 @@
 package io.quotagate.client;
 
+import io.quotagate.filter.testing.Await;
+import io.quotagate.filter.testing.ManualClock;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -24,7 +26,7 @@ class AdaptiveLimiterTest {
     private final ManualClock clock = new ManualClock();
 
     private AdaptiveLimiter.Builder limiter(RateController controller, double initial) {
-        return AdaptiveLimiter.builder().name("test").clock(clock).controller(controller).initialRate(initial)
+        return AdaptiveLimiter.builder().name("test").clock(clock::nanoTime).controller(controller).initialRate(initial)
                 .minRate(60).maxRate(6000).maxWait(Duration.ofSeconds(5)).maxQueue(10).burst(Duration.ofSeconds(1));
     }
 
@@ -247,7 +249,7 @@ class AdaptiveLimiterTest {
             }
         });
         waiter.start();
-        while (limiter.queued() == 0) Thread.onSpinWait();
+        Await.until("the caller queued", () -> limiter.queued() > 0);
         waiter.interrupt();
         waiter.join(5_000);
         assertThat(thrown.get()).isInstanceOf(InterruptedException.class);

@@ -1,5 +1,6 @@
 package io.quotagate.client;
 
+import io.quotagate.filter.testing.Await;
 import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpServer;
 import org.junit.jupiter.api.AfterEach;
@@ -156,14 +157,13 @@ class HostileHttpServerTest {
 
         // the server recovers: within maxRetryAfter the limiter lets a request through, and it succeeds
         healthy.set(true);
-        int status = 0;
-        for (int attempt = 0; attempt < 600 && status != 204; attempt++) {
+        int status = Await.until("a request let through and answered 204", () -> {
             try {
-                status = client.send(get(uri), HttpResponse.BodyHandlers.discarding()).statusCode();
+                return client.send(get(uri), HttpResponse.BodyHandlers.discarding()).statusCode();
             } catch (RejectedByLimiterException e) {
-                Thread.sleep(50);   // still paused: try later, as a caller's retry would
+                return 0; // still paused: try later, as a caller's retry would
             }
-        }
+        }, s -> s == 204);
         assertThat(status).isEqualTo(204);
     }
 }

@@ -1,5 +1,6 @@
 package io.quotagate.client;
 
+import io.quotagate.filter.testing.ManualClock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -42,7 +43,7 @@ class HostileServerTest {
     }
 
     private AdaptiveLimiter.Builder limiter(RateController controller) {
-        return AdaptiveLimiter.builder().name("hostile").clock(clock).scheduler(noTimer()).controller(controller)
+        return AdaptiveLimiter.builder().name("hostile").clock(clock::nanoTime).scheduler(noTimer()).controller(controller)
                 .initialRate(600).minRate(60).maxRate(6000).maxWait(MAX_WAIT).maxQueue(MAX_QUEUE)
                 .maxRetryAfter(MAX_RETRY_AFTER).burst(Duration.ofSeconds(1));
     }
@@ -161,7 +162,7 @@ class HostileServerTest {
     @Test
     void theTimerRefusesTheWaitersAPauseDoomsWithoutWaitingForTheirDeadline() throws Exception {
         // the shared timer this time; the clock stands still, so only the pause can end these waits
-        AdaptiveLimiter limiter = AdaptiveLimiter.builder().clock(clock).controller(RateController.aimd())
+        AdaptiveLimiter limiter = AdaptiveLimiter.builder().clock(clock::nanoTime).controller(RateController.aimd())
                 .initialRate(60).maxWait(MAX_WAIT).build();
         AdaptiveLimiter.Permit sent = now(limiter.acquireAsync(0));
         CompletableFuture<AdaptiveLimiter.Permit> waiting = limiter.acquireAsync(1);

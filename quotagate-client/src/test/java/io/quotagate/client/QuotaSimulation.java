@@ -1,5 +1,6 @@
 package io.quotagate.client;
 
+import io.quotagate.filter.testing.ManualClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -151,7 +152,7 @@ final class QuotaSimulation {
         for (int i = 0; i < setup.instances; i++) {
             AdaptiveLimiter limiter = AdaptiveLimiter.builder().name("instance-" + i).controller(setup.controller.get())
                     .initialRate(initial).instanceCount(InstanceCountSource.fixed(setup.instances))
-                    .clock(clock).scheduler(scheduler).build();
+                    .clock(clock::nanoTime).scheduler(scheduler).build();
             limiters.add(limiter);
             for (int t = 0; t < threads; t++) at(origin, () -> ask(limiter));
         }
