@@ -3,6 +3,7 @@ package io.quotagate.filter.admission;
 import com.netflix.concurrency.limits.Limit;
 import com.netflix.concurrency.limits.limit.Gradient2Limit;
 import com.netflix.concurrency.limits.limit.VegasLimit;
+import com.netflix.concurrency.limits.limit.WindowedLimit;
 import com.netflix.concurrency.limits.limit.functions.Log10RootIntFunction;
 import io.quotagate.plans.GroupSettings;
 
@@ -19,6 +20,16 @@ import java.util.function.IntUnaryOperator;
  * limit is reached, not that the backend failed, and feeding it back would cut the limit harder the
  * more clients ask (a request that timed out in the application still counts with its long run
  * time). Cancelled permits (the token buckets refused the request) never ran: no sample.
+ *
+ * <p>Gradient2 is fed through Netflix's {@link WindowedLimit} (windows of 1 s and at least 10 requests,
+ * the average duration of each), as its authors use it, with their defaults: it recalculates once per
+ * window, taking at most 10 % off per window under a slowdown (smoothing 0.2 of a gradient of at
+ * least 0.5), so it halves in 10-15 s; and its long-term average spans 600 windows (10 minutes). Fed every request instead, that average spans
+ * 600 requests, and under a lasting slowdown it soon takes the slow durations for the norm: in the
+ * {@code slow-backend} scenario the limit was back at its maximum within the slow minute, and the
+ * p99 worse than a fixed cap's. Vegas is fed every request (Netflix's default limiter does so): a
+ * step of about log10(limit) per request, so it falls within a few dozen requests; it re-probes its
+ * base duration every 15-30 × limit requests, after which a lasting slowdown is its new norm.
  *
  * <p>The limit stays within {@code [min, max]}: Gradient2 is built with both; Vegas knows no minimum,
  * so its decrease stops at {@code min} and the value read is clamped to it.
@@ -38,11 +49,11 @@ final class AdaptiveLimit {
         int min = settings.min();
         int max = settings.max();
         Limit limit = switch (settings.algorithm()) {
-            case GRADIENT2 -> Gradient2Limit.newBuilder()
+            case GRADIENT2 -> WindowedLimit.newBuilder().build(Gradient2Limit.newBuilder()
                     .initialLimit(settings.initial())
                     .minLimit(min)
                     .maxConcurrency(max)
-                    .build();
+                    .build());
             case VEGAS -> {
                 // Vegas' own decrease: limit - log10(limit), here never below min
                 IntUnaryOperator log10 = Log10RootIntFunction.create(0);

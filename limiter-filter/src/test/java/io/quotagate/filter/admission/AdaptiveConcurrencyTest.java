@@ -166,14 +166,21 @@ class AdaptiveConcurrencyTest {
     }
 
     @Test
-    void gradient2FallsWhenLatencyRisesFiveFoldAndClimbsBackAfter() {
+    void gradient2FallsWithinSecondsWhenLatencyRisesFiveFoldAndClimbsBackAfter() {
         ConcurrencyLimits limits = limits(MOVING.formatted("gradient2"));
-        int normal = rounds(limits, 30, Duration.ofMillis(100));
+        // Gradient2 recalculates once per window of 1 s (of the group's clock) and at least 10 requests
+        int normal = rounds(limits, 100, Duration.ofMillis(100));                      // 10 s
         assertThat(normal).as("no queueing: the limit climbs from 20 towards max").isGreaterThan(20);
-        int slow = rounds(limits, 3, Duration.ofMillis(500));
-        assertThat(slow).as("three rounds of 5x latency at least halve it").isLessThanOrEqualTo(normal / 2);
-        int back = rounds(limits, 30, Duration.ofMillis(100));
-        assertThat(back).as("latency back to normal: the limit climbs again").isGreaterThan(slow * 2);
+        // each window at 5x takes 10 % off (Gradient2's smoothing 0.2 of a gradient held at 0.5), towards 8
+        int falling = rounds(limits, 6, Duration.ofMillis(500));                      // 3 s
+        assertThat(falling).as("within 3 s of 5x latency it falls").isLessThan(normal);
+        int slow = rounds(limits, 44, Duration.ofMillis(500));                        // 22 s more
+        assertThat(slow).as("25 s of 5x latency at least halve it").isLessThanOrEqualTo(normal / 2);
+        int floor = rounds(limits, 120, Duration.ofMillis(500));                      // a minute more
+        assertThat(floor).as("a slowdown of a minute stays a slowdown: the limit does not climb back")
+                .isLessThanOrEqualTo(slow).isGreaterThanOrEqualTo(2);
+        int back = rounds(limits, 200, Duration.ofMillis(100));                       // 20 s
+        assertThat(back).as("latency back to normal: the limit climbs again").isGreaterThan(Math.max(2 * floor, normal / 2));
         assertThat(limits.inflight("reports")).isZero();
     }
 

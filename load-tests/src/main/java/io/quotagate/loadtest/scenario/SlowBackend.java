@@ -350,10 +350,12 @@ final class SlowBackend {
             sb.append(String.format(Locale.ROOT, "| %s | %d | %d | %d |%n", PHASES[p], min, max, last));
         }
         long before = endOf[0];
-        // fell: the first sample of the slow phase at or below half the limit it started with
+        // began to fall: the first sample of the slow phase below the limit it started with; fell: at or below half of it
+        double began = Double.NaN;
         double fell = Double.NaN;
         for (int i = perPhase; i < Math.min(limit.length(), 2 * perPhase); i++) {
             long v = limit.get(i);
+            if (v >= 0 && v < before && Double.isNaN(began)) began = (i - perPhase) / (double) perSecond;
             if (v >= 0 && v <= before / 2) {
                 fell = (i - perPhase) / (double) perSecond;
                 break;
@@ -370,9 +372,11 @@ final class SlowBackend {
                 climbed = (i - 2 * perPhase) / (double) perSecond;
             }
         }
-        sb.append(String.format(Locale.ROOT, "limit before the slowdown %d; fell to half of it %s after the slowdown began; "
-                        + "after the backend recovered it climbed from %d to %d, reached %s after (limit sampled every %d ms)%n",
-                before, Double.isNaN(fell) ? "never (within the phase)" : String.format(Locale.ROOT, "%.2f s", fell),
+        sb.append(String.format(Locale.ROOT, "limit before the slowdown %d; it began to fall %s and was down to half of it %s "
+                        + "after the slowdown began; after the backend recovered it climbed from %d to %d, reached %s after "
+                        + "(limit sampled every %d ms)%n",
+                before, Double.isNaN(began) ? "never (within the phase)" : String.format(Locale.ROOT, "%.2f s", began),
+                Double.isNaN(fell) ? "never (within the phase)" : String.format(Locale.ROOT, "%.2f s", fell),
                 endOf[1], top, String.format(Locale.ROOT, "%.2f s", climbed), 1000 / perSecond));
         return sb.toString();
     }
