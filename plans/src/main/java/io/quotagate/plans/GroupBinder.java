@@ -34,13 +34,22 @@ final class GroupBinder {
             int line = gm.keyLines().get(name);
             if (!NAME.matcher(name).matches()) throw in.error(line, f, "a group name must match " + NAME.pattern());
             RouteBinder.requireUsedGroup(in, used, name, line, f);
-            Mapping m = in.mapping(v, f, Set.of("max-inflight", "queue"));
+            Mapping m = in.mapping(v, f, Set.of("max-inflight", "queue", "adaptive"));
             YamlNode maxNode = m.entries().get("max-inflight");
             OptionalInt maxInflight = maxNode == null ? OptionalInt.empty()
                     : OptionalInt.of(in.positiveInt(maxNode, f + ".max-inflight", Integer.MAX_VALUE));
             YamlNode qn = m.entries().get("queue");
             Optional<GroupSettings.Queue> queue = qn == null ? Optional.empty() : Optional.of(queue(qn, f + ".queue"));
-            out.put(name, new GroupSettings(name, maxInflight, queue));
+            YamlNode an = m.entries().get("adaptive");
+            Optional<GroupSettings.Adaptive> adaptive = Optional.empty();
+            if (an != null) {
+                if (maxNode != null) {
+                    throw in.error(an.line(), f + ".adaptive", "cannot be set with max-inflight: adaptive.max is the"
+                            + " group's ceiling (remove max-inflight)");
+                }
+                adaptive = Optional.of(adaptive(an, f + ".adaptive"));
+            }
+            out.put(name, new GroupSettings(name, maxInflight, queue, adaptive));
         });
         return out;
     }
@@ -55,6 +64,26 @@ final class GroupBinder {
                     + "s (a waiting request holds a server thread), was " + maxWait);
         }
         return new GroupSettings.Queue(size, maxWait);
+    }
+
+    /** {@code groups.<g>.adaptive}: algorithm (default gradient2), initial, min (default 1), max. */
+    private GroupSettings.Adaptive adaptive(YamlNode node, String field) {
+        Mapping a = in.mapping(node, field, Set.of("algorithm", "initial", "min", "max"));
+        GroupSettings.Adaptive.Algorithm algorithm = in.choice(a, "algorithm", field + ".algorithm",
+                GroupSettings.Adaptive.Algorithm.GRADIENT2, GroupSettings.Adaptive.Algorithm.class);
+        int max = in.positiveInt(in.required(a, "max", field), field + ".max", GroupSettings.Adaptive.MAX_LIMIT);
+        YamlNode minNode = a.entries().get("min");
+        int min = minNode == null ? 1 : in.positiveInt(minNode, field + ".min", GroupSettings.Adaptive.MAX_LIMIT);
+        if (min > max) throw in.error(minNode.line(), field + ".min", "must be <= max (" + max + "), was " + min);
+        YamlNode initialNode = in.required(a, "initial", field);
+        int initial = in.positiveInt(initialNode, field + ".initial", GroupSettings.Adaptive.MAX_LIMIT);
+        if (initial < min) {
+            throw in.error(initialNode.line(), field + ".initial", "must be >= min (" + min + "), was " + initial);
+        }
+        if (initial > max) {
+            throw in.error(initialNode.line(), field + ".initial", "must be <= max (" + max + "), was " + initial);
+        }
+        return new GroupSettings.Adaptive(algorithm, initial, min, max);
     }
 
     /** Each {@code plans.<p>.concurrency.<group>} must name a group some route has. */

@@ -148,6 +148,29 @@ class PlansFileTest {
         assertThat(plans.group("a").queue()).isEmpty();
         assertThat(plans.group("b").maxInflight()).isEmpty();
         assertThat(plans.group("b").queue()).contains(new GroupSettings.Queue(1, Duration.ofMillis(250)));
+        assertThat(plans.group("a").adaptive()).as("a fixed cap is not adaptive").isEmpty();
+    }
+
+    @Test
+    void readsAnAdaptiveGroupWithDefaults() {
+        Plans plans = PlansFile.parse("a.yml", """
+                plans:
+                  free: { limits: [ { capacity: 10, refill: 10, period: 1s } ], concurrency: { a: 2 } }
+                routes:
+                  - { name: a, paths: [/a], group: a }
+                  - { name: b, paths: [/b], group: b }
+                groups:
+                  a: { adaptive: { initial: 10, max: 200 } }
+                  b:
+                    adaptive: { algorithm: vegas, initial: 8, min: 4, max: 64 }
+                    queue: { size: 4, max-wait: 1s }
+                """);
+        assertThat(plans.group("a").adaptive()).contains(
+                new GroupSettings.Adaptive(GroupSettings.Adaptive.Algorithm.GRADIENT2, 10, 1, 200));
+        assertThat(plans.group("a").maxInflight()).isEmpty();
+        assertThat(plans.group("b").adaptive()).contains(
+                new GroupSettings.Adaptive(GroupSettings.Adaptive.Algorithm.VEGAS, 8, 4, 64));
+        assertThat(plans.group("b").queue()).contains(new GroupSettings.Queue(4, Duration.ofSeconds(1)));
     }
 
     @Test
@@ -381,7 +404,7 @@ class PlansFileTest {
                 arguments("settings for a group no route has", GROUPED + "groups:\n  exports: { max-inflight: 2 }\n",
                         8, "groups.exports", "no route has group 'exports'"),
                 arguments("unknown key in a group", GROUPED + "groups:\n  reports: { max: 2 }\n",
-                        8, "groups.reports.max", "unknown key, expected one of [max-inflight, queue]"),
+                        8, "groups.reports.max", "unknown key, expected one of [adaptive, max-inflight, queue]"),
                 arguments("zero max-inflight", GROUPED + "groups:\n  reports: { max-inflight: 0 }\n",
                         8, "groups.reports.max-inflight", "must be > 0"),
                 arguments("fractional max-inflight", GROUPED + "groups:\n  reports: { max-inflight: 1.5 }\n",
@@ -400,6 +423,29 @@ class PlansFileTest {
                         9, "groups.reports.queue.max-wait", "must be <= 60s"),
                 arguments("unknown key in a queue", GROUPED + "groups:\n  reports:\n    queue: { size: 2, max-wait: 1s, lifo: true }\n",
                         9, "groups.reports.queue.lifo", "unknown key"),
+                arguments("adaptive without max", GROUPED + "groups:\n  reports:\n    adaptive: { initial: 4 }\n",
+                        9, "groups.reports.adaptive.max", "required"),
+                arguments("adaptive without initial", GROUPED + "groups:\n  reports:\n    adaptive: { max: 40 }\n",
+                        9, "groups.reports.adaptive.initial", "required"),
+                arguments("adaptive unknown algorithm", GROUPED + "groups:\n  reports:\n    adaptive: { algorithm: aimd, initial: 4, max: 40 }\n",
+                        9, "groups.reports.adaptive.algorithm", "unknown value 'aimd', expected one of [gradient2, vegas]"),
+                arguments("adaptive min of zero", GROUPED + "groups:\n  reports:\n    adaptive: { initial: 4, min: 0, max: 40 }\n",
+                        9, "groups.reports.adaptive.min", "must be > 0, was 0"),
+                arguments("adaptive min above max", GROUPED + "groups:\n  reports:\n    adaptive: { initial: 4, min: 50, max: 40 }\n",
+                        9, "groups.reports.adaptive.min", "must be <= max (40), was 50"),
+                arguments("adaptive initial below min", GROUPED + "groups:\n  reports:\n    adaptive: { initial: 2, min: 4, max: 40 }\n",
+                        9, "groups.reports.adaptive.initial", "must be >= min (4), was 2"),
+                arguments("adaptive initial above max", GROUPED + "groups:\n  reports:\n    adaptive: { initial: 50, max: 40 }\n",
+                        9, "groups.reports.adaptive.initial", "must be <= max (40), was 50"),
+                arguments("adaptive max too large", GROUPED + "groups:\n  reports:\n    adaptive: { initial: 4, max: 100001 }\n",
+                        9, "groups.reports.adaptive.max", "must be <= 100000, was 100001"),
+                arguments("adaptive max not a number", GROUPED + "groups:\n  reports:\n    adaptive: { initial: 4, max: lots }\n",
+                        9, "groups.reports.adaptive.max", "expected a whole number > 0, found a string 'lots'"),
+                arguments("adaptive unknown key", GROUPED + "groups:\n  reports:\n    adaptive: { initial: 4, max: 40, window: 10 }\n",
+                        9, "groups.reports.adaptive.window", "unknown key, expected one of [algorithm, initial, max, min]"),
+                arguments("adaptive with max-inflight", GROUPED + "groups:\n  reports:\n    max-inflight: 10\n"
+                        + "    adaptive: { initial: 4, max: 40 }\n",
+                        10, "groups.reports.adaptive", "cannot be set with max-inflight"),
                 arguments("global without limits", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "global: {}\n", 5, "global.limits", "required"),
                 arguments("publish not a boolean", "plans:\n  free:\n    limits: [ { capacity: 5, refill: 5, period: 1s } ]\n"

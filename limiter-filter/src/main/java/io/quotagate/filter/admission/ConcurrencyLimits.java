@@ -10,6 +10,7 @@ import io.quotagate.plans.RouteRule;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.IntSupplier;
@@ -26,6 +27,14 @@ import java.util.function.IntSupplier;
  * refusal's wait estimate is, for a tenant at its own cap, the expected end of its own oldest running
  * request of the group (from its own moving average of durations), otherwise the group's moving
  * average of completed request durations (1 s before the first one completes).
+ *
+ * <p>A group with {@code groups.<group>.adaptive} has, instead of a fixed {@code max-inflight}, a
+ * limit that follows the durations of its completed requests (Gradient2 or Vegas, between the
+ * file's {@code min} and {@code max}), read on every acquire, and its tenants share that limit fairly:
+ * no tenant beyond its plan's cap, and one at or above its fair share only while the slots left free
+ * after it are still a fair share for a tenant that arrives (see {@link GroupLimiter}). Like
+ * {@code max-inflight}, the adaptive limit is this instance's own (it follows the latency this
+ * instance sees) and is not divided by the instance count.
  *
  * <p>Guests (unknown tenants, anonymous clients: {@link BucketKind#GUEST}) each have their plan's cap,
  * and together at most {@code tenants.guests.concurrency.<group>}: a guest takes a slot of that shared
@@ -80,10 +89,11 @@ public final class ConcurrencyLimits implements ConcurrencyView {
         for (String name : names) {
             GroupSettings s = plans.group(name);
             int max = s.maxInflight().orElse(Integer.MAX_VALUE);
+            AdaptiveLimit adaptive = s.adaptive().map(AdaptiveLimit::of).orElse(null);
             g.put(name, s.queue()
                     .<GroupLimiter>map(q ->
-                            new QueuedGroup(name, max, q.size(), q.maxWait().toNanos(), clock, listener))
-                    .orElseGet(() -> new FailFastGroup(name, max, clock)));
+                            new QueuedGroup(name, max, adaptive, q.size(), q.maxWait().toNanos(), clock, listener))
+                    .orElseGet(() -> new FailFastGroup(name, max, adaptive, clock)));
         }
         this.groups = Map.copyOf(g);
         // one per group, whether the guests are capped on it now or only after a reload
@@ -272,6 +282,12 @@ public final class ConcurrencyLimits implements ConcurrencyView {
     @Override
     public long averageDurationNanos(String group) {
         return groups.getOrDefault(group, ABSENT).averageDurationNanos();
+    }
+
+    @Override
+    public OptionalInt adaptiveLimit(String group) {
+        GroupLimiter limiter = groups.get(group);
+        return limiter != null && limiter.adaptive() ? OptionalInt.of(limiter.total()) : OptionalInt.empty();
     }
 
     /** Tenant entries held by a group's engine; package-private so tests can check memory is bounded. */

@@ -1,6 +1,7 @@
 package io.quotagate.filter.admission;
 
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Set;
 
 /**
@@ -35,4 +36,13 @@ public interface ConcurrencyView {
      * concurrency rejection's {@code Retry-After}), or 0 before the first request completed.
      */
     long averageDurationNanos(String group);
+
+    /**
+     * The limit of requests in flight this instance applies to an adaptive group now
+     * ({@code groups.<group>.adaptive}: it moves with the group's request durations); empty for a
+     * group whose cap across tenants is fixed or absent, and for an unknown group.
+     */
+    default OptionalInt adaptiveLimit(String group) {
+        return OptionalInt.empty();
+    }
 }

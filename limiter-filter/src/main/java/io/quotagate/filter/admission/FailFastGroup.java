@@ -12,6 +12,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * only the list of the tenant's running requests (for the {@code Retry-After} of its refusals) is
  * linked and unlinked under the tenant's own monitor, which no other tenant touches.
  *
+ * <p>In an adaptive group the total is read once per acquire and the fair-share rule (see
+ * {@link GroupLimiter}) is checked in the same compare-and-set loop, from the tenant's count and the
+ * number of tenants read just before: under a race a tenant may be refused, or admitted, one slot
+ * off its fair share; the total is never exceeded.
+ *
  * <p>Memory stays bounded by the requests in flight: a tenant's entry exists only while it has a
  * request in flight, and is removed when its count returns to 0 (see {@link #free}).
  */
@@ -23,7 +28,12 @@ final class FailFastGroup extends GroupLimiter {
     private final AtomicInteger inflight = new AtomicInteger();
 
     FailFastGroup(String name, int maxInflight, QuotaClock clock) {
-        super(name, maxInflight, clock);
+        this(name, maxInflight, null, clock);
+    }
+
+    /** @param adaptive the group's moving total, or null for a fixed {@code maxInflight} */
+    FailFastGroup(String name, int maxInflight, AdaptiveLimit adaptive, QuotaClock clock) {
+        super(name, maxInflight, adaptive, clock);
     }
 
     @Override
@@ -33,11 +43,12 @@ final class FailFastGroup extends GroupLimiter {
         // slot is about to free; a refusal too many under a race, never a request too many.
         Running count = takeTenantSlot(tenant, cap);
         if (count == null) return refusedAtTenantCap(tenant, oldestStart(tenant), false);
-        if (!takeGroupSlot()) {
+        int inflightNow = takeGroupSlot(count);
+        if (inflightNow < 0) {
             freeTenantSlot(tenant, count);
             return refused(false);
         }
-        GroupPermit permit = new GroupPermit(this, tenant, count);
+        GroupPermit permit = new GroupPermit(this, tenant, count, inflightNow);
         // linked while the count includes it, so the entry cannot be leaving the map (see free)
         synchronized (count) {
             count.add(permit);
@@ -77,13 +88,22 @@ final class FailFastGroup extends GroupLimiter {
         }
     }
 
-    private boolean takeGroupSlot() {
+    /**
+     * The group's count after taking a slot in it, or -1 if the group is full (or, adaptive, the
+     * tenant whose count is {@code own}, already holding this request's tenant slot, is at its fair
+     * share and the reserve is reached).
+     */
+    private int takeGroupSlot(Running own) {
+        int total = total();
+        boolean fair = adaptive();
+        int mine = fair ? Math.max(0, own.get() - 1) : 0; // its slots before this request's
+        int holders = fair ? tenants.size() : 0; // the asking tenant is in the map already
         int n;
         do {
             n = inflight.get();
-            if (n >= maxInflight) return false;
+            if (n >= total || !reserveAllows(mine, n, total, holders)) return -1;
         } while (!inflight.compareAndSet(n, n + 1));
-        return true;
+        return n + 1;
     }
 
     @Override

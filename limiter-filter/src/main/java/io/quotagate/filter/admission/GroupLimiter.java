@@ -22,6 +22,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * far longer than usual makes the tenant wait longer with every refusal instead of every second. A
  * request refused because the whole group (or the guests' share of it) is full waits the group's
  * average duration: any tenant's request that ends frees the slot it needs.
+ *
+ * <p>An <em>adaptive</em> group ({@code groups.<g>.adaptive}) has no fixed cap across tenants: its
+ * {@link #total()} is read from an {@link AdaptiveLimit} on every acquire, and every released permit
+ * feeds that limit its run time. Inside that moving total the tenants share fairly: a tenant below its
+ * fair share ({@link #fairShare}) takes any free slot, and a tenant at or above it only while the
+ * slots left free after it are still a fair share, kept for a tenant that arrives. So a busy tenant
+ * cannot take the slots a quiet one would find, however many requests it sends, and a tenant alone
+ * holds about half the limit. A refusal by that reserve is a refusal of a full group (the group's
+ * average duration as its wait). A fixed group has neither the moving total nor the reserve.
  */
 abstract sealed class GroupLimiter permits FailFastGroup, QueuedGroup {
     /** Retry-After basis before any request of the group completed. */
@@ -32,18 +41,52 @@ abstract sealed class GroupLimiter permits FailFastGroup, QueuedGroup {
     static final long NONE_RUNNING = Long.MIN_VALUE;
 
     final String name;
-    /** Total cap across tenants; {@link Integer#MAX_VALUE} when uncapped. */
+    /** Total cap across tenants; {@link Integer#MAX_VALUE} when uncapped or adaptive. */
     final int maxInflight;
+    /** The moving total of an adaptive group, or null. */
+    private final AdaptiveLimit adaptive;
     private final QuotaClock clock;
     private final DurationAverage durations = new DurationAverage();
     /** tenant → the moving average of its own completed requests of the group. */
     private final Cache<String, DurationAverage> tenantDurations =
             Caffeine.newBuilder().maximumSize(TRACKED_DURATIONS).build();
 
-    GroupLimiter(String name, int maxInflight, QuotaClock clock) {
+    GroupLimiter(String name, int maxInflight, AdaptiveLimit adaptive, QuotaClock clock) {
         this.name = name;
         this.maxInflight = maxInflight;
+        this.adaptive = adaptive;
         this.clock = clock;
+    }
+
+    /** The cap across tenants now: the adaptive limit's value, else {@link #maxInflight}. */
+    final int total() {
+        return adaptive == null ? maxInflight : adaptive.current();
+    }
+
+    /** True for an adaptive group: its total moves and tenants share it fairly. */
+    final boolean adaptive() {
+        return adaptive != null;
+    }
+
+    /**
+     * A tenant's fair share of an adaptive group's {@code total}: the total divided among the
+     * {@code holders} (tenants holding or waiting for slots, the asking one counted) and one newcomer;
+     * at least 1.
+     */
+    static int fairShare(int total, int holders) {
+        return Math.max(1, total / (holders + 1));
+    }
+
+    /**
+     * Whether the fair-share rule lets a tenant holding {@code own} slots take one more of a group with
+     * {@code inflight} of {@code total} in flight (the total itself is checked by the caller): below
+     * its fair share always; at or above it only if the slots still free after it are a fair share.
+     * Always true for a fixed group.
+     */
+    final boolean reserveAllows(int own, int inflight, int total, int holders) {
+        if (adaptive == null) return true;
+        int share = fairShare(total, holders);
+        return own < share || total - inflight - 1 >= share;
     }
 
     /** Takes a slot for {@code tenant} whose own cap is {@code cap}, or refuses. */
@@ -162,6 +205,8 @@ abstract sealed class GroupLimiter permits FailFastGroup, QueuedGroup {
         /** The tenant's running requests, this one among them until it is freed. */
         final Running running;
         final long startNanos;
+        /** The group's requests in flight when this one started, itself included (an adaptive limit's sample). */
+        final int inflightAtStart;
         /** Neighbours in {@link #running}; guarded as the list is. */
         GroupPermit older;
         GroupPermit newer;
@@ -169,17 +214,21 @@ abstract sealed class GroupLimiter permits FailFastGroup, QueuedGroup {
         private volatile int state;
 
         /** A permit started now; the engine adds it to {@code running} before it hands it out. */
-        GroupPermit(GroupLimiter group, String tenant, Running running) {
+        GroupPermit(GroupLimiter group, String tenant, Running running, int inflightAtStart) {
             this.group = group;
             this.tenant = tenant;
             this.running = running;
             this.startNanos = group.now();
+            this.inflightAtStart = inflightAtStart;
         }
 
         @Override
         public void release() {
             if (STATE.compareAndSet(this, 0, 1)) {
-                group.completed(tenant, group.now() - startNanos);
+                long ran = group.now() - startNanos;
+                group.completed(tenant, ran);
+                // the limit moves before the slot frees, so a queued group hands the slot over under the new limit
+                if (group.adaptive != null) group.adaptive.completed(startNanos, ran, inflightAtStart);
                 group.free(this);
             }
         }

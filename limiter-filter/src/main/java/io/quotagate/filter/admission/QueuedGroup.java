@@ -23,6 +23,9 @@ import java.util.function.ToIntFunction;
  *       blocking across tenants);</li>
  *   <li>a tenant's entry exists only while it has a request in flight or waiting.</li>
  * </ul>
+ * In an adaptive group the total is read at each check and the fair-share rule (see
+ * {@link GroupLimiter}) applies to newcomers and to the handover alike: a waiter of a tenant at its
+ * fair share is skipped while the reserve is reached, as one at its own cap is.
  * The handover happens under the lock: the releaser counts the slot as the waiter's and then signals
  * it, so a slot is never free and promised at once, and a waiter that wakes at its deadline checks
  * {@code granted} first and keeps a slot handed to it at the last moment.
@@ -41,7 +44,13 @@ final class QueuedGroup extends GroupLimiter {
 
     QueuedGroup(String name, int maxInflight, int queueSize, long maxWaitNanos, QuotaClock clock,
                 ConcurrencyListener listener) {
-        super(name, maxInflight, clock);
+        this(name, maxInflight, null, queueSize, maxWaitNanos, clock, listener);
+    }
+
+    /** @param adaptive the group's moving total, or null for a fixed {@code maxInflight} */
+    QueuedGroup(String name, int maxInflight, AdaptiveLimit adaptive, int queueSize, long maxWaitNanos,
+                QuotaClock clock, ConcurrencyListener listener) {
+        super(name, maxInflight, adaptive, clock);
         this.queueSize = queueSize;
         this.maxWaitNanos = maxWaitNanos;
         this.listener = listener;
@@ -109,6 +118,7 @@ final class QueuedGroup extends GroupLimiter {
                 state.queued--;
                 result = refusal(tenant, state, cap, true);
                 dropIfIdle(tenant, state);
+                if (adaptive()) handOver(); // a tenant gone from the holders raises the others' fair shares
             }
             if (interrupted) Thread.currentThread().interrupt();
             admitted = w.granted;
@@ -125,7 +135,7 @@ final class QueuedGroup extends GroupLimiter {
 
     /** A permit for a slot just counted as the tenant's; called under the lock. */
     private GroupPermit started(String tenant, TenantState state) {
-        GroupPermit permit = new GroupPermit(this, tenant, state.running);
+        GroupPermit permit = new GroupPermit(this, tenant, state.running, inflight);
         state.running.add(permit);
         return permit;
     }
@@ -141,8 +151,12 @@ final class QueuedGroup extends GroupLimiter {
         return refused(timedOut);
     }
 
+    /** Whether a newcomer of a tenant with {@code state} (null: none yet) may take a slot now; under the lock. */
     private boolean fits(TenantState state, int cap) {
-        return inflight < maxInflight && (state == null ? 0 : state.inflight) < cap;
+        int own = state == null ? 0 : state.inflight;
+        int total = total();
+        int holders = tenants.size() + (state == null ? 1 : 0);
+        return inflight < total && own < cap && reserveAllows(own, inflight, total, holders);
     }
 
     @Override
@@ -153,8 +167,8 @@ final class QueuedGroup extends GroupLimiter {
             state.running.remove(permit);
             state.inflight--;
             inflight--;
+            dropIfIdle(permit.tenant, state); // first: one holder fewer may raise an adaptive group's fair shares
             handOver();
-            dropIfIdle(permit.tenant, state);
         } finally {
             lock.unlock();
         }
@@ -165,12 +179,16 @@ final class QueuedGroup extends GroupLimiter {
         if (state.inflight == 0 && state.queued == 0) tenants.remove(tenant);
     }
 
-    /** Gives free slots to waiters, oldest first, skipping those whose own tenant is still at its cap. */
+    /**
+     * Gives free slots to waiters, oldest first, skipping those whose own tenant is still at its cap
+     * (or, adaptive, at its fair share with the reserve reached).
+     */
     private void handOver() {
-        for (Iterator<Waiter> it = waiters.iterator(); it.hasNext() && inflight < maxInflight; ) {
+        int total = total();
+        for (Iterator<Waiter> it = waiters.iterator(); it.hasNext() && inflight < total; ) {
             Waiter w = it.next();
             TenantState state = tenants.get(w.tenant);
-            if (state.inflight < w.cap) {
+            if (state.inflight < w.cap && reserveAllows(state.inflight, inflight, total, tenants.size())) {
                 it.remove();
                 state.queued--;
                 state.inflight++;

@@ -35,7 +35,8 @@ import java.util.concurrent.TimeUnit;
  *       {@code other}), {@code plan}, {@code route}, {@code outcome} ({@code allowed}|{@code rejected}),
  *       {@code reason};</li>
  *   <li>{@value #INFLIGHT}: gauge per concurrency group and tenant tag (the named tenants, and
- *       {@code other} for the rest); {@value #QUEUED}: gauge per group;</li>
+ *       {@code other} for the rest); {@value #QUEUED}: gauge per group; {@value #CONCURRENCY_LIMIT}:
+ *       gauge per adaptive group ({@code groups.<g>.adaptive}, only those), its limit now;</li>
  *   <li>the tenants named change with recent traffic ({@link RequestStatistics}): when a tenant loses
  *       its name its {@value #REQUESTS} counters and {@value #INFLIGHT} gauges are removed from the
  *       registry ({@link MeterRegistry#remove(Meter)}), so the series stay bounded over time too; if
@@ -83,6 +84,8 @@ public final class QuotaMeterBinder implements MeterBinder {
     public static final String INFLIGHT = "quotagate.inflight";
     /** Requests waiting in a concurrency group's queue. */
     public static final String QUEUED = "quotagate.queued";
+    /** The limit an adaptive concurrency group applies now on this instance. */
+    public static final String CONCURRENCY_LIMIT = "quotagate.concurrency.limit";
     /** Requests delayed by a throttle now, waiting to resume. */
     public static final String DELAYED = "quotagate.throttle.delayed";
     /** Delays planned for throttled requests, by route and outcome ({@code resumed}, {@code dropped}). */
@@ -160,6 +163,12 @@ public final class QuotaMeterBinder implements MeterBinder {
                     .description("Requests waiting in a concurrency group's queue")
                     .tag("group", group)
                     .register(registry);
+            if (concurrency.adaptiveLimit(group).isPresent()) {
+                Gauge.builder(CONCURRENCY_LIMIT, concurrency, c -> c.adaptiveLimit(group).orElse(0))
+                        .description("The adaptive limit of a concurrency group's requests in flight on this instance")
+                        .tag("group", group)
+                        .register(registry);
+            }
         }
         // Called one at a time under the statistics' lock (so plain maps do): a cell's counter comes
         // and goes with the cell, a tenant's in-flight gauges with its first and last cell, so the

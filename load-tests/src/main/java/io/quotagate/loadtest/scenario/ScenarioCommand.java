@@ -20,15 +20,20 @@ import java.util.concurrent.Future;
  * HTTP. Without {@code --target}, each mode gets its own in-process example app on a free port of
  * 127.0.0.1 (its own hidden quota), and the modes run at the same time; with {@code --target},
  * the modes run one after the other against that server.
+ *
+ * <p>{@code scenario slow-backend} is of another kind: server-side adaptive concurrency, an adaptive
+ * group beside a fixed cap while a report backend slows down 5× ({@link SlowBackend}); it takes
+ * {@code --speed} and the options marked "slow-backend".
  */
 @Command(name = "scenario", mixinStandardHelpOptions = true,
         description = {"Runs adaptive clients (none, fixed, aimd, cubic, headers) against a hidden global quota.",
-                "Scenarios: race, steady, neighbour, scale-out, quota-drop.",
+                "Scenarios: race, steady, neighbour, scale-out, quota-drop; and slow-backend (an adaptive concurrency "
+                        + "group beside a fixed cap while the report backend slows down 5x for a minute).",
                 "Exit status: 0 every check passed; 1 a check failed (named on stderr with its figure and threshold); "
                         + "2 bad arguments; 3 the checks passed but a mode was SATURATED (the machine could not keep the "
                         + "schedule: use a lower --speed)."})
 public final class ScenarioCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "NAME", description = "race | steady | neighbour | scale-out | quota-drop")
+    @Parameters(index = "0", paramLabel = "NAME", description = "race | steady | neighbour | scale-out | quota-drop | slow-backend")
     String name;
 
     @Option(names = "--speed", paramLabel = "N", description = "compress time: rates × N, durations ÷ N (default ${DEFAULT-VALUE})")
@@ -64,6 +69,22 @@ public final class ScenarioCommand implements Callable<Integer> {
             description = "skip the short measurement before an in-process run that warns when this machine cannot keep the schedule")
     boolean noCalibration;
 
+    @Option(names = "--service-ms", paramLabel = "MS",
+            description = "slow-backend: a report's service time in the normal phases, 5x in the slow one (default ${DEFAULT-VALUE})")
+    long serviceMillis = 100;
+
+    @Option(names = "--rate", paramLabel = "N",
+            description = "slow-backend: requests per second to each route, all tenants together (default ${DEFAULT-VALUE})")
+    double rate = 40;
+
+    @Option(names = "--fixed-cap", paramLabel = "N",
+            description = "slow-backend: max-inflight of the fixed group run beside the adaptive one (default ${DEFAULT-VALUE})")
+    int fixedCap = 40;
+
+    @Option(names = "--algorithm", paramLabel = "NAME",
+            description = "slow-backend: the adaptive group's algorithm, gradient2 | vegas (default ${DEFAULT-VALUE})")
+    String algorithm = "gradient2";
+
     PrintStream stdout = System.out;
 
     /** Exit status of a run whose checks passed but whose generator could not keep the schedule. */
@@ -77,6 +98,15 @@ public final class ScenarioCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (SlowBackend.NAME.equals(name)) {
+            if (!(speed > 0) || serviceMillis < 1 || !(rate > 0) || fixedCap < 1
+                    || !List.of("gradient2", "vegas").contains(algorithm)) {
+                System.err.println("scenario: slow-backend needs --speed > 0, --service-ms >= 1, --rate > 0, --fixed-cap >= 1"
+                        + " and --algorithm gradient2 or vegas");
+                return 2;
+            }
+            return new SlowBackend(speed, serviceMillis, rate, fixedCap, algorithm, stdout, quiet).run();
+        }
         Scenario scenario;
         List<Mode> chosen;
         try {
