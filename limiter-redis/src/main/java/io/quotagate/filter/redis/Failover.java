@@ -12,9 +12,9 @@ import java.util.function.Function;
  *
  * <p>Hot path: one volatile read ({@link RedisHealth#available()}) decides; while Redis is up, a
  * request costs one call of the store's script ({@link BucketScript}: one round trip for all of its
- * buckets), or with batching or a local allowance bucket4j's GET + compare-and-swap script (2 round
- * trips per bucket), each bounded by the command
- * timeout, retried at most {@code max-retries} times on a conflict. A failure is classified by
+ * buckets), or with a local allowance bucket4j's GET + compare-and-swap script (2 round trips per bucket
+ * synchronised), each bounded by the command timeout, the compare-and-swap retried at most
+ * {@code max-retries} times on a conflict. A failure is classified by
  * {@link RedisHealth}: an outage flips the store to local buckets (once); contention or a single slow
  * command answers only that operation locally; a value that is no bucket is that key's trouble alone
  * ({@link ValueRepair}).
@@ -25,14 +25,14 @@ final class Failover {
     private final LocalShares shares;
     private final RedisSettings settings;
     private final ValueRepair values;
-    /** The store's script, or null when the buckets are bucket4j's (batching, a local allowance). */
+    /** The store's script, or null when the buckets are bucket4j's (a local allowance). */
     private final BucketScript script;
     private final LongAdder moves = new LongAdder();
 
     Failover(RedisConnection redis, RedisHealth health, LocalShares shares, RedisSettings settings) {
         this.redis = redis;
         this.values = new ValueRepair(redis);
-        this.script = settings.localAllowance() == null && !settings.batching() ? new BucketScript(redis, values) : null;
+        this.script = settings.localAllowance() == null ? new BucketScript(redis, values) : null;
         this.health = health;
         this.shares = shares;
         this.settings = settings;

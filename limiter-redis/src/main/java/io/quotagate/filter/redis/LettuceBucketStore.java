@@ -22,8 +22,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@link RedisStore} on the store's own bucket script ({@link BucketScript}: one round trip per request),
- * or with batching or a local allowance on bucket4j's Lettuce compare-and-swap proxy manager: the composition of its
- * parts, each with one job: {@link RedisConnection} (client, connection, proxies),
+ * or with a local allowance on bucket4j's Lettuce compare-and-swap proxy manager: the composition of its parts, each with one job: {@link RedisConnection} (client, connection, proxies),
  * {@link InstanceRegistry} (heartbeat, instance count), {@link RedisHealth} (outage detection),
  * {@link Failover} with {@link LocalShares} (local decisions while Redis is down) and
  * {@link AllowanceFlusher} (units admitted on a local allowance). This class keeps the table of

@@ -6,7 +6,7 @@ import io.quotagate.filter.store.QuotaBucket;
 /**
  * A bucket in Redis as {@link Failover} runs it: one of the two ways the buckets are kept there, the
  * store's own script ({@link ScriptBucket}, exact decisions) or bucket4j's proxy ({@link RemoteBucket},
- * for batching and local allowances).
+ * for a local allowance).
  */
 interface RedisBucket extends QuotaBucket {
 

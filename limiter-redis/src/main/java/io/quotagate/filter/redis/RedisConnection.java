@@ -12,7 +12,6 @@ import io.github.bucket4j.distributed.remote.Request;
 import io.github.bucket4j.distributed.proxy.RemoteBucketBuilder;
 import io.github.bucket4j.distributed.proxy.optimization.DelayParameters;
 import io.github.bucket4j.distributed.proxy.optimization.OptimizationListener;
-import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
 import io.github.bucket4j.distributed.proxy.optimization.delay.DelayOptimization;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisException;
@@ -34,7 +33,7 @@ import java.util.function.Supplier;
 /**
  * The client side of Redis: the {@link RedisTopology} (one server, Sentinel's primary or a cluster)
  * with Lettuce's threads, the one connection (Lettuce reconnects it after an outage) and bucket4j's
- * proxy manager on it, and the bucket proxies built with the configured optimisation. Knows nothing of
+ * proxy manager on it, and the bucket proxies of a local allowance. Knows nothing of
  * health or failover.
  */
 final class RedisConnection implements AutoCloseable {
@@ -202,18 +201,15 @@ final class RedisConnection implements AutoCloseable {
     }
 
     /**
-     * The builder with the configured optimisation: a local allowance (bucket4j's delaying, which also
-     * batches), or batching alone, or none.
+     * The builder with the local allowance (bucket4j's delaying optimisation, which also batches): bucket4j's
+     * buckets serve only a local allowance, the store's script every exact decision.
      */
     private RemoteBucketBuilder<String> optimized(RemoteBucketBuilder<String> builder) {
         RedisSettings.LocalAllowance allowance = settings.localAllowance();
-        if (allowance != null) {
-            // on the store's clock (not bucket4j's default system clock), as the Redis state is
-            DelayParameters delay = new DelayParameters(allowance.units(), allowance.maxDelay());
-            return builder.withOptimization(
-                    new DelayOptimization(delay, OptimizationListener.createDefault(), wallClock));
-        }
-        return settings.batching() ? builder.withOptimization(Optimizations.batching()) : builder;
+        if (allowance == null) throw new IllegalStateException("bucket4j's buckets serve only a local allowance");
+        // on the store's clock (not bucket4j's default system clock), as the Redis state is
+        DelayParameters delay = new DelayParameters(allowance.units(), allowance.maxDelay());
+        return builder.withOptimization(new DelayOptimization(delay, OptimizationListener.createDefault(), wallClock));
     }
 
     /** Keys expire {@code extra} after their bucket would be full again (a full bucket equals a missing one). */

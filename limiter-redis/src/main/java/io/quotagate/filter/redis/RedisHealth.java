@@ -71,7 +71,8 @@ final class RedisHealth implements StoreHealth {
         this.settings = settings;
         this.redactedUri = RedisSettings.redact(settings.uri());
         this.instanceCount = instanceCount;
-        // one hot key with batching has a single update in flight: allow several slow ones in a row
+        // one hot key has a single update in flight (a shared script call, or bucket4j's batch under a
+        // local allowance): allow several slow ones in a row
         this.silenceForOutageNanos = Math.max(settings.timeout().toNanos() * 10, Duration.ofMillis(500).toNanos());
     }
 

@@ -5,6 +5,7 @@ import io.quotagate.plans.StoreSpec;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -13,8 +14,8 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * The settings of a {@link RedisStore}: where Redis is, the key prefix, the command timeout, batching or a
- * local allowance, the behaviour while Redis is down, the heartbeat. {@code store.type: redis} in a plans
+ * The settings of a {@link RedisStore}: where Redis is, the key prefix, the command timeout, a local
+ * allowance, the behaviour while Redis is down, the heartbeat. {@code store.type: redis} in a plans
  * file gives them as the options under {@code store:}; {@link #of(StoreSpec)} reads and checks them there
  * (the plans module keeps them as written and knows no Redis), with errors that name the file, the line and
  * the field. Immutable; in code, start from {@link #of(String)} and change settings through {@link #from} or
@@ -31,7 +32,7 @@ public final class RedisSettings {
      * the command timeout).
      */
     public static final Duration DEFAULT_QUOTA_TIMEOUT = Duration.ofSeconds(2);
-    /** Default compare-and-swap retries. */
+    /** Default compare-and-swap retries (bucket4j's, with a local allowance). */
     public static final int DEFAULT_MAX_RETRIES = 4;
     /** Default heartbeat interval. */
     public static final Duration DEFAULT_HEARTBEAT = Duration.ofSeconds(2);
@@ -43,8 +44,15 @@ public final class RedisSettings {
     /** The {@code store.type} of a Redis store. */
     public static final String TYPE = "redis";
     /** The options a {@code store:} of type redis may have, besides {@code type}. */
-    public static final Set<String> OPTIONS = Set.of("uri", "prefix", "timeout", "quota-timeout", "max-retries", "batching",
+    public static final Set<String> OPTIONS = Set.of("uri", "prefix", "timeout", "quota-timeout", "max-retries",
             "on-failure", "heartbeat", "instance-ttl", "local-allowance");
+    /**
+     * Options a store of type redis no longer has, each with what a plans file that still sets one is told.
+     * {@link RedisStoreProvider#options()} lets them through the check of option names, so that
+     * {@link #of(StoreSpec)} refuses them with their reason rather than as unknown keys.
+     */
+    static final Map<String, String> REMOVED_OPTIONS = Map.of("batching", "removed: the store's script is faster on every"
+            + " measured row (BENCHMARKS.md); delete the line (local-allowance keeps bucket4j's batching)");
 
     /** Behaviour while Redis cannot be reached. */
     public enum OnFailure {
@@ -79,8 +87,6 @@ public final class RedisSettings {
     /** As set; null for the default: the longer of {@link #DEFAULT_QUOTA_TIMEOUT} and the timeout. */
     private final Duration quotaTimeout;
     private final int maxRetries;
-    /** As set; null for the default: batching exactly when there is a local allowance. */
-    private final Boolean batching;
     private final OnFailure onFailure;
     private final Duration heartbeat;
     private final Duration instanceTtl;
@@ -92,16 +98,12 @@ public final class RedisSettings {
         this.timeout = b.timeout;
         this.quotaTimeout = b.quotaTimeout;
         this.maxRetries = b.maxRetries;
-        this.batching = b.batching;
         this.onFailure = b.onFailure;
         this.heartbeat = b.heartbeat;
         this.instanceTtl = b.instanceTtl;
         this.localAllowance = b.localAllowance;
         if (uri == null || uri.isBlank()) {
             throw new IllegalArgumentException("a Redis store needs a uri");
-        }
-        if (localAllowance != null && Boolean.FALSE.equals(batching)) {
-            throw new IllegalArgumentException("a local allowance always batches: batching cannot be false with it");
         }
         if (quotaTimeout != null && quotaTimeout.compareTo(timeout) < 0) {
             throw new IllegalArgumentException("quotaTimeout (" + quotaTimeout + ") must not be shorter than timeout ("
@@ -123,8 +125,8 @@ public final class RedisSettings {
      * {@code uri} required and a form Lettuce connects with (shown without its password when refused),
      * {@code prefix} matching {@link #PREFIX}, periods with a unit, {@code max-retries} 1 to 100,
      * {@code on-failure} {@code open} or {@code closed}, {@code instance-ttl} longer than {@code heartbeat},
-     * {@code local-allowance} with {@code units} and a {@code max-delay} of at most 1m, never with
-     * {@code batching: false}.
+     * {@code local-allowance} with {@code units} and a {@code max-delay} of at most 1m; a removed option
+     * ({@code batching}) refused with what to do instead.
      *
      * @throws InvalidPlansException naming the file, the line and the field ({@code store.uri: required})
      * @throws IllegalArgumentException if {@code spec} is not of type redis
@@ -132,6 +134,10 @@ public final class RedisSettings {
     public static RedisSettings of(StoreSpec spec) {
         if (!TYPE.equals(spec.type())) {
             throw new IllegalArgumentException("not a store of type " + TYPE + ": " + spec.type());
+        }
+        for (String option : spec.optionNames()) {
+            String removed = REMOVED_OPTIONS.get(option);
+            if (removed != null) throw spec.invalid(option, removed);
         }
         spec.checkOptionNames(OPTIONS);
         String uri = spec.string("uri").orElseThrow(() -> spec.invalid("uri", "required"));
@@ -156,9 +162,6 @@ public final class RedisSettings {
             s.quotaTimeout(quotaTimeout.get());
         }
         spec.positive("max-retries", 100).ifPresent(retries -> s.maxRetries(retries.intValue()));
-        // exact by default (the store's script, one round trip per request); a local allowance batches
-        boolean batching = spec.bool("batching").orElse(spec.section("local-allowance").isPresent());
-        s.batching(batching);
         s.onFailure(spec.choice("on-failure", OnFailure.class).orElse(OnFailure.OPEN));
         Duration heartbeat = spec.period("heartbeat").orElse(DEFAULT_HEARTBEAT);
         Duration ttl = spec.period("instance-ttl").orElse(DEFAULT_INSTANCE_TTL);
@@ -166,14 +169,7 @@ public final class RedisSettings {
             throw spec.invalid("instance-ttl", "must be longer than store.heartbeat (" + heartbeat + "), was " + ttl);
         }
         s.heartbeat(heartbeat).instanceTtl(ttl);
-        Optional<StoreSpec> allowanceSpec = spec.section("local-allowance");
-        if (allowanceSpec.isPresent()) {
-            LocalAllowance allowance = localAllowance(allowanceSpec.get());
-            if (!batching) {
-                throw spec.invalid("batching", "cannot be false with store.local-allowance (which always batches)");
-            }
-            s.localAllowance(allowance);
-        }
+        spec.section("local-allowance").map(RedisSettings::localAllowance).ifPresent(s::localAllowance);
         return s.build();
     }
 
@@ -191,7 +187,7 @@ public final class RedisSettings {
     /** A builder starting from every setting of {@code prototype}. */
     public static Builder from(RedisSettings prototype) {
         return new Builder().uri(prototype.uri).prefix(prototype.prefix).timeout(prototype.timeout)
-                .quotaTimeout(prototype.quotaTimeout).maxRetries(prototype.maxRetries).batchingAsSet(prototype.batching).onFailure(prototype.onFailure)
+                .quotaTimeout(prototype.quotaTimeout).maxRetries(prototype.maxRetries).onFailure(prototype.onFailure)
                 .heartbeat(prototype.heartbeat).instanceTtl(prototype.instanceTtl)
                 .localAllowance(prototype.localAllowance);
     }
@@ -225,17 +221,12 @@ public final class RedisSettings {
         return timeout.compareTo(DEFAULT_QUOTA_TIMEOUT) > 0 ? timeout : DEFAULT_QUOTA_TIMEOUT;
     }
 
-    /** Compare-and-swap retries of one bucket update before giving up. */
+    /**
+     * Compare-and-swap retries of one bucket update before giving up: bucket4j's, with a local allowance
+     * (the store's script never retries).
+     */
     public int maxRetries() {
         return maxRetries;
-    }
-
-    /**
-     * Whether concurrent requests on one bucket are combined into one Redis update (true with a local
-     * allowance, which always batches).
-     */
-    public boolean batching() {
-        return batching != null ? batching : localAllowance != null;
     }
 
     /** What to do while Redis is unreachable. */
@@ -255,8 +246,9 @@ public final class RedisSettings {
 
     /**
      * When not null, each instance decides from its last view of a bucket and synchronises with Redis
-     * only every so many units or so long (far fewer round trips, a bounded overshoot); null: every
-     * decision is taken on Redis (exact).
+     * only every so many units or so long (far fewer round trips, a bounded overshoot), on bucket4j's
+     * buckets with concurrent requests on one bucket combined into one update; null: every decision is
+     * taken on Redis by the store's script (exact).
      */
     public LocalAllowance localAllowance() {
         return localAllowance;
@@ -346,11 +338,6 @@ public final class RedisSettings {
         return from(this).quotaTimeout(quotaTimeout).build();
     }
 
-    /** A copy with batching on or off. */
-    public RedisSettings withBatching(boolean batching) {
-        return from(this).batching(batching).build();
-    }
-
     /** A copy with another failure behaviour. */
     public RedisSettings withOnFailure(OnFailure onFailure) {
         return from(this).onFailure(onFailure).build();
@@ -364,29 +351,29 @@ public final class RedisSettings {
     @Override
     public boolean equals(Object o) {
         return o instanceof RedisSettings s && uri.equals(s.uri) && prefix.equals(s.prefix)
-                && timeout.equals(s.timeout) && quotaTimeout().equals(s.quotaTimeout()) && maxRetries == s.maxRetries && batching() == s.batching()
+                && timeout.equals(s.timeout) && quotaTimeout().equals(s.quotaTimeout()) && maxRetries == s.maxRetries
                 && onFailure == s.onFailure && heartbeat.equals(s.heartbeat) && instanceTtl.equals(s.instanceTtl)
                 && Objects.equals(localAllowance, s.localAllowance);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(uri, prefix, timeout, quotaTimeout(), maxRetries, batching(), onFailure, heartbeat, instanceTtl,
+        return Objects.hash(uri, prefix, timeout, quotaTimeout(), maxRetries, onFailure, heartbeat, instanceTtl,
                 localAllowance);
     }
 
     @Override
     public String toString() {
         return "RedisSettings[uri=" + redact(uri) + ", prefix=" + prefix
-                + ", timeout=" + timeout + ", quotaTimeout=" + quotaTimeout() + ", maxRetries=" + maxRetries + ", batching=" + batching() + ", onFailure="
+                + ", timeout=" + timeout + ", quotaTimeout=" + quotaTimeout() + ", maxRetries=" + maxRetries + ", onFailure="
                 + onFailure + ", heartbeat=" + heartbeat + ", instanceTtl=" + instanceTtl + ", localAllowance="
                 + localAllowance + "]";
     }
 
     /**
      * Builds {@link RedisSettings}; each setting is checked as it is given, and {@link #build()} checks
-     * those that span several (a URI is given, the instance TTL outlasts the heartbeat, a local allowance
-     * batches).
+     * those that span several (a URI is given, the quota timeout is not shorter than the timeout, the
+     * instance TTL outlasts the heartbeat).
      */
     public static final class Builder {
         private String uri;
@@ -394,7 +381,6 @@ public final class RedisSettings {
         private Duration timeout = DEFAULT_TIMEOUT;
         private Duration quotaTimeout;
         private int maxRetries = DEFAULT_MAX_RETRIES;
-        private Boolean batching;
         private OnFailure onFailure = OnFailure.OPEN;
         private Duration heartbeat = DEFAULT_HEARTBEAT;
         private Duration instanceTtl = DEFAULT_INSTANCE_TTL;
@@ -434,25 +420,13 @@ public final class RedisSettings {
             return this;
         }
 
-        /** Compare-and-swap retries of one bucket update, &gt;= 0 (default {@value #DEFAULT_MAX_RETRIES}). */
+        /**
+         * bucket4j's compare-and-swap retries of one bucket update with a local allowance, &gt;= 0 (default
+         * {@value #DEFAULT_MAX_RETRIES}).
+         */
         public Builder maxRetries(int maxRetries) {
             if (maxRetries < 0) throw new IllegalArgumentException("maxRetries must be >= 0, was " + maxRetries);
             this.maxRetries = maxRetries;
-            return this;
-        }
-
-        /**
-         * True for bucket4j's compare-and-swap with concurrent requests on one bucket combined into one
-         * update; false for the store's script (one round trip per request, exact). Default: false, true
-         * with a local allowance (which always batches).
-         */
-        public Builder batching(boolean batching) {
-            this.batching = batching;
-            return this;
-        }
-
-        private Builder batchingAsSet(Boolean batching) {
-            this.batching = batching;
             return this;
         }
 

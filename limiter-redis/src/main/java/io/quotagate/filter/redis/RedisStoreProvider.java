@@ -7,6 +7,8 @@ import io.quotagate.plans.StoreSpec;
 
 import java.time.Clock;
 import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * Opens a {@link RedisStore} for {@code store.type: redis}, and owns that type's options
@@ -15,6 +17,9 @@ import java.util.Set;
  * the class path.
  */
 public final class RedisStoreProvider implements BucketStoreProvider {
+
+    private static final Set<String> OPTIONS = Stream.concat(RedisSettings.OPTIONS.stream(),
+            RedisSettings.REMOVED_OPTIONS.keySet().stream()).collect(Collectors.toUnmodifiableSet());
 
     /** Called by {@link java.util.ServiceLoader}. */
     public RedisStoreProvider() {
@@ -26,10 +31,13 @@ public final class RedisStoreProvider implements BucketStoreProvider {
         return RedisSettings.TYPE;
     }
 
-    /** {@link RedisSettings#OPTIONS}. */
+    /**
+     * {@link RedisSettings#OPTIONS}, and the removed ones ({@code batching}), so that {@link #check} refuses
+     * those with their reason and what to do instead, not as unknown keys.
+     */
     @Override
     public Set<String> options() {
-        return RedisSettings.OPTIONS;
+        return OPTIONS;
     }
 
     @Override

@@ -15,7 +15,8 @@ import io.quotagate.plans.Bandwidth;
 import java.util.List;
 
 /**
- * A bucket in Redis: bucket4j's proxy (two round trips per operation, or fewer with an optimisation).
+ * A bucket in Redis under a local allowance: bucket4j's proxy, with its delaying optimisation (which
+ * batches: a synchronisation is a GET and a compare-and-swap script, for all the units admitted since).
  *
  * <p>Every operation also notes the bucket's tokens as it saw them ({@link Seen}: bucket4j's verbose
  * variant of the same command, computed from the same reply, so no extra round trip). When the key is

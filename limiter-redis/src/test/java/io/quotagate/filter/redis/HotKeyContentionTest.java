@@ -20,8 +20,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * One hot key, many threads. With the store's script ({@code batching: false}) there is no contention
- * at all: every take is decided on Redis, exactly. With bucket4j's compare-and-swap, contention is not an
+ * One hot key, many threads. With the store's script (the default) there is no contention at all:
+ * every take is decided on Redis, exactly. With bucket4j's compare-and-swap (a local allowance), contention is not an
  * outage: Redis answered every attempt, so only the operation whose retries ran out is decided locally,
  * and the store stays on Redis for everyone else. Told apart by exception type
  * ({@link RedisHealth#classify}), not by message text.
@@ -31,11 +31,11 @@ class HotKeyContentionTest {
     @Test
     void manyThreadsOnOneKeyAreAllDecidedOnRedisExactlyByTheScript() throws Exception {
         String prefix = RedisServer.randomPrefix();
-        // no batching, one retry: bucket4j's compare-and-swap would run out of retries often
+        // one retry: bucket4j's compare-and-swap would run out of retries often; the script never retries
         RedisSettings settings = RedisSettings.of(PlansFile.parse("hot.yml", """
                 plans: { free: { limits: [ { capacity: 1, refill: 1, period: 1s } ] } }
                 tenants: { default-plan: free }
-                store: { type: redis, uri: "%s", prefix: "%s", timeout: 500ms, max-retries: 1, batching: false }
+                store: { type: redis, uri: "%s", prefix: "%s", timeout: 500ms, max-retries: 1 }
                 """.formatted(RedisServer.shared().uri(), prefix)).store());
         BucketLimits hot = BucketLimits.of(List.of(new Bandwidth("hot", 1_000_000, 1, Duration.ofDays(1))));
         try (RedisStore store = RedisStore.connect(settings, 100)) {

@@ -70,7 +70,7 @@ class LuaScriptTest {
     void everyScriptIsLoadedAtStartupAndAServerThatForgotThemGetsEachOnceMoreByEval() throws Exception {
         try (RedisServer own = RedisServer.startOwn()) {
             RedisSettings settings = RedisSettings.of(own.uri()).withPrefix(RedisServer.randomPrefix())
-                    .withBatching(false).withTimeout(Duration.ofMillis(500))
+                    .withTimeout(Duration.ofMillis(500))
                     .withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2));
             String[] exists = Stream.concat(Stream.of("SCRIPT", "EXISTS"),
                     Arrays.stream(LuaScript.values()).map(LuaScript::sha)).toArray(String[]::new);

@@ -32,14 +32,14 @@ class OneTripTest {
     private static final BucketLimits HUNDRED_A_DAY =
             BucketLimits.of(List.of(new Bandwidth("b", 100, 1, Duration.ofDays(1))));
 
-    /** The store on its script (no batching) at {@code own}, with a random prefix. */
+    /** The store on its script (the default) at {@code own}, with a random prefix. */
     private static RedisStore scriptStore(RedisServer own, Duration timeout, Duration heartbeat) {
         return scriptStore(own, RedisServer.randomPrefix(), timeout, heartbeat);
     }
 
     /** As {@link #scriptStore(RedisServer, Duration, Duration)}, with {@code prefix}. */
     private static RedisStore scriptStore(RedisServer own, String prefix, Duration timeout, Duration heartbeat) {
-        return RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(prefix).withBatching(false)
+        return RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(prefix)
                 .withTimeout(timeout).withHeartbeat(heartbeat, Duration.ofSeconds(2).plus(heartbeat)), 1_000);
     }
 
@@ -47,7 +47,7 @@ class OneTripTest {
     void everyDecisionAdmittedOrRefusedPublishedOrNotCostsOneScriptCall() throws Exception {
         String prefix = RedisServer.randomPrefix();
         try (RedisServer own = RedisServer.startOwn();
-             RedisStore store = RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(prefix).withBatching(false)
+             RedisStore store = RedisStore.connect(RedisSettings.of(own.uri()).withPrefix(prefix)
                      .withTimeout(Duration.ofSeconds(1)).withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)),
                      1_000)) {
             QuotaFilter filter = QuotaFilter.builder().plans(PlansFile.parse("one-trip.yml", """

@@ -43,14 +43,13 @@ class RedisSettingsTest {
                   prefix: shop.eu
                   timeout: 20ms
                   max-retries: 2
-                  batching: true
                   on-failure: closed
                   heartbeat: 1s
                   instance-ttl: 4s
                   local-allowance: { units: 20, max-delay: 250ms }
                 """);
         assertThat(RedisSettings.of(plans.store())).isEqualTo(RedisSettings.from(RedisSettings.of("redis://127.0.0.1:6379/0"))
-                .prefix("shop.eu").timeout(Duration.ofMillis(20)).maxRetries(2).batching(true)
+                .prefix("shop.eu").timeout(Duration.ofMillis(20)).maxRetries(2)
                 .onFailure(RedisSettings.OnFailure.CLOSED).heartbeat(Duration.ofSeconds(1)).instanceTtl(Duration.ofSeconds(4))
                 .localAllowance(new RedisSettings.LocalAllowance(20, Duration.ofMillis(250))).build());
     }
@@ -147,9 +146,15 @@ class RedisSettingsTest {
                 arguments("local allowance of zero units", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "store:\n  type: redis\n  uri: redis://h:6379\n  local-allowance:\n    units: 0\n    max-delay: 100ms\n", 9,
                         "store.local-allowance.units", "must be > 0"),
-                arguments("local allowance without batching", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
-                        + "store:\n  type: redis\n  uri: redis://h:6379\n  batching: false\n"
-                        + "  local-allowance: { units: 5, max-delay: 100ms }\n", 8, "store.batching", "cannot be false"),
+                arguments("batching, removed", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis://h:6379\n  batching: true\n", 8, "store.batching",
+                        "removed: the store's script is faster"),
+                arguments("batching: false, removed too", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis://h:6379\n  batching: false\n", 8, "store.batching",
+                        "delete the line"),
+                arguments("batching with a local allowance, removed", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "store:\n  type: redis\n  uri: redis://h:6379\n  local-allowance: { units: 5, max-delay: 100ms }\n"
+                        + "  batching: true\n", 9, "store.batching", "local-allowance keeps bucket4j's batching"),
                 arguments("unknown store key", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "store:\n  type: redis\n  uri: redis://h:6379\n  pool: 8\n", 8, "store.pool", "unknown key")
         );
@@ -166,6 +171,23 @@ class RedisSettingsTest {
                 """));
         assertThatThrownBy(builder::build).isInstanceOf(InvalidPlansException.class)
                 .hasMessage("bad.yml:5: store.max-retries: must be > 0, was 0");
+    }
+
+    @Test
+    void batchingIsRemovedAndAPlansFileThatSetsItFailsAtStartSayingWhyAndWhatToDo() {
+        var builder = QuotaFilter.builder().plans(PlansFile.parse("bad.yml", """
+                plans: { free: { limits: [ { capacity: 10, refill: 10, period: 1s } ] } }
+                store:
+                  type: redis
+                  uri: redis://h:6379
+                  batching: true
+                """));
+        assertThatThrownBy(builder::build).isInstanceOf(InvalidPlansException.class)
+                .hasMessage("bad.yml:5: store.batching: removed: the store's script is faster on every measured row"
+                        + " (BENCHMARKS.md); delete the line (local-allowance keeps bucket4j's batching)");
+        assertThatThrownBy(() -> RedisSettings.of(StoreSpec.of("redis", Map.of("uri", "redis://h:6379", "batching", false))))
+                .isInstanceOf(InvalidPlansException.class).hasMessageStartingWith("<code>: store.batching: removed: ");
+        assertThat(RedisSettings.OPTIONS).doesNotContain("batching");
     }
 
     @Test
@@ -191,9 +213,6 @@ class RedisSettingsTest {
         assertThatThrownBy(() -> RedisSettings.from(RedisSettings.of("redis://h:6379"))
                 .heartbeat(Duration.ofSeconds(20)).build())
                 .hasMessageContaining("must be longer than heartbeat");
-        assertThatThrownBy(() -> RedisSettings.of("redis://h:6379").withBatching(false)
-                .withLocalAllowance(new RedisSettings.LocalAllowance(5, Duration.ofMillis(100))))
-                .hasMessageContaining("always batches");
         assertThatThrownBy(() -> RedisSettings.of("redis://h:6379").withPrefix("{qg}"))
                 .hasMessageContaining("prefix must match");
     }

@@ -77,16 +77,17 @@ class SlowRedisQuotaTest {
     }
 
     /**
-     * With bucket4j's buckets ({@code batching: true}) a Redis slower than the timeout is an outage for the
+     * With bucket4j's buckets (a local allowance) a Redis slower than the timeout is an outage for the
      * buckets, and a calendar quota then counts on this instance's share of what was left (the bound of
      * docs/quotas.md); what holds whatever happens: Redis never keeps units of a request that was not admitted.
      */
     @Test
-    void withBatchingASlowRedisNeverBillsARequestThatWasNotAdmitted() throws Exception {
+    void withALocalAllowanceASlowRedisNeverBillsARequestThatWasNotAdmitted() throws Exception {
         RedisServer redis = RedisServer.shared();
         String prefix = RedisServer.randomPrefix();
         try (DelayingProxy slow = new DelayingProxy(redis.port(), 150)) {
-            RedisSettings s = RedisSettings.of(slow.uri()).withPrefix(prefix).withBatching(true);
+            RedisSettings s = RedisSettings.of(slow.uri()).withPrefix(prefix)
+                    .withLocalAllowance(new RedisSettings.LocalAllowance(5, Duration.ofSeconds(1)));
             try (Instance a = Instance.start(s); Instance b = Instance.start(s)) {
                 Map<Integer, AtomicInteger> statuses = send(a, b);
                 int admitted = count(statuses, 200);

@@ -30,9 +30,10 @@ class UndecodableValueTest {
     @BeforeEach
     void connect() {
         warnings = LogCapture.of(RedisStore.class, Level.WARNING);
-        // bucket4j's buckets (batching): its state format, its newer formats
-        store = RedisStore.connect(RedisSettings.of(redis.uri()).withPrefix(prefix).withBatching(true)
-                .withTimeout(Duration.ofMillis(500)), 1_000, clock.wallClock(), clock);
+        // bucket4j's buckets (a local allowance): its state format, its newer formats; an allowance of one
+        // unit, so that most operations go to Redis
+        store = RedisStore.connect(RedisSettings.of(redis.uri()).withPrefix(prefix).withTimeout(Duration.ofMillis(500))
+                .withLocalAllowance(new RedisSettings.LocalAllowance(1, Duration.ofMinutes(1))), 1_000, clock.wallClock(), clock);
     }
 
     @Test
@@ -43,7 +44,7 @@ class UndecodableValueTest {
         redis.command("SET", text, "garbage");
         redis.command("HSET", hash, "field", "value");
         try (RedisStore script = RedisStore.connect(RedisSettings.of(redis.uri()).withPrefix(prefix)
-                .withBatching(false).withTimeout(Duration.ofMillis(500)), 1_000, clock.wallClock(), clock)) {
+                .withTimeout(Duration.ofMillis(500)), 1_000, clock.wallClock(), clock)) {
             QuotaBucket bad = script.bucket(BucketKind.GUEST, "badkey", CONFIG);
             for (int i = 0; i < 16; i++) assertThat(bad.tryTake(1)).as("request %d", i).isTrue();
             QuotaBucket acme = script.bucket(BucketKind.TENANT, "acme", CONFIG);

@@ -69,7 +69,7 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--redis", paramLabel = "URI", description = {
             "Run the store modes instead: bare, local store (1 and 1,000 tenants) and Redis store at URI "
-                    + "(1 and 1,000 tenants, with and without batching, and with a local allowance), with Redis commands per request "
+                    + "(1 and 1,000 tenants, exact and with a local allowance), with Redis commands per request "
                     + "from INFO commandstats (summed over the primaries for a redis-cluster:// URI). Use a Redis "
                     + "of its own (redis-server --port 6390 --save '' --appendonly no): other clients would count "
                     + "in the commandstats."})

@@ -59,21 +59,17 @@ enum Mode {
     QUOTAGATE_1000_TENANTS("quotagate-1000-tenants", 1_000),
     /** The Redis store as configured by default: exact, the store's script (one call per request). */
     REDIS_1_TENANT("redis-1-tenant", 1),
-    /** The Redis store with {@code batching: true}: bucket4j's compare-and-swap, concurrent requests combined. */
-    REDIS_1_TENANT_BATCHED("redis-1-tenant-batched", 1),
     REDIS_1000_TENANTS("redis-1000-tenants", 1_000),
-    REDIS_1000_TENANTS_BATCHED("redis-1000-tenants-batched", 1_000),
-    /** The Redis store with a local allowance of {@link #ALLOWANCE}. */
+    /** The Redis store with a local allowance of {@link #ALLOWANCE} (bucket4j's buckets, batching). */
     REDIS_1_TENANT_ALLOWANCE("redis-1-tenant-allowance", 1),
     REDIS_1000_TENANTS_ALLOWANCE("redis-1000-tenants-allowance", 1_000);
 
     /** The modes run without {@code --redis}. */
     static final Set<Mode> DEFAULT = EnumSet.of(BARE, QUOTAGATE_1_TENANT, BARE_10000_TENANTS, QUOTAGATE_10000_TENANTS,
             JETTY_DOSFILTER, COUNTER_MAP_10000_TENANTS, BUCKET4J_MAP_10000_TENANTS, RESILIENCE4J_10000_TENANTS);
-    /** The modes run with {@code --redis}: local store vs Redis store, exact (default), batched, with an allowance. */
+    /** The modes run with {@code --redis}: local store vs Redis store, exact (default) and with an allowance. */
     static final Set<Mode> WITH_REDIS = EnumSet.of(BARE, QUOTAGATE_1_TENANT, QUOTAGATE_1000_TENANTS, REDIS_1_TENANT,
-            REDIS_1_TENANT_BATCHED, REDIS_1000_TENANTS, REDIS_1000_TENANTS_BATCHED, REDIS_1_TENANT_ALLOWANCE,
-            REDIS_1000_TENANTS_ALLOWANCE);
+            REDIS_1000_TENANTS, REDIS_1_TENANT_ALLOWANCE, REDIS_1000_TENANTS_ALLOWANCE);
 
     /** The local allowance of the {@code -allowance} modes: 20 units or 250 ms between synchronisations. */
     static final RedisSettings.LocalAllowance ALLOWANCE = new RedisSettings.LocalAllowance(20, java.time.Duration.ofMillis(250));
@@ -123,9 +119,9 @@ enum Mode {
         return tenants == QUOTAGATE_1_TENANT.tenants ? QUOTAGATE_1_TENANT : QUOTAGATE_1000_TENANTS;
     }
 
-    /** Whether this mode's buckets are decided by the store's script (Redis, neither batching nor an allowance). */
+    /** Whether this mode's buckets are decided by the store's script (Redis, without an allowance). */
     boolean script() {
-        return redis() && !label.endsWith("-batched") && !label.endsWith("-allowance");
+        return redis() && !label.endsWith("-allowance");
     }
 
     /**
@@ -156,14 +152,12 @@ enum Mode {
                 Plans plans = PlansFile.parse("bench-plans.yml", PLANS_YAML);
                 yield Optional.of(QuotaFilter.builder().plans(plans).build());
             }
-            case REDIS_1_TENANT, REDIS_1_TENANT_BATCHED, REDIS_1000_TENANTS, REDIS_1000_TENANTS_BATCHED,
-                 REDIS_1_TENANT_ALLOWANCE, REDIS_1000_TENANTS_ALLOWANCE -> {
+            case REDIS_1_TENANT, REDIS_1000_TENANTS, REDIS_1_TENANT_ALLOWANCE, REDIS_1000_TENANTS_ALLOWANCE -> {
                 if (redisUri == null) throw new IllegalStateException(label + " needs --redis URI");
                 // a prefix of its own per mode and per bench: runs never share buckets; keys expire
                 Map<String, Object> store = new LinkedHashMap<>();
                 store.put("uri", redisUri);
                 store.put("prefix", "bench-" + UUID.randomUUID().toString().substring(0, 8) + "-" + label);
-                if (label.endsWith("-batched")) store.put("batching", true);
                 if (label.endsWith("-allowance")) {
                     store.put("local-allowance", Map.of("units", ALLOWANCE.units(), "max-delay", ALLOWANCE.maxDelay()));
                 }
