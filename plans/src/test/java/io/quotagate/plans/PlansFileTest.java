@@ -189,7 +189,7 @@ class PlansFileTest {
     }
 
     @Test
-    void keepsAStoresTypeAndOptionsAsWrittenForItsProviderToCheck() {
+    void keepsAStoresTypeAndOptionsAsWrittenForItsProviderToCheck() { // example-flag: any option a provider may define
         Plans plans = PlansFile.parse("p.yml", """
                 plans:
                   only: { limits: [ { capacity: 5, refill: 1, period: 1s } ] }
@@ -198,21 +198,21 @@ class PlansFileTest {
                   uri: redis://127.0.0.1:6379/0
                   timeout: 20ms
                   max-retries: 2
-                  batching: true
+                  example-flag: true
                   local-allowance: { units: 20, max-delay: 250ms }
                 """);
         StoreSpec store = plans.store();
         assertThat(store.type()).isEqualTo("redis");
-        assertThat(store.optionNames()).containsExactly("uri", "timeout", "max-retries", "batching", "local-allowance");
+        assertThat(store.optionNames()).containsExactly("uri", "timeout", "max-retries", "example-flag", "local-allowance");
         assertThat(store.string("uri")).contains("redis://127.0.0.1:6379/0");
         assertThat(store.period("timeout")).contains(Duration.ofMillis(20));
         assertThat(store.positive("max-retries", 100)).contains(2L);
-        assertThat(store.bool("batching")).contains(true);
+        assertThat(store.bool("example-flag")).contains(true);
         StoreSpec allowance = store.section("local-allowance").orElseThrow();
         assertThat(allowance.field()).isEqualTo("store.local-allowance");
         assertThat(allowance.positive("units", 1000)).contains(20L);
         assertThat(store).isEqualTo(StoreSpec.of("redis", Map.of("uri", "redis://127.0.0.1:6379/0",
-                "timeout", Duration.ofMillis(20), "max-retries", 2, "batching", true,
+                "timeout", Duration.ofMillis(20), "max-retries", 2, "example-flag", true,
                 "local-allowance", Map.of("units", 20, "max-delay", "250ms"))));
     }
 
