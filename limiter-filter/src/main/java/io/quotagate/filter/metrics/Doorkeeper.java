@@ -13,7 +13,7 @@ import java.util.Arrays;
  *
  * <p>Only ever too generous: a false positive (about 5 % at the sizing below) lets an id in at its
  * first sample, as without a doorkeeper; an id never marked is never let in. Not thread-safe:
- * {@link RequestStatistics} calls it under its lock.
+ * {@link TenantNames} calls it under the statistics' lock.
  */
 final class Doorkeeper {
     private final int[] bits;

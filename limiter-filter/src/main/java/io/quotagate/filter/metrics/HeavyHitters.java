@@ -23,7 +23,7 @@ import java.util.function.Consumer;
  *
  * <p>The entries form a min-heap on {@code count} (its smallest is the one to replace), found by
  * tenant through a map; an observation costs one map lookup and O(log capacity) swaps. Not
- * thread-safe: {@link RequestStatistics} calls it under its lock.
+ * thread-safe: {@link TenantNames} calls it under the statistics' lock.
  */
 final class HeavyHitters {
     /** One tracked tenant. */

@@ -13,13 +13,10 @@ import io.quotagate.filter.signals.QuotaEvent;
 import io.quotagate.filter.signals.QuotaSignals;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.admission.ConcurrencyView;
-import io.quotagate.filter.admission.QuotaUsage;
 import io.quotagate.filter.admission.Reason;
 
 import io.quotagate.filter.store.StoreHealth;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -133,6 +130,10 @@ public final class QuotaMeterBinder implements MeterBinder {
     /** 1 while the shared limits record can be read, 0 while the store cannot be reached. */
     public static final String LIMITS_REACHABLE = "quotagate.limits.reachable";
 
+    /** The in-flight gauges' description, shared by the {@code other} gauge and the named tenants'. */
+    static final String INFLIGHT_DESCRIPTION =
+            "Requests of a concurrency group in flight, by tenant (top-N, others as 'other')";
+
     private final StatisticsView statistics;
     private final QuotaSource source;
     private final ConcurrencyView concurrency;
@@ -150,13 +151,33 @@ public final class QuotaMeterBinder implements MeterBinder {
     @Override
     public void bindTo(MeterRegistry registry) {
         Set<String> groups = concurrency.groups();
-        // tenant tags with their own in-flight gauges, per group: "other" is the total minus these
+        Map<String, Set<String>> namedInflight = bindConcurrency(registry, groups);
+        TenantMeters tenants = new TenantMeters(registry, source, concurrency, groups, namedInflight);
+        statistics.onCell(tenants::cellCreated, tenants::cellRemoved);
+        bindQueueWaits(registry, groups);
+        bindThrottle(registry);
+        bindShadowRejections(registry);
+        bindCosts(registry);
+        bindScopedRefusals(registry);
+        bindCapacities(registry);
+        bindEvents(registry);
+        bindQuotaLimits(registry);
+        bindSharedLimits(registry);
+        bindStore(registry);
+    }
+
+    /**
+     * Per concurrency group: in flight of the tenants without a gauge of their own ({@code other}), queued,
+     * and an adaptive group's limit. Returns, per group, the tenant tags that have their own in-flight gauge
+     * ({@link TenantMeters} keeps them): "other" is the total minus these.
+     */
+    private Map<String, Set<String>> bindConcurrency(MeterRegistry registry, Set<String> groups) {
         Map<String, Set<String>> namedInflight = new HashMap<>();
         for (String group : groups) {
             Set<String> named = ConcurrentHashMap.newKeySet();
             namedInflight.put(group, named);
             Gauge.builder(INFLIGHT, concurrency, c -> otherInflight(c, group, named))
-                    .description("Requests of a concurrency group in flight, by tenant (top-N, others as 'other')")
+                    .description(INFLIGHT_DESCRIPTION)
                     .tag("group", group).tag("tenant", RequestStatistics.OTHER)
                     .register(registry);
             Gauge.builder(QUEUED, concurrency, c -> c.queued(group))
@@ -170,56 +191,10 @@ public final class QuotaMeterBinder implements MeterBinder {
                         .register(registry);
             }
         }
-        // Called one at a time under the statistics' lock (so plain maps do): a cell's counter comes
-        // and goes with the cell, a tenant's in-flight gauges with its first and last cell, so the
-        // registry holds meters only for the tenants named now, however often names change.
-        Map<RequestStatistics.Cell, Meter> counters = new HashMap<>();
-        Map<String, Integer> cellsOfTenant = new HashMap<>();
-        Map<String, List<Meter>> inflightOfTenant = new HashMap<>();
-        statistics.onCell(cell -> {
-            String tenant = cell.tenant();
-            if (isTenantName(tenant) && cellsOfTenant.merge(tenant, 1, Integer::sum) == 1) {
-                List<Meter> gauges = new ArrayList<>();
-                for (String group : groups) {
-                    namedInflight.get(group).add(tenant);
-                    gauges.add(Gauge.builder(INFLIGHT, concurrency, c -> c.inflight(group, tenant))
-                            .description("Requests of a concurrency group in flight, by tenant (top-N, others as 'other')")
-                            .tag("group", group).tag("tenant", tenant)
-                            .register(registry));
-                }
-                // the quotas of the plan it is named under: read from the plans, never the store (under a lock)
-                for (String quota : cell.plan() == null ? List.<String>of() : source.quotaNames(cell.plan())) {
-                    gauges.add(Gauge.builder(QUOTA_USED, source, s -> quotaUsed(s, tenant, quota))
-                            .description("Units a tenant used of a calendar quota in the current period "
-                                    + "(top-N tenants by recent traffic)")
-                            .baseUnit("units")
-                            .tag("tenant", tenant).tag("quota", quota)
-                            .register(registry));
-                }
-                inflightOfTenant.put(tenant, gauges);
-            }
-            counters.put(cell, FunctionCounter.builder(REQUESTS, cell, RequestStatistics.Cell::count)
-                    .description("Requests seen by the quota filter, by tenant (top-N by recent traffic, others as 'other'), "
-                            + "plan, route, outcome and reason")
-                    .baseUnit("requests")
-                    .tag("tenant", tenant)
-                    .tag("plan", cell.plan())
-                    .tag("route", cell.route())
-                    .tag("outcome", cell.outcome().tag())
-                    .tag("reason", cell.reason())
-                    .register(registry));
-        }, cell -> {
-            Meter counter = counters.remove(cell);
-            if (counter != null) registry.remove(counter);
-            String tenant = cell.tenant();
-            if (isTenantName(tenant) && cellsOfTenant.merge(tenant, -1, Integer::sum) == 0) {
-                cellsOfTenant.remove(tenant);
-                // out of the named sets first, so that "other" counts the tenant before its own gauge goes
-                for (String group : groups) namedInflight.get(group).remove(tenant);
-                for (Meter gauge : inflightOfTenant.remove(tenant)) registry.remove(gauge);
-            }
-        });
+        return namedInflight;
+    }
 
+    private void bindQueueWaits(MeterRegistry registry, Set<String> groups) {
         Map<String, Timer[]> waits = new HashMap<>();
         for (String group : groups) {
             waits.put(group, new Timer[]{waitTimer(registry, group, "admitted"), waitTimer(registry, group, "timed_out")});
@@ -228,7 +203,9 @@ public final class QuotaMeterBinder implements MeterBinder {
             Timer[] t = waits.get(group);
             if (t != null) t[admitted ? 0 : 1].record(nanos, TimeUnit.NANOSECONDS);
         });
+    }
 
+    private void bindThrottle(MeterRegistry registry) {
         Gauge.builder(DELAYED, statistics, StatisticsView::delayedNow)
                 .description("Requests delayed by a throttle now, their units reserved, waiting to resume")
                 .baseUnit("requests")
@@ -243,7 +220,9 @@ public final class QuotaMeterBinder implements MeterBinder {
                         .publishPercentileHistogram()
                         .register(registry))
                 .record(nanos, TimeUnit.NANOSECONDS));
+    }
 
+    private void bindShadowRejections(MeterRegistry registry) {
         for (Reason reason : Reason.values()) {
             FunctionCounter.builder(SHADOW_REJECTIONS, source, s -> s.shadowRejections(reason))
                     .description("Requests shadow mode let through although the limits would have refused them, by reason")
@@ -251,7 +230,9 @@ public final class QuotaMeterBinder implements MeterBinder {
                     .tag("reason", reason.code())
                     .register(registry);
         }
+    }
 
+    private void bindCosts(MeterRegistry registry) {
         Map<String, DistributionSummary[]> costs = new ConcurrentHashMap<>();
         statistics.onCostSettled((route, reserved, actual) -> {
             DistributionSummary[] pair = costs.computeIfAbsent(route, r -> new DistributionSummary[]{
@@ -260,7 +241,9 @@ public final class QuotaMeterBinder implements MeterBinder {
             pair[0].record(reserved);
             pair[1].record(actual);
         });
+    }
 
+    private void bindScopedRefusals(MeterRegistry registry) {
         // per route and scope, registered at the first such refusal: routes come from the plans file, the
         // scopes are four, and no user is ever a tag
         Map<String, Counter> scopedRefusals = new ConcurrentHashMap<>();
@@ -269,7 +252,10 @@ public final class QuotaMeterBinder implements MeterBinder {
                         .description("Requests refused by a bucket beside the tenant's: the plan's per-user, or the route's own")
                         .tag("route", route).tag("scope", scope).register(registry))
                 .increment());
+    }
 
+    /** The global quota's and each plan's capacity. */
+    private void bindCapacities(MeterRegistry registry) {
         // always registered: a global quota may be set at runtime, by any instance (0: none in force)
         Gauge.builder(GLOBAL_CAPACITY, source, QuotaSource::globalQuotaCapacity)
                 .description("Capacity of the global quota shared by all tenants (smallest bandwidth; 0: none)")
@@ -286,25 +272,32 @@ public final class QuotaMeterBinder implements MeterBinder {
                     .tag("plan", plan)
                     .register(registry);
         }
+    }
+
+    /** Quota events raised and not delivered, if the filter has signals. */
+    private void bindEvents(MeterRegistry registry) {
         QuotaSignals signals = source.signals();
-        if (signals != null) {
-            for (String type : QuotaEvent.types()) {
-                FunctionCounter.builder(EVENTS, signals, s -> s.raised(type))
-                        .description("Quota events raised (near a limit, exhausted, throttled for long, recovered, "
-                                + "global quota near its limit, store fallback)")
-                        .tag("type", type)
-                        .register(registry);
-            }
-            // every series always, 0 where that listener is absent: one alert over all of them, the same
-            // series on every instance
-            for (QuotaSignals.Drop drop : QuotaSignals.Drop.values()) {
-                FunctionCounter.builder(EVENTS_DROPPED, signals, s -> s.dropped(drop))
-                        .description("Quota events not delivered: dropped by a full queue (the filter's: listener=all; "
-                                + "a webhook's), given up or refused by a webhook's receiver, or thrown on by a listener")
-                        .tag("listener", drop.listener()).tag("reason", drop.reason())
-                        .register(registry);
-            }
+        if (signals == null) return;
+        for (String type : QuotaEvent.types()) {
+            FunctionCounter.builder(EVENTS, signals, s -> s.raised(type))
+                    .description("Quota events raised (near a limit, exhausted, throttled for long, recovered, "
+                            + "global quota near its limit, store fallback)")
+                    .tag("type", type)
+                    .register(registry);
         }
+        // every series always, 0 where that listener is absent: one alert over all of them, the same
+        // series on every instance
+        for (QuotaSignals.Drop drop : QuotaSignals.Drop.values()) {
+            FunctionCounter.builder(EVENTS_DROPPED, signals, s -> s.dropped(drop))
+                    .description("Quota events not delivered: dropped by a full queue (the filter's: listener=all; "
+                            + "a webhook's), given up or refused by a webhook's receiver, or thrown on by a listener")
+                    .tag("listener", drop.listener()).tag("reason", drop.reason())
+                    .register(registry);
+        }
+    }
+
+    /** The limit of each plan's calendar quotas at bind time (a tenant's use: {@link TenantMeters}). */
+    private void bindQuotaLimits(MeterRegistry registry) {
         for (String plan : source.planNames()) {
             for (String quota : source.quotaNames(plan)) {
                 Gauge.builder(QUOTA_LIMIT, source, s -> s.quotaLimit(plan, quota))
@@ -314,38 +307,44 @@ public final class QuotaMeterBinder implements MeterBinder {
                         .register(registry);
             }
         }
+    }
+
+    /** The shared limits record, with a shared store only. */
+    private void bindSharedLimits(MeterRegistry registry) {
         LimitsStatus limits = source.limitsStatus();
-        if (limits != null && limits.shared()) {
-            Gauge.builder(LIMITS_VERSION, source, s -> s.limitsStatus().version())
-                    .description("Version of the shared limits record in force on this instance")
-                    .register(registry);
-            Gauge.builder(LIMITS_FILE_AGREES, source, s -> s.limitsStatus().fileAgrees() ? 1 : 0)
-                    .description("1 if this instance's plans file has the limits in force, 0 if another "
-                            + "instance's file was published last (a rolling deploy)")
-                    .register(registry);
-            FunctionCounter.builder(LIMITS_REFUSED, source, s -> s.limitsStatus().refused())
-                    .description("Shared limits records this instance refused, keeping the last good limits")
-                    .register(registry);
-            Gauge.builder(LIMITS_REACHABLE, source, s -> s.limitsStatus().reachable() ? 1 : 0)
-                    .description("1 while the shared limits record can be read, 0 while the store cannot be reached")
-                    .register(registry);
-        }
+        if (limits == null || !limits.shared()) return;
+        Gauge.builder(LIMITS_VERSION, source, s -> s.limitsStatus().version())
+                .description("Version of the shared limits record in force on this instance")
+                .register(registry);
+        Gauge.builder(LIMITS_FILE_AGREES, source, s -> s.limitsStatus().fileAgrees() ? 1 : 0)
+                .description("1 if this instance's plans file has the limits in force, 0 if another "
+                        + "instance's file was published last (a rolling deploy)")
+                .register(registry);
+        FunctionCounter.builder(LIMITS_REFUSED, source, s -> s.limitsStatus().refused())
+                .description("Shared limits records this instance refused, keeping the last good limits")
+                .register(registry);
+        Gauge.builder(LIMITS_REACHABLE, source, s -> s.limitsStatus().reachable() ? 1 : 0)
+                .description("1 while the shared limits record can be read, 0 while the store cannot be reached")
+                .register(registry);
+    }
+
+    /** The store's health, with a store that reports it (Redis) only. */
+    private void bindStore(MeterRegistry registry) {
         StoreHealth health = store == null ? null : store.health().orElse(null);
-        if (health != null) {
-            FunctionCounter.builder(STORE_FALLBACK, health, StoreHealth::fallbackDecisions)
-                    .description("Bucket operations answered from local buckets (quota / instances) instead of Redis")
-                    .baseUnit("operations")
-                    .register(registry);
-            FunctionCounter.builder(STORE_OUTAGES, health, StoreHealth::outages)
-                    .description("Times this instance lost Redis and switched to local buckets")
-                    .register(registry);
-            Gauge.builder(STORE_AVAILABLE, health, h -> h.available() ? 1 : 0)
-                    .description("1 while the buckets are in Redis, 0 while answering from local buckets")
-                    .register(registry);
-            Gauge.builder(STORE_INSTANCES, health, StoreHealth::instanceCount)
-                    .description("Instances sharing the Redis store (heartbeat; last known value during an outage)")
-                    .register(registry);
-        }
+        if (health == null) return;
+        FunctionCounter.builder(STORE_FALLBACK, health, StoreHealth::fallbackDecisions)
+                .description("Bucket operations answered from local buckets (quota / instances) instead of Redis")
+                .baseUnit("operations")
+                .register(registry);
+        FunctionCounter.builder(STORE_OUTAGES, health, StoreHealth::outages)
+                .description("Times this instance lost Redis and switched to local buckets")
+                .register(registry);
+        Gauge.builder(STORE_AVAILABLE, health, h -> h.available() ? 1 : 0)
+                .description("1 while the buckets are in Redis, 0 while answering from local buckets")
+                .register(registry);
+        Gauge.builder(STORE_INSTANCES, health, StoreHealth::instanceCount)
+                .description("Instances sharing the Redis store (heartbeat; last known value during an outage)")
+                .register(registry);
     }
 
     private static DistributionSummary costSummary(MeterRegistry registry, String name, String description, String route) {
@@ -369,22 +368,5 @@ public final class QuotaMeterBinder implements MeterBinder {
         int total = c.inflight(group);
         for (String tenant : named) total -= c.inflight(group, tenant);
         return Math.max(0, total);
-    }
-
-    /** Units used of a tenant's quota, NaN if it is no longer one of its quotas or cannot be read now. */
-    private static double quotaUsed(QuotaSource source, String tenant, String quota) {
-        try {
-            for (QuotaUsage u : source.tenantQuotas(tenant)) {
-                if (u.name().equals(quota)) return u.used();
-            }
-        } catch (RuntimeException unreadable) {
-            // a store that cannot be reached: no value rather than a failed scrape
-        }
-        return Double.NaN;
-    }
-
-    /** A tag that names one tenant (not other/none/anonymous). */
-    private static boolean isTenantName(String tag) {
-        return !RequestStatistics.isReserved(tag);
     }
 }

@@ -2,16 +2,14 @@ package io.quotagate.filter.metrics;
 
 import io.quotagate.filter.admission.ConcurrencyListener;
 
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
@@ -76,6 +74,10 @@ import java.util.function.Consumer;
  * Only a known tenant's first request while it can still take a name at once, a named guest's first
  * request as a known tenant, and the creation of a cell take the lock blocking: each happens a
  * bounded number of times per name given.
+ *
+ * <p>Inside, by reason to change: {@code TenantNames} gives and takes the names (the rules above),
+ * {@code CellTable} finds and keeps the cells, {@code RequestEvents} passes on what is not counted in cells
+ * (queue waits, delays, settled costs, scoped refusals); this class records a request through them.
  *
  * <h2>Races with a name change, step by step</h2>
  * Names and cells change together under one lock; requests read both without it.
@@ -211,64 +213,12 @@ public final class RequestStatistics implements StatisticsView {
         }
     }
 
-    /** A named tenant. Its fields other than {@code known} are read and written under the lock only. */
-    private static final class Holder {
-        final String tenant;
-        /** Set under the lock; read on the request path, which upgrades a guest that became known. */
-        volatile boolean known;
-        /** Epoch in which it was named: it cannot lose its name before one whole epoch measured it. */
-        final long namedEpoch;
-        /** Its recent requests (halved every epoch, as the heavy-hitter counts). */
-        double recent;
-        /** Its cells' total at the last epoch end. */
-        long counted;
-        /** Scratch: its cells' total now. */
-        long total;
-        /**
-         * The cell its last request was counted in (any thread's; written only when it changes): a cell of
-         * this tenant, or of {@code other} if the name was lost meanwhile, and then no request finds this
-         * holder any more.
-         */
-        Cell last;
-
-        Holder(String tenant, boolean known, long namedEpoch, double recent) {
-            this.tenant = tenant;
-            this.known = known;
-            this.namedEpoch = namedEpoch;
-            this.recent = recent;
-        }
-    }
-
     private final int topTenants;
-    private final Tuning tuning;
-    /** The named tenants: read without the lock on every request; changed under it. */
-    private final ConcurrentHashMap<String, Holder> named = new ConcurrentHashMap<>();
-    /** True while a known tenant takes a name at its first request: a slot is free or held by a guest. */
-    private volatile boolean knownMayClaim;
-    /** Guards the names, the cells' creation and removal, the heavy-hitter table and the listeners. */
+    /** Guards the names, the cells' creation and removal, the heavy-hitter table and the cell listeners. */
     private final ReentrantLock lock = new ReentrantLock();
-
-    // under the lock
-    private final List<Holder> holders = new ArrayList<>();
-    private final HeavyHitters candidates;
-    /** Unnamed ids sampled once this epoch, and every id the table holds: only these enter the table. */
-    private final Doorkeeper door;
-    private int guestHolders;
-    private long epoch;
-    /** The holders a newcomer of each kind competes with (past their first whole epoch), or null. */
-    private Holder weakestGuest;
-    private Holder weakestKnown;
-
-    /** Cells by their tags; replaced, never changed, under the lock. */
-    private volatile Cell[] table = new Cell[64];
-    private final List<Cell> all = new CopyOnWriteArrayList<>();
-    private final List<Consumer<Cell>> createdListeners = new CopyOnWriteArrayList<>();
-    private final List<Consumer<Cell>> removedListeners = new CopyOnWriteArrayList<>();
-    private final List<ConcurrencyListener> queueWaitSinks = new CopyOnWriteArrayList<>();
-    private final List<CostSink> costSinks = new CopyOnWriteArrayList<>();
-    private final List<DelaySink> delaySinks = new CopyOnWriteArrayList<>();
-    private final java.util.concurrent.atomic.AtomicInteger delayedNow = new java.util.concurrent.atomic.AtomicInteger();
-    private final List<java.util.function.BiConsumer<String, String>> scopedRefusalSinks = new CopyOnWriteArrayList<>();
+    private final CellTable cells = new CellTable();
+    private final TenantNames names;
+    private final RequestEvents events = new RequestEvents();
 
     /** Receives settled costs (see {@link Recorder#costSettled}). */
     @FunctionalInterface
@@ -352,13 +302,12 @@ public final class RequestStatistics implements StatisticsView {
 
         /** A request is delayed by a throttle ({@link StatisticsView#delayedNow}). */
         public void delayStarted() {
-            statistics.delayedNow.incrementAndGet();
+            statistics.events.delayStarted();
         }
 
         /** A delayed request resumed or was dropped: passed on to the receivers ({@link StatisticsView#onDelay}). */
         public void delayEnded(String route, long nanos, boolean resumed) {
-            statistics.delayedNow.decrementAndGet();
-            for (DelaySink sink : statistics.delaySinks) sink.delayed(route, nanos, resumed);
+            statistics.events.delayEnded(route, nanos, resumed);
         }
 
         /** Passes a settled reservation on to the receivers ({@link StatisticsView#onCostSettled}). */
@@ -383,15 +332,7 @@ public final class RequestStatistics implements StatisticsView {
     RequestStatistics(int topTenants, Collection<String> preferred, Tuning tuning) {
         if (topTenants < 0) throw new IllegalArgumentException("topTenants must be >= 0, was " + topTenants);
         this.topTenants = topTenants;
-        this.tuning = Objects.requireNonNull(tuning, "tuning");
-        this.candidates = new HeavyHitters(tuning.tracked());
-        this.door = new Doorkeeper(tuning.epoch());
-        for (String t : preferred) {
-            if (holders.size() >= topTenants) break;
-            Objects.requireNonNull(t);
-            if (!isReserved(t) && !named.containsKey(t)) name(t, true, 0);
-        }
-        refresh();
+        this.names = new TenantNames(topTenants, preferred, tuning, lock, cells);
     }
 
     /**
@@ -411,7 +352,7 @@ public final class RequestStatistics implements StatisticsView {
         String r = reason == null ? NO_REASON : reason;
         // a named tenant (the heavy ones) goes straight to the cell of its last request, if the tags are
         // the very same strings; anything else, including a guest becoming known, takes the full path
-        Holder h = tenant == null ? null : named.get(tenant);
+        TenantNames.Holder h = tenant == null ? null : names.holder(tenant);
         if (h != null && (h.known || !known)) {
             Cell c = h.last;
             if (c == null || !c.hasTags(p, route, outcome, r)) h.last = c = cell(tenant, p, route, outcome, r);
@@ -441,7 +382,7 @@ public final class RequestStatistics implements StatisticsView {
         if (tenant == null) return NONE;
         if (tenant == ANONYMOUS) return ANONYMOUS;
         if (isReserved(tenant)) return OTHER;
-        return named.containsKey(tenant) ? tenant : OTHER;
+        return names.isNamed(tenant) ? tenant : OTHER;
     }
 
     /** Most tenants named at once. */
@@ -456,12 +397,7 @@ public final class RequestStatistics implements StatisticsView {
      */
     @Override
     public Set<String> namedTenants() {
-        lock.lock();
-        try {
-            return Set.copyOf(named.keySet());
-        } finally {
-            lock.unlock();
-        }
+        return names.namedTenants();
     }
 
     /**
@@ -469,186 +405,39 @@ public final class RequestStatistics implements StatisticsView {
      *
      * @param h the tenant's holder as the caller just looked it up (null: not named, or no tenant)
      */
-    private String tag(String tenant, boolean known, Holder h) {
+    private String tag(String tenant, boolean known, TenantNames.Holder h) {
         if (tenant == null) return NONE;
         // identity, not equals: only the filter's own marker means anonymous clients; a real tenant
         // that happens to be called "anonymous", "none" or "other" is counted as "other"
         if (tenant == ANONYMOUS) return ANONYMOUS;
         if (isReserved(tenant)) return OTHER;
-        if (h != null) {
-            if (known && !h.known) becameKnown(h);
-            return tenant;
-        }
-        if (topTenants == 0) return OTHER;
-        if (known && knownMayClaim) return claim(tenant);
-        if (!tuning.sample().getAsBoolean()) return OTHER;
-        if (!lock.tryLock()) return OTHER; // another thread updates the table: skip this sample, never wait
-        try {
-            return observe(tenant, known);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** A known tenant's first request while a slot is free or held by a guest: it takes that slot. */
-    private String claim(String tenant) {
-        lock.lock();
-        try {
-            if (named.containsKey(tenant)) return tenant; // another request of it was first
-            if (holders.size() >= topTenants) {
-                Holder guest = null; // the weakest guest, however recently named: a known tenant comes first
-                for (Holder h : holders) {
-                    if (!h.known && (guest == null || h.recent < guest.recent)) guest = h;
-                }
-                if (guest == null) return OTHER; // all taken by known tenants meanwhile: compete by traffic
-                demote(guest);
-            }
-            candidates.remove(tenant);
-            name(tenant, true, 0);
-            refresh();
-            return tenant;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private void becameKnown(Holder h) {
-        lock.lock();
-        try {
-            if (!h.known && named.get(h.tenant) == h) {
-                h.known = true;
-                guestHolders--;
-                refresh();
-            }
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** One sampled request of an unnamed tenant (under the lock): count it, maybe name it. */
-    private String observe(String tenant, boolean known) {
-        if (named.containsKey(tenant)) return tenant; // named since the caller looked
-        String tag = OTHER;
-        // an id's first sample of the epoch only marks it at the door: a flood of ids sampled once
-        // each leaves the table (and its tenants' counts) alone
-        if (door.seenBefore(tenant)) {
-            if (promote(candidates.observe(tenant, known))) tag = tenant;
-        } else {
-            candidates.countSkipped();
-        }
-        // counted in the table, not in a field of this object: the fields here are read by every
-        // request on every core, and a write per sample would take their cache line away from them
-        if (candidates.observedSinceHalving() >= tuning.epoch()) endEpoch();
-        return tag;
-    }
-
-    /** Names the candidate if its lower bound earns it a free slot or a weaker holder's. */
-    private boolean promote(HeavyHitters.Entry e) {
-        long lower = e.lowerBound();
-        if (lower < MIN_SAMPLES) return false;
-        String tenant = e.tenant;
-        boolean known = e.known;
-        Holder rival = null;
-        if (holders.size() >= topTenants) {
-            rival = known && weakestGuest == null ? weakestKnown : weakestGuest;
-            if (rival == null) return false;
-            // same kind: by traffic, with hysteresis; a known tenant takes a guest's name whatever its traffic
-            boolean byTraffic = rival.known == known;
-            if (byTraffic && lower <= HYSTERESIS * rival.recent / tuning.sampleEvery() + MIN_SAMPLES) return false;
-        }
-        candidates.remove(tenant); // before the demoted tenant goes back in: e may be reused
-        if (rival != null) demote(rival);
-        name(tenant, known, (double) lower * tuning.sampleEvery());
-        refresh();
-        return true;
-    }
-
-    private void name(String tenant, boolean known, double recent) {
-        Holder h = new Holder(tenant, known, epoch, recent);
-        holders.add(h);
-        if (!known) guestHolders++;
-        named.put(tenant, h);
-    }
-
-    /** Takes a holder's name: its cells go, and it goes back among the candidates with its exact count. */
-    private void demote(Holder h) {
-        named.remove(h.tenant); // first: from now on a request of it that looks is counted as "other"
-        holders.remove(h);
-        if (!h.known) guestHolders--;
-        long total = removeCells(h.tenant);
-        // its count as the table would show it now: the last epochs halved, plus this epoch's requests
-        double recent = h.recent / 2 + Math.max(0, total - h.counted);
-        candidates.offer(h.tenant, h.known, (long) (recent / tuning.sampleEvery()));
-        door.mark(h.tenant); // if the table took it back, its next sample must reach it
-    }
-
-    /** Decay (under the lock): holders' recent traffic from their cells, then every count halved. */
-    private void endEpoch() {
-        epoch++;
-        for (Holder h : holders) h.total = 0;
-        for (Cell c : all) {
-            Holder h = named.get(c.tenant);
-            if (h != null) h.total += c.count();
-        }
-        for (Holder h : holders) {
-            h.recent = h.recent / 2 + Math.max(0, h.total - h.counted);
-            h.counted = h.total;
-        }
-        candidates.halve();
-        door.clear(); // a new epoch: its ids must come twice again, except those the table holds
-        candidates.forEachTenant(door::mark);
-        refresh();
-    }
-
-    /** Recomputes the weakest holders and whether a known tenant may take a name at first sight. */
-    private void refresh() {
-        weakestGuest = null;
-        weakestKnown = null;
-        for (Holder h : holders) {
-            if (epoch < h.namedEpoch + 2) continue; // not yet measured over one whole epoch
-            if (h.known) {
-                if (weakestKnown == null || h.recent < weakestKnown.recent) weakestKnown = h;
-            } else if (weakestGuest == null || h.recent < weakestGuest.recent) {
-                weakestGuest = h;
-            }
-        }
-        knownMayClaim = topTenants > 0 && (holders.size() < topTenants || guestHolders > 0);
+        return names.tag(tenant, known, h);
     }
 
     /** Ids the heavy-hitter table holds now (for tests). */
     int candidateCount() {
-        lock.lock();
-        try {
-            return candidates.size();
-        } finally {
-            lock.unlock();
-        }
+        return names.candidateCount();
     }
 
     /** The heavy-hitter table's lower bound of an id's sampled requests (for tests). */
     long candidateLowerBound(String tenant) {
-        lock.lock();
-        try {
-            return candidates.lowerBound(tenant);
-        } finally {
-            lock.unlock();
-        }
+        return names.candidateLowerBound(tenant);
     }
 
     /** Passes a concurrency queue wait on to the sinks (the meter binder's timer). */
     void queueWait(String group, String tenant, long waitedNanos, boolean admitted) {
-        for (ConcurrencyListener sink : queueWaitSinks) sink.queueWait(group, tenant, waitedNanos, admitted);
+        events.queueWait(group, tenant, waitedNanos, admitted);
     }
 
     /** Adds a receiver of queue waits (see {@link Recorder#queueWait}). */
     @Override
     public void onQueueWait(ConcurrencyListener sink) {
-        queueWaitSinks.add(Objects.requireNonNull(sink, "sink"));
+        events.onQueueWait(sink);
     }
 
     /** Passes a settled reservation on to the sinks (the meter binder's cost summaries). */
     void costSettled(String route, long reserved, long actual) {
-        for (CostSink sink : costSinks) sink.settled(route, reserved, actual);
+        events.costSettled(route, reserved, actual);
     }
 
     /**
@@ -657,35 +446,35 @@ public final class RequestStatistics implements StatisticsView {
      * {@code user}, {@code client-address}); never the user.
      */
     void scopedRefused(String route, String scope) {
-        for (java.util.function.BiConsumer<String, String> sink : scopedRefusalSinks) sink.accept(route, scope);
+        events.scopedRefused(route, scope);
     }
 
     /** Adds a receiver of refusals by buckets beside the tenant's (see {@link Recorder#scopedRefused}). */
     @Override
-    public void onScopedRefusal(java.util.function.BiConsumer<String, String> sink) {
-        scopedRefusalSinks.add(Objects.requireNonNull(sink, "sink"));
+    public void onScopedRefusal(BiConsumer<String, String> sink) {
+        events.onScopedRefusal(sink);
     }
 
     @Override
     public void onDelay(DelaySink sink) {
-        delaySinks.add(Objects.requireNonNull(sink, "sink"));
+        events.onDelay(sink);
     }
 
     @Override
     public int delayedNow() {
-        return delayedNow.get();
+        return events.delayedNow();
     }
 
     /** Adds a receiver of settled costs (see {@link Recorder#costSettled}). */
     @Override
     public void onCostSettled(CostSink sink) {
-        costSinks.add(Objects.requireNonNull(sink, "sink"));
+        events.onCostSettled(sink);
     }
 
     /** Visits every cell that exists now. */
     @Override
     public void forEach(Consumer<Cell> visitor) {
-        all.forEach(visitor);
+        cells.forEach(visitor);
     }
 
     /** Calls {@code listener} for every cell that exists now and for each one created later. */
@@ -706,9 +495,7 @@ public final class RequestStatistics implements StatisticsView {
         Objects.requireNonNull(removed, "removed");
         lock.lock();
         try {
-            createdListeners.add(created);
-            removedListeners.add(removed);
-            all.forEach(created);
+            cells.listen(created, removed);
         } finally {
             lock.unlock();
         }
@@ -717,27 +504,18 @@ public final class RequestStatistics implements StatisticsView {
     /** Number of distinct counters (bounded, see the class comment). */
     @Override
     public int size() {
-        return all.size();
+        return cells.size();
     }
 
     /** Copy of the cells, for tests and dashboards. */
     @Override
     public List<Cell> cells() {
-        return new ArrayList<>(all);
+        return cells.cells();
     }
 
     private Cell cell(String tenant, String plan, String route, Outcome outcome, String reason) {
-        Cell c = find(table, tenant, plan, route, outcome, reason);
+        Cell c = cells.find(tenant, plan, route, outcome, reason);
         return c != null ? c : create(tenant, plan, route, outcome, reason);
-    }
-
-    private static Cell find(Cell[] t, String tenant, String plan, String route, Outcome outcome, String reason) {
-        int mask = t.length - 1;
-        for (int i = hash(tenant, plan, route, outcome, reason) & mask; ; i = (i + 1) & mask) {
-            Cell c = t[i];
-            if (c == null) return null;
-            if (c.is(tenant, plan, route, outcome, reason)) return c;
-        }
     }
 
     private Cell create(String tenant, String plan, String route, Outcome outcome, String reason) {
@@ -745,54 +523,10 @@ public final class RequestStatistics implements StatisticsView {
         try {
             // the caller saw the tenant named; if it lost its name since, count it as "other" (step 2
             // of the class comment): a cell exists only for a named tenant or a reserved word
-            if (!isReserved(tenant) && !named.containsKey(tenant)) tenant = OTHER;
-            Cell c = find(table, tenant, plan, route, outcome, reason); // another thread made it meanwhile
-            if (c != null) return c;
-            c = new Cell(tenant, plan, route, outcome, reason);
-            all.add(c);
-            table = tableOf(all, table.length);
-            for (Consumer<Cell> l : createdListeners) l.accept(c);
-            return c;
+            if (!isReserved(tenant) && !names.isNamed(tenant)) tenant = OTHER;
+            return cells.add(tenant, plan, route, outcome, reason); // or the one another thread made meanwhile
         } finally {
             lock.unlock();
         }
-    }
-
-    /** Removes a tenant's cells (under the lock); returns their total count. */
-    private long removeCells(String tenant) {
-        List<Cell> gone = new ArrayList<>();
-        long total = 0;
-        for (Cell c : all) {
-            if (c.tenant.equals(tenant)) {
-                gone.add(c);
-                total += c.count();
-            }
-        }
-        if (gone.isEmpty()) return 0;
-        all.removeIf(c -> c.tenant.equals(tenant));
-        table = tableOf(all, 64);
-        for (Cell c : gone) {
-            for (Consumer<Cell> l : removedListeners) l.accept(c);
-        }
-        return total;
-    }
-
-    /** A table of these cells, at most half full so that a probe always ends at an empty slot. */
-    private static Cell[] tableOf(List<Cell> cells, int atLeast) {
-        int size = atLeast;
-        while (size < 2 * (cells.size() + 1)) size *= 2;
-        Cell[] next = new Cell[size];
-        for (Cell each : cells) {
-            int i = hash(each.tenant, each.plan, each.route, each.outcome, each.reason) & (size - 1);
-            while (next[i] != null) i = (i + 1) & (size - 1);
-            next[i] = each;
-        }
-        return next;
-    }
-
-    private static int hash(String tenant, String plan, String route, Outcome outcome, String reason) {
-        int h = (((tenant.hashCode() * 31 + plan.hashCode()) * 31 + route.hashCode()) * 31 + reason.hashCode()) * 2
-                + outcome.ordinal();
-        return h ^ (h >>> 16);
     }
 }
