@@ -134,28 +134,49 @@ public final class BenchCommand implements Callable<Integer> {
         Set<Mode> toRun;
         RedisCommandStats stats;
         try {
-            if (runs <= 0) throw new IllegalArgumentException("--runs must be > 0, was " + runs);
-            if (duration.isZero() || duration.isNegative()) {
-                throw new IllegalArgumentException("--duration must be > 0, was " + text(duration));
-            }
-            if (warmup.isNegative()) throw new IllegalArgumentException("--warmup must be >= 0, was " + text(warmup));
-            if (connections <= 0) throw new IllegalArgumentException("--connections must be > 0, was " + connections);
-            toRun = modesToRun();
-            if (json != null) writable("--json", json);
-            if (profile != null) {
-                writable("--profile", profile);
-                BenchProfiler.requireLoadable();
-            }
+            toRun = checkedOptions();
             stats = redis == null ? null : redisStats(redis); // last: nothing to close if a check above fails
         } catch (IllegalArgumentException e) {
             spec.commandLine().getErr().println("bench: " + e.getMessage());
             return 2;
         }
-        LoadGenerator generator = new LoadGenerator(connections);
         Map<Mode, List<RunResult>> results = new EnumMap<>(Mode.class);
         Map<Mode, List<double[]>> redisCalls = new EnumMap<>(Mode.class);
+        boolean written = measure(out, toRun, stats, results, redisCalls); // false once an output file could not be written
+
+        BenchReport report = BenchReport.of(results);
+        report.print(out);
+        if (stats != null) printRedisCalls(out, redisCalls);
+        if (json != null && !wroteJson(out, report)) written = false;
+        return report.anyErrors() || !written ? 1 : 0;
+    }
+
+    /** The options checked, or an {@link IllegalArgumentException} naming the first wrong one; the modes to run. */
+    private Set<Mode> checkedOptions() {
+        if (runs <= 0) throw new IllegalArgumentException("--runs must be > 0, was " + runs);
+        if (duration.isZero() || duration.isNegative()) {
+            throw new IllegalArgumentException("--duration must be > 0, was " + text(duration));
+        }
+        if (warmup.isNegative()) throw new IllegalArgumentException("--warmup must be >= 0, was " + text(warmup));
+        if (connections <= 0) throw new IllegalArgumentException("--connections must be > 0, was " + connections);
+        Set<Mode> toRun = modesToRun();
+        if (json != null) writable("--json", json);
+        if (profile != null) {
+            writable("--profile", profile);
+            BenchProfiler.requireLoadable();
+        }
+        return toRun;
+    }
+
+    /**
+     * Starts a server per mode, warms them up, then runs them {@code --runs} times (under the profiler, if
+     * asked), into {@code results} and, for the Redis modes, {@code redisCalls}; closes the servers and
+     * {@code stats}. False if the profile could not be written.
+     */
+    private boolean measure(PrintWriter out, Set<Mode> toRun, RedisCommandStats stats,
+                            Map<Mode, List<RunResult>> results, Map<Mode, List<double[]>> redisCalls) throws Exception {
+        LoadGenerator generator = new LoadGenerator(connections);
         List<BenchServer> servers = new ArrayList<>();
-        boolean written = true; // false once an output file could not be written
         BenchProfiler profiler = null;
         try {
             for (Mode mode : toRun) {
@@ -179,44 +200,13 @@ public final class BenchCommand implements Callable<Integer> {
             }
             for (int run = 1; run <= runs; run++) {
                 for (BenchServer server : inOrderOf(run, servers)) {
-                    boolean counted = stats != null && server.mode().redis();
-                    long[] before = counted ? stats.calls() : null;
-                    long redisCpuBefore = counted ? stats.cpuMicros() : 0;
-                    long localBefore = server.localDecisions();
-                    RunResult r = generator.run(server, duration);
-                    results.get(server.mode()).add(r);
-                    String calls = "";
-                    if (counted) {
-                        long[] after = stats.calls();
-                        // commandstats also counts the GETs run inside scripts. bucket4j's modes: one per
-                        // compare-and-swap EVAL, taken off (a script that fails before its GET, a time-out
-                        // on a loaded machine, would make the difference negative: 0 then). The store's
-                        // script (EVALSHA) sends no GET of its own: its column is the keys its calls read
-                        // (one per distinct key of a call, so fewer than the requests when combined)
-                        double evals = (after[1] - before[1]) / (double) r.requests();
-                        double evalshas = (after[2] - before[2]) / (double) r.requests();
-                        double allGets = (after[0] - before[0]) / (double) r.requests();
-                        double gets = server.mode().script() ? allGets : Math.max(0, allGets - evals - evalshas);
-                        double local = (server.localDecisions() - localBefore) / (double) r.requests();
-                        // Redis's own CPU (the server's column counts the client's threads, not Redis's)
-                        double redisCpu = (stats.cpuMicros() - redisCpuBefore) / (double) r.requests();
-                        redisCalls.get(server.mode()).add(new double[]{gets, evals, evalshas, local, redisCpu});
-                        calls = server.mode().script()
-                                ? String.format(Locale.ROOT, "  Redis/req: %.3f EVALSHA + %.3f EVAL (%.3f keys read), %.4f local, %.2f µs Redis CPU",
-                                        evalshas, evals, gets, local, redisCpu)
-                                : String.format(Locale.ROOT, "  Redis/req: %.3f GET + %.3f EVAL + %.3f EVALSHA, %.4f local, %.2f µs Redis CPU",
-                                        gets, evals, evalshas, local, redisCpu);
-                    }
-                    out.printf(Locale.ROOT, "run %d/%d %-28s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  %7.2f µs CPU/req%s%s%n",
-                            run, runs, server.mode().label(), r.rps(), r.p50Ms(), r.p99Ms(), r.cpuMicrosPerRequest(),
-                            calls, flag(r));
+                    runOnce(out, generator, server, run, stats, results.get(server.mode()), redisCalls.get(server.mode()));
                 }
             }
-            if (profiler != null) {
-                BenchProfiler sampling = profiler;
-                profiler = null;
-                written = stopped(sampling);
-            }
+            if (profiler == null) return true;
+            BenchProfiler sampling = profiler;
+            profiler = null;
+            return stopped(sampling);
         } finally {
             if (profiler != null) { // a run failed: keep what was sampled, without hiding the failure
                 try {
@@ -228,48 +218,86 @@ public final class BenchCommand implements Callable<Integer> {
             for (BenchServer s : servers) s.close();
             if (stats != null) stats.close();
         }
+    }
 
-        BenchReport report = BenchReport.of(results);
-        report.print(out);
-        if (stats != null) {
-            out.println();
-            out.println("Redis commands per request (medians; GET + EVAL = bucket4j compare-and-swap, EVAL also the "
-                    + "heartbeats of every server running, one per server every 2 s; EVALSHA = the "
-                    + "store's script, its GET column the keys its calls read, not commands sent; local = decided "
-                    + "from local buckets: fallback or retries exhausted; Redis CPU: Redis's own CPU time during the run "
-                    + "per request, its idle work and the other servers' heartbeats included, beside the server's column, "
-                    + "which counts the store's client threads)");
-            for (var e : redisCalls.entrySet()) {
-                if (e.getValue().isEmpty()) continue;
-                double[] gets = e.getValue().stream().mapToDouble(a -> a[0]).toArray();
-                double[] evals = e.getValue().stream().mapToDouble(a -> a[1]).toArray();
-                double[] evalshas = e.getValue().stream().mapToDouble(a -> a[2]).toArray();
-                double[] local = e.getValue().stream().mapToDouble(a -> a[3]).toArray();
-                double[] redisCpu = e.getValue().stream().mapToDouble(a -> a[4]).toArray();
-                double sent = (e.getKey().script() ? 0 : BenchReport.median(gets)) + BenchReport.median(evals)
-                        + BenchReport.median(evalshas);
-                out.printf(Locale.ROOT, "%-28s %6.3f GET %6.3f EVAL %6.3f EVALSHA  = %6.3f commands %7.4f local %8.2f µs Redis CPU%n",
-                        e.getKey().label(), BenchReport.median(gets), BenchReport.median(evals),
-                        BenchReport.median(evalshas), sent, BenchReport.median(local), BenchReport.median(redisCpu));
-            }
-            HandOff.Cost handOff = HandOff.measure(HAND_OFFS);
-            String cpu = handOff.cpuMeasured() ? String.format(Locale.ROOT, "%.1f µs of CPU", handOff.cpuMicros())
-                    : "an unmeasured CPU time (the process CPU clock did not advance)";
-            out.printf(Locale.ROOT, "This machine: one thread hand-off (park, unpark, wake) costs %s, %.1f µs "
-                    + "elapsed (%,d after the runs). A request decided on Redis pays at least one: its thread waits "
-                    + "for the reply and is woken.%n", cpu, handOff.wallMicros(), handOff.count());
-            out.flush();
+    /** One measured run of one server, printed; a Redis mode's commands per request counted too. */
+    private void runOnce(PrintWriter out, LoadGenerator generator, BenchServer server, int run, RedisCommandStats stats,
+                         List<RunResult> results, List<double[]> redisCalls) throws Exception {
+        boolean counted = stats != null && server.mode().redis();
+        long[] before = counted ? stats.calls() : null;
+        long redisCpuBefore = counted ? stats.cpuMicros() : 0;
+        long localBefore = server.localDecisions();
+        RunResult r = generator.run(server, duration);
+        results.add(r);
+        String calls = "";
+        if (counted) {
+            long[] after = stats.calls();
+            // commandstats also counts the GETs run inside scripts. bucket4j's modes: one per
+            // compare-and-swap EVAL, taken off (a script that fails before its GET, a time-out
+            // on a loaded machine, would make the difference negative: 0 then). The store's
+            // script (EVALSHA) sends no GET of its own: its column is the keys its calls read
+            // (one per distinct key of a call, so fewer than the requests when combined)
+            double evals = (after[1] - before[1]) / (double) r.requests();
+            double evalshas = (after[2] - before[2]) / (double) r.requests();
+            double allGets = (after[0] - before[0]) / (double) r.requests();
+            double gets = server.mode().script() ? allGets : Math.max(0, allGets - evals - evalshas);
+            double local = (server.localDecisions() - localBefore) / (double) r.requests();
+            // Redis's own CPU (the server's column counts the client's threads, not Redis's)
+            double redisCpu = (stats.cpuMicros() - redisCpuBefore) / (double) r.requests();
+            redisCalls.add(new double[]{gets, evals, evalshas, local, redisCpu});
+            calls = server.mode().script()
+                    ? String.format(Locale.ROOT, "  Redis/req: %.3f EVALSHA + %.3f EVAL (%.3f keys read), %.4f local, %.2f µs Redis CPU",
+                            evalshas, evals, gets, local, redisCpu)
+                    : String.format(Locale.ROOT, "  Redis/req: %.3f GET + %.3f EVAL + %.3f EVALSHA, %.4f local, %.2f µs Redis CPU",
+                            gets, evals, evalshas, local, redisCpu);
         }
-        if (json != null) {
-            try {
-                report.writeJson(json);
-                out.println("wrote " + json);
-            } catch (IOException e) {
-                spec.commandLine().getErr().println("bench: could not write --json " + json + ": " + e);
-                written = false;
-            }
+        out.printf(Locale.ROOT, "run %d/%d %-28s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms  %7.2f µs CPU/req%s%s%n",
+                run, runs, server.mode().label(), r.rps(), r.p50Ms(), r.p99Ms(), r.cpuMicrosPerRequest(),
+                calls, flag(r));
+    }
+
+    /** The Redis modes' medians of commands per request, and what a thread hand-off costs on this machine. */
+    private static void printRedisCalls(PrintWriter out, Map<Mode, List<double[]>> redisCalls)
+            throws InterruptedException {
+        out.println();
+        out.println("Redis commands per request (medians; GET + EVAL = bucket4j compare-and-swap, EVAL also the "
+                + "heartbeats of every server running, one per server every 2 s; EVALSHA = the "
+                + "store's script, its GET column the keys its calls read, not commands sent; local = decided "
+                + "from local buckets: fallback or retries exhausted; Redis CPU: Redis's own CPU time during the run "
+                + "per request, its idle work and the other servers' heartbeats included, beside the server's column, "
+                + "which counts the store's client threads)");
+        for (var e : redisCalls.entrySet()) {
+            if (e.getValue().isEmpty()) continue;
+            double[] gets = e.getValue().stream().mapToDouble(a -> a[0]).toArray();
+            double[] evals = e.getValue().stream().mapToDouble(a -> a[1]).toArray();
+            double[] evalshas = e.getValue().stream().mapToDouble(a -> a[2]).toArray();
+            double[] local = e.getValue().stream().mapToDouble(a -> a[3]).toArray();
+            double[] redisCpu = e.getValue().stream().mapToDouble(a -> a[4]).toArray();
+            double sent = (e.getKey().script() ? 0 : BenchReport.median(gets)) + BenchReport.median(evals)
+                    + BenchReport.median(evalshas);
+            out.printf(Locale.ROOT, "%-28s %6.3f GET %6.3f EVAL %6.3f EVALSHA  = %6.3f commands %7.4f local %8.2f µs Redis CPU%n",
+                    e.getKey().label(), BenchReport.median(gets), BenchReport.median(evals),
+                    BenchReport.median(evalshas), sent, BenchReport.median(local), BenchReport.median(redisCpu));
         }
-        return report.anyErrors() || !written ? 1 : 0;
+        HandOff.Cost handOff = HandOff.measure(HAND_OFFS);
+        String cpu = handOff.cpuMeasured() ? String.format(Locale.ROOT, "%.1f µs of CPU", handOff.cpuMicros())
+                : "an unmeasured CPU time (the process CPU clock did not advance)";
+        out.printf(Locale.ROOT, "This machine: one thread hand-off (park, unpark, wake) costs %s, %.1f µs "
+                + "elapsed (%,d after the runs). A request decided on Redis pays at least one: its thread waits "
+                + "for the reply and is woken.%n", cpu, handOff.wallMicros(), handOff.count());
+        out.flush();
+    }
+
+    /** Writes {@code --json}; false (and why, on stderr) if it could not be written. */
+    private boolean wroteJson(PrintWriter out, BenchReport report) {
+        try {
+            report.writeJson(json);
+            out.println("wrote " + json);
+            return true;
+        } catch (IOException e) {
+            spec.commandLine().getErr().println("bench: could not write --json " + json + ": " + e);
+            return false;
+        }
     }
 
     /** Stops the profiler and says where its stacks went; false (and why, on stderr) if they could not be written. */

@@ -249,12 +249,7 @@ final class ModeRun {
                 long now = clock.now();
                 if (now >= end) break;
                 int second = (int) (now / SECOND);
-                while (sampled < second) {
-                    sampled++;
-                    for (Worker w : workers) {
-                        if (w.limiter != null) w.series.rate[sampled] = w.limiter.unitsPerMinute();
-                    }
-                }
+                sampled = sampleRates(sampled, second);
                 if (now >= nextProgress) {
                     printProgress(now);
                     nextProgress += progressEvery;
@@ -270,20 +265,7 @@ final class ModeRun {
                 long next = Math.min(end, (second + 1L) * SECOND);
                 next = Math.min(next, nextProgress);
                 next = Math.min(next, Math.min(dropAt, restoreAt));
-                for (Worker w : workers) {
-                    if (!w.started && now >= w.startNanos) w.start(now);
-                    if (!w.started) {
-                        next = Math.min(next, w.startNanos);
-                        continue;
-                    }
-                    while (w.nextArrival <= now) {
-                        Call c = new Call(w);
-                        c.due = w.nextArrival;
-                        w.nextArrival += workerInterval;
-                        arrive(c, now);
-                    }
-                    next = Math.min(next, w.nextArrival);
-                }
+                next = Math.min(next, workersArrive(now, workerInterval));
                 while (neighbourNext <= now && neighbourNext < neighbourEnd) {
                     Call c = new Call(null);
                     c.due = neighbourNext;
@@ -291,13 +273,7 @@ final class ModeRun {
                     send(c);
                 }
                 if (neighbourNext < neighbourEnd) next = Math.min(next, neighbourNext);
-                Retry due;
-                while ((due = retries.peek()) != null && due.due() <= now) {
-                    retries.poll();
-                    due.request().due = due.due();
-                    arrive(due.request(), now);
-                }
-                if (due != null) next = Math.min(next, due.due());
+                next = Math.min(next, retriesArrive(now));
                 // responses wake us early (unpark); cap the real sleep so a missed wake-up costs little
                 clock.park(next - clock.now(), 20_000_000L);
             }
@@ -305,15 +281,65 @@ final class ModeRun {
             long deadline = System.nanoTime() + 10 * SECOND;
             while (inFlight.get() > 0 && System.nanoTime() < deadline) LockSupport.parkNanos(5_000_000L);
         } finally {
-            limiterTimer.shutdownNow();
-            for (Worker w : workers) w.connections.close();
-            neighbourConnections.close();
-            try {
-                httpScheduler.stop();
-                httpThreads.stop();
-            } catch (Exception e) {
-                System.err.println("scenario " + mode.id + ": stopping the HTTP client threads failed: " + e);
+            close();
+        }
+    }
+
+    /** Each worker's rate for the seconds from {@code sampled + 1} to {@code second}; returns {@code second}. */
+    private int sampleRates(int sampled, int second) {
+        while (sampled < second) {
+            sampled++;
+            for (Worker w : workers) {
+                if (w.limiter != null) w.series.rate[sampled] = w.limiter.unitsPerMinute();
             }
+        }
+        return sampled;
+    }
+
+    /**
+     * Starts the workers whose time has come and has each one's calls due by {@code now} arrive; returns when
+     * the next worker starts or the next call arrives.
+     */
+    private long workersArrive(long now, long workerInterval) {
+        long next = Long.MAX_VALUE;
+        for (Worker w : workers) {
+            if (!w.started && now >= w.startNanos) w.start(now);
+            if (!w.started) {
+                next = Math.min(next, w.startNanos);
+                continue;
+            }
+            while (w.nextArrival <= now) {
+                Call c = new Call(w);
+                c.due = w.nextArrival;
+                w.nextArrival += workerInterval;
+                arrive(c, now);
+            }
+            next = Math.min(next, w.nextArrival);
+        }
+        return next;
+    }
+
+    /** Has the retries due by {@code now} arrive again; returns when the next one is due (MAX_VALUE: none). */
+    private long retriesArrive(long now) {
+        Retry due;
+        while ((due = retries.peek()) != null && due.due() <= now) {
+            retries.poll();
+            due.request().due = due.due();
+            arrive(due.request(), now);
+        }
+        return due != null ? due.due() : Long.MAX_VALUE;
+    }
+
+    /** Stops the rate timer, the clients' connections and the HTTP client's threads. */
+    private void close() {
+        limiterTimer.shutdownNow();
+        for (Worker w : workers) w.connections.close();
+        neighbourConnections.close();
+        try {
+            httpScheduler.stop();
+            httpThreads.stop();
+        } catch (Exception e) {
+            System.err.println("scenario " + mode.id + ": stopping the HTTP client threads failed: " + e);
         }
     }
 

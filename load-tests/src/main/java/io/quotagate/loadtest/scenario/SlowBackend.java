@@ -33,6 +33,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.IntSupplier;
 
 /**
  * {@code scenario slow-backend}: a heavy report route whose backend slows down 5× for a while, behind
@@ -156,7 +157,56 @@ final class SlowBackend {
         for (Backend b : backends) b.serviceMillis.set(serviceMillis);
         QuotaFilter filter = QuotaFilter.builder().plans(PlansFile.parse("scenario " + NAME, plansYaml())).build();
         ConcurrencyView view = filter.control().concurrency();
+        // the filter logs each rejection (rate-limited) at INFO: noise in a run that provokes them on purpose
+        java.util.logging.Logger.getLogger("io.quotagate").setLevel(java.util.logging.Level.WARNING);
+        Server server = started(filter, backends);
+        String base = "http://127.0.0.1:" + ((ServerConnector) server.getConnectors()[0]).getLocalPort();
 
+        out.printf(Locale.ROOT, "scenario %s: report backend of %d workers, %d ms per report (%d ms in the slow phase), "
+                        + "%.0f requests/s to each route from %d tenants (busy: half), phases of %s (speed %s): "
+                        + "adaptive group (%s, initial 20, min 4, max 64) beside a fixed max-inflight of %d%n",
+                NAME, WORKERS, serviceMillis, 5 * serviceMillis, rate, TENANTS.length,
+                ModeRun.mmss(phaseNanos), Reports.fmt(speed), algorithm, fixedCap);
+
+        // one more column: the warm-up before the story (connections, JIT), not reported
+        PhaseFigures[][] figures = new PhaseFigures[GROUPS.length][PHASES.length + 1];
+        for (PhaseFigures[] row : figures) for (int p = 0; p <= PHASES.length; p++) row[p] = new PhaseFigures();
+        AtomicInteger phase = new AtomicInteger(PHASES.length);
+        int samplesPerSecond = 4;
+        int totalSamples = (int) Math.ceil(3 * phaseNanos / 1e9 * samplesPerSecond) + 1;
+        AtomicLongArray limitOverTime = new AtomicLongArray(totalSamples);
+        for (int i = 0; i < totalSamples; i++) limitOverTime.set(i, -1);
+
+        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .executor(Executors.newFixedThreadPool(8)).connectTimeout(Duration.ofSeconds(5)).build();
+        AtomicInteger[][] outstanding = new AtomicInteger[GROUPS.length][TENANTS.length];
+        for (AtomicInteger[] row : outstanding) for (int t = 0; t < TENANTS.length; t++) row[t] = new AtomicInteger();
+        ScheduledExecutorService ticks = Executors.newScheduledThreadPool(2);
+        long start;
+        try {
+            sendLoad(ticks, phase::get, (g, t, p) -> send(client, base, g, t, p, figures, outstanding));
+            warmUp(phase, outstanding);
+            start = System.nanoTime();
+            // the limit, four times a second
+            ticks.scheduleAtFixedRate(() -> {
+                int i = (int) ((System.nanoTime() - start) / (1_000_000_000L / samplesPerSecond));
+                if (i < totalSamples) limitOverTime.set(i, view.adaptiveLimit("adaptive").orElse(-1));
+            }, 0, 1000 / samplesPerSecond, TimeUnit.MILLISECONDS);
+            runPhases(start, phaseNanos, backends, phase, view);
+            phase.set(-1); // no more sends; let the outstanding ones end (their figures count in their phase)
+            long drainUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (System.nanoTime() < drainUntil && outstandingTotal(outstanding) > 0) TimeUnit.MILLISECONDS.sleep(50);
+        } finally {
+            ticks.shutdownNow();
+            server.stop();
+            filter.destroy();
+        }
+        printFigures(figures, limitOverTime, samplesPerSecond, phaseNanos, start + 2 * phaseNanos);
+        return 0;
+    }
+
+    /** A Jetty server on a free port of 127.0.0.1, started: the filter before the two routes' backends. */
+    private static Server started(QuotaFilter filter, Backend[] backends) throws Exception {
         QueuedThreadPool threads = new QueuedThreadPool(400, 8);
         threads.setName("slow-backend");
         Server server = new Server(threads);
@@ -169,106 +219,84 @@ final class SlowBackend {
         context.addServlet(new ServletHolder(backends[0]), "/adaptive/*");
         context.addServlet(new ServletHolder(backends[1]), "/fixed/*");
         server.setHandler(context);
-        // the filter logs each rejection (rate-limited) at INFO: noise in a run that provokes them on purpose
-        java.util.logging.Logger.getLogger("io.quotagate").setLevel(java.util.logging.Level.WARNING);
         server.start();
-        String base = "http://127.0.0.1:" + connector.getLocalPort();
+        return server;
+    }
 
-        out.printf(Locale.ROOT, "scenario %s: report backend of %d workers, %d ms per report (%d ms in the slow phase), "
-                        + "%.0f requests/s to each route from %d tenants (busy: half), phases of %s (speed %s): "
-                        + "adaptive group (%s, initial 20, min 4, max 64) beside a fixed max-inflight of %d%n",
-                NAME, WORKERS, serviceMillis, 5 * serviceMillis, rate, TENANTS.length,
-                ModeRun.mmss(phaseNanos), Reports.fmt(speed), algorithm, fixedCap);
+    /** Sends one request of group {@code g} for tenant {@code t}, counted in phase {@code p}. */
+    @FunctionalInterface
+    private interface Sender {
+        void send(int g, int t, int p);
+    }
 
-        // one more column: the warm-up before the story (connections, JIT), not reported
-        PhaseFigures[][] figures = new PhaseFigures[GROUPS.length][PHASES.length + 1];
-        for (PhaseFigures[] row : figures) for (int p = 0; p <= PHASES.length; p++) row[p] = new PhaseFigures();
-        int warmUp = PHASES.length;
-        AtomicInteger phase = new AtomicInteger(warmUp);
-        AtomicLong origin = new AtomicLong();
-        int samplesPerSecond = 4;
-        int totalSamples = (int) Math.ceil(3 * phaseNanos / 1e9 * samplesPerSecond) + 1;
-        AtomicLongArray limitOverTime = new AtomicLongArray(totalSamples);
-        for (int i = 0; i < totalSamples; i++) limitOverTime.set(i, -1);
+    /** The load: each tenant's requests on an even schedule, the same for both routes; none while the phase is < 0. */
+    private void sendLoad(ScheduledExecutorService ticks, IntSupplier phase, Sender sender) {
+        long tickMicros = 10_000;
+        double[] due = new double[TENANTS.length];
+        ticks.scheduleAtFixedRate(new Runnable() {
+            long last = System.nanoTime();
 
-        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .executor(Executors.newFixedThreadPool(8)).connectTimeout(Duration.ofSeconds(5)).build();
-        AtomicInteger[][] outstanding = new AtomicInteger[GROUPS.length][TENANTS.length];
-        for (AtomicInteger[] row : outstanding) for (int t = 0; t < TENANTS.length; t++) row[t] = new AtomicInteger();
-        ScheduledExecutorService ticks = Executors.newScheduledThreadPool(2);
-        try {
-            // the load: each tenant's requests on an even schedule, the same for both routes
-            long tickMicros = 10_000;
-            double[] due = new double[TENANTS.length];
-            ticks.scheduleAtFixedRate(new Runnable() {
-                long last = System.nanoTime();
-
-                @Override
-                public void run() {
-                    long now = System.nanoTime();
-                    double seconds = (now - last) / 1e9;
-                    last = now;
-                    int p = phase.get();
-                    if (p < 0) return;
-                    for (int t = 0; t < TENANTS.length; t++) {
-                        due[t] += rate * SHARES[t] * seconds;
-                        while (due[t] >= 1) {
-                            due[t] -= 1;
-                            for (int g = 0; g < GROUPS.length; g++) send(client, base, g, t, p, figures, outstanding);
-                        }
-                    }
-                }
-            }, 0, tickMicros, TimeUnit.MICROSECONDS);
-
-            if (!quiet) out.printf(Locale.ROOT, "  warming up for %d s (connections, JIT; not counted)%n", WARM_UP_SECONDS);
-            TimeUnit.SECONDS.sleep(WARM_UP_SECONDS);
-            phase.set(-1); // pause the load until the warm-up's requests have ended
-            long warmEnd = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (System.nanoTime() < warmEnd && outstandingTotal(outstanding) > 0) TimeUnit.MILLISECONDS.sleep(20);
-            long start = System.nanoTime();
-            origin.set(start);
-            // the limit, four times a second
-            ticks.scheduleAtFixedRate(() -> {
-                int i = (int) ((System.nanoTime() - start) / (1_000_000_000L / samplesPerSecond));
-                if (i < totalSamples) limitOverTime.set(i, view.adaptiveLimit("adaptive").orElse(-1));
-            }, 0, 1000 / samplesPerSecond, TimeUnit.MILLISECONDS);
-            for (int p = 0; p < PHASES.length; p++) {
-                long service = p == 1 ? 5 * serviceMillis : serviceMillis;
-                for (Backend b : backends) b.serviceMillis.set(service);
-                phase.set(p);
-                if (!quiet) out.printf(Locale.ROOT, "  %s: %s, backend %d ms per report%n", ModeRun.mmss(System.nanoTime() - start),
-                        PHASES[p], service);
-                long end = start + (p + 1) * phaseNanos;
-                long left;
-                while ((left = end - System.nanoTime()) > 0) {
-                    TimeUnit.NANOSECONDS.sleep(Math.min(left, TimeUnit.SECONDS.toNanos(10)));
-                    if (!quiet && end - System.nanoTime() > 0) {
-                        out.printf(Locale.ROOT, "  %s: adaptive limit %d, in flight adaptive %d / fixed %d%n",
-                                ModeRun.mmss(System.nanoTime() - start), view.adaptiveLimit("adaptive").orElse(-1),
-                                view.inflight("adaptive"), view.inflight("fixed"));
+            @Override
+            public void run() {
+                long now = System.nanoTime();
+                double seconds = (now - last) / 1e9;
+                last = now;
+                int p = phase.getAsInt();
+                if (p < 0) return;
+                for (int t = 0; t < TENANTS.length; t++) {
+                    due[t] += rate * SHARES[t] * seconds;
+                    while (due[t] >= 1) {
+                        due[t] -= 1;
+                        for (int g = 0; g < GROUPS.length; g++) sender.send(g, t, p);
                     }
                 }
             }
-            phase.set(-1); // no more sends; let the outstanding ones end (their figures count in their phase)
-            long drainUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (System.nanoTime() < drainUntil && outstandingTotal(outstanding) > 0) TimeUnit.MILLISECONDS.sleep(50);
-        } finally {
-            ticks.shutdownNow();
-            server.stop();
-            filter.destroy();
-        }
+        }, 0, tickMicros, TimeUnit.MICROSECONDS);
+    }
 
+    /** The warm-up (connections, JIT), then the load paused until its requests have ended. */
+    private void warmUp(AtomicInteger phase, AtomicInteger[][] outstanding) throws InterruptedException {
+        if (!quiet) out.printf(Locale.ROOT, "  warming up for %d s (connections, JIT; not counted)%n", WARM_UP_SECONDS);
+        TimeUnit.SECONDS.sleep(WARM_UP_SECONDS);
+        phase.set(-1); // pause the load until the warm-up's requests have ended
+        long warmEnd = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < warmEnd && outstandingTotal(outstanding) > 0) TimeUnit.MILLISECONDS.sleep(20);
+    }
+
+    /** The three phases from {@code start}: the backend slow (5×) in the second; progress every 10 s unless quiet. */
+    private void runPhases(long start, long phaseNanos, Backend[] backends, AtomicInteger phase, ConcurrencyView view)
+            throws InterruptedException {
+        for (int p = 0; p < PHASES.length; p++) {
+            long service = p == 1 ? 5 * serviceMillis : serviceMillis;
+            for (Backend b : backends) b.serviceMillis.set(service);
+            phase.set(p);
+            if (!quiet) out.printf(Locale.ROOT, "  %s: %s, backend %d ms per report%n", ModeRun.mmss(System.nanoTime() - start),
+                    PHASES[p], service);
+            long end = start + (p + 1) * phaseNanos;
+            long left;
+            while ((left = end - System.nanoTime()) > 0) {
+                TimeUnit.NANOSECONDS.sleep(Math.min(left, TimeUnit.SECONDS.toNanos(10)));
+                if (!quiet && end - System.nanoTime() > 0) {
+                    out.printf(Locale.ROOT, "  %s: adaptive limit %d, in flight adaptive %d / fixed %d%n",
+                            ModeRun.mmss(System.nanoTime() - start), view.adaptiveLimit("adaptive").orElse(-1),
+                            view.inflight("adaptive"), view.inflight("fixed"));
+                }
+            }
+        }
+    }
+
+    /** The phases' table, the adaptive limit's summary, and each group's last 429 after {@code recovered}. */
+    private void printFigures(PhaseFigures[][] figures, AtomicLongArray limitOverTime, int samplesPerSecond,
+                              long phaseNanos, long recovered) {
         out.println();
         out.print(table(figures, phaseNanos));
         out.println();
         out.print(limitSummary(limitOverTime, samplesPerSecond, phaseNanos));
-        long recovered = origin.get() + 2 * phaseNanos;
         for (int g = 0; g < GROUPS.length; g++) {
             long last = figures[g][2].last429.get();
             out.printf(Locale.ROOT, "%s: %s%n", GROUPS[g], last == 0 ? "no 429 after the backend recovered"
                     : String.format(Locale.ROOT, "last 429 %.2f s after the backend recovered", (last - recovered) / 1e9));
         }
-        return 0;
     }
 
     private static int outstandingTotal(AtomicInteger[][] outstanding) {
