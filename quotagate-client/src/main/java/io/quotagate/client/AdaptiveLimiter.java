@@ -1,16 +1,12 @@
 package io.quotagate.client;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
@@ -61,25 +57,18 @@ public final class AdaptiveLimiter {
     private final RateController controller;
     private final InstanceCountSource instanceCount;
     private final LimiterClock clock;
-    private final ScheduledExecutorService scheduler;
-    private final double min;
-    private final double max;
     private final long maxWaitNanos;
     private final long maxPauseNanos;
     private final int maxQueue;
-    private final long burstNanos;
 
     // Everything below is guarded by lock: one small critical section per call, never held while a
-    // future completes (a dependent stage may send the request, or acquire again).
+    // future completes (a dependent stage may send the request, or acquire again). The bucket (rate,
+    // units, pause), the queue of waiters and the wake-up timer are each a class of their own; this
+    // one decides with them under the lock and completes the futures outside it.
     private final ReentrantLock lock = new ReentrantLock();
-    private final ArrayDeque<Waiter> queue = new ArrayDeque<>();
-    private double rate;                 // units per minute, whole app
-    private long queuedUnits;
-    private double tokens;
-    private long lastRefill;
-    private long pausedUntil = Long.MIN_VALUE;
-    private ScheduledFuture<?> wake;
-    private long wakeAt = Long.MAX_VALUE;
+    private final RateBucket bucket;
+    private final WaitQueue queue = new WaitQueue();
+    private final WakeTimer timer;
 
     // read by the meter binder
     final LongAdder granted = new LongAdder();
@@ -92,16 +81,11 @@ public final class AdaptiveLimiter {
         this.controller = b.controller;
         this.instanceCount = b.instanceCount;
         this.clock = b.clock;
-        this.scheduler = b.scheduler != null ? b.scheduler : Timer.SHARED;
-        this.min = b.min;
-        this.max = b.max;
         this.maxWaitNanos = b.maxWait.toNanos();
         this.maxPauseNanos = b.maxRetryAfter.toNanos();
         this.maxQueue = b.maxQueue;
-        this.burstNanos = b.burst.toNanos();
-        long now = clock.nanoTime();
-        this.lastRefill = now;
-        this.rate = clamp(controller.start(b.initial, min, max, now));
+        this.bucket = new RateBucket(controller, instanceCount, b.initial, b.min, b.max, b.burst.toNanos(), clock.nanoTime());
+        this.timer = new WakeTimer(b.scheduler != null ? b.scheduler : WakeTimer.shared(), clock, this::onWake);
     }
 
     /** A builder; only {@link Builder#initialRate} has no default. */
@@ -118,7 +102,7 @@ public final class AdaptiveLimiter {
     public double unitsPerMinute() {
         lock.lock();
         try {
-            return instanceRate();
+            return bucket.instanceRate();
         } finally {
             lock.unlock();
         }
@@ -128,7 +112,7 @@ public final class AdaptiveLimiter {
     public double appUnitsPerMinute() {
         lock.lock();
         try {
-            return rate;
+            return bucket.rate();
         } finally {
             lock.unlock();
         }
@@ -189,33 +173,29 @@ public final class AdaptiveLimiter {
         try {
             long now = clock.nanoTime();
             refill(now);
-            boolean paused = now < pausedUntil;
-            if (queue.isEmpty() && !paused && tokens >= units) {
-                tokens -= units;
+            if (queue.isEmpty() && !bucket.paused(now) && bucket.take(units)) {
                 granted.increment();
                 return CompletableFuture.completedFuture(new Permit(units, false, now));
             }
-            RejectedByLimiterException.Reason refusal = null;
-            if (queue.size() >= maxQueue) {
-                refusal = RejectedByLimiterException.Reason.QUEUE_FULL;
-            } else {
-                double perNano = instanceRate() / 60e9;
-                double missing = Math.max(0, queuedUnits + units - tokens);
-                double wait = (paused ? pausedUntil - now : 0) + missing / perNano;
-                if (wait > maxWaitNanos) refusal = RejectedByLimiterException.Reason.WAIT_TOO_LONG;
-            }
+            RejectedByLimiterException.Reason refusal = refusal(units, now);
             if (refusal != null) {
                 rejected.increment();
                 return CompletableFuture.failedFuture(new RejectedByLimiterException(name, refusal));
             }
-            w = new Waiter(units, now, now + maxWaitNanos);
-            queue.addLast(w);
-            queuedUnits += units;
+            w = new Waiter(units, now, now + maxWaitNanos, this::cancelled);
+            queue.add(w);
             scheduleWake(now);
         } finally {
             lock.unlock();
         }
         return w;
+    }
+
+    /** Why a request that cannot go at once may not queue either, or null if it may. Under lock. */
+    private RejectedByLimiterException.Reason refusal(long units, long now) {
+        if (queue.size() >= maxQueue) return RejectedByLimiterException.Reason.QUEUE_FULL;
+        double wait = (bucket.paused(now) ? bucket.pausedUntil() - now : 0) + bucket.nanosUntil(queue.units() + units);
+        return wait > maxWaitNanos ? RejectedByLimiterException.Reason.WAIT_TOO_LONG : null;
     }
 
     /** A waiter that has been cancelled leaves the queue; one granted meanwhile gives its units back. */
@@ -228,7 +208,7 @@ public final class AdaptiveLimiter {
     private void cancelled(Waiter w) {
         lock.lock();
         try {
-            if (queue.remove(w)) queuedUnits -= w.units;
+            queue.remove(w);
         } finally {
             lock.unlock();
         }
@@ -237,51 +217,24 @@ public final class AdaptiveLimiter {
     /** Grants the queued requests whose units are there and expires those that waited too long. */
     void poll() {
         List<Waiter> grants = null;
-        List<Waiter> expired = null;
-        List<Waiter> doomed = null;
+        List<Waiter> expired;
+        List<Waiter> doomed;
         long now;
         lock.lock();
         try {
             now = clock.nanoTime();
             refill(now);
-            // FIFO with one maximum wait: the head has the earliest deadline
-            while (!queue.isEmpty() && queue.peekFirst().deadline < now) {
-                Waiter w = queue.pollFirst();
-                queuedUnits -= w.units;
-                if (expired == null) expired = new ArrayList<>();
-                expired.add(w);
-            }
+            expired = queue.takeDeadlinesBefore(now);
             // a waiter whose deadline comes before the pause ends can never be granted: it is told
             // now, not held until its maximum wait is up
-            while (!queue.isEmpty() && queue.peekFirst().deadline < pausedUntil) {
-                Waiter w = queue.pollFirst();
-                queuedUnits -= w.units;
-                if (doomed == null) doomed = new ArrayList<>();
-                doomed.add(w);
-            }
-            while (now >= pausedUntil && !queue.isEmpty() && tokens >= queue.peekFirst().units) {
-                Waiter w = queue.pollFirst();
-                tokens -= w.units;
-                queuedUnits -= w.units;
-                if (grants == null) grants = new ArrayList<>();
-                grants.add(w);
-            }
+            doomed = queue.takeDeadlinesBefore(bucket.pausedUntil());
+            if (!bucket.paused(now)) grants = queue.takeGranted(bucket);
             scheduleWake(now);
         } finally {
             lock.unlock();
         }
-        if (expired != null) {
-            for (Waiter w : expired) {
-                rejected.increment();
-                w.completeExceptionally(new RejectedByLimiterException(name, RejectedByLimiterException.Reason.TIMED_OUT));
-            }
-        }
-        if (doomed != null) {
-            for (Waiter w : doomed) {
-                rejected.increment();
-                w.completeExceptionally(new RejectedByLimiterException(name, RejectedByLimiterException.Reason.WAIT_TOO_LONG));
-            }
-        }
+        refuse(expired, RejectedByLimiterException.Reason.TIMED_OUT);
+        refuse(doomed, RejectedByLimiterException.Reason.WAIT_TOO_LONG);
         if (grants != null) {
             for (Waiter w : grants) {
                 Permit p = new Permit(w.units, true, now);
@@ -295,65 +248,43 @@ public final class AdaptiveLimiter {
         }
     }
 
-    /** When the next queued request may be granted or expire; {@code Long.MAX_VALUE} if none is queued. Under lock. */
-    long nextWake(long now) {
-        Waiter head = queue.peekFirst();
-        if (head == null) return Long.MAX_VALUE;
-        long deadline = head.deadline + 1;
-        if (head.deadline < pausedUntil) return now;   // doomed by the pause: refused at the next poll
-        if (now < pausedUntil) return pausedUntil;
-        double perNano = instanceRate() / 60e9;
-        double missing = Math.max(0, head.units - tokens);
-        return Math.min(now + (long) Math.ceil(missing / perNano), deadline);
+    private void refuse(List<Waiter> waiters, RejectedByLimiterException.Reason reason) {
+        if (waiters == null) return;
+        for (Waiter w : waiters) {
+            rejected.increment();
+            w.completeExceptionally(new RejectedByLimiterException(name, reason));
+        }
     }
 
-    // Under lock. One timer task at a time: moved earlier when the next event comes sooner (a rate
-    // raised, a request queued); a task that fires early simply polls nothing and schedules again.
+    /** When the next queued request may be granted or expire; {@code Long.MAX_VALUE} if none is queued. Under lock. */
+    private long nextWake(long now) {
+        Waiter head = queue.head();
+        if (head == null) return Long.MAX_VALUE;
+        long deadline = head.deadline + 1;
+        if (head.deadline < bucket.pausedUntil()) return now;   // doomed by the pause: refused at the next poll
+        if (bucket.paused(now)) return bucket.pausedUntil();
+        return Math.min(now + (long) Math.ceil(bucket.nanosUntil(head.units)), deadline);
+    }
+
+    // Under lock.
     private void scheduleWake(long now) {
-        long at = nextWake(now);
-        if (at == Long.MAX_VALUE || (wake != null && wakeAt <= at)) return;
-        if (wake != null) wake.cancel(false);
-        wakeAt = at;
-        long realDelay = (long) Math.ceil(Math.max(0, at - now) / clock.speed());
-        try {
-            wake = scheduler.schedule(this::onWake, realDelay, TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException e) {
-            // a scheduler shut down by its owner: waiters time out in acquire(); async ones stay queued
-            wake = null;
-            wakeAt = Long.MAX_VALUE;
-        }
+        timer.wakeAt(nextWake(now), now);
     }
 
     private void onWake() {
         lock.lock();
         try {
-            wake = null;
-            wakeAt = Long.MAX_VALUE;
+            timer.fired();
         } finally {
             lock.unlock();
         }
         poll();
     }
 
-    private double instanceRate() {
-        return rate / Math.max(1, instanceCount.instances());
-    }
-
-    private double clamp(double r) {
-        return Double.isNaN(r) ? min : Math.max(min, Math.min(max, r));
-    }
-
-    // Under lock. Units accumulate at the rate in force since the last refill; every change of the
-    // rate refills first. Nothing accumulates during a pause.
+    // Under lock: the bucket holds at least the first waiter's units (one request's, if none waits).
     private void refill(long now) {
-        long from = Math.max(lastRefill, pausedUntil);
-        if (now > from) {
-            double perNano = instanceRate() / 60e9;
-            Waiter head = queue.peekFirst();
-            double cap = Math.max(head == null ? 1 : head.units, perNano * burstNanos);
-            tokens = Math.min(cap, tokens + perNano * (now - from));
-        }
-        lastRefill = Math.max(lastRefill, now);
+        Waiter head = queue.head();
+        bucket.refill(now, head == null ? 1 : head.units);
     }
 
     private void onThrottled(long sentAt, long retryAfterNanos) {
@@ -361,12 +292,9 @@ public final class AdaptiveLimiter {
         try {
             long now = clock.nanoTime();
             refill(now);
-            rate = clamp(controller.onThrottled(rate, now, sentAt));
-            // units saved before the throttle are no credit: the server just said we are over
-            tokens = 0;
             // at most the maximum pause, itself at most a day: no overflow, and a server asking for a
             // year is asked again after maxRetryAfter
-            pausedUntil = Math.max(pausedUntil, now + Math.max(0, Math.min(maxPauseNanos, retryAfterNanos)));
+            bucket.throttled(now, sentAt, Math.max(0, Math.min(maxPauseNanos, retryAfterNanos)));
             throttled.increment();
             scheduleWake(now);
         } finally {
@@ -379,9 +307,7 @@ public final class AdaptiveLimiter {
         try {
             long now = clock.nanoTime();
             refill(now);
-            double before = rate;
-            rate = clamp(controller.onAccepted(rate, now, waited));
-            if (rate > before) scheduleWake(now);
+            if (bucket.accepted(now, waited)) scheduleWake(now);
         } finally {
             lock.unlock();
         }
@@ -392,9 +318,7 @@ public final class AdaptiveLimiter {
         try {
             long now = clock.nanoTime();
             refill(now);
-            double before = rate;
-            rate = clamp(controller.onPublished(rate, now, limits, policies));
-            if (rate > before) scheduleWake(now);
+            if (bucket.published(now, limits, policies)) scheduleWake(now);
         } finally {
             lock.unlock();
         }
@@ -403,7 +327,7 @@ public final class AdaptiveLimiter {
     private void giveBack(long units) {
         lock.lock();
         try {
-            tokens += units;
+            bucket.giveBack(units);
         } finally {
             lock.unlock();
         }
@@ -412,26 +336,6 @@ public final class AdaptiveLimiter {
     @Override
     public String toString() {
         return "AdaptiveLimiter[" + name + ", " + controller + "]";
-    }
-
-    /** A queued request: completed with its permit by the timer. */
-    private final class Waiter extends CompletableFuture<Permit> {
-        final long units;
-        final long queuedAt;
-        final long deadline;
-
-        Waiter(long units, long queuedAt, long deadline) {
-            this.units = units;
-            this.queuedAt = queuedAt;
-            this.deadline = deadline;
-        }
-
-        @Override
-        public boolean cancel(boolean mayInterruptIfRunning) {
-            boolean cancelled = super.cancel(mayInterruptIfRunning);
-            if (cancelled) cancelled(this);
-            return cancelled;
-        }
     }
 
     /**
@@ -547,22 +451,6 @@ public final class AdaptiveLimiter {
         private List<String> values(Function<String, List<String>> headers, String name) {
             List<String> v = headers.apply(name);
             return v == null ? List.of() : v;
-        }
-    }
-
-    /** The default timer: one daemon thread for every limiter that is given no scheduler. */
-    private static final class Timer {
-        static final ScheduledExecutorService SHARED;
-
-        static {
-            ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
-                Thread t = new Thread(r, "quotagate-client-limiter-timer");
-                t.setDaemon(true);
-                return t;
-            });
-            // wake-ups moved earlier cancel the later task: do not keep thousands of dead ones queued
-            executor.setRemoveOnCancelPolicy(true);
-            SHARED = executor;
         }
     }
 
