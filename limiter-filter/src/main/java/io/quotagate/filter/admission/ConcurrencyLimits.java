@@ -227,6 +227,11 @@ public final class ConcurrencyLimits implements ConcurrencyView {
         }
 
         @Override
+        public void delayedBy(long nanos) {
+            for (int i = 0; i < count; i++) permits[i].delayedBy(nanos);
+        }
+
+        @Override
         public String group() {
             return permits[count - 1].group();
         }
