@@ -113,7 +113,7 @@ class AdaptiveHostileInputTest {
     /**
      * acme sends at twice its plan's rate, so its requests wait up to 2 s for their units, each holding its slot
      * meanwhile (as documented). The backend answers every request in 100 ms. Fed acme's waits as run time,
-     * Gradient2 took them for a slower backend and cut the limit from 20 to 16 for everyone; from the end of the
+     * Gradient2 took them for a slower backend and cut the limit from 20 to 15 for everyone; from the end of the
      * wait, it sees 100 ms and a busier group, and climbs to its max.
      */
     @Test
@@ -200,5 +200,58 @@ class AdaptiveHostileInputTest {
             if (t >= 3_000) lowest = Math.min(lowest, sim.limit()); // after the first 30 s
         }
         return new Result(sim.completed, lowest, mostHeld);
+    }
+
+    static final String GUESTS = """
+            plans:
+              big:
+                limits: [ { capacity: 100000, refill: 100000, period: 1s } ]
+            routes:
+              - { name: reports, paths: ["/reports/*"], group: reports }
+            groups:
+              reports: { adaptive: { initial: 8, min: 8, max: 8 } }   # pinned low: a slowdown's limit
+            tenants:
+              default-plan: big
+              unknown: default
+              assignments: { acme: big }
+            %s
+            """;
+
+    /**
+     * Made-up tenant ids from many addresses each take a slot of an adaptive group whose limit is low (a
+     * slowdown's), under a guests' cap sized for a higher limit. Each id is a newcomer below its fair share, so
+     * each found a free slot: the guests took their whole cap of 6 of the 8 and the assigned tenant got 2. Now
+     * the guests together hold at most half the limit in force (what one tenant alone may), and the assigned
+     * tenant takes the rest but the one slot kept for a newcomer.
+     */
+    @Test
+    void madeUpIdsUnderAGuestsCapHoldAtMostHalfAnAdaptiveGroupsLimit() {
+        Sim sim = new Sim(GUESTS.formatted("  guests: { concurrency: { reports: 6 } }"));
+        for (int i = 0; i < 64; i++) sim.send("made-up-" + i, "198.51.100." + i, BACKEND);
+        assertThat(sim.limits.guestsInflight("reports")).as("half the limit of 8, below the cap of 6").isEqualTo(4);
+        sim.keep("acme", Integer.MAX_VALUE, BACKEND);
+        assertThat(sim.running("acme")).as("the other half but the newcomer's slot").isEqualTo(3);
+    }
+
+    /**
+     * Without {@code tenants.guests.concurrency}, guests are tenants like any other for the fair shares, and
+     * made-up ids are newcomers each: they take the whole adaptive group, as they take a fixed group's
+     * {@code max-inflight}. A pin of the documented need for the guests' cap where ids can be made up.
+     */
+    @Test
+    void withoutAGuestsCapMadeUpIdsCanTakeTheWholeAdaptiveGroup() {
+        Sim sim = new Sim(GUESTS.formatted(""));
+        for (int i = 0; i < 64; i++) sim.send("made-up-" + i, "198.51.100." + i, BACKEND);
+        assertThat(sim.limits.inflight("reports")).isEqualTo(8);
+        assertThat(sim.send("acme", BACKEND)).isFalse();
+    }
+
+    /** Within the guests' half, one client address sending under many made-up ids gets its fair share of it. */
+    @Test
+    void oneAddressRotatingIdsGetsOnlyItsShareOfTheGuestsHalf() {
+        Sim sim = new Sim(GUESTS.formatted("  guests: { concurrency: { reports: 6 } }"));
+        for (int i = 0; i < 64; i++) sim.send("made-up-" + i, "198.51.100.7", BACKEND);
+        assertThat(sim.limits.inflight("reports")).as("alone, an address holds half of the guests' 4").isEqualTo(2);
+        assertThat(sim.send("a-real-guest", "203.0.113.9", BACKEND)).as("another guest still finds a slot").isTrue();
     }
 }
