@@ -149,6 +149,11 @@ public final class ConcurrencyLimits implements ConcurrencyView {
         Integer guestCap = kind == BucketKind.GUEST ? caps.guestCap(group) : null;
         if (guestCap == null) return acquireOwn(caps, tenant, plan, group, Integer.MAX_VALUE);
         int pool = share(guestCap);
+        GroupLimiter limiter = groups.get(group);
+        // an adaptive group's limit moves below a cap sized for its max; made-up ids are newcomers each, below
+        // their fair share, so they could take every slot of a low limit: all guests hold at most half of it
+        // now, what one tenant alone may
+        if (limiter != null && limiter.adaptive()) pool = Math.min(pool, Math.max(1, limiter.total() / 2));
         GuestLimiters guests = guestGroups.get(group);
         Permit[] taken = new Permit[4];
         int n = 0;
@@ -224,6 +229,11 @@ public final class ConcurrencyLimits implements ConcurrencyView {
             } finally {
                 end(completed, from + 1);
             }
+        }
+
+        @Override
+        public void delayedBy(long nanos) {
+            for (int i = 0; i < count; i++) permits[i].delayedBy(nanos);
         }
 
         @Override

@@ -256,7 +256,10 @@ public final class Gate {
         // a throttled request short of units: reserved, it runs once they have arrived. A capped route's
         // slot stays held meanwhile: given back and taken again after the wait, it could refuse a request
         // that was made to wait for nothing
-        if (ticket.delayNanos() > 0) return new Outcome.Delayed(ticket, ticket.delayNanos(), throttle);
+        if (ticket.delayNanos() > 0) {
+            if (permit != null) permit.delayedBy(ticket.delayNanos());
+            return new Outcome.Delayed(ticket, ticket.delayNanos(), throttle);
+        }
         return ticket;
     }
 

@@ -207,6 +207,8 @@ abstract sealed class GroupLimiter permits FailFastGroup, QueuedGroup {
         final long startNanos;
         /** The group's requests in flight when this one started, itself included (an adaptive limit's sample). */
         final int inflightAtStart;
+        /** A throttle's delay before the request runs ({@link #delayedBy}): not part of an adaptive sample. */
+        private volatile long delayNanos;
         /** Neighbours in {@link #running}; guarded as the list is. */
         GroupPermit older;
         GroupPermit newer;
@@ -228,7 +230,10 @@ abstract sealed class GroupLimiter permits FailFastGroup, QueuedGroup {
                 long ran = group.now() - startNanos;
                 group.completed(tenant, ran);
                 // the limit moves before the slot frees, so a queued group hands the slot over under the new limit
-                if (group.adaptive != null) group.adaptive.completed(startNanos, ran, inflightAtStart);
+                if (group.adaptive != null) {
+                    long delay = Math.min(delayNanos, ran); // the held slot counts above, the wait is no latency
+                    group.adaptive.completed(startNanos + delay, ran - delay, inflightAtStart);
+                }
                 group.free(this);
             }
         }
@@ -236,6 +241,11 @@ abstract sealed class GroupLimiter permits FailFastGroup, QueuedGroup {
         @Override
         public void cancel() {
             if (STATE.compareAndSet(this, 0, 1)) group.free(this);
+        }
+
+        @Override
+        public void delayedBy(long nanos) {
+            delayNanos = nanos;
         }
 
         @Override

@@ -18,6 +18,14 @@ public interface Permit {
      */
     void cancel();
 
+    /**
+     * The request waits {@code nanos} before it runs (a {@code throttle:} delayed it, holding this slot):
+     * an adaptive group's limit reads its run time from the end of that wait, since a wait the tenant
+     * earned by sending too fast says nothing about the backend. Called before the request runs.
+     */
+    default void delayedBy(long nanos) {
+    }
+
     /** The group this permit belongs to. */
     String group();
 }

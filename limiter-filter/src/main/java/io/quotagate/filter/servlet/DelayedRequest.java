@@ -80,7 +80,7 @@ final class DelayedRequest implements AsyncListener, Runnable {
     @Override
     public void run() {
         if (!state.compareAndSet(WAITING, RESUMED)) return; // dropped first
-        rt.throttling.leave(ticket.key());
+        rt.throttling.leave(ticket);
         rt.statistics.delayEnded(ticket.route().name(), delayNanos, true);
         try {
             response.setHeader(DELAY_HEADER, Long.toString(Math.max(1, -Math.floorDiv(-delayNanos, 1_000_000L))));
@@ -106,7 +106,7 @@ final class DelayedRequest implements AsyncListener, Runnable {
         if (!state.compareAndSet(WAITING, DROPPED)) return;
         Future<?> r = resumption;
         if (r != null) r.cancel(false);
-        rt.throttling.leave(ticket.key());
+        rt.throttling.leave(ticket);
         rt.statistics.delayEnded(ticket.route().name(), delayNanos, false);
         ticket.close(); // its units back (and a capped route's slot)
         try {

@@ -279,12 +279,12 @@ public final class QuotaFilter implements Filter {
                               HttpServletRequest request, HttpServletResponse response) throws IOException {
         Ticket ticket = delayed.ticket();
         boolean async = request.isAsyncSupported();
-        if (async && rt.throttling.enter(ticket.key(), delayed.throttle().queue())) {
+        if (async && rt.throttling.enter(ticket, delayed.throttle().queue())) {
             try {
                 DelayedRequest.start(rt, delayed, request, response);
                 return;
             } catch (RuntimeException cannot) {
-                rt.throttling.leave(ticket.key()); // async mode refused: answered below like a full room
+                rt.throttling.leave(ticket); // async mode refused: answered below like a full room
             }
         }
         ticket.close(); // the reservation back before the answer: the client that sees it finds its units

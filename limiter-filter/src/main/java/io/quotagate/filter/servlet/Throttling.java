@@ -1,5 +1,7 @@
 package io.quotagate.filter.servlet;
 
+import io.quotagate.filter.admission.Ticket;
+
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -12,6 +14,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>A slot is taken with {@link #enter} before a request is delayed and given back with {@link #leave}
  * exactly once, when it resumes or is dropped. The two counters are taken in order (the total first) and
  * given back when the second refuses, so a refused {@code enter} leaves both as they were.
+ *
+ * <p>Guests (unknown tenants under {@code unknown: default}, anonymous clients) count as one tenant here, as
+ * they share one guest pool: their ids are made up at will, and were each its own tenant, a few hundred ids
+ * would fill the room of every assigned tenant, whose delays would all become {@code throttle_full}.
  */
 final class Throttling {
     /** Default of {@link QuotaFilter.Builder#maxDelayedRequests}. */
@@ -24,6 +30,8 @@ final class Throttling {
     private final int maxDelayed;
     private final long graceMillis;
     private final AtomicInteger delayed = new AtomicInteger();
+    /** The key under which all guests' delayed requests count; no tenant id contains '@'. */
+    static final String GUESTS = "@guests";
     /** Delayed requests per tenant key; a key leaves the map when its count is back to 0. */
     private final ConcurrentHashMap<String, AtomicInteger> perTenant = new ConcurrentHashMap<>();
 
@@ -60,8 +68,14 @@ final class Throttling {
         return scheduler;
     }
 
-    /** Takes a place for a request of {@code key} allowed {@code tenantQueue} at once; false if one bound is full. */
-    boolean enter(String key, int tenantQueue) {
+    /** The key a request's delayed requests count under: its tenant's, or {@link #GUESTS} for any guest. */
+    private static String key(Ticket ticket) {
+        return ticket.known() ? ticket.key() : GUESTS;
+    }
+
+    /** Takes a place for the request of {@code ticket}, its tenant allowed {@code tenantQueue} at once; false if one bound is full. */
+    boolean enter(Ticket ticket, int tenantQueue) {
+        String key = key(ticket);
         if (delayed.incrementAndGet() > maxDelayed) {
             delayed.decrementAndGet();
             return false;
@@ -80,9 +94,9 @@ final class Throttling {
         return entered[0];
     }
 
-    /** Gives back the place {@link #enter} took for {@code key}. */
-    void leave(String key) {
-        perTenant.computeIfPresent(key, (k, c) -> c.decrementAndGet() == 0 ? null : c);
+    /** Gives back the place {@link #enter} took for {@code ticket}. */
+    void leave(Ticket ticket) {
+        perTenant.computeIfPresent(key(ticket), (k, c) -> c.decrementAndGet() == 0 ? null : c);
         delayed.decrementAndGet();
     }
 
