@@ -3,6 +3,7 @@ package io.quotagate.filter.admission;
 import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.Probe;
 import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.store.QuotaCounters;
 import io.quotagate.plans.Bandwidth;
@@ -294,7 +295,6 @@ final class Admission {
             // no key per made-up id of a flood)
             int size = 3 + (scoped == null ? 0 : scoped.size()) + (quotas == null ? 0 : quotas.size());
             QuotaBucket[] buckets = new QuotaBucket[size];
-            long[] waits = new long[size];
             int n = 0;
             if (guests != null) buckets[n++] = guests;
             int own = n;
@@ -306,8 +306,10 @@ final class Admission {
             // the calendar quotas' counters last: counted only if every bucket takes the units
             int counted = n;
             if (quotas != null) n = quotas.addTo(buckets, n, counters, key, nowNanos);
-            if (!(maxDelay == 0 ? store.takeAll(buckets, n, cost, waits)
-                    : store.reserveAll(buckets, n, cost, maxDelay, waits))) {
+            Probe probe = maxDelay == 0 ? store.takeAll(buckets, n, cost, false)
+                    : store.reserveAll(buckets, n, cost, maxDelay, false);
+            long[] waits = probe.waits();
+            if (!probe.taken()) {
                 // the client must find every bucket able to take it when it comes back: the longest wait
                 // wins, on a tie the tenant's own bucket, then the guest pool, then the global quota, then
                 // the user's and the route's own
@@ -323,7 +325,7 @@ final class Admission {
             } else {
                 if (scoped != null) scoped.charged(cost);
                 // the request runs when every bucket has its units: after the longest wait
-                if (maxDelay > 0) for (int i = 0; i < n; i++) delay = Math.max(delay, waits[i]);
+                if (maxDelay > 0) delay = probe.longestWait();
             }
         }
         if (refusal == null) {
@@ -415,7 +417,6 @@ final class Admission {
         QuotaWindows quotas = caller.kind() == BucketKind.TENANT ? pl.quotas : null;
         // every bucket's wait in one store operation (on Redis one round trip), nothing taken
         QuotaBucket[] buckets = new QuotaBucket[3 + (quotas == null ? 0 : quotas.size())];
-        long[] waits = new long[buckets.length];
         int n = 0;
         buckets[n++] = tenantBucket(caller.kind(), caller.key(), pl);
         if (guests != null) buckets[n++] = guests;
@@ -423,7 +424,7 @@ final class Admission {
         if (l.global != null) buckets[n++] = l.global;
         int counted = n;
         if (quotas != null) n = quotas.addTo(buckets, n, counters, caller.key(), QuotaWindows.nanos(wall.instant()));
-        store.waits(buckets, n, cost, waits);
+        long[] waits = store.waits(buckets, n, cost, false).waits();
         if (waits[0] > refusal.nanosToWait()) refusal = new Decision.Rejected(Reason.TENANT_RATE, waits[0]);
         if (guests != null && waits[1] > refusal.nanosToWait()) refusal = new Decision.Rejected(Reason.GUEST_RATE, waits[1]);
         if (l.global != null && waits[shared] > refusal.nanosToWait()) {

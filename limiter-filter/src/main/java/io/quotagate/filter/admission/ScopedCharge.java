@@ -2,6 +2,7 @@ package io.quotagate.filter.admission;
 
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.Probe;
 import io.quotagate.filter.store.QuotaBucket;
 
 import java.util.List;
@@ -62,12 +63,12 @@ final class ScopedCharge {
      * @return null if every bucket took it; otherwise the longest refusal, nothing held
      */
     Decision.Rejected take(BucketStore store, long cost) {
-        long[] waits = new long[size];
-        if (store.takeAll(buckets, size, cost, waits)) {
+        Probe probe = store.takeAll(buckets, size, cost, false);
+        if (probe.taken()) {
             charged = cost;
             return null;
         }
-        return longest(null, waits);
+        return longest(null, probe.waits());
     }
 
     /** {@code refusal} (null for none), or the bucket's refusal with the longest of {@code waits} if longer. */
@@ -94,9 +95,7 @@ final class ScopedCharge {
      * nothing is taken (one operation of the store).
      */
     Decision.Rejected longerOf(BucketStore store, Decision.Rejected refusal, long cost) {
-        long[] waits = new long[size];
-        store.waits(buckets, size, cost, waits);
-        return longest(refusal, waits);
+        return longest(refusal, store.waits(buckets, size, cost, false).waits());
     }
 
     /** The largest cost these buckets can ever take at once. */
