@@ -284,7 +284,10 @@ final class Admission {
         long maxDelay = pl.shadow ? 0 : maxDelayNanos;
         long delay = 0;
         Decision.Rejected refusal = null;
-        if (guests == null && global == null && scoped == null && quotas == null) {
+        // a plan that publishes its limits reads each bucket's remainder from the same operation (the probe)
+        boolean publish = pl.publish;
+        ticket.remaining = null;
+        if (guests == null && global == null && scoped == null && quotas == null && !publish) {
             // the common case: one store operation, nothing allocated (the wait comes with a refusal)
             long wait = maxDelay == 0 ? tenantBucket.take(cost) : tenantBucket.reserve(cost, maxDelay);
             if (wait > maxDelay) refusal = new Decision.Rejected(Reason.TENANT_RATE, wait);
@@ -306,9 +309,13 @@ final class Admission {
             // the calendar quotas' counters last: counted only if every bucket takes the units
             int counted = n;
             if (quotas != null) n = quotas.addTo(buckets, n, counters, key, nowNanos);
-            Probe probe = maxDelay == 0 ? store.takeAll(buckets, n, cost, false)
-                    : store.reserveAll(buckets, n, cost, maxDelay, false);
+            Probe probe = maxDelay == 0 ? store.takeAll(buckets, n, cost, publish)
+                    : store.reserveAll(buckets, n, cost, maxDelay, publish);
             long[] waits = probe.waits();
+            if (publish) {
+                ticket.remaining = remainder(probe, own, pl.limits);
+                if (scoped != null) scoped.noted(probe.remaining(), further);
+            }
             if (!probe.taken()) {
                 // the client must find every bucket able to take it when it comes back: the longest wait
                 // wins, on a tie the tenant's own bucket, then the guest pool, then the global quota, then
@@ -397,7 +404,7 @@ final class Admission {
      * refused: the refusal is counted, nothing is held, and the request runs.
      */
     Decision.Rejected takeScoped(Policy policy, Caller caller, ScopedCharge charge, long cost) {
-        Decision.Rejected refused = charge.take(store, cost);
+        Decision.Rejected refused = charge.take(store, cost, publishes(policy, caller.plan()));
         if (refused == null) return null;
         if (!limitsOf(policy.limits, caller.kind(), caller.key(), caller.plan()).shadow) return refused;
         shadowed[refused.reason().ordinal()].increment();
@@ -432,7 +439,8 @@ final class Admission {
         }
         if (quotas != null) refusal = quotas.longest(refusal, waits, counted);
         // the buckets beside the plan's: no cost above their smallest capacity is ever admitted on this route
-        return scoped == null ? refusal : scoped.longerOf(store, refusal, Math.min(cost, scoped.smallestCapacity()));
+        return scoped == null ? refusal : scoped.longerOf(store, refusal, Math.min(cost, scoped.smallestCapacity()),
+                publishes(policy, caller.plan()));
     }
 
     /**
@@ -481,6 +489,7 @@ final class Admission {
             long refund = charged - actualCost;
             // a refund caps at capacity: it can never push a bucket above full
             store.bucketToSettle(kind, key, pl.limits).refund(refund); // not moved back to old limits
+            ticket.refunded(refund, pl.limits);
             if (guests != null) guests.refund(refund);
             if (global != null) global.refund(refund);
             settleQuotas(pl, key, ticket.quotaNanos(), -refund);
@@ -541,79 +550,75 @@ final class Admission {
 
     /** As {@link #status(Policy, String, String)}, for the bucket in the {@code kind} table. */
     public List<LimitStatus> status(Policy policy, BucketKind kind, String tenant, String plan) {
-        return status(policy, kind, tenant, plan, false);
-    }
-
-    /**
-     * As {@link #status(Policy, BucketKind, String, String)}, for the fields of a response: the tokens as the
-     * request's own decision left them ({@link QuotaBucket#notedPerBandwidth()}: on Redis, no round trip more).
-     */
-    List<LimitStatus> published(Policy policy, BucketKind kind, String tenant, String plan) {
-        List<LimitStatus> limits = status(policy, kind, tenant, plan, true);
-        PlanLimits pl = limitsOf(policy.limits, kind, tenant, plan);
-        if (kind != BucketKind.TENANT || pl.quotas == null || limits.isEmpty()) return limits;
-        String pk = tenant; // an assigned tenant's: never an anonymous client's address
-        // each calendar quota is a policy too: q = its limit, w = its period, r = what is left, and a unit
-        // spent now comes back only at the reset, which is t
-        List<LimitStatus> all = new ArrayList<>(limits);
-        long now = QuotaWindows.nanos(wall.instant());
-        CalendarQuota[] quotas = pl.quotas.quotas();
-        for (int i = 0; i < quotas.length; i++) {
-            QuotaWindows.Period p = pl.quotas.period(i, now);
-            long used = counters.notedUsed(QuotaWindows.key(quotas[i], tenant, p.label()));
-            long toReset = p.endNanos() - now;
-            all.add(new LimitStatus(quotas[i].name(), quotas[i].limit(),
-                    RetryAfter.seconds(p.endNanos() - p.startNanos()), Math.max(0, quotas[i].limit() - used),
-                    used <= 0 ? 0 : toReset, toReset, pk));
-        }
-        return all;
-    }
-
-    private List<LimitStatus> status(Policy policy, BucketKind kind, String tenant, String plan, boolean noted) {
         PlanLimits pl = limitsOf(policy.limits, kind, tenant, plan);
         List<LimitStatus> out = new ArrayList<>(pl.limits.bandwidths().size());
-        // a response's fields name the tenant as pk; an anonymous client's key is its address, never sent back
-        statuses(tenantBucket(kind, tenant, pl), pl.limits, noted, null,
-                noted && !Gate.isAnonymousKey(tenant) ? tenant : null, out);
+        statuses(tenantBucket(kind, tenant, pl).availablePerBandwidth(), pl.limits, null, null, out);
         return out;
     }
 
     /**
-     * The published state of a request's buckets beside its tenant's (per user, the route's own), in the
-     * order they were charged: as the request's own decision left them ({@link QuotaBucket#notedPerBandwidth()}),
-     * read from the buckets the decision held, never looked up again.
+     * The published state of a request's buckets, for the fields of its response, from what its own
+     * decision's store operation said ({@link Probe#remaining()}: on Redis, no round trip more; no bucket is
+     * looked up again): its tenant's bucket ({@code remaining}), its calendar quotas, then its buckets beside
+     * it ({@code scoped}, null for none); null if its plan keeps its limits hidden.
      */
-    List<LimitStatus> published(ScopedCharge scoped) {
-        List<LimitStatus> out = new ArrayList<>(scoped.size() * 2);
-        scoped.published(out);
-        return out;
+    List<LimitStatus> published(Policy policy, BucketKind kind, String tenant, String plan, long[] remaining,
+                                ScopedCharge scoped) {
+        if (plan == null || !publishes(policy, plan)) return null;
+        PlanLimits pl = limitsOf(policy.limits, kind, tenant, plan);
+        List<LimitStatus> all = new ArrayList<>(pl.limits.bandwidths().size()
+                + (pl.quotas == null ? 0 : pl.quotas.size()) + (scoped == null ? 0 : 2 * scoped.size()));
+        // a response's fields name the tenant as pk; an anonymous client's key is its address, never sent back
+        statuses(remaining, pl.limits, null, Gate.isAnonymousKey(tenant) ? null : tenant, all);
+        if (kind == BucketKind.TENANT && pl.quotas != null) {
+            String pk = tenant; // an assigned tenant's: never an anonymous client's address
+            // each calendar quota is a policy too: q = its limit, w = its period, r = what is left, and a unit
+            // spent now comes back only at the reset, which is t
+            long now = QuotaWindows.nanos(wall.instant());
+            CalendarQuota[] quotas = pl.quotas.quotas();
+            for (int i = 0; i < quotas.length; i++) {
+                QuotaWindows.Period p = pl.quotas.period(i, now);
+                long used = counters.notedUsed(QuotaWindows.key(quotas[i], tenant, p.label()));
+                long toReset = p.endNanos() - now;
+                all.add(new LimitStatus(quotas[i].name(), quotas[i].limit(),
+                        RetryAfter.seconds(p.endNanos() - p.startNanos()), Math.max(0, quotas[i].limit() - used),
+                        used <= 0 ? 0 : toReset, toReset, pk));
+            }
+        }
+        if (scoped != null) scoped.published(all);
+        return all;
     }
 
     /**
      * The 429 of {@code rejected}: for a plan that publishes, it carries the state of the request's buckets
-     * beside its tenant's ({@code scoped}, null for none), so that the refusal's fields name the one that
-     * refused it (a per-user or route limit) as exhausted, not a healthy policy of the plan.
+     * as the refusing operation left them ({@code remaining}: its tenant's; {@code scoped}: those beside it,
+     * null for none), so that the refusal's fields name the one that refused it as exhausted.
      */
-    Outcome.Refused tooMany(Policy policy, Decision.Rejected rejected, Caller caller, ScopedCharge scoped) {
-        if (scoped == null || caller.plan() == null || !publishes(policy, caller.plan())) {
-            return Outcome.Refused.tooMany(rejected, caller);
-        }
-        return Outcome.Refused.tooMany(rejected, caller, published(scoped));
+    Outcome.Refused tooMany(Policy policy, Decision.Rejected rejected, Caller caller, long[] remaining,
+                            ScopedCharge scoped) {
+        List<LimitStatus> published = published(policy, caller.kind(), caller.key(), caller.plan(), remaining, scoped);
+        return published == null ? Outcome.Refused.tooMany(rejected, caller)
+                : Outcome.Refused.tooMany(rejected, caller, published);
     }
 
     /**
-     * Adds the state of each bandwidth of {@code bucket} to {@code out}, named {@code prefix.name} (or by its
-     * name alone for a null {@code prefix}), with the partition key {@code pk} (null for none).
-     *
-     * @param noted the tokens as the bucket's latest operation left them (a response's fields), else read now
+     * The remainder of the bucket at {@code index} of a probe, if it has the shape of {@code limits}; else null
+     * (a shared bucket another instance keeps at other limits during a change: nothing is published for it).
      */
-    static void statuses(QuotaBucket bucket, BucketLimits limits, boolean noted, String prefix, String pk,
-                         List<LimitStatus> out) {
-        long[] tokens = noted ? bucket.notedPerBandwidth() : bucket.availablePerBandwidth();
+    static long[] remainder(Probe probe, int index, BucketLimits limits) {
+        long[][] remaining = probe.remaining();
+        long[] tokens = remaining == null ? null : remaining[index];
+        return tokens != null && tokens.length == limits.bandwidths().size() ? tokens : null;
+    }
+
+    /**
+     * Adds the state of each bandwidth of a bucket at {@code limits} holding {@code tokens} to {@code out},
+     * named {@code prefix.name} (or by its name alone for a null {@code prefix}), with the partition key
+     * {@code pk} (null for none); nothing for null {@code tokens} or tokens of other limits.
+     */
+    static void statuses(long[] tokens, BucketLimits limits, String prefix, String pk, List<LimitStatus> out) {
         List<Bandwidth> bandwidths = limits.bandwidths();
-        // a shared bucket another instance keeps at other limits (during a change): read at these
-        if (tokens.length != bandwidths.size()) tokens = bucket.availablePerBandwidth();
-        if (tokens.length != bandwidths.size()) return;
+        if (tokens == null || tokens.length != bandwidths.size()) return;
         for (int i = 0; i < bandwidths.size(); i++) {
             Bandwidth b = bandwidths.get(i);
             long window = RetryAfter.seconds(nanosToRefill(b, b.capacity()));

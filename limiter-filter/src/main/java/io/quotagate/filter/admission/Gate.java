@@ -231,7 +231,8 @@ public final class Gate {
             }
             // the refusal already waits for the longest of all the request's buckets (one store operation)
             if (permit != null) permit.cancel(); // the request does not run: free its slot at once
-            return admission.tooMany(policy, rejected, caller, scoped);
+            // Retry-After and the published fields from the refusing operation's own probe: nothing read again
+            return admission.tooMany(policy, rejected, caller, ticket.remaining, scoped);
         }
         if (estimated && scoped != null && ticket.charged() > 0) {
             // an estimated route's minimum is charged first; its buckets beside the tenant's when repriced
@@ -250,7 +251,7 @@ public final class Gate {
             if (over != null) {
                 admission.reconcile(policy, ticket, ticket.charged(), 0); // the tenant pays nothing for a refused request
                 if (permit != null) permit.cancel();
-                return admission.tooMany(policy, over, caller, scoped);
+                return admission.tooMany(policy, over, caller, ticket.remaining, scoped);
             }
         }
         // a throttled request short of units: reserved, it runs once they have arrived. A capped route's
@@ -263,15 +264,6 @@ public final class Gate {
     /** {@code caller} if the decision made one already, else the caller of these values. */
     private static Caller placed(Caller caller, String tenant, String key, BucketKind kind, String plan) {
         return caller != null ? caller : new Caller(tenant, key, kind, plan);
-    }
-
-    /**
-     * The state of each bandwidth of the caller's bucket, for publishing, or null if the caller's plan
-     * keeps its limits hidden (or the caller was refused before it was placed).
-     */
-    public List<LimitStatus> published(Policy policy, Caller caller) {
-        if (caller == null || caller.plan() == null || !admission.publishes(policy, caller.plan())) return null;
-        return admission.published(policy, caller.kind(), caller.key(), caller.plan());
     }
 
     /**

@@ -6,7 +6,6 @@ import io.quotagate.filter.store.StoreUnavailableException;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
@@ -75,6 +74,13 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     private long quotaNanos;
     /** How long the request waits before it runs (its units reserved into debt, {@code throttle:}); 0 for none. */
     long delayNanos;
+    /**
+     * For a plan that publishes its limits: each bandwidth of the tenant's bucket as the request's own latest
+     * store operation left it ({@link io.quotagate.filter.store.Probe#remaining()}), less nothing since but its
+     * own give-backs ({@link #refunded}); null otherwise. Its response's fields come from this, never from the
+     * bucket read again.
+     */
+    long[] remaining;
     private byte kind;
     private byte flags;
     /** {@link #DECIDED} ... {@link #ENDED}; read and written through {@link #STATE}. */
@@ -211,6 +217,17 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
                 shadowRejection, quotaNanos);
     }
 
+    /** Notes {@code units} given back to the tenant's bucket at {@code limits} (each bandwidth capped at its capacity). */
+    void refunded(long units, io.quotagate.filter.store.BucketLimits limits) {
+        long[] before = remaining;
+        if (before == null || before.length != limits.bandwidths().size()) return;
+        long[] after = new long[before.length]; // the probe's array may be the store's note of the bucket: not changed
+        for (int i = 0; i < after.length; i++) {
+            after[i] = Math.min(limits.bandwidths().get(i).capacity(), before[i] + units);
+        }
+        remaining = after;
+    }
+
     /** The largest cost this caller's buckets can ever admit at once. */
     public long maxCost() {
         return policy.admission.maxCost(policy, kind(), key, plan);
@@ -247,13 +264,15 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
                     return Outcome.Refused.unavailable(unavailable, caller);
                 }
             }
-            return admission.tooMany(policy, refused, caller, scoped);
+            return admission.tooMany(policy, refused, caller, remaining, scoped);
         }
-        Outcome.Refused scopedRefusal;
+        Decision.Rejected scopedRefusal;
         try {
             scopedRefusal = takeScoped();
         } catch (StoreUnavailableException unavailable) {
-            scopedRefusal = Outcome.Refused.unavailable(unavailable, caller);
+            flags &= ~PAID;
+            admission.reconcile(policy, this, charged, 0);
+            return Outcome.Refused.unavailable(unavailable, caller);
         } catch (RuntimeException | Error failure) {
             flags &= ~PAID;
             admission.reconcile(policy, this, charged, 0);
@@ -262,7 +281,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         if (scopedRefusal != null) {
             flags &= ~PAID;
             admission.reconcile(policy, this, charged, 0); // the tenant pays nothing for a refused request
-            return scopedRefusal;
+            return admission.tooMany(policy, scopedRefusal, caller, remaining, scopedCharge());
         }
         return null;
     }
@@ -282,14 +301,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
      * the route's own: those its decision held), for publishing; null if its plan keeps its limits hidden.
      */
     public List<LimitStatus> published() {
-        Admission admission = policy.admission;
-        if (!admission.publishes(policy, plan)) return null;
-        List<LimitStatus> own = admission.published(policy, kind(), key, plan);
-        ScopedCharge scoped = scopedCharge();
-        if (scoped == null) return own;
-        List<LimitStatus> all = new ArrayList<>(own);
-        all.addAll(admission.published(scoped));
-        return all;
+        return policy.admission.published(policy, kind(), key, plan, remaining, scopedCharge());
     }
 
     /**
@@ -389,8 +401,8 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     void refundScoped(long units) {
     }
 
-    /** Takes what was charged from the buckets beside the tenant's: null if taken (or none). */
-    Outcome.Refused takeScoped() {
+    /** Takes what was charged from the buckets beside the tenant's: null if taken (or none), else the refusal. */
+    Decision.Rejected takeScoped() {
         return null;
     }
 
@@ -424,12 +436,9 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         }
 
         @Override
-        Outcome.Refused takeScoped() {
+        Decision.Rejected takeScoped() {
             long units = charged();
-            if (units == 0) return null;
-            Caller caller = caller();
-            Decision.Rejected over = policy.admission.takeScoped(policy, caller, scoped, units);
-            return over == null ? null : policy.admission.tooMany(policy, over, caller, scoped);
+            return units == 0 ? null : policy.admission.takeScoped(policy, caller(), scoped, units);
         }
     }
 }

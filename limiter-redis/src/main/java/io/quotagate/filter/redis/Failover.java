@@ -114,7 +114,10 @@ final class Failover {
     /** {@link io.quotagate.filter.store.BucketStore#waits} on Redis: one script call that writes nothing. */
     Probe waits(QuotaBucket[] buckets, int count, long units, boolean remaining) {
         BucketScript.Reply r = onRedis(BucketScript.LOOK, buckets, count, units);
-        return r == null ? shares.local().waits(localShares(buckets, count), count, units, remaining) : r.probe();
+        if (r == null) return shares.local().waits(localShares(buckets, count), count, units, remaining);
+        boolean all = true; // a look is always "done": whether every key could take the units is in its waits
+        for (long w : r.waits()) all &= w == 0;
+        return new Probe(all, r.waits(), r.tokens());
     }
 
     /**
