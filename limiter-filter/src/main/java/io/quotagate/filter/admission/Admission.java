@@ -39,7 +39,7 @@ import java.util.concurrent.atomic.LongAdder;
  * ({@link #policy}) keeps every bucket's state: the shared buckets are moved at once, each tenant
  * bucket lazily on its next use, both with {@link BucketLimits#INHERITANCE} (the store moves a bucket when handed
  * other {@link BucketLimits}). A plan (or the whole plans file) in shadow mode refuses nothing: the refusal
- * is counted ({@link #shadowRejections}) and reported in {@link Decision.Admitted#shadowRejection}.
+ * is counted ({@link #shadowRejections}) and reported in {@link Ticket#shadowRejection()}.
  *
  * <p>An assigned tenant whose plan (or own contract) has calendar quotas is also counted in them
  * ({@link QuotaWindows}, counters in the store's {@link QuotaCounters}), in the same store operation as
@@ -205,51 +205,17 @@ final class Admission {
     }
 
     /**
-     * Decides whether a request of {@code cost} units from {@code tenant} on {@code plan} may run,
-     * and if so takes the units.
+     * Decides whether a request of {@code cost} units may run, and if so takes them from its tenant's bucket
+     * ({@code kind} {@link BucketKind#TENANT} for an assigned tenant, whose {@code tenants.overrides} limits
+     * replace its plan's; {@link BucketKind#GUEST} for an unknown tenant or anonymous client), the shared ones
+     * and {@code scoped} (null for none), all in one store operation, all or none; writes what it charged
+     * into the request's own {@code ticket}, so an admitted request allocates nothing beside it.
      *
-     * @param policy the policy that decides
-     * @param tenant a valid tenant id (see {@link io.quotagate.plans.TenantId})
-     * @param plan   the name of a plan of the policy
-     * @param cost   units, &gt; 0; at most {@link #maxCost} (a larger cost is refused, as it would
-     *               never fit)
+     * @param cost units, &gt; 0; at most {@link #maxCost} (a larger cost would never fit)
+     * @return null if admitted ({@code ticket} holds the charge), else the refusal (nothing taken); the
+     *         longest wait among the refusing buckets
      */
-    public Decision admit(Policy policy, String tenant, String plan, long cost) {
-        return admit(policy, BucketKind.TENANT, tenant, plan, cost);
-    }
-
-    /**
-     * As {@link #admit(Policy, String, String, long)}, with the bucket table chosen by {@code kind}:
-     * {@link BucketKind#TENANT} for an assigned tenant (its {@code tenants.overrides} limits, if any,
-     * replace the plan's), {@link BucketKind#GUEST} for an unknown tenant or anonymous client.
-     *
-     * @param kind {@link BucketKind#TENANT} or {@link BucketKind#GUEST}
-     * @param key  the tenant id, or an anonymous client's key
-     */
-    public Decision admit(Policy policy, BucketKind kind, String key, String plan, long cost) {
-        return admit(policy, kind, key, plan, cost, null);
-    }
-
-    /**
-     * As {@link #admit(Policy, BucketKind, String, String, long)}, charging the request's further buckets
-     * ({@link #scoped}) in the same store operation: all of them or none, and a refusal waits for the
-     * longest of them all.
-     *
-     * @param scoped the request's buckets beside its tenant's, or null for none
-     */
-    Decision admit(Policy policy, BucketKind kind, String key, String plan, long cost, ScopedCharge scoped) {
-        Ticket charge = new Ticket(policy, io.quotagate.filter.route.Route.DEFAULT, null);
-        Decision.Rejected refusal = charge(policy, kind, key, plan, cost, scoped, charge);
-        return refusal != null ? refusal : charge.decision();
-    }
-
-    /**
-     * {@link #admit(Policy, BucketKind, String, String, long, ScopedCharge)} writing what it charged into
-     * the request's own {@code ticket}, so an admitted request allocates nothing beside it.
-     *
-     * @return null if admitted ({@code ticket} holds the charge), else the refusal (nothing taken)
-     */
-    Decision.Rejected charge(Policy policy, BucketKind kind, String key, String plan, long cost, ScopedCharge scoped,
+    Rejection charge(Policy policy, BucketKind kind, String key, String plan, long cost, ScopedCharge scoped,
                              Ticket ticket) {
         return charge(policy, kind, key, plan, cost, scoped, ticket, 0);
     }
@@ -263,7 +229,7 @@ final class Admission {
      *
      * @param maxDelayNanos the longest delay accepted, 0 for none
      */
-    Decision.Rejected charge(Policy policy, BucketKind kind, String key, String plan, long cost, ScopedCharge scoped,
+    Rejection charge(Policy policy, BucketKind kind, String key, String plan, long cost, ScopedCharge scoped,
                              Ticket ticket, long maxDelayNanos) {
         if (cost <= 0) throw new IllegalArgumentException("cost must be > 0, was " + cost);
         if (kind == BucketKind.GLOBAL) throw new IllegalArgumentException("kind must be TENANT or GUEST");
@@ -283,14 +249,14 @@ final class Admission {
         // shadow mode lets every request through at once: delaying one would enforce the limit after all
         long maxDelay = pl.shadow ? 0 : maxDelayNanos;
         long delay = 0;
-        Decision.Rejected refusal = null;
+        Rejection refusal = null;
         // a plan that publishes its limits reads each bucket's remainder from the same operation (the probe)
         boolean publish = pl.publish;
         ticket.remaining = null;
         if (guests == null && global == null && scoped == null && quotas == null && !publish) {
             // the common case: one store operation, nothing allocated (the wait comes with a refusal)
             long wait = maxDelay == 0 ? tenantBucket.take(cost) : tenantBucket.reserve(cost, maxDelay);
-            if (wait > maxDelay) refusal = new Decision.Rejected(Reason.TENANT_RATE, wait);
+            if (wait > maxDelay) refusal = new Rejection(Reason.TENANT_RATE, wait);
             else delay = wait;
         } else {
             // one store operation for all of the request's buckets (on Redis one round trip), all or none.
@@ -320,12 +286,12 @@ final class Admission {
                 // the client must find every bucket able to take it when it comes back: the longest wait
                 // wins, on a tie the tenant's own bucket, then the guest pool, then the global quota, then
                 // the user's and the route's own
-                refusal = new Decision.Rejected(Reason.TENANT_RATE, waits[own]);
+                refusal = new Rejection(Reason.TENANT_RATE, waits[own]);
                 if (guests != null && waits[0] > refusal.nanosToWait()) {
-                    refusal = new Decision.Rejected(Reason.GUEST_RATE, waits[0]);
+                    refusal = new Rejection(Reason.GUEST_RATE, waits[0]);
                 }
                 if (global != null && waits[shared] > refusal.nanosToWait()) {
-                    refusal = new Decision.Rejected(Reason.GLOBAL_RATE, waits[shared]);
+                    refusal = new Rejection(Reason.GLOBAL_RATE, waits[shared]);
                 }
                 if (scoped != null) refusal = scoped.longest(refusal, waits, further);
                 if (quotas != null) refusal = quotas.longest(refusal, waits, counted);
@@ -403,8 +369,8 @@ final class Admission {
      * Takes {@code cost} from the request's {@code charge}; null if taken. In shadow mode nothing is
      * refused: the refusal is counted, nothing is held, and the request runs.
      */
-    Decision.Rejected takeScoped(Policy policy, Caller caller, ScopedCharge charge, long cost) {
-        Decision.Rejected refused = charge.take(store, cost, publishes(policy, caller.plan()));
+    Rejection takeScoped(Policy policy, Caller caller, ScopedCharge charge, long cost) {
+        Rejection refused = charge.take(store, cost, publishes(policy, caller.plan()));
         if (refused == null) return null;
         if (!limitsOf(policy.limits, caller.kind(), caller.key(), caller.plan()).shadow) return refused;
         shadowed[refused.reason().ordinal()].increment();
@@ -416,7 +382,7 @@ final class Admission {
      * that makes it wait longer, in its plan's buckets and in {@code scoped}'s (per user, the route's
      * own; null for none); nothing is taken.
      */
-    Decision.Rejected longerOf(Policy policy, Caller caller, Decision.Rejected refusal, long cost,
+    Rejection longerOf(Policy policy, Caller caller, Rejection refusal, long cost,
                                ScopedCharge scoped) {
         Limits l = policy.limits;
         PlanLimits pl = limitsOf(l, caller.kind(), caller.key(), caller.plan());
@@ -432,10 +398,10 @@ final class Admission {
         int counted = n;
         if (quotas != null) n = quotas.addTo(buckets, n, counters, caller.key(), QuotaWindows.nanos(wall.instant()));
         long[] waits = store.waits(buckets, n, cost, false).waits();
-        if (waits[0] > refusal.nanosToWait()) refusal = new Decision.Rejected(Reason.TENANT_RATE, waits[0]);
-        if (guests != null && waits[1] > refusal.nanosToWait()) refusal = new Decision.Rejected(Reason.GUEST_RATE, waits[1]);
+        if (waits[0] > refusal.nanosToWait()) refusal = new Rejection(Reason.TENANT_RATE, waits[0]);
+        if (guests != null && waits[1] > refusal.nanosToWait()) refusal = new Rejection(Reason.GUEST_RATE, waits[1]);
         if (l.global != null && waits[shared] > refusal.nanosToWait()) {
-            refusal = new Decision.Rejected(Reason.GLOBAL_RATE, waits[shared]);
+            refusal = new Rejection(Reason.GLOBAL_RATE, waits[shared]);
         }
         if (quotas != null) refusal = quotas.longest(refusal, waits, counted);
         // the buckets beside the plan's: no cost above their smallest capacity is ever admitted on this route
@@ -462,19 +428,11 @@ final class Admission {
      * one wild report cannot lock a tenant out for longer than about two full refills.
      *
      * @param policy     the policy that admitted the request
-     * @param admitted   the decision that admitted the request
+     * @param ticket     who was charged and where
+     * @param charged    the units it took (read by the caller, which may already have marked the ticket unpaid)
      * @param actualCost the units the request really used, &gt;= 0
      * @return the units settled: negative for a refund, positive for an extra charge, 0 for none
      * @throws IllegalArgumentException if {@code actualCost} is negative
-     */
-    public long reconcile(Policy policy, Decision.Admitted admitted, long actualCost) {
-        return reconcile(policy, Ticket.of(policy, admitted), admitted.charged(), actualCost);
-    }
-
-    /**
-     * As {@link #reconcile(Policy, Decision.Admitted, long)}, for the request whose {@code ticket} holds
-     * who was charged and where; {@code charged}: the units it took (read by the caller, which may already
-     * have marked the ticket unpaid).
      */
     long reconcile(Policy policy, Ticket ticket, long charged, long actualCost) {
         if (actualCost < 0) throw new IllegalArgumentException("actual cost must be >= 0, was " + actualCost);
@@ -594,7 +552,7 @@ final class Admission {
      * as the refusing operation left them ({@code remaining}: its tenant's; {@code scoped}: those beside it,
      * null for none), so that the refusal's fields name the one that refused it as exhausted.
      */
-    Outcome.Refused tooMany(Policy policy, Decision.Rejected rejected, Caller caller, long[] remaining,
+    Outcome.Refused tooMany(Policy policy, Rejection rejected, Caller caller, long[] remaining,
                             ScopedCharge scoped) {
         List<LimitStatus> published = published(policy, caller.kind(), caller.key(), caller.plan(), remaining, scoped);
         return published == null ? Outcome.Refused.tooMany(rejected, caller)

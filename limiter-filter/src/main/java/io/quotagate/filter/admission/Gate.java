@@ -179,7 +179,8 @@ public final class Gate {
                     ? (tenant == null ? key.substring(1) : clientAddress.apply(request)) : null;
             Acquisition acquired = concurrency.acquire(policy, kind, key, plan, group, address);
             if (acquired instanceof Acquisition.Refused refused) {
-                return Outcome.Refused.tooMany(refused.asDecision(), new Caller(tenant, key, kind, plan));
+                return Outcome.Refused.tooMany(new Rejection(Reason.CONCURRENCY, refused.nanosToWait()),
+                        new Caller(tenant, key, kind, plan));
             }
             permit = ((Acquisition.Granted) acquired).permit();
         }
@@ -188,7 +189,7 @@ public final class Gate {
         Caller caller = policy.scopedBuckets ? new Caller(tenant, key, kind, plan) : null;
         ScopedCharge scoped;
         Ticket ticket;
-        Decision.Rejected rejected;
+        Rejection rejected;
         Throttle throttle;
         try {
             try {
@@ -236,7 +237,7 @@ public final class Gate {
         }
         if (estimated && scoped != null && ticket.charged() > 0) {
             // an estimated route's minimum is charged first; its buckets beside the tenant's when repriced
-            Decision.Rejected over;
+            Rejection over;
             try {
                 over = admission.takeScoped(policy, caller, scoped, ticket.charged());
             } catch (StoreUnavailableException unavailable) {

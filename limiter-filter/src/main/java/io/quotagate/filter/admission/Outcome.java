@@ -55,14 +55,14 @@ public sealed interface Outcome permits Outcome.Refused, Outcome.Delayed, Ticket
         }
 
         /** The 429 of a refused request, with the published state of its buckets. */
-        static Outcome.Refused tooMany(Decision.Rejected rejected, Caller caller, List<LimitStatus> limits) {
+        static Outcome.Refused tooMany(Rejection rejected, Caller caller, List<LimitStatus> limits) {
             Outcome.Refused refused = tooMany(rejected, caller);
             return new Outcome.Refused(refused.status, refused.reason, refused.detail, caller,
                     refused.retryAfterSeconds, limits);
         }
 
         /** The 429 of a refused request. */
-        static Outcome.Refused tooMany(Decision.Rejected rejected, Caller caller) {
+        static Outcome.Refused tooMany(Rejection rejected, Caller caller) {
             long seconds = rejected.retryAfterSeconds();
             String detail = switch (rejected.reason()) {
                 case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";

@@ -73,7 +73,7 @@ final class ScopedCharge {
      * @param publish true to note each bucket's remainder from the same operation (a plan that publishes)
      * @return null if every bucket took it; otherwise the longest refusal, nothing held
      */
-    Decision.Rejected take(BucketStore store, long cost, boolean publish) {
+    Rejection take(BucketStore store, long cost, boolean publish) {
         Probe probe = store.takeAll(buckets, size, cost, publish);
         if (publish) noted(probe.remaining(), 0);
         if (probe.taken()) {
@@ -84,7 +84,7 @@ final class ScopedCharge {
     }
 
     /** {@code refusal} (null for none), or the bucket's refusal with the longest of {@code waits} if longer. */
-    private Decision.Rejected longest(Decision.Rejected refusal, long[] waits) {
+    private Rejection longest(Rejection refusal, long[] waits) {
         return longest(refusal, waits, 0);
     }
 
@@ -92,11 +92,11 @@ final class ScopedCharge {
      * {@code refusal} (null for none), or the refusal of one of these buckets if it waits longer, their waits
      * at {@code waits[from..from+size())}.
      */
-    Decision.Rejected longest(Decision.Rejected refusal, long[] waits, int from) {
+    Rejection longest(Rejection refusal, long[] waits, int from) {
         for (int i = 0; i < size; i++) {
             long wait = waits[from + i];
             if (wait > 0 && (refusal == null || wait > refusal.nanosToWait())) {
-                refusal = new Decision.Rejected(reasons[i], wait, names[i]);
+                refusal = new Rejection(reasons[i], wait, names[i]);
             }
         }
         return refusal;
@@ -106,7 +106,7 @@ final class ScopedCharge {
      * {@code refusal}, or the refusal of one of these buckets for {@code cost} now if it waits longer;
      * nothing is taken (one operation of the store, which also tells each bucket's remainder if {@code publish}).
      */
-    Decision.Rejected longerOf(BucketStore store, Decision.Rejected refusal, long cost, boolean publish) {
+    Rejection longerOf(BucketStore store, Rejection refusal, long cost, boolean publish) {
         Probe probe = store.waits(buckets, size, cost, publish);
         if (publish) noted(probe.remaining(), 0);
         return longest(refusal, probe.waits());

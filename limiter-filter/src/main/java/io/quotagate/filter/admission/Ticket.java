@@ -65,11 +65,11 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     final Policy policy;
     private final Route route;
     private final Permit permit;
-    // who is charged, and what (Decision.Admitted's fields): kept as fields so an admitted request
+    // who is charged, and what: kept as fields so an admitted request
     // allocates this one object
     private String key;
     private String plan;
-    private Decision.Rejected shadowRejection;
+    private Rejection shadowRejection;
     private long charged;
     private long quotaNanos;
     /** How long the request waits before it runs (its units reserved into debt, {@code throttle:}); 0 for none. */
@@ -99,14 +99,6 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         placed(caller.kind(), caller.key(), caller.plan());
     }
 
-    /** The ticket of an admission's record (tests settle those). */
-    static Ticket of(Policy policy, Decision.Admitted admitted) {
-        Ticket t = new Ticket(policy, Route.DEFAULT, null);
-        t.charged(admitted.kind(), admitted.tenant(), admitted.plan(), admitted.charged(), admitted.globalCharged(),
-                admitted.guestsCharged(), admitted.quotaNanos(), admitted.shadowRejection());
-        return t;
-    }
-
     /** Who is charged, nothing yet. */
     private void placed(BucketKind kind, String key, String plan) {
         this.kind = (byte) kind.ordinal();
@@ -114,9 +106,14 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         this.plan = Objects.requireNonNull(plan, "plan");
     }
 
-    /** What {@link Admission#charge} took (see {@link Decision.Admitted} for the fields). */
+    /**
+     * What {@link Admission#charge} took: {@code charged} units from the bucket of {@code key} in the
+     * {@code kind} table (sized by {@code plan}), and the same from the global quota and the guest pool if
+     * flagged; counted in the calendar quotas at {@code quotaNanos} (0: not counted); in shadow mode 0
+     * units and the {@code shadowRejection} the request escaped.
+     */
     void charged(BucketKind kind, String key, String plan, long charged, boolean globalCharged, boolean guestsCharged,
-                 long quotaNanos, Decision.Rejected shadowRejection) {
+                 long quotaNanos, Rejection shadowRejection) {
         placed(kind, key, plan);
         this.charged = charged;
         this.quotaNanos = quotaNanos;
@@ -191,8 +188,17 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         return unpaid() ? 0 : charged;
     }
 
-    /** In shadow mode, the refusal the request escaped (nothing was charged); null when the limits admitted it. */
-    public Decision.Rejected shadowRejection() {
+    /**
+     * In shadow mode, the 429 the request escaped (nothing was charged: the limits would have refused it, shadow
+     * mode let it through); null when the limits admitted it.
+     */
+    public Outcome.Refused shadowRejection() {
+        Rejection r = rejection();
+        return r == null ? null : Outcome.Refused.tooMany(r, caller());
+    }
+
+    /** The refusal shadow mode let through, or null. */
+    Rejection rejection() {
         return unpaid() ? null : shadowRejection;
     }
 
@@ -209,12 +215,6 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     /** The wall time (epoch nanoseconds) at which the units were counted in the calendar quotas; 0 if not. */
     long quotaNanos() {
         return quotaNanos;
-    }
-
-    /** What was charged, as a decision's record; null while {@link #unpaid()}. */
-    Decision.Admitted decision() {
-        return unpaid() ? null : new Decision.Admitted(kind(), key, plan, charged, globalCharged(), guestsCharged(),
-                shadowRejection, quotaNanos);
     }
 
     /** Notes {@code units} given back to the tenant's bucket at {@code limits} (each bandwidth capped at its capacity). */
@@ -248,7 +248,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         flags &= ~PAID; // from here on nothing is reserved, whatever the store does
         if (reserved) admission.reconcile(policy, this, charged, 0);
         refundScoped(Long.MAX_VALUE);
-        Decision.Rejected refused;
+        Rejection refused;
         try {
             refused = admission.charge(policy, caller.kind(), caller.key(), caller.plan(), cost, null, this);
         } catch (StoreUnavailableException unavailable) {
@@ -266,7 +266,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
             }
             return admission.tooMany(policy, refused, caller, remaining, scoped);
         }
-        Decision.Rejected scopedRefusal;
+        Rejection scopedRefusal;
         try {
             scopedRefusal = takeScoped();
         } catch (StoreUnavailableException unavailable) {
@@ -402,7 +402,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     }
 
     /** Takes what was charged from the buckets beside the tenant's: null if taken (or none), else the refusal. */
-    Decision.Rejected takeScoped() {
+    Rejection takeScoped() {
         return null;
     }
 
@@ -436,7 +436,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         }
 
         @Override
-        Decision.Rejected takeScoped() {
+        Rejection takeScoped() {
             long units = charged();
             return units == 0 ? null : policy.admission.takeScoped(policy, caller(), scoped, units);
         }

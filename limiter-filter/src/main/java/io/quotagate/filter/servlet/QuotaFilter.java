@@ -312,9 +312,8 @@ public final class QuotaFilter implements Filter {
         String route = ticket.route().name();
         try {
             String tenant = ticket.anonymous() ? RequestStatistics.ANONYMOUS : ticket.tenant();
-            if (ticket.shadowRejection() != null) {
-                rt.setup.shadowLog().wouldReject(tenant, ticket.plan(), route, ticket.shadowRejection());
-            }
+            Outcome.Refused escaped = ticket.shadowRejection();
+            if (escaped != null) rt.setup.shadowLog().wouldReject(tenant, ticket.plan(), route, escaped);
             rt.statistics.record(tenant, ticket.known(), ticket.plan(), route, RequestStatistics.Outcome.ALLOWED, null);
             if (ticket.known()) rt.signals.admitted(ticket.tenant(), ticket.plan());
             List<LimitStatus> published = ticket.published();
