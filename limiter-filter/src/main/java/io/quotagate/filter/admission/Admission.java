@@ -6,6 +6,7 @@ import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.Probe;
 import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.store.QuotaCounters;
+import io.quotagate.filter.store.StoreUnavailableException;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.GlobalQuota;
@@ -61,6 +62,9 @@ final class Admission {
      */
     static final String PER_USER_POLICY = "per-user";
 
+
+    /** Where a ticket's give-backs that failed are logged (under the ticket's name, as before they moved here). */
+    private static final System.Logger TICKET_LOG = System.getLogger(Ticket.class.getName());
 
     private final BucketStore store;
     /** Where calendar quotas count; null if the store keeps no counters (plans with quotas are refused). */
@@ -252,7 +256,7 @@ final class Admission {
         Rejection refusal = null;
         // a plan that publishes its limits reads each bucket's remainder from the same operation (the probe)
         boolean publish = pl.publish;
-        ticket.remaining = null;
+        ticket.remaining(null);
         if (guests == null && global == null && scoped == null && quotas == null && !publish) {
             // the common case: one store operation, nothing allocated (the wait comes with a refusal)
             long wait = maxDelay == 0 ? tenantBucket.take(cost) : tenantBucket.reserve(cost, maxDelay);
@@ -279,7 +283,7 @@ final class Admission {
                     : store.reserveAll(buckets, n, cost, maxDelay, publish);
             long[] waits = probe.waits();
             if (publish) {
-                ticket.remaining = remainder(probe, own, pl.limits);
+                ticket.remaining(remainder(probe, own, pl.limits));
                 if (scoped != null) scoped.noted(probe.remaining(), further);
             }
             if (!probe.taken()) {
@@ -461,6 +465,87 @@ final class Admission {
         if (guests != null) guests.forceTake(excess);
         if (global != null) global.forceTake(excess);
         return excess;
+    }
+
+    /**
+     * {@link Ticket#reprice}: the one place a ticket's charge is replaced. Gives back what it reserved (the
+     * route's minimum, nothing if unpaid), then charges {@code cost} as a new admission: its tenant's
+     * buckets, then those beside them; all or none. A refusal states the wait for {@code cost}, in all of
+     * them, from their own probes.
+     *
+     * @return null if the request may run at that cost; otherwise the refusal (nothing charged)
+     */
+    Outcome.Refused reprice(Ticket ticket, long cost) {
+        Policy policy = ticket.policy;
+        Caller caller = ticket.caller();
+        long reserved = ticket.unpay(); // from here on nothing is reserved, whatever the store does
+        if (reserved > 0) reconcile(policy, ticket, reserved, 0);
+        ticket.refundScoped(Long.MAX_VALUE);
+        ScopedCharge scoped = ticket.scopedCharge();
+        Rejection refused;
+        try {
+            refused = charge(policy, caller.kind(), caller.key(), caller.plan(), cost, null, ticket);
+            // the buckets beside the tenant's were not asked: the refusal waits for them too
+            if (refused != null && scoped != null) refused = longerOf(policy, caller, refused, cost, scoped);
+        } catch (StoreUnavailableException unavailable) {
+            return Outcome.Refused.unavailable(unavailable, caller);
+        }
+        if (refused != null) return tooMany(policy, refused, caller, ticket.remaining(), scoped);
+        long charged = ticket.charged();
+        if (scoped == null || charged == 0) return null;
+        Rejection over;
+        try {
+            over = takeScoped(policy, caller, scoped, charged);
+        } catch (StoreUnavailableException unavailable) {
+            reconcile(policy, ticket, ticket.unpay(), 0);
+            return Outcome.Refused.unavailable(unavailable, caller);
+        } catch (RuntimeException | Error failure) {
+            reconcile(policy, ticket, ticket.unpay(), 0);
+            throw failure;
+        }
+        if (over == null) return null;
+        reconcile(policy, ticket, ticket.unpay(), 0); // the tenant pays nothing for a refused request
+        return tooMany(policy, over, caller, ticket.remaining(), scoped);
+    }
+
+    /**
+     * {@link Ticket#settle}: the request's actual cost against what it was charged, by the policy that admitted
+     * it; the buckets beside the tenant's get back what it did not use of the cost they took (an excess is
+     * charged to the plan's buckets only).
+     */
+    long settle(Ticket ticket, long actualCost) {
+        if (ticket.unpaid()) return 0;
+        long charged = ticket.charged();
+        if (actualCost < charged) ticket.refundScoped(charged - actualCost);
+        return reconcile(ticket.policy, ticket, charged, actualCost);
+    }
+
+    /**
+     * What {@link Ticket#close()} does with the units of a request that does not run: gives them back; or,
+     * if it {@link Ticket#keepCharge() keeps its charge}, keeps them, and an unpaid ticket is charged the
+     * route's minimum cost, even into debt (holding a slot is never free). A store failure is logged: the
+     * request is refused either way, and the units come back as the bucket refills.
+     */
+    void release(Ticket ticket) {
+        boolean keep = ticket.keepsCharge();
+        if (ticket.unpaid() && keep && ticket.key() != null) {
+            Caller caller = ticket.caller(); // no charge: placed when it was made unpaid or repriced
+            try {
+                forceCharge(ticket.policy, caller, ticket.route().cost());
+            } catch (RuntimeException storeFailure) {
+                TICKET_LOG.log(System.Logger.Level.WARNING, "slot held by tenant " + caller.key()
+                        + " not charged: " + storeFailure);
+            }
+        }
+        if (!ticket.unpaid() && !keep) {
+            try {
+                reconcile(ticket.policy, ticket, ticket.charged(), 0);
+                ticket.refundScoped(Long.MAX_VALUE);
+            } catch (RuntimeException storeFailure) {
+                TICKET_LOG.log(System.Logger.Level.WARNING, "units reserved for tenant " + ticket.key()
+                        + " not given back: " + storeFailure);
+            }
+        }
     }
 
     /**

@@ -233,7 +233,7 @@ public final class Gate {
             // the refusal already waits for the longest of all the request's buckets (one store operation)
             if (permit != null) permit.cancel(); // the request does not run: free its slot at once
             // Retry-After and the published fields from the refusing operation's own probe: nothing read again
-            return admission.tooMany(policy, rejected, caller, ticket.remaining, scoped);
+            return admission.tooMany(policy, rejected, caller, ticket.remaining(), scoped);
         }
         if (estimated && scoped != null && ticket.charged() > 0) {
             // an estimated route's minimum is charged first; its buckets beside the tenant's when repriced
@@ -252,7 +252,7 @@ public final class Gate {
             if (over != null) {
                 admission.reconcile(policy, ticket, ticket.charged(), 0); // the tenant pays nothing for a refused request
                 if (permit != null) permit.cancel();
-                return admission.tooMany(policy, over, caller, ticket.remaining, scoped);
+                return admission.tooMany(policy, over, caller, ticket.remaining(), scoped);
             }
         }
         // a throttled request short of units: reserved, it runs once they have arrived. A capped route's
