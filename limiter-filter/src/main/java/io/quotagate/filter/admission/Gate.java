@@ -98,7 +98,7 @@ public final class Gate {
      *                          (nothing is held then)
      */
     public Outcome decide(Policy policy, Route route, String tenant, String clientAddress) {
-        return decide(policy, route, tenant, clientAddress, GIVEN, false);
+        return decide(policy, route, tenant, clientAddress, GIVEN, false, null);
     }
 
     /**
@@ -114,18 +114,7 @@ public final class Gate {
      * without a concurrency group is not read (nothing would bound how many of its bodies are read at
      * once): it is refused with the wait for the largest cost its buckets can admit, an upper bound.
      *
-     * @param request       handed to {@code clientAddress}, only if the address is needed
-     * @param clientAddress the client's address (the key of an anonymous client) from the request
-     * @param estimated     true if the route's cost is estimated from the request's body
-     */
-    public <R> Outcome decide(Policy policy, Route route, String tenant, R request,
-                              Function<? super R, String> clientAddress, boolean estimated) {
-        return decide(policy, route, tenant, request, clientAddress, estimated, null);
-    }
-
-    /**
-     * As {@link #decide(Policy, Route, String, Object, Function, boolean)}, naming the user inside the
-     * tenant with {@code user}, read only where a limit is kept per user. The buckets beside the
+     * <p>{@code user} names the user inside the tenant, read only where a limit is kept per user. The buckets beside the
      * tenant's take the cost in the same store operation (on Redis, the same round trip): the user's under
      * the plan's {@code per-user} limits ({@code <tenant>/<user>}; requests without a user share
      * {@code <tenant>/}) and the route's own ({@code routes[].limits}, per tenant, user or client address).
@@ -133,6 +122,9 @@ public final class Gate {
      * is the longest wait among all the request's buckets ({@link Reason#USER_RATE},
      * {@link Reason#ROUTE_RATE}...), naming the limit. An invalid user id is refused with 400, uncharged.
      *
+     * @param request       handed to {@code clientAddress} and {@code user}, only if they are needed
+     * @param clientAddress the client's address (the key of an anonymous client) from the request
+     * @param estimated     true if the route's cost is estimated from the request's body
      * @param user finds the user's id (not yet validated) in the request, or null if no user resolver
      *             is configured; it throws {@link TenantRejectedException} for a request that names its
      *             user ambiguously (a repeated or folded header), refused with 400 {@code invalid_user} and
