@@ -75,7 +75,7 @@ import java.util.Objects;
  * {@link QuotaControl#reload()} (or the file watcher) re-reads the plans file,
  * {@link QuotaControl#apply}, {@link QuotaControl#setGlobalQuota} and {@link QuotaControl#setPlanLimits}
  * change them programmatically. A route's cost may be computed per request
- * by a {@link CostEstimator} and settled afterwards with {@link QuotaGate#reportActualCost}.
+ * by a {@link CostEstimator} and settled afterwards with {@link ActualCost#report}.
  */
 public final class QuotaFilter implements Filter {
     /** Init-param naming the plans file when the container creates the filter. */
