@@ -491,8 +491,20 @@ final class Admission {
             return Outcome.Refused.unavailable(unavailable, caller);
         }
         if (refused != null) return tooMany(policy, refused, caller, ticket.remaining(), scoped);
+        return chargeScoped(ticket, caller, scoped);
+    }
+
+    /**
+     * Takes what {@code ticket} was charged from the buckets beside its tenant's ({@code scoped}, null for
+     * none), its tenant's buckets having taken it already (an estimated route's minimum, or a repriced cost).
+     * Null if taken, or nothing to take; otherwise the tenant's units go back (a tenant is never charged for a
+     * refused request), the ticket holds nothing, and the answer is the refusal (a 503 if the store is
+     * unavailable). On any other failure the units go back too before it is thrown.
+     */
+    Outcome.Refused chargeScoped(Ticket ticket, Caller caller, ScopedCharge scoped) {
         long charged = ticket.charged();
         if (scoped == null || charged == 0) return null;
+        Policy policy = ticket.policy;
         Rejection over;
         try {
             over = takeScoped(policy, caller, scoped, charged);

@@ -227,24 +227,18 @@ public final class Gate {
             // Retry-After and the published fields from the refusing operation's own probe: nothing read again
             return admission.tooMany(policy, rejected, caller, ticket.remaining(), scoped);
         }
-        if (estimated && scoped != null && ticket.charged() > 0) {
-            // an estimated route's minimum is charged first; its buckets beside the tenant's when repriced
-            Rejection over;
+        if (estimated && scoped != null) {
+            // an estimated route's minimum is charged to its tenant first, then to its buckets beside it
+            Outcome.Refused over;
             try {
-                over = admission.takeScoped(policy, caller, scoped, ticket.charged());
-            } catch (StoreUnavailableException unavailable) {
-                admission.reconcile(policy, ticket, ticket.charged(), 0);
-                if (permit != null) permit.cancel();
-                return Outcome.Refused.unavailable(unavailable, caller);
+                over = admission.chargeScoped(ticket, caller, scoped);
             } catch (RuntimeException | Error failure) {
-                admission.reconcile(policy, ticket, ticket.charged(), 0);
                 if (permit != null) permit.cancel();
                 throw failure;
             }
             if (over != null) {
-                admission.reconcile(policy, ticket, ticket.charged(), 0); // the tenant pays nothing for a refused request
                 if (permit != null) permit.cancel();
-                return admission.tooMany(policy, over, caller, ticket.remaining(), scoped);
+                return over;
             }
         }
         // a throttled request short of units: reserved, it runs once they have arrived. A capped route's
