@@ -4,7 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.quotagate.filter.servlet.InvalidCostInputException;
-import io.quotagate.filter.servlet.QuotaGate;
+import io.quotagate.filter.servlet.ActualCost;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
@@ -85,7 +85,7 @@ final class Completions extends ApiServlet {
         }
         long completionTokens = (r.maxTokens() + 3) / 4;
         long used = r.promptTokens() + completionTokens;
-        QuotaGate.reportActualCost(req, used);
+        ActualCost.report(req, used);
         var out = JSON.createObjectNode();
         out.put("object", "text_completion");
         out.put("text", "lorem ".repeat((int) completionTokens).trim());
@@ -93,7 +93,7 @@ final class Completions extends ApiServlet {
         usage.put("prompt_tokens", r.promptTokens());
         usage.put("completion_tokens", completionTokens);
         usage.put("total_tokens", used);
-        usage.put("reserved_tokens", QuotaGate.reservedCost(req).orElse(r.reservation()));
+        usage.put("reserved_tokens", ActualCost.reserved(req).orElse(r.reservation()));
         ExampleServlets.json(resp, 200, JSON.writeValueAsString(out), "application/json");
     }
 }

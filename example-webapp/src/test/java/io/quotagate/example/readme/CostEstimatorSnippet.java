@@ -2,7 +2,7 @@ package io.quotagate.example.readme;
 
 // README snippet
 import io.quotagate.filter.servlet.QuotaFilter;
-import io.quotagate.filter.servlet.QuotaGate;
+import io.quotagate.filter.servlet.ActualCost;
 // README snippet end
 import io.quotagate.plans.Plans;
 import jakarta.servlet.http.HttpServletRequest;
@@ -25,7 +25,7 @@ class CostEstimatorSnippet {
     void report(HttpServletRequest request, Usage usage) {
         // README snippet
         // in the application, once the real usage is known (any thread, before the request completes):
-        QuotaGate.reportActualCost(request, usage.totalTokens());   // or request attribute "io.quotagate.actualCost"
+        ActualCost.report(request, usage.totalTokens());   // or request attribute "io.quotagate.actualCost"
         // README snippet end
     }
 

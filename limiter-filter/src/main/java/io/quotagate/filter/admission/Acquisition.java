@@ -32,9 +32,5 @@ public sealed interface Acquisition permits Acquisition.Granted, Acquisition.Ref
             return RetryAfter.seconds(nanosToWait);
         }
 
-        /** The same refusal as an admission {@link Decision} with reason {@link Reason#CONCURRENCY}. */
-        public Decision.Rejected asDecision() {
-            return new Decision.Rejected(Reason.CONCURRENCY, nanosToWait);
-        }
     }
 }

@@ -3,8 +3,10 @@ package io.quotagate.filter.admission;
 import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.Probe;
 import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.store.QuotaCounters;
+import io.quotagate.filter.store.StoreUnavailableException;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.GlobalQuota;
@@ -38,7 +40,7 @@ import java.util.concurrent.atomic.LongAdder;
  * ({@link #policy}) keeps every bucket's state: the shared buckets are moved at once, each tenant
  * bucket lazily on its next use, both with {@link BucketLimits#INHERITANCE} (the store moves a bucket when handed
  * other {@link BucketLimits}). A plan (or the whole plans file) in shadow mode refuses nothing: the refusal
- * is counted ({@link #shadowRejections}) and reported in {@link Decision.Admitted#shadowRejection}.
+ * is counted ({@link #shadowRejections}) and reported in {@link Ticket#shadowRejection()}.
  *
  * <p>An assigned tenant whose plan (or own contract) has calendar quotas is also counted in them
  * ({@link QuotaWindows}, counters in the store's {@link QuotaCounters}), in the same store operation as
@@ -60,6 +62,9 @@ final class Admission {
      */
     static final String PER_USER_POLICY = "per-user";
 
+
+    /** Where a ticket's give-backs that failed are logged (under the ticket's name, as before they moved here). */
+    private static final System.Logger TICKET_LOG = System.getLogger(Ticket.class.getName());
 
     private final BucketStore store;
     /** Where calendar quotas count; null if the store keeps no counters (plans with quotas are refused). */
@@ -204,51 +209,17 @@ final class Admission {
     }
 
     /**
-     * Decides whether a request of {@code cost} units from {@code tenant} on {@code plan} may run,
-     * and if so takes the units.
+     * Decides whether a request of {@code cost} units may run, and if so takes them from its tenant's bucket
+     * ({@code kind} {@link BucketKind#TENANT} for an assigned tenant, whose {@code tenants.overrides} limits
+     * replace its plan's; {@link BucketKind#GUEST} for an unknown tenant or anonymous client), the shared ones
+     * and {@code scoped} (null for none), all in one store operation, all or none; writes what it charged
+     * into the request's own {@code ticket}, so an admitted request allocates nothing beside it.
      *
-     * @param policy the policy that decides
-     * @param tenant a valid tenant id (see {@link io.quotagate.plans.TenantId})
-     * @param plan   the name of a plan of the policy
-     * @param cost   units, &gt; 0; at most {@link #maxCost} (a larger cost is refused, as it would
-     *               never fit)
+     * @param cost units, &gt; 0; at most {@link #maxCost} (a larger cost would never fit)
+     * @return null if admitted ({@code ticket} holds the charge), else the refusal (nothing taken); the
+     *         longest wait among the refusing buckets
      */
-    public Decision admit(Policy policy, String tenant, String plan, long cost) {
-        return admit(policy, BucketKind.TENANT, tenant, plan, cost);
-    }
-
-    /**
-     * As {@link #admit(Policy, String, String, long)}, with the bucket table chosen by {@code kind}:
-     * {@link BucketKind#TENANT} for an assigned tenant (its {@code tenants.overrides} limits, if any,
-     * replace the plan's), {@link BucketKind#GUEST} for an unknown tenant or anonymous client.
-     *
-     * @param kind {@link BucketKind#TENANT} or {@link BucketKind#GUEST}
-     * @param key  the tenant id, or an anonymous client's key
-     */
-    public Decision admit(Policy policy, BucketKind kind, String key, String plan, long cost) {
-        return admit(policy, kind, key, plan, cost, null);
-    }
-
-    /**
-     * As {@link #admit(Policy, BucketKind, String, String, long)}, charging the request's further buckets
-     * ({@link #scoped}) in the same store operation: all of them or none, and a refusal waits for the
-     * longest of them all.
-     *
-     * @param scoped the request's buckets beside its tenant's, or null for none
-     */
-    Decision admit(Policy policy, BucketKind kind, String key, String plan, long cost, ScopedCharge scoped) {
-        Ticket charge = new Ticket(policy, io.quotagate.filter.route.Route.DEFAULT, null);
-        Decision.Rejected refusal = charge(policy, kind, key, plan, cost, scoped, charge);
-        return refusal != null ? refusal : charge.decision();
-    }
-
-    /**
-     * {@link #admit(Policy, BucketKind, String, String, long, ScopedCharge)} writing what it charged into
-     * the request's own {@code ticket}, so an admitted request allocates nothing beside it.
-     *
-     * @return null if admitted ({@code ticket} holds the charge), else the refusal (nothing taken)
-     */
-    Decision.Rejected charge(Policy policy, BucketKind kind, String key, String plan, long cost, ScopedCharge scoped,
+    Rejection charge(Policy policy, BucketKind kind, String key, String plan, long cost, ScopedCharge scoped,
                              Ticket ticket) {
         return charge(policy, kind, key, plan, cost, scoped, ticket, 0);
     }
@@ -262,7 +233,7 @@ final class Admission {
      *
      * @param maxDelayNanos the longest delay accepted, 0 for none
      */
-    Decision.Rejected charge(Policy policy, BucketKind kind, String key, String plan, long cost, ScopedCharge scoped,
+    Rejection charge(Policy policy, BucketKind kind, String key, String plan, long cost, ScopedCharge scoped,
                              Ticket ticket, long maxDelayNanos) {
         if (cost <= 0) throw new IllegalArgumentException("cost must be > 0, was " + cost);
         if (kind == BucketKind.GLOBAL) throw new IllegalArgumentException("kind must be TENANT or GUEST");
@@ -282,11 +253,14 @@ final class Admission {
         // shadow mode lets every request through at once: delaying one would enforce the limit after all
         long maxDelay = pl.shadow ? 0 : maxDelayNanos;
         long delay = 0;
-        Decision.Rejected refusal = null;
-        if (guests == null && global == null && scoped == null && quotas == null) {
+        Rejection refusal = null;
+        // a plan that publishes its limits reads each bucket's remainder from the same operation (the probe)
+        boolean publish = pl.publish;
+        ticket.remaining(null);
+        if (guests == null && global == null && scoped == null && quotas == null && !publish) {
             // the common case: one store operation, nothing allocated (the wait comes with a refusal)
             long wait = maxDelay == 0 ? tenantBucket.take(cost) : tenantBucket.reserve(cost, maxDelay);
-            if (wait > maxDelay) refusal = new Decision.Rejected(Reason.TENANT_RATE, wait);
+            if (wait > maxDelay) refusal = new Rejection(Reason.TENANT_RATE, wait);
             else delay = wait;
         } else {
             // one store operation for all of the request's buckets (on Redis one round trip), all or none.
@@ -294,7 +268,6 @@ final class Admission {
             // no key per made-up id of a flood)
             int size = 3 + (scoped == null ? 0 : scoped.size()) + (quotas == null ? 0 : quotas.size());
             QuotaBucket[] buckets = new QuotaBucket[size];
-            long[] waits = new long[size];
             int n = 0;
             if (guests != null) buckets[n++] = guests;
             int own = n;
@@ -306,24 +279,30 @@ final class Admission {
             // the calendar quotas' counters last: counted only if every bucket takes the units
             int counted = n;
             if (quotas != null) n = quotas.addTo(buckets, n, counters, key, nowNanos);
-            if (!(maxDelay == 0 ? store.takeAll(buckets, n, cost, waits)
-                    : store.reserveAll(buckets, n, cost, maxDelay, waits))) {
+            Probe probe = maxDelay == 0 ? store.takeAll(buckets, n, cost, publish)
+                    : store.reserveAll(buckets, n, cost, maxDelay, publish);
+            long[] waits = probe.waits();
+            if (publish) {
+                ticket.remaining(remainder(probe, own, pl.limits));
+                if (scoped != null) scoped.noted(probe.remaining(), further);
+            }
+            if (!probe.taken()) {
                 // the client must find every bucket able to take it when it comes back: the longest wait
                 // wins, on a tie the tenant's own bucket, then the guest pool, then the global quota, then
                 // the user's and the route's own
-                refusal = new Decision.Rejected(Reason.TENANT_RATE, waits[own]);
+                refusal = new Rejection(Reason.TENANT_RATE, waits[own]);
                 if (guests != null && waits[0] > refusal.nanosToWait()) {
-                    refusal = new Decision.Rejected(Reason.GUEST_RATE, waits[0]);
+                    refusal = new Rejection(Reason.GUEST_RATE, waits[0]);
                 }
                 if (global != null && waits[shared] > refusal.nanosToWait()) {
-                    refusal = new Decision.Rejected(Reason.GLOBAL_RATE, waits[shared]);
+                    refusal = new Rejection(Reason.GLOBAL_RATE, waits[shared]);
                 }
                 if (scoped != null) refusal = scoped.longest(refusal, waits, further);
                 if (quotas != null) refusal = quotas.longest(refusal, waits, counted);
             } else {
                 if (scoped != null) scoped.charged(cost);
                 // the request runs when every bucket has its units: after the longest wait
-                if (maxDelay > 0) for (int i = 0; i < n; i++) delay = Math.max(delay, waits[i]);
+                if (maxDelay > 0) delay = probe.longestWait();
             }
         }
         if (refusal == null) {
@@ -394,8 +373,8 @@ final class Admission {
      * Takes {@code cost} from the request's {@code charge}; null if taken. In shadow mode nothing is
      * refused: the refusal is counted, nothing is held, and the request runs.
      */
-    Decision.Rejected takeScoped(Policy policy, Caller caller, ScopedCharge charge, long cost) {
-        Decision.Rejected refused = charge.take(store, cost);
+    Rejection takeScoped(Policy policy, Caller caller, ScopedCharge charge, long cost) {
+        Rejection refused = charge.take(store, cost, publishes(policy, caller.plan()));
         if (refused == null) return null;
         if (!limitsOf(policy.limits, caller.kind(), caller.key(), caller.plan()).shadow) return refused;
         shadowed[refused.reason().ordinal()].increment();
@@ -407,7 +386,7 @@ final class Admission {
      * that makes it wait longer, in its plan's buckets and in {@code scoped}'s (per user, the route's
      * own; null for none); nothing is taken.
      */
-    Decision.Rejected longerOf(Policy policy, Caller caller, Decision.Rejected refusal, long cost,
+    Rejection longerOf(Policy policy, Caller caller, Rejection refusal, long cost,
                                ScopedCharge scoped) {
         Limits l = policy.limits;
         PlanLimits pl = limitsOf(l, caller.kind(), caller.key(), caller.plan());
@@ -415,7 +394,6 @@ final class Admission {
         QuotaWindows quotas = caller.kind() == BucketKind.TENANT ? pl.quotas : null;
         // every bucket's wait in one store operation (on Redis one round trip), nothing taken
         QuotaBucket[] buckets = new QuotaBucket[3 + (quotas == null ? 0 : quotas.size())];
-        long[] waits = new long[buckets.length];
         int n = 0;
         buckets[n++] = tenantBucket(caller.kind(), caller.key(), pl);
         if (guests != null) buckets[n++] = guests;
@@ -423,15 +401,16 @@ final class Admission {
         if (l.global != null) buckets[n++] = l.global;
         int counted = n;
         if (quotas != null) n = quotas.addTo(buckets, n, counters, caller.key(), QuotaWindows.nanos(wall.instant()));
-        store.waits(buckets, n, cost, waits);
-        if (waits[0] > refusal.nanosToWait()) refusal = new Decision.Rejected(Reason.TENANT_RATE, waits[0]);
-        if (guests != null && waits[1] > refusal.nanosToWait()) refusal = new Decision.Rejected(Reason.GUEST_RATE, waits[1]);
+        long[] waits = store.waits(buckets, n, cost, false).waits();
+        if (waits[0] > refusal.nanosToWait()) refusal = new Rejection(Reason.TENANT_RATE, waits[0]);
+        if (guests != null && waits[1] > refusal.nanosToWait()) refusal = new Rejection(Reason.GUEST_RATE, waits[1]);
         if (l.global != null && waits[shared] > refusal.nanosToWait()) {
-            refusal = new Decision.Rejected(Reason.GLOBAL_RATE, waits[shared]);
+            refusal = new Rejection(Reason.GLOBAL_RATE, waits[shared]);
         }
         if (quotas != null) refusal = quotas.longest(refusal, waits, counted);
         // the buckets beside the plan's: no cost above their smallest capacity is ever admitted on this route
-        return scoped == null ? refusal : scoped.longerOf(store, refusal, Math.min(cost, scoped.smallestCapacity()));
+        return scoped == null ? refusal : scoped.longerOf(store, refusal, Math.min(cost, scoped.smallestCapacity()),
+                publishes(policy, caller.plan()));
     }
 
     /**
@@ -453,19 +432,11 @@ final class Admission {
      * one wild report cannot lock a tenant out for longer than about two full refills.
      *
      * @param policy     the policy that admitted the request
-     * @param admitted   the decision that admitted the request
+     * @param ticket     who was charged and where
+     * @param charged    the units it took (read by the caller, which may already have marked the ticket unpaid)
      * @param actualCost the units the request really used, &gt;= 0
      * @return the units settled: negative for a refund, positive for an extra charge, 0 for none
      * @throws IllegalArgumentException if {@code actualCost} is negative
-     */
-    public long reconcile(Policy policy, Decision.Admitted admitted, long actualCost) {
-        return reconcile(policy, Ticket.of(policy, admitted), admitted.charged(), actualCost);
-    }
-
-    /**
-     * As {@link #reconcile(Policy, Decision.Admitted, long)}, for the request whose {@code ticket} holds
-     * who was charged and where; {@code charged}: the units it took (read by the caller, which may already
-     * have marked the ticket unpaid).
      */
     long reconcile(Policy policy, Ticket ticket, long charged, long actualCost) {
         if (actualCost < 0) throw new IllegalArgumentException("actual cost must be >= 0, was " + actualCost);
@@ -480,6 +451,7 @@ final class Admission {
             long refund = charged - actualCost;
             // a refund caps at capacity: it can never push a bucket above full
             store.bucketToSettle(kind, key, pl.limits).refund(refund); // not moved back to old limits
+            ticket.refunded(refund, pl.limits);
             if (guests != null) guests.refund(refund);
             if (global != null) global.refund(refund);
             settleQuotas(pl, key, ticket.quotaNanos(), -refund);
@@ -493,6 +465,99 @@ final class Admission {
         if (guests != null) guests.forceTake(excess);
         if (global != null) global.forceTake(excess);
         return excess;
+    }
+
+    /**
+     * {@link Ticket#reprice}: the one place a ticket's charge is replaced. Gives back what it reserved (the
+     * route's minimum, nothing if unpaid), then charges {@code cost} as a new admission: its tenant's
+     * buckets, then those beside them; all or none. A refusal states the wait for {@code cost}, in all of
+     * them, from their own probes.
+     *
+     * @return null if the request may run at that cost; otherwise the refusal (nothing charged)
+     */
+    Outcome.Refused reprice(Ticket ticket, long cost) {
+        Policy policy = ticket.policy;
+        Caller caller = ticket.caller();
+        long reserved = ticket.unpay(); // from here on nothing is reserved, whatever the store does
+        if (reserved > 0) reconcile(policy, ticket, reserved, 0);
+        ticket.refundScoped(Long.MAX_VALUE);
+        ScopedCharge scoped = ticket.scopedCharge();
+        Rejection refused;
+        try {
+            refused = charge(policy, caller.kind(), caller.key(), caller.plan(), cost, null, ticket);
+            // the buckets beside the tenant's were not asked: the refusal waits for them too
+            if (refused != null && scoped != null) refused = longerOf(policy, caller, refused, cost, scoped);
+        } catch (StoreUnavailableException unavailable) {
+            return Outcome.Refused.unavailable(unavailable, caller);
+        }
+        if (refused != null) return tooMany(policy, refused, caller, ticket.remaining(), scoped);
+        return chargeScoped(ticket, caller, scoped);
+    }
+
+    /**
+     * Takes what {@code ticket} was charged from the buckets beside its tenant's ({@code scoped}, null for
+     * none), its tenant's buckets having taken it already (an estimated route's minimum, or a repriced cost).
+     * Null if taken, or nothing to take; otherwise the tenant's units go back (a tenant is never charged for a
+     * refused request), the ticket holds nothing, and the answer is the refusal (a 503 if the store is
+     * unavailable). On any other failure the units go back too before it is thrown.
+     */
+    Outcome.Refused chargeScoped(Ticket ticket, Caller caller, ScopedCharge scoped) {
+        long charged = ticket.charged();
+        if (scoped == null || charged == 0) return null;
+        Policy policy = ticket.policy;
+        Rejection over;
+        try {
+            over = takeScoped(policy, caller, scoped, charged);
+        } catch (StoreUnavailableException unavailable) {
+            reconcile(policy, ticket, ticket.unpay(), 0);
+            return Outcome.Refused.unavailable(unavailable, caller);
+        } catch (RuntimeException | Error failure) {
+            reconcile(policy, ticket, ticket.unpay(), 0);
+            throw failure;
+        }
+        if (over == null) return null;
+        reconcile(policy, ticket, ticket.unpay(), 0); // the tenant pays nothing for a refused request
+        return tooMany(policy, over, caller, ticket.remaining(), scoped);
+    }
+
+    /**
+     * {@link Ticket#settle}: the request's actual cost against what it was charged, by the policy that admitted
+     * it; the buckets beside the tenant's get back what it did not use of the cost they took (an excess is
+     * charged to the plan's buckets only).
+     */
+    long settle(Ticket ticket, long actualCost) {
+        if (ticket.unpaid()) return 0;
+        long charged = ticket.charged();
+        if (actualCost < charged) ticket.refundScoped(charged - actualCost);
+        return reconcile(ticket.policy, ticket, charged, actualCost);
+    }
+
+    /**
+     * What {@link Ticket#close()} does with the units of a request that does not run: gives them back; or,
+     * if it {@link Ticket#keepCharge() keeps its charge}, keeps them, and an unpaid ticket is charged the
+     * route's minimum cost, even into debt (holding a slot is never free). A store failure is logged: the
+     * request is refused either way, and the units come back as the bucket refills.
+     */
+    void release(Ticket ticket) {
+        boolean keep = ticket.keepsCharge();
+        if (ticket.unpaid() && keep && ticket.key() != null) {
+            Caller caller = ticket.caller(); // no charge: placed when it was made unpaid or repriced
+            try {
+                forceCharge(ticket.policy, caller, ticket.route().cost());
+            } catch (RuntimeException storeFailure) {
+                TICKET_LOG.log(System.Logger.Level.WARNING, "slot held by tenant " + caller.key()
+                        + " not charged: " + storeFailure);
+            }
+        }
+        if (!ticket.unpaid() && !keep) {
+            try {
+                reconcile(ticket.policy, ticket, ticket.charged(), 0);
+                ticket.refundScoped(Long.MAX_VALUE);
+            } catch (RuntimeException storeFailure) {
+                TICKET_LOG.log(System.Logger.Level.WARNING, "units reserved for tenant " + ticket.key()
+                        + " not given back: " + storeFailure);
+            }
+        }
     }
 
     /**
@@ -540,79 +605,75 @@ final class Admission {
 
     /** As {@link #status(Policy, String, String)}, for the bucket in the {@code kind} table. */
     public List<LimitStatus> status(Policy policy, BucketKind kind, String tenant, String plan) {
-        return status(policy, kind, tenant, plan, false);
-    }
-
-    /**
-     * As {@link #status(Policy, BucketKind, String, String)}, for the fields of a response: the tokens as the
-     * request's own decision left them ({@link QuotaBucket#notedPerBandwidth()}: on Redis, no round trip more).
-     */
-    List<LimitStatus> published(Policy policy, BucketKind kind, String tenant, String plan) {
-        List<LimitStatus> limits = status(policy, kind, tenant, plan, true);
-        PlanLimits pl = limitsOf(policy.limits, kind, tenant, plan);
-        if (kind != BucketKind.TENANT || pl.quotas == null || limits.isEmpty()) return limits;
-        String pk = tenant; // an assigned tenant's: never an anonymous client's address
-        // each calendar quota is a policy too: q = its limit, w = its period, r = what is left, and a unit
-        // spent now comes back only at the reset, which is t
-        List<LimitStatus> all = new ArrayList<>(limits);
-        long now = QuotaWindows.nanos(wall.instant());
-        CalendarQuota[] quotas = pl.quotas.quotas();
-        for (int i = 0; i < quotas.length; i++) {
-            QuotaWindows.Period p = pl.quotas.period(i, now);
-            long used = counters.notedUsed(QuotaWindows.key(quotas[i], tenant, p.label()));
-            long toReset = p.endNanos() - now;
-            all.add(new LimitStatus(quotas[i].name(), quotas[i].limit(),
-                    RetryAfter.seconds(p.endNanos() - p.startNanos()), Math.max(0, quotas[i].limit() - used),
-                    used <= 0 ? 0 : toReset, toReset, pk));
-        }
-        return all;
-    }
-
-    private List<LimitStatus> status(Policy policy, BucketKind kind, String tenant, String plan, boolean noted) {
         PlanLimits pl = limitsOf(policy.limits, kind, tenant, plan);
         List<LimitStatus> out = new ArrayList<>(pl.limits.bandwidths().size());
-        // a response's fields name the tenant as pk; an anonymous client's key is its address, never sent back
-        statuses(tenantBucket(kind, tenant, pl), pl.limits, noted, null,
-                noted && !Gate.isAnonymousKey(tenant) ? tenant : null, out);
+        statuses(tenantBucket(kind, tenant, pl).availablePerBandwidth(), pl.limits, null, null, out);
         return out;
     }
 
     /**
-     * The published state of a request's buckets beside its tenant's (per user, the route's own), in the
-     * order they were charged: as the request's own decision left them ({@link QuotaBucket#notedPerBandwidth()}),
-     * read from the buckets the decision held, never looked up again.
+     * The published state of a request's buckets, for the fields of its response, from what its own
+     * decision's store operation said ({@link Probe#remaining()}: on Redis, no round trip more; no bucket is
+     * looked up again): its tenant's bucket ({@code remaining}), its calendar quotas, then its buckets beside
+     * it ({@code scoped}, null for none); null if its plan keeps its limits hidden.
      */
-    List<LimitStatus> published(ScopedCharge scoped) {
-        List<LimitStatus> out = new ArrayList<>(scoped.size() * 2);
-        scoped.published(out);
-        return out;
+    List<LimitStatus> published(Policy policy, BucketKind kind, String tenant, String plan, long[] remaining,
+                                ScopedCharge scoped) {
+        if (plan == null || !publishes(policy, plan)) return null;
+        PlanLimits pl = limitsOf(policy.limits, kind, tenant, plan);
+        List<LimitStatus> all = new ArrayList<>(pl.limits.bandwidths().size()
+                + (pl.quotas == null ? 0 : pl.quotas.size()) + (scoped == null ? 0 : 2 * scoped.size()));
+        // a response's fields name the tenant as pk; an anonymous client's key is its address, never sent back
+        statuses(remaining, pl.limits, null, Gate.isAnonymousKey(tenant) ? null : tenant, all);
+        if (kind == BucketKind.TENANT && pl.quotas != null) {
+            String pk = tenant; // an assigned tenant's: never an anonymous client's address
+            // each calendar quota is a policy too: q = its limit, w = its period, r = what is left, and a unit
+            // spent now comes back only at the reset, which is t
+            long now = QuotaWindows.nanos(wall.instant());
+            CalendarQuota[] quotas = pl.quotas.quotas();
+            for (int i = 0; i < quotas.length; i++) {
+                QuotaWindows.Period p = pl.quotas.period(i, now);
+                long used = counters.notedUsed(QuotaWindows.key(quotas[i], tenant, p.label()));
+                long toReset = p.endNanos() - now;
+                all.add(new LimitStatus(quotas[i].name(), quotas[i].limit(),
+                        RetryAfter.seconds(p.endNanos() - p.startNanos()), Math.max(0, quotas[i].limit() - used),
+                        used <= 0 ? 0 : toReset, toReset, pk));
+            }
+        }
+        if (scoped != null) scoped.published(all);
+        return all;
     }
 
     /**
      * The 429 of {@code rejected}: for a plan that publishes, it carries the state of the request's buckets
-     * beside its tenant's ({@code scoped}, null for none), so that the refusal's fields name the one that
-     * refused it (a per-user or route limit) as exhausted, not a healthy policy of the plan.
+     * as the refusing operation left them ({@code remaining}: its tenant's; {@code scoped}: those beside it,
+     * null for none), so that the refusal's fields name the one that refused it as exhausted.
      */
-    Outcome.Refused tooMany(Policy policy, Decision.Rejected rejected, Caller caller, ScopedCharge scoped) {
-        if (scoped == null || caller.plan() == null || !publishes(policy, caller.plan())) {
-            return Outcome.Refused.tooMany(rejected, caller);
-        }
-        return Outcome.Refused.tooMany(rejected, caller, published(scoped));
+    Outcome.Refused tooMany(Policy policy, Rejection rejected, Caller caller, long[] remaining,
+                            ScopedCharge scoped) {
+        List<LimitStatus> published = published(policy, caller.kind(), caller.key(), caller.plan(), remaining, scoped);
+        return published == null ? Outcome.Refused.tooMany(rejected, caller)
+                : Outcome.Refused.tooMany(rejected, caller, published);
     }
 
     /**
-     * Adds the state of each bandwidth of {@code bucket} to {@code out}, named {@code prefix.name} (or by its
-     * name alone for a null {@code prefix}), with the partition key {@code pk} (null for none).
-     *
-     * @param noted the tokens as the bucket's latest operation left them (a response's fields), else read now
+     * The remainder of the bucket at {@code index} of a probe, if it has the shape of {@code limits}; else null
+     * (a shared bucket another instance keeps at other limits during a change: nothing is published for it).
      */
-    static void statuses(QuotaBucket bucket, BucketLimits limits, boolean noted, String prefix, String pk,
-                         List<LimitStatus> out) {
-        long[] tokens = noted ? bucket.notedPerBandwidth() : bucket.availablePerBandwidth();
+    static long[] remainder(Probe probe, int index, BucketLimits limits) {
+        long[][] remaining = probe.remaining();
+        long[] tokens = remaining == null ? null : remaining[index];
+        return tokens != null && tokens.length == limits.bandwidths().size() ? tokens : null;
+    }
+
+    /**
+     * Adds the state of each bandwidth of a bucket at {@code limits} holding {@code tokens} to {@code out},
+     * named {@code prefix.name} (or by its name alone for a null {@code prefix}), with the partition key
+     * {@code pk} (null for none); nothing for null {@code tokens} or tokens of other limits.
+     */
+    static void statuses(long[] tokens, BucketLimits limits, String prefix, String pk, List<LimitStatus> out) {
         List<Bandwidth> bandwidths = limits.bandwidths();
-        // a shared bucket another instance keeps at other limits (during a change): read at these
-        if (tokens.length != bandwidths.size()) tokens = bucket.availablePerBandwidth();
-        if (tokens.length != bandwidths.size()) return;
+        if (tokens == null || tokens.length != bandwidths.size()) return;
         for (int i = 0; i < bandwidths.size(); i++) {
             Bandwidth b = bandwidths.get(i);
             long window = RetryAfter.seconds(nanosToRefill(b, b.capacity()));

@@ -13,12 +13,6 @@ import io.quotagate.filter.core.BucketKind;
  */
 public record Caller(String tenant, String key, BucketKind kind, String plan) {
 
-    /** The caller a decision charged: its key names an anonymous client by {@link Gate#anonymousKey}'s mark. */
-    static Caller of(Decision.Admitted charged) {
-        String key = charged.tenant();
-        return new Caller(Gate.isAnonymousKey(key) ? null : key, key, charged.kind(), charged.plan());
-    }
-
     /** True for a client without a tenant, under {@code unresolved: anonymous}. */
     public boolean anonymous() {
         return tenant == null;

@@ -98,7 +98,7 @@ public final class Gate {
      *                          (nothing is held then)
      */
     public Outcome decide(Policy policy, Route route, String tenant, String clientAddress) {
-        return decide(policy, route, tenant, clientAddress, GIVEN, false);
+        return decide(policy, route, tenant, clientAddress, GIVEN, false, null);
     }
 
     /**
@@ -114,18 +114,7 @@ public final class Gate {
      * without a concurrency group is not read (nothing would bound how many of its bodies are read at
      * once): it is refused with the wait for the largest cost its buckets can admit, an upper bound.
      *
-     * @param request       handed to {@code clientAddress}, only if the address is needed
-     * @param clientAddress the client's address (the key of an anonymous client) from the request
-     * @param estimated     true if the route's cost is estimated from the request's body
-     */
-    public <R> Outcome decide(Policy policy, Route route, String tenant, R request,
-                              Function<? super R, String> clientAddress, boolean estimated) {
-        return decide(policy, route, tenant, request, clientAddress, estimated, null);
-    }
-
-    /**
-     * As {@link #decide(Policy, Route, String, Object, Function, boolean)}, naming the user inside the
-     * tenant with {@code user}, read only where a limit is kept per user. The buckets beside the
+     * <p>{@code user} names the user inside the tenant, read only where a limit is kept per user. The buckets beside the
      * tenant's take the cost in the same store operation (on Redis, the same round trip): the user's under
      * the plan's {@code per-user} limits ({@code <tenant>/<user>}; requests without a user share
      * {@code <tenant>/}) and the route's own ({@code routes[].limits}, per tenant, user or client address).
@@ -133,6 +122,9 @@ public final class Gate {
      * is the longest wait among all the request's buckets ({@link Reason#USER_RATE},
      * {@link Reason#ROUTE_RATE}...), naming the limit. An invalid user id is refused with 400, uncharged.
      *
+     * @param request       handed to {@code clientAddress} and {@code user}, only if they are needed
+     * @param clientAddress the client's address (the key of an anonymous client) from the request
+     * @param estimated     true if the route's cost is estimated from the request's body
      * @param user finds the user's id (not yet validated) in the request, or null if no user resolver
      *             is configured; it throws {@link TenantRejectedException} for a request that names its
      *             user ambiguously (a repeated or folded header), refused with 400 {@code invalid_user} and
@@ -179,7 +171,8 @@ public final class Gate {
                     ? (tenant == null ? key.substring(1) : clientAddress.apply(request)) : null;
             Acquisition acquired = concurrency.acquire(policy, kind, key, plan, group, address);
             if (acquired instanceof Acquisition.Refused refused) {
-                return Outcome.Refused.tooMany(refused.asDecision(), new Caller(tenant, key, kind, plan));
+                return Outcome.Refused.tooMany(new Rejection(Reason.CONCURRENCY, refused.nanosToWait()),
+                        new Caller(tenant, key, kind, plan));
             }
             permit = ((Acquisition.Granted) acquired).permit();
         }
@@ -188,7 +181,7 @@ public final class Gate {
         Caller caller = policy.scopedBuckets ? new Caller(tenant, key, kind, plan) : null;
         ScopedCharge scoped;
         Ticket ticket;
-        Decision.Rejected rejected;
+        Rejection rejected;
         Throttle throttle;
         try {
             try {
@@ -231,26 +224,21 @@ public final class Gate {
             }
             // the refusal already waits for the longest of all the request's buckets (one store operation)
             if (permit != null) permit.cancel(); // the request does not run: free its slot at once
-            return admission.tooMany(policy, rejected, caller, scoped);
+            // Retry-After and the published fields from the refusing operation's own probe: nothing read again
+            return admission.tooMany(policy, rejected, caller, ticket.remaining(), scoped);
         }
-        if (estimated && scoped != null && ticket.charged() > 0) {
-            // an estimated route's minimum is charged first; its buckets beside the tenant's when repriced
-            Decision.Rejected over;
+        if (estimated && scoped != null) {
+            // an estimated route's minimum is charged to its tenant first, then to its buckets beside it
+            Outcome.Refused over;
             try {
-                over = admission.takeScoped(policy, caller, scoped, ticket.charged());
-            } catch (StoreUnavailableException unavailable) {
-                admission.reconcile(policy, ticket, ticket.charged(), 0);
-                if (permit != null) permit.cancel();
-                return Outcome.Refused.unavailable(unavailable, caller);
+                over = admission.chargeScoped(ticket, caller, scoped);
             } catch (RuntimeException | Error failure) {
-                admission.reconcile(policy, ticket, ticket.charged(), 0);
                 if (permit != null) permit.cancel();
                 throw failure;
             }
             if (over != null) {
-                admission.reconcile(policy, ticket, ticket.charged(), 0); // the tenant pays nothing for a refused request
                 if (permit != null) permit.cancel();
-                return admission.tooMany(policy, over, caller, scoped);
+                return over;
             }
         }
         // a throttled request short of units: reserved, it runs once they have arrived. A capped route's
@@ -266,15 +254,6 @@ public final class Gate {
     /** {@code caller} if the decision made one already, else the caller of these values. */
     private static Caller placed(Caller caller, String tenant, String key, BucketKind kind, String plan) {
         return caller != null ? caller : new Caller(tenant, key, kind, plan);
-    }
-
-    /**
-     * The state of each bandwidth of the caller's bucket, for publishing, or null if the caller's plan
-     * keeps its limits hidden (or the caller was refused before it was placed).
-     */
-    public List<LimitStatus> published(Policy policy, Caller caller) {
-        if (caller == null || caller.plan() == null || !admission.publishes(policy, caller.plan())) return null;
-        return admission.published(policy, caller.kind(), caller.key(), caller.plan());
     }
 
     /**

@@ -36,31 +36,33 @@ public sealed interface Outcome permits Outcome.Refused, Outcome.Delayed, Ticket
      * @param detail            a sentence for the client; never echoes unvalidated input
      * @param caller            who was refused; null before a valid tenant or client key was known
      * @param retryAfterSeconds the {@code Retry-After} delay in whole seconds, or 0 for none
-     * @param scopedLimits      for a 429 of a plan that publishes its limits: the state of the request's
-     *                          buckets beside its tenant's (per user, the route's own) as the refusing decision
-     *                          left them, to publish with the tenant's own; empty otherwise
+     * @param limits            for a 429 of a plan that publishes its limits: the state of each of the
+     *                          request's buckets (its tenant's, its calendar quotas, then those beside it: per
+     *                          user, the route's own) as the refusing store operation left them (its probe:
+     *                          nothing is read again), for the {@code RateLimit} fields and
+     *                          {@code violated-policies}; empty otherwise (nothing published)
      */
     record Refused(int status, String reason, String detail, Caller caller, long retryAfterSeconds,
-                   List<LimitStatus> scopedLimits) implements Outcome {
+                   List<LimitStatus> limits) implements Outcome {
 
         public Refused {
-            scopedLimits = scopedLimits == null ? List.of() : List.copyOf(scopedLimits);
+            limits = limits == null ? List.of() : List.copyOf(limits);
         }
 
-        /** A refusal that publishes nothing beside the tenant's own limits. */
+        /** A refusal that publishes no limits. */
         public Refused(int status, String reason, String detail, Caller caller, long retryAfterSeconds) {
             this(status, reason, detail, caller, retryAfterSeconds, List.of());
         }
 
-        /** The 429 of a refused request, with the published state of its buckets beside the tenant's. */
-        static Outcome.Refused tooMany(Decision.Rejected rejected, Caller caller, List<LimitStatus> scopedLimits) {
+        /** The 429 of a refused request, with the published state of its buckets. */
+        static Outcome.Refused tooMany(Rejection rejected, Caller caller, List<LimitStatus> limits) {
             Outcome.Refused refused = tooMany(rejected, caller);
             return new Outcome.Refused(refused.status, refused.reason, refused.detail, caller,
-                    refused.retryAfterSeconds, scopedLimits);
+                    refused.retryAfterSeconds, limits);
         }
 
         /** The 429 of a refused request. */
-        static Outcome.Refused tooMany(Decision.Rejected rejected, Caller caller) {
+        static Outcome.Refused tooMany(Rejection rejected, Caller caller) {
             long seconds = rejected.retryAfterSeconds();
             String detail = switch (rejected.reason()) {
                 case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";

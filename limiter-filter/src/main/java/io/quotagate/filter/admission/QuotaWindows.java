@@ -84,10 +84,10 @@ final class QuotaWindows {
      * {@code refusal}, or the refusal of a quota whose wait at {@code waits[from + i]} is longer (the wait
      * of a quota that refuses is the time to its period's end).
      */
-    Decision.Rejected longest(Decision.Rejected refusal, long[] waits, int from) {
+    Rejection longest(Rejection refusal, long[] waits, int from) {
         for (int i = 0; i < quotas.length; i++) {
             long wait = waits[from + i];
-            if (wait > 0 && wait > refusal.nanosToWait()) refusal = new Decision.Rejected(Reason.QUOTA, wait, quotas[i].name());
+            if (wait > 0 && wait > refusal.nanosToWait()) refusal = new Rejection(Reason.QUOTA, wait, quotas[i].name());
         }
         return refusal;
     }

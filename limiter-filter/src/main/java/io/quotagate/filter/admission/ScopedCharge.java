@@ -2,6 +2,7 @@ package io.quotagate.filter.admission;
 
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.Probe;
 import io.quotagate.filter.store.QuotaBucket;
 
 import java.util.List;
@@ -26,6 +27,11 @@ final class ScopedCharge {
     private final String[] names = new String[4];
     private final String[] policies = new String[4];
     private final String[] partitions = new String[4];
+    /**
+     * What each bucket held per bandwidth after this request's latest store operation on them (its own probe,
+     * kept for its response's fields when its plan publishes), null before one.
+     */
+    private final long[][] remaining = new long[4][];
     private int size;
     private long charged;
     /** The smallest capacity of all the buckets: the largest cost they can ever take. */
@@ -48,30 +54,37 @@ final class ScopedCharge {
     }
 
     /**
-     * Adds the state of every bandwidth of these buckets to {@code out}, as the request's latest operation on
-     * them left them ({@link QuotaBucket#notedPerBandwidth()}: on Redis, the tokens its reply showed).
+     * Adds the state of every bandwidth of these buckets to {@code out}, as this request's latest operation on
+     * them left them (its own probe: on Redis, the tokens its reply showed; no bucket is read again).
      */
     void published(List<LimitStatus> out) {
-        for (int i = 0; i < size; i++) Admission.statuses(buckets[i], limits[i], true, policies[i], partitions[i], out);
+        for (int i = 0; i < size; i++) Admission.statuses(remaining[i], limits[i], policies[i], partitions[i], out);
+    }
+
+    /** Notes what the request's probe said of these buckets, at {@code from[at..at+size())} (null: nothing). */
+    void noted(long[][] from, int at) {
+        for (int i = 0; i < size; i++) remaining[i] = from == null ? null : from[at + i];
     }
 
     /**
      * Takes {@code cost} from every bucket, or from none: one operation of the store (on Redis one round
      * trip), which also gives each bucket's wait when it refuses.
      *
+     * @param publish true to note each bucket's remainder from the same operation (a plan that publishes)
      * @return null if every bucket took it; otherwise the longest refusal, nothing held
      */
-    Decision.Rejected take(BucketStore store, long cost) {
-        long[] waits = new long[size];
-        if (store.takeAll(buckets, size, cost, waits)) {
+    Rejection take(BucketStore store, long cost, boolean publish) {
+        Probe probe = store.takeAll(buckets, size, cost, publish);
+        if (publish) noted(probe.remaining(), 0);
+        if (probe.taken()) {
             charged = cost;
             return null;
         }
-        return longest(null, waits);
+        return longest(null, probe.waits());
     }
 
     /** {@code refusal} (null for none), or the bucket's refusal with the longest of {@code waits} if longer. */
-    private Decision.Rejected longest(Decision.Rejected refusal, long[] waits) {
+    private Rejection longest(Rejection refusal, long[] waits) {
         return longest(refusal, waits, 0);
     }
 
@@ -79,11 +92,11 @@ final class ScopedCharge {
      * {@code refusal} (null for none), or the refusal of one of these buckets if it waits longer, their waits
      * at {@code waits[from..from+size())}.
      */
-    Decision.Rejected longest(Decision.Rejected refusal, long[] waits, int from) {
+    Rejection longest(Rejection refusal, long[] waits, int from) {
         for (int i = 0; i < size; i++) {
             long wait = waits[from + i];
             if (wait > 0 && (refusal == null || wait > refusal.nanosToWait())) {
-                refusal = new Decision.Rejected(reasons[i], wait, names[i]);
+                refusal = new Rejection(reasons[i], wait, names[i]);
             }
         }
         return refusal;
@@ -91,12 +104,12 @@ final class ScopedCharge {
 
     /**
      * {@code refusal}, or the refusal of one of these buckets for {@code cost} now if it waits longer;
-     * nothing is taken (one operation of the store).
+     * nothing is taken (one operation of the store, which also tells each bucket's remainder if {@code publish}).
      */
-    Decision.Rejected longerOf(BucketStore store, Decision.Rejected refusal, long cost) {
-        long[] waits = new long[size];
-        store.waits(buckets, size, cost, waits);
-        return longest(refusal, waits);
+    Rejection longerOf(BucketStore store, Rejection refusal, long cost, boolean publish) {
+        Probe probe = store.waits(buckets, size, cost, publish);
+        if (publish) noted(probe.remaining(), 0);
+        return longest(refusal, probe.waits());
     }
 
     /** The largest cost these buckets can ever take at once. */

@@ -2,11 +2,9 @@ package io.quotagate.filter.admission;
 
 import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.route.Route;
-import io.quotagate.filter.store.StoreUnavailableException;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
@@ -30,7 +28,6 @@ import java.util.Objects;
  * uses it.
  */
 public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scoped {
-    private static final System.Logger LOG = System.getLogger(Ticket.class.getName());
     private static final BucketKind[] KINDS = BucketKind.values();
 
     /** {@link #flags}: the units are taken (a paid ticket; shadow mode's 0 units included). */
@@ -66,11 +63,12 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     final Policy policy;
     private final Route route;
     private final Permit permit;
-    // who is charged, and what (Decision.Admitted's fields): kept as fields so an admitted request
+    // who is charged, and what: kept as fields so an admitted request
     // allocates this one object
     private String key;
     private String plan;
-    private Decision.Rejected shadowRejection;
+    /** The rare parts of a charge (shadow mode, published limits), null for the common request. */
+    private Notes notes;
     private long charged;
     private long quotaNanos;
     /** How long the request waits before it runs (its units reserved into debt, {@code throttle:}); 0 for none. */
@@ -93,14 +91,6 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         placed(caller.kind(), caller.key(), caller.plan());
     }
 
-    /** The ticket of an admission's record (tests settle those). */
-    static Ticket of(Policy policy, Decision.Admitted admitted) {
-        Ticket t = new Ticket(policy, Route.DEFAULT, null);
-        t.charged(admitted.kind(), admitted.tenant(), admitted.plan(), admitted.charged(), admitted.globalCharged(),
-                admitted.guestsCharged(), admitted.quotaNanos(), admitted.shadowRejection());
-        return t;
-    }
-
     /** Who is charged, nothing yet. */
     private void placed(BucketKind kind, String key, String plan) {
         this.kind = (byte) kind.ordinal();
@@ -108,13 +98,19 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         this.plan = Objects.requireNonNull(plan, "plan");
     }
 
-    /** What {@link Admission#charge} took (see {@link Decision.Admitted} for the fields). */
+    /**
+     * What {@link Admission#charge} took: {@code charged} units from the bucket of {@code key} in the
+     * {@code kind} table (sized by {@code plan}), and the same from the global quota and the guest pool if
+     * flagged; counted in the calendar quotas at {@code quotaNanos} (0: not counted); in shadow mode 0
+     * units and the {@code shadowRejection} the request escaped.
+     */
     void charged(BucketKind kind, String key, String plan, long charged, boolean globalCharged, boolean guestsCharged,
-                 long quotaNanos, Decision.Rejected shadowRejection) {
+                 long quotaNanos, Rejection shadowRejection) {
         placed(kind, key, plan);
         this.charged = charged;
         this.quotaNanos = quotaNanos;
-        this.shadowRejection = shadowRejection;
+        if (shadowRejection != null) notes().escaped = shadowRejection;
+        else if (notes != null) notes.escaped = null;
         this.flags = (byte) ((flags & KEEP_CHARGE) | PAID | (globalCharged ? GLOBAL : 0) | (guestsCharged ? GUESTS : 0));
     }
 
@@ -185,9 +181,48 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         return unpaid() ? 0 : charged;
     }
 
-    /** In shadow mode, the refusal the request escaped (nothing was charged); null when the limits admitted it. */
-    public Decision.Rejected shadowRejection() {
-        return unpaid() ? null : shadowRejection;
+    /**
+     * In shadow mode, the 429 the request escaped (nothing was charged: the limits would have refused it, shadow
+     * mode let it through); null when the limits admitted it.
+     */
+    public Outcome.Refused shadowRejection() {
+        Rejection r = rejection();
+        return r == null ? null : Outcome.Refused.tooMany(r, caller());
+    }
+
+    /** The refusal shadow mode let through, or null. */
+    Rejection rejection() {
+        return unpaid() || notes == null ? null : notes.escaped;
+    }
+
+    /**
+     * For a plan that publishes its limits: each bandwidth of the tenant's bucket as the request's own latest
+     * store operation left it ({@link io.quotagate.filter.store.Probe#remaining()}), plus only its own
+     * give-backs since ({@link #refunded}); null otherwise. Its response's fields come from this, never from
+     * the bucket read again.
+     */
+    long[] remaining() {
+        return notes == null ? null : notes.remaining;
+    }
+
+    /** Notes what the request's probe said of its tenant's bucket (null: nothing to publish). */
+    void remaining(long[] tokens) {
+        if (tokens != null) notes().remaining = tokens;
+        else if (notes != null) notes.remaining = null;
+    }
+
+    private Notes notes() {
+        if (notes == null) notes = new Notes();
+        return notes;
+    }
+
+    /**
+     * What only some tickets need, apart so that the common one stays one small object: the refusal shadow
+     * mode let through, and the remainders of a plan that publishes its limits.
+     */
+    private static final class Notes {
+        Rejection escaped;
+        long[] remaining;
     }
 
     /** True if the units were also taken from the global quota. */
@@ -205,10 +240,15 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         return quotaNanos;
     }
 
-    /** What was charged, as a decision's record; null while {@link #unpaid()}. */
-    Decision.Admitted decision() {
-        return unpaid() ? null : new Decision.Admitted(kind(), key, plan, charged, globalCharged(), guestsCharged(),
-                shadowRejection, quotaNanos);
+    /** Notes {@code units} given back to the tenant's bucket at {@code limits} (each bandwidth capped at its capacity). */
+    void refunded(long units, io.quotagate.filter.store.BucketLimits limits) {
+        long[] before = remaining();
+        if (before == null || before.length != limits.bandwidths().size()) return;
+        long[] after = new long[before.length]; // the probe's array may be the store's note of the bucket: not changed
+        for (int i = 0; i < after.length; i++) {
+            after[i] = Math.min(limits.bandwidths().get(i).capacity(), before[i] + units);
+        }
+        notes.remaining = after;
     }
 
     /** The largest cost this caller's buckets can ever admit at once. */
@@ -225,46 +265,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
      *         then, and {@link #close()} frees the slot)
      */
     public Outcome.Refused reprice(long cost) {
-        Admission admission = policy.admission;
-        Caller caller = caller();
-        boolean reserved = !unpaid();
-        flags &= ~PAID; // from here on nothing is reserved, whatever the store does
-        if (reserved) admission.reconcile(policy, this, charged, 0);
-        refundScoped(Long.MAX_VALUE);
-        Decision.Rejected refused;
-        try {
-            refused = admission.charge(policy, caller.kind(), caller.key(), caller.plan(), cost, null, this);
-        } catch (StoreUnavailableException unavailable) {
-            return Outcome.Refused.unavailable(unavailable, caller);
-        }
-        if (refused != null) {
-            // the buckets beside the tenant's were not asked: the refusal waits for them too
-            ScopedCharge scoped = scopedCharge();
-            if (scoped != null) {
-                try {
-                    refused = admission.longerOf(policy, caller, refused, cost, scoped);
-                } catch (StoreUnavailableException unavailable) {
-                    return Outcome.Refused.unavailable(unavailable, caller);
-                }
-            }
-            return admission.tooMany(policy, refused, caller, scoped);
-        }
-        Outcome.Refused scopedRefusal;
-        try {
-            scopedRefusal = takeScoped();
-        } catch (StoreUnavailableException unavailable) {
-            scopedRefusal = Outcome.Refused.unavailable(unavailable, caller);
-        } catch (RuntimeException | Error failure) {
-            flags &= ~PAID;
-            admission.reconcile(policy, this, charged, 0);
-            throw failure;
-        }
-        if (scopedRefusal != null) {
-            flags &= ~PAID;
-            admission.reconcile(policy, this, charged, 0); // the tenant pays nothing for a refused request
-            return scopedRefusal;
-        }
-        return null;
+        return policy.admission.reprice(this, cost);
     }
 
     /**
@@ -282,14 +283,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
      * the route's own: those its decision held), for publishing; null if its plan keeps its limits hidden.
      */
     public List<LimitStatus> published() {
-        Admission admission = policy.admission;
-        if (!admission.publishes(policy, plan)) return null;
-        List<LimitStatus> own = admission.published(policy, kind(), key, plan);
-        ScopedCharge scoped = scopedCharge();
-        if (scoped == null) return own;
-        List<LimitStatus> all = new ArrayList<>(own);
-        all.addAll(admission.published(scoped));
-        return all;
+        return policy.admission.published(policy, kind(), key, plan, remaining(), scopedCharge());
     }
 
     /**
@@ -342,11 +336,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
      * @return the units settled: negative for a refund, positive for an extra charge
      */
     public long settle(long actualCost) {
-        if (unpaid()) return 0;
-        // the scoped buckets get back what the request did not use of the cost they took at the
-        // decision (a reprice leaves them); an excess is charged to the plan's buckets only
-        if (actualCost < charged) refundScoped(charged - actualCost);
-        return policy.admission.reconcile(policy, this, charged, actualCost);
+        return policy.admission.settle(this, actualCost);
     }
 
     /** Frees the slot and gives back the units, unless the request runs (see the class comment). */
@@ -357,27 +347,20 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         try {
             if (permit != null) permit.cancel();
         } finally {
-            boolean keep = (flags & KEEP_CHARGE) != 0;
-            if (unpaid() && keep && key != null) {
-                Caller caller = caller(); // no charge: placed when it was made unpaid or repriced
-                try {
-                    policy.admission.forceCharge(policy, caller, route.cost());
-                } catch (RuntimeException storeFailure) {
-                    LOG.log(System.Logger.Level.WARNING, "slot held by tenant " + caller.key()
-                            + " not charged: " + storeFailure);
-                }
-            }
-            if (!unpaid() && !keep) {
-                try {
-                    policy.admission.reconcile(policy, this, charged, 0);
-                    refundScoped(Long.MAX_VALUE);
-                } catch (RuntimeException storeFailure) {
-                    // the request is refused either way; the units come back as the bucket refills
-                    LOG.log(System.Logger.Level.WARNING, "units reserved for tenant " + key
-                            + " not given back: " + storeFailure);
-                }
-            }
+            policy.admission.release(this);
         }
+    }
+
+    /** True if {@link #keepCharge()} was called. */
+    boolean keepsCharge() {
+        return (flags & KEEP_CHARGE) != 0;
+    }
+
+    /** From here on nothing is reserved, whatever the store does next; returns the units that were. */
+    long unpay() {
+        long was = charged();
+        flags &= ~PAID;
+        return was;
     }
 
     /** The buckets beside the tenant's (per user, the route's own); null for a plain ticket. */
@@ -387,11 +370,6 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
 
     /** Gives up to {@code units} back to the buckets beside the tenant's; a plain ticket has none. */
     void refundScoped(long units) {
-    }
-
-    /** Takes what was charged from the buckets beside the tenant's: null if taken (or none). */
-    Outcome.Refused takeScoped() {
-        return null;
     }
 
     /**
@@ -423,13 +401,5 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
             scoped.refund(units);
         }
 
-        @Override
-        Outcome.Refused takeScoped() {
-            long units = charged();
-            if (units == 0) return null;
-            Caller caller = caller();
-            Decision.Rejected over = policy.admission.takeScoped(policy, caller, scoped, units);
-            return over == null ? null : policy.admission.tooMany(policy, over, caller, scoped);
-        }
     }
 }

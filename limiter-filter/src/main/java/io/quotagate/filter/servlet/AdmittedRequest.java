@@ -26,20 +26,20 @@ import java.util.List;
  * sees it, and the one listener for its end. One object per admitted request does all of it.
  *
  * <h2>While it runs</h2>
- * It answers {@link QuotaGate#RESERVATION_ATTRIBUTE} itself instead of storing it, because a container
+ * It answers {@link ActualCost#RESERVATION_ATTRIBUTE} itself instead of storing it, because a container
  * allocates a request's attribute map on its first attribute (Jetty: a map, its table and a listener
  * list, about 200 bytes per request), and most requests never look at the reservation. During the
- * dispatch it is also this thread's running reservation ({@link QuotaGate#runningSlot()}), for code that
+ * dispatch it is also this thread's running reservation ({@link ActualCost#runningSlot()}), for code that
  * holds the container's own request (an injected request). Async work may go on with the container's
  * request ({@link AsyncContext#getRequest()} after a plain {@link #startAsync()} is the unwrapped one),
- * so starting async stores the reservation as a real attribute first: {@link QuotaGate#reportActualCost}
+ * so starting async stores the reservation as a real attribute first: {@link ActualCost#report}
  * then finds it on either request.
  *
  * <h2>When it ends</h2>
  * Its end does three things, in this order: the running slot goes back to what it was (when the
  * dispatch returns, on the dispatching thread), then, once, when the request really ends, the
  * concurrency {@link Permit} is released and the units are settled with the actual cost the
- * application reported ({@link QuotaGate#ACTUAL_COST_ATTRIBUTE}). The request really ends:
+ * application reported ({@link ActualCost#ATTRIBUTE}). The request really ends:
  * <ul>
  *   <li>for a synchronous request, when the chain returns or throws (a client that disconnected makes
  *       the application's write throw, or the chain simply returns);</li>
@@ -83,7 +83,7 @@ final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncLi
      * comment).
      */
     void chain(ServletResponse response, FilterChain chain) throws IOException, ServletException {
-        Object[] running = QuotaGate.runningSlot();
+        Object[] running = ActualCost.runningSlot();
         Object outer = running[0]; // another QuotaFilter's further out, if any
         running[0] = ticket;
         try {
@@ -140,7 +140,7 @@ final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncLi
         if (charged == 0) return; // nothing reserved (shadow mode): nothing to settle
         Object reported;
         try {
-            reported = getAttribute(QuotaGate.ACTUAL_COST_ATTRIBUTE);
+            reported = getAttribute(ActualCost.ATTRIBUTE);
         } catch (IllegalStateException recycled) {
             return; // the container already recycled the request: too late to read it
         }
@@ -188,13 +188,13 @@ final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncLi
 
     @Override
     public Object getAttribute(String name) {
-        return QuotaGate.RESERVATION_ATTRIBUTE.equals(name) ? ticket : super.getAttribute(name);
+        return ActualCost.RESERVATION_ATTRIBUTE.equals(name) ? ticket : super.getAttribute(name);
     }
 
     @Override
     public Enumeration<String> getAttributeNames() {
         List<String> names = Collections.list(super.getAttributeNames());
-        if (!names.contains(QuotaGate.RESERVATION_ATTRIBUTE)) names.add(QuotaGate.RESERVATION_ATTRIBUTE);
+        if (!names.contains(ActualCost.RESERVATION_ATTRIBUTE)) names.add(ActualCost.RESERVATION_ATTRIBUTE);
         return Collections.enumeration(names);
     }
 
@@ -216,7 +216,7 @@ final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncLi
     }
 
     private void storeReservation() {
-        getRequest().setAttribute(QuotaGate.RESERVATION_ATTRIBUTE, ticket);
+        getRequest().setAttribute(ActualCost.RESERVATION_ATTRIBUTE, ticket);
     }
 
     // AsyncListener: the end of an async request

@@ -10,7 +10,7 @@ import jakarta.servlet.http.HttpServletRequest;
  *
  * <p>The estimate is a <em>reservation</em>: it is taken from the buckets before the request runs,
  * and settled afterwards if the application reports the actual cost
- * ({@link QuotaGate#reportActualCost}). Reserve against a ceiling you control (for instance the
+ * ({@link ActualCost#report}). Reserve against a ceiling you control (for instance the
  * requested maximum output), so the settlement is usually a refund.
  *
  * <p>The estimator runs on the request thread once the request holds its concurrency slot and its

@@ -92,7 +92,7 @@ final class DelayedRequest implements AsyncListener, Runnable {
             // heard on this async context (the dispatch below ends this cycle, not the request)
             AdmittedRequest admitted = new AdmittedRequest(request, ticket, rt.statistics);
             admitted.listenTo(async);
-            request.setAttribute(QuotaGate.RESERVATION_ATTRIBUTE, ticket);
+            request.setAttribute(ActualCost.RESERVATION_ATTRIBUTE, ticket);
             async.dispatch();
         } catch (IOException | RuntimeException gone) {
             // the container ended the request meanwhile (an error it reported after this resumption won):

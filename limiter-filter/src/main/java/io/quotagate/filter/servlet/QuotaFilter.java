@@ -75,7 +75,7 @@ import java.util.Objects;
  * {@link QuotaControl#reload()} (or the file watcher) re-reads the plans file,
  * {@link QuotaControl#apply}, {@link QuotaControl#setGlobalQuota} and {@link QuotaControl#setPlanLimits}
  * change them programmatically. A route's cost may be computed per request
- * by a {@link CostEstimator} and settled afterwards with {@link QuotaGate#reportActualCost}.
+ * by a {@link CostEstimator} and settled afterwards with {@link ActualCost#report}.
  */
 public final class QuotaFilter implements Filter {
     /** Init-param naming the plans file when the container creates the filter. */
@@ -289,9 +289,11 @@ public final class QuotaFilter implements Filter {
         }
         ticket.close(); // the reservation back before the answer: the client that sees it finds its units
         long seconds = io.quotagate.filter.admission.RetryAfter.seconds(delayed.delayNanos());
+        // its fields as its own reservation left the buckets, given back since
+        List<LimitStatus> published = ticket.published();
         refuse(rt, engine, response, route, new Outcome.Refused(429, "throttle_full",
                 "Too many of this tenant's requests are already delayed; retry after " + seconds + " s.",
-                ticket.caller(), seconds), hasHttp1Body(request));
+                ticket.caller(), seconds, published), hasHttp1Body(request));
     }
 
     /** Counts the admitted request, then runs the chain holding its slot until the request really ends. */
@@ -310,9 +312,8 @@ public final class QuotaFilter implements Filter {
         String route = ticket.route().name();
         try {
             String tenant = ticket.anonymous() ? RequestStatistics.ANONYMOUS : ticket.tenant();
-            if (ticket.shadowRejection() != null) {
-                rt.setup.shadowLog().wouldReject(tenant, ticket.plan(), route, ticket.shadowRejection());
-            }
+            Outcome.Refused escaped = ticket.shadowRejection();
+            if (escaped != null) rt.setup.shadowLog().wouldReject(tenant, ticket.plan(), route, escaped);
             rt.statistics.record(tenant, ticket.known(), ticket.plan(), route, RequestStatistics.Outcome.ALLOWED, null);
             if (ticket.known()) rt.signals.admitted(ticket.tenant(), ticket.plan());
             List<LimitStatus> published = ticket.published();
@@ -360,19 +361,11 @@ public final class QuotaFilter implements Filter {
         if (refused.status() == 429 && caller != null && caller.known() && !scopedRefusal(refused.reason())) {
             rt.signals.refused(caller.tenant(), plan, refused.reason());
         }
-        List<String> violated = List.of();
-        if (refused.status() == 429 && !Reason.CONCURRENCY.code().equals(refused.reason())) {
-            List<LimitStatus> published = rt.gate.published(engine.policy(), caller);
-            if (published != null) {
-                // a per-user or route limit that refused is named by the refusal itself, not looked up again
-                if (!refused.scopedLimits().isEmpty()) {
-                    published = new ArrayList<>(published);
-                    published.addAll(refused.scopedLimits());
-                }
-                violated = RateLimitHeaders.write(response, published, refused.retryAfterSeconds(), cost,
-                        rt.setup.legacyHeaders());
-            }
-        }
+        // the fields come with the refusal, from its own store operation: no bucket is read again
+        List<String> violated = refused.status() == 429
+                ? RateLimitHeaders.write(response, refused.limits(), refused.retryAfterSeconds(), cost,
+                rt.setup.legacyHeaders())
+                : List.of();
         if (unreadBody) response.setHeader("Connection", "close");
         // quota-exceeded names published policies only: a hidden plan, or a refusal by the global quota or the
         // guest pool while the published policies hold enough, leaves the type about:blank

@@ -1,6 +1,6 @@
 package io.quotagate.filter.servlet;
 
-import io.quotagate.filter.admission.Decision;
+import io.quotagate.filter.admission.Outcome;
 import io.quotagate.filter.core.QuotaClock;
 
 import java.util.concurrent.atomic.AtomicLong;
@@ -24,7 +24,7 @@ final class ShadowLog {
         this.nextLogAt = new AtomicLong(clock.nanoTime());
     }
 
-    void wouldReject(String tenant, String plan, String route, Decision.Rejected r) {
+    void wouldReject(String tenant, String plan, String route, Outcome.Refused r) {
         long now = clock.nanoTime();
         long next = nextLogAt.get();
         if (now - next < 0 || !nextLogAt.compareAndSet(next, now + INTERVAL_NANOS)) {
@@ -33,7 +33,7 @@ final class ShadowLog {
         }
         long others = suppressed.getAndSet(0);
         LOG.log(System.Logger.Level.INFO, "shadow: would reject tenant " + tenant
-                + " plan " + plan + " route " + route + " with 429 " + r.reason().code()
+                + " plan " + plan + " route " + route + " with " + r.status() + " " + r.reason()
                 + ", Retry-After " + r.retryAfterSeconds() + " s; let through"
                 + (others > 0 ? " (+" + others + " more since the last line)" : ""));
     }

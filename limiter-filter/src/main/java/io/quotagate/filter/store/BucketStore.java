@@ -38,26 +38,27 @@ public interface BucketStore {
 
     /**
      * Takes {@code units} from each of {@code buckets[0..count)}, all or none: the charge of one request
-     * in its tenant's bucket and the shared ones (guest pool, global quota) or a route's own. A refusal
-     * fills {@code waits[i]} with each bucket's wait for the units (0 for one that could take them, see
-     * {@link QuotaBucket#take}), from the same operation, so no refusal asks the store again.
+     * in its tenant's bucket and the shared ones (guest pool, global quota) or a route's own. The
+     * {@link Probe} says whether they took them and, from the same operation, each bucket's wait for the
+     * units when refused (0 for one that could take them, see {@link QuotaBucket#take}) and, if asked
+     * for, each one's units left: so no refusal (and no published field) asks the store again.
      *
-     * <p>The default takes them one after the other and gives back what was taken when one refuses; a
-     * store that can decide them together overrides it (Redis: one script call covering every key, one
-     * round trip; on a cluster, one call per key, all sent at once). On a failure of the store, every
-     * unit already taken is given back before the exception is thrown.
+     * <p>The default takes them one after the other and gives back what was taken when one refuses, then
+     * reads what each bucket holds (under its own lock, no lookup); a store that can decide them together
+     * overrides it (Redis: one script call covering every key, one round trip, whose reply carries the
+     * tokens; on a cluster, one call per key, all sent at once). On a failure of the store, every unit
+     * already taken is given back before the exception is thrown.
      *
-     * @param buckets buckets of this store
-     * @param waits   at least {@code count} long; written only when refused
-     * @return true if every bucket took the units
+     * @param buckets   buckets of this store
+     * @param remaining true to have {@link Probe#remaining()}: only for a request whose limits are published
      */
-    default boolean takeAll(QuotaBucket[] buckets, int count, long units, long[] waits) {
+    default Probe takeAll(QuotaBucket[] buckets, int count, long units, boolean remaining) {
+        long[] waits = new long[count];
         int taken = 0;
         try {
             for (; taken < count; taken++) {
                 long wait = buckets[taken].take(units);
                 if (wait == 0) continue;
-                for (int i = 0; i < taken; i++) waits[i] = 0;
                 waits[taken] = wait;
                 // the rest only read, for the longest wait
                 for (int i = taken + 1; i < count; i++) waits[i] = buckets[i].nanosToWait(units);
@@ -67,28 +68,23 @@ public interface BucketStore {
             giveBack(buckets, taken, units, storeFailure);
             throw storeFailure;
         }
-        if (taken == count) return true;
-        giveBack(buckets, taken, units, null);
-        return false;
+        boolean all = taken == count;
+        if (!all) giveBack(buckets, taken, units, null);
+        return new Probe(all, waits, remaining ? remaining(buckets, count) : null);
     }
 
     /**
      * As {@link #takeAll}, accepting a wait of up to {@code maxWaitNanos}: each bucket takes the units now
      * or into debt if they arrive within it ({@link QuotaBucket#reserve}), all or none. When taken,
-     * {@code waits[i]} holds each bucket's wait (0 for one that had the units), the request's delay being
+     * {@link Probe#waits()} holds each bucket's wait (0 for one that had the units), the request's delay being
      * the longest; when refused, as {@link #takeAll}. With {@code maxWaitNanos} 0 it is {@link #takeAll}.
      *
      * <p>The default reserves bucket by bucket and gives back what was taken when one refuses; a store that
      * can decide them together overrides it.
-     *
-     * @return true if every bucket took the units (with a wait of at most {@code maxWaitNanos})
      */
-    default boolean reserveAll(QuotaBucket[] buckets, int count, long units, long maxWaitNanos, long[] waits) {
-        if (maxWaitNanos <= 0) {
-            if (!takeAll(buckets, count, units, waits)) return false;
-            java.util.Arrays.fill(waits, 0, count, 0);
-            return true;
-        }
+    default Probe reserveAll(QuotaBucket[] buckets, int count, long units, long maxWaitNanos, boolean remaining) {
+        if (maxWaitNanos <= 0) return takeAll(buckets, count, units, remaining);
+        long[] waits = new long[count];
         int taken = 0;
         try {
             for (; taken < count; taken++) {
@@ -103,18 +99,34 @@ public interface BucketStore {
             giveBack(buckets, taken, units, storeFailure);
             throw storeFailure;
         }
-        if (taken == count) return true;
-        giveBack(buckets, taken, units, null);
-        return false;
+        boolean all = taken == count;
+        if (!all) giveBack(buckets, taken, units, null);
+        return new Probe(all, waits, remaining ? remaining(buckets, count) : null);
     }
 
     /**
-     * Each bucket's wait for {@code units} (as {@link QuotaBucket#nanosToWait}), into {@code waits};
-     * takes nothing, creates nothing. A store that can read them together overrides it (Redis: one script
-     * call).
+     * Each bucket's wait for {@code units} (as {@link QuotaBucket#nanosToWait}) and, if asked for, what each
+     * holds: {@link Probe#taken()} says whether every bucket could take them now. Takes nothing, creates
+     * nothing. A store that can read them together overrides it (Redis: one script call).
      */
-    default void waits(QuotaBucket[] buckets, int count, long units, long[] waits) {
-        for (int i = 0; i < count; i++) waits[i] = buckets[i].nanosToWait(units);
+    default Probe waits(QuotaBucket[] buckets, int count, long units, boolean remaining) {
+        long[] waits = new long[count];
+        boolean all = true;
+        for (int i = 0; i < count; i++) {
+            waits[i] = buckets[i].nanosToWait(units);
+            all &= waits[i] == 0;
+        }
+        return new Probe(all, waits, remaining ? remaining(buckets, count) : null);
+    }
+
+    /**
+     * What each of {@code buckets[0..count)} holds per bandwidth as the operation just done left it, from the
+     * buckets held (no lookup; a bucket kept elsewhere answers from its reply: no round trip more).
+     */
+    private static long[][] remaining(QuotaBucket[] buckets, int count) {
+        long[][] remaining = new long[count][];
+        for (int i = 0; i < count; i++) remaining[i] = buckets[i].notedPerBandwidth();
+        return remaining;
     }
 
     /** Gives {@code units} back to {@code buckets[0..taken)}; a failure there is added to {@code failure}. */

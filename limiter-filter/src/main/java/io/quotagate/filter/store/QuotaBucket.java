@@ -66,9 +66,10 @@ public interface QuotaBucket {
     long[] availablePerBandwidth();
 
     /**
-     * Units in each bandwidth as the bucket's latest operation (from any thread) left them, for publishing
-     * a request's remaining units: a store whose every operation already tells the bucket's state (Redis)
-     * answers from that without asking again; the default reads it ({@link #availablePerBandwidth()}).
+     * Units in each bandwidth as the bucket's latest operation left them, for a store's own
+     * {@link BucketStore#takeAll} to put in its {@link Probe} right after the operation: a bucket whose every
+     * operation already tells its state (Redis) answers from that without asking again; the default reads
+     * it ({@link #availablePerBandwidth()}). Admission never calls it: it reads the probe.
      */
     default long[] notedPerBandwidth() {
         return availablePerBandwidth();

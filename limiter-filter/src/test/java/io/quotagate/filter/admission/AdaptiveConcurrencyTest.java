@@ -66,7 +66,6 @@ class AdaptiveConcurrencyTest {
             assertThat(r.group()).isEqualTo("reports");
             assertThat(r.timedOut()).isFalse();
             assertThat(r.retryAfterSeconds()).as("a full group's wait: its average duration, 1 s before any").isEqualTo(1);
-            assertThat(r.asDecision().reason()).isEqualTo(Reason.CONCURRENCY);
         });
 
         assertThat(fill(limits, "quiet", "big", "reports", 100))

@@ -53,7 +53,7 @@ class CalendarQuotaAdmissionTest {
         assertThat(r.reason()).isEqualTo(Reason.QUOTA);
         assertThat(r.limit()).isEqualTo("monthly");
         assertThat(r.retryAfterSeconds()).isEqualTo(3600);
-        assertThat(Outcome.Refused.tooMany(r, new Caller("acme", "acme", BucketKind.TENANT, "pro")).detail())
+        assertThat(Outcome.Refused.tooMany(new Rejection(r.reason(), r.nanosToWait(), r.limit()), new Caller("acme", "acme", BucketKind.TENANT, "pro")).detail())
                 .isEqualTo("The tenant's quota 'monthly' is used up until it resets; retry after 3600 s.");
         assertThat(a.admit("globex", "pro", 1)).as("another tenant's month").isInstanceOf(Decision.Admitted.class);
 

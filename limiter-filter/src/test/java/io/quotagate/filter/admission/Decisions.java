@@ -42,16 +42,46 @@ public final class Decisions {
         policy = admission.policy(plans, io.quotagate.tenant.TenantDirectory.of(plans.tenants().assignments()), policy);
     }
 
+    /** Charges an assigned tenant's request of {@code cost} under the policy in force. */
     public Decision admit(String tenant, String plan, long cost) {
-        return admission.admit(policy, tenant, plan, cost);
+        return admit(BucketKind.TENANT, tenant, plan, cost);
     }
 
+    /** As {@link #admit(String, String, long)}, in the {@code kind} table ({@code TENANT} or {@code GUEST}). */
     public Decision admit(BucketKind kind, String key, String plan, long cost) {
-        return admission.admit(policy, kind, key, plan, cost);
+        return admit(admission, policy, kind, key, plan, cost);
     }
 
+    /** The charge of {@code cost} in {@code admission} under {@code policy}, as a plain value. */
+    static Decision admit(Admission admission, Policy policy, BucketKind kind, String key, String plan, long cost) {
+        Ticket ticket = new Ticket(policy, io.quotagate.filter.route.Route.DEFAULT, null);
+        Rejection refusal = admission.charge(policy, kind, key, plan, cost, null, ticket);
+        return refusal != null ? rejected(refusal) : admitted(ticket);
+    }
+
+    /** Settles {@code admitted}'s actual cost under the policy in force. */
     public long reconcile(Decision.Admitted admitted, long actualCost) {
-        return admission.reconcile(policy, admitted, actualCost);
+        return reconcile(policy, admitted, actualCost);
+    }
+
+    /** Settles {@code admitted}'s actual cost by {@code admittedBy}, the policy that admitted it. */
+    public long reconcile(Policy admittedBy, Decision.Admitted admitted, long actualCost) {
+        Ticket t = new Ticket(admittedBy, io.quotagate.filter.route.Route.DEFAULT, null);
+        t.charged(admitted.kind(), admitted.tenant(), admitted.plan(), admitted.charged(), admitted.globalCharged(),
+                admitted.guestsCharged(), admitted.quotaNanos(), admitted.shadowRejection() == null ? null
+                        : new Rejection(admitted.shadowRejection().reason(), admitted.shadowRejection().nanosToWait(),
+                        admitted.shadowRejection().limit()));
+        return admission.reconcile(admittedBy, t, admitted.charged(), actualCost);
+    }
+
+    private static Decision.Rejected rejected(Rejection r) {
+        return new Decision.Rejected(r.reason(), r.nanosToWait(), r.limit());
+    }
+
+    private static Decision.Admitted admitted(Ticket t) {
+        Rejection shadow = t.rejection();
+        return new Decision.Admitted(t.kind(), t.key(), t.plan(), t.charged(), t.globalCharged(), t.guestsCharged(),
+                shadow == null ? null : rejected(shadow), t.quotaNanos());
     }
 
     public long maxCost(String plan) {

@@ -39,7 +39,7 @@ class EstimatedRefusalTest {
     private final Policy policy = gate.policy(plans, TenantDirectory.of(plans.tenants().assignments()), null);
 
     private Object decide(Route route, boolean estimated) {
-        return gate.decide(policy, route, "acme", null, request -> "192.0.2.1", estimated);
+        return gate.decide(policy, route, "acme", null, request -> "192.0.2.1", estimated, null);
     }
 
     @Test

@@ -70,9 +70,9 @@ class ReconciliationTest {
         assertThat(reserve(1)).isNotNull(); // moves the bucket to the new limits: 19
         clock.advance(Duration.ofSeconds(60)); // 19 + 600 refilled, at the new capacity of 1,000
         assertThat(tenantTokens()).isEqualTo(619);
-        assertThat(admission.admission().reconcile(before, a, 30)).isEqualTo(-50);
+        assertThat(admission.reconcile(before, a, 30)).isEqualTo(-50);
         assertThat(tenantTokens()).as("619 + 50 back, at the new limits").isEqualTo(669);
-        assertThat(admission.admission().reconcile(before, (Decision.Admitted) admission.admit("acme", "llm", 1), 0))
+        assertThat(admission.reconcile(before, (Decision.Admitted) admission.admit("acme", "llm", 1), 0))
                 .isEqualTo(-1);
         assertThat(tenantTokens()).isEqualTo(669);
     }

@@ -93,11 +93,11 @@ class CostReconciliationTest {
         private static void report(HttpServletRequest req, HttpServletResponse resp, String body) throws IOException {
             boolean reported = false;
             if (req.getParameter("actual") != null) {
-                reported = QuotaGate.reportActualCost(req, Long.parseLong(req.getParameter("actual")));
+                reported = ActualCost.report(req, Long.parseLong(req.getParameter("actual")));
             }
-            if (req.getParameter("attr") != null) req.setAttribute(QuotaGate.ACTUAL_COST_ATTRIBUTE, req.getParameter("attr"));
+            if (req.getParameter("attr") != null) req.setAttribute(ActualCost.ATTRIBUTE, req.getParameter("attr"));
             resp.setContentType("text/plain");
-            resp.getWriter().write("reported=" + reported + ";reserved=" + QuotaGate.reservedCost(req).orElse(-1) + ";body=" + body);
+            resp.getWriter().write("reported=" + reported + ";reserved=" + ActualCost.reserved(req).orElse(-1) + ";body=" + body);
         }
     }
 

@@ -189,30 +189,40 @@ public abstract class BucketStoreContract {
     }
 
     @Test
-    void takeAllTakesFromEveryBucketOrFromNoneAndSaysEachWait() {
+    void takeAllTakesFromEveryBucketOrFromNoneAndSaysEachWaitAndRemainder() {
         BucketStore store = store();
         QuotaBucket tenant = store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS);
         QuotaBucket global = store.bucket(BucketKind.GLOBAL, "global", TEN_PER_TEN_SECONDS);
         QuotaBucket[] both = {tenant, global};
-        long[] waits = new long[2];
         assertThat(global.tryTake(6)).isTrue();
-        assertThat(store.takeAll(both, 2, 3, waits)).as("3 fit in both").isTrue();
+        Probe taken = store.takeAll(both, 2, 3, true);
+        assertThat(taken.taken()).as("3 fit in both").isTrue();
+        assertThat(taken.waits()).containsExactly(0, 0);
+        assertThat(taken.remaining()).as("what the take left, from the same operation")
+                .isDeepEqualTo(new long[][]{{7}, {1}});
         assertThat(tenant.available()).isEqualTo(7);
         assertThat(global.available()).isEqualTo(1);
 
-        assertThat(store.takeAll(both, 2, 3, waits)).as("the global bucket holds 1").isFalse();
-        assertThat(waits).as("the tenant could; the global bucket needs 2 s").containsExactly(0,
+        Probe refused = store.takeAll(both, 2, 3, true);
+        assertThat(refused.taken()).as("the global bucket holds 1").isFalse();
+        assertThat(refused.waits()).as("the tenant could; the global bucket needs 2 s").containsExactly(0,
                 Duration.ofSeconds(2).toNanos());
+        assertThat(refused.longestWait()).isEqualTo(Duration.ofSeconds(2).toNanos());
+        assertThat(refused.remaining()).as("nothing taken: what the refusal found")
+                .isDeepEqualTo(new long[][]{{7}, {1}});
         assertThat(tenant.available()).as("nothing taken from the tenant").isEqualTo(7);
         assertThat(global.available()).isEqualTo(1);
 
-        assertThat(store.takeAll(both, 2, 11, waits)).as("more than a capacity").isFalse();
-        assertThat(waits[1]).as("never").isEqualTo(Long.MAX_VALUE);
+        Probe never = store.takeAll(both, 2, 11, false);
+        assertThat(never.taken()).as("more than a capacity").isFalse();
+        assertThat(never.waits()[1]).as("never").isEqualTo(Long.MAX_VALUE);
 
-        store.waits(both, 2, 8, waits);
-        assertThat(waits).containsExactly(Duration.ofSeconds(1).toNanos(), Duration.ofSeconds(7).toNanos());
+        Probe look = store.waits(both, 2, 8, true);
+        assertThat(look.taken()).isFalse();
+        assertThat(look.waits()).containsExactly(Duration.ofSeconds(1).toNanos(), Duration.ofSeconds(7).toNanos());
+        assertThat(look.remaining()).isDeepEqualTo(new long[][]{{7}, {1}});
         advance(Duration.ofSeconds(2));
-        assertThat(store.takeAll(both, 2, 3, waits)).isTrue();
+        assertThat(store.takeAll(both, 2, 3, false).taken()).isTrue();
         assertThat(tenant.available()).isEqualTo(6);
         assertThat(global.available()).isZero();
     }
@@ -223,9 +233,9 @@ public abstract class BucketStoreContract {
         QuotaBucket pool = store.bucket(BucketKind.GLOBAL, "guests", TEN_PER_TEN_SECONDS);
         QuotaBucket guest = store.bucket(BucketKind.GUEST, "made-up", TEN_PER_TEN_SECONDS);
         assertThat(pool.tryTake(10)).isTrue();
-        long[] waits = new long[2];
-        assertThat(store.takeAll(new QuotaBucket[]{pool, guest}, 2, 1, waits)).isFalse();
-        assertThat(waits).containsExactly(Duration.ofSeconds(1).toNanos(), 0);
+        Probe refused = store.takeAll(new QuotaBucket[]{pool, guest}, 2, 1, false);
+        assertThat(refused.taken()).isFalse();
+        assertThat(refused.waits()).containsExactly(Duration.ofSeconds(1).toNanos(), 0);
         assertThat(store.bucket(BucketKind.GUEST, "made-up", TEN_PER_TEN_SECONDS).available()).isEqualTo(10);
     }
 
@@ -256,24 +266,27 @@ public abstract class BucketStoreContract {
         QuotaBucket tenant = store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS);
         QuotaBucket global = store.bucket(BucketKind.GLOBAL, "global", TEN_PER_TEN_SECONDS);
         QuotaBucket[] both = {tenant, global};
-        long[] waits = new long[2];
         long threeSeconds = Duration.ofSeconds(3).toNanos();
         assertThat(global.tryTake(9)).isTrue();
-        assertThat(store.reserveAll(both, 2, 3, threeSeconds, waits)).as("the global bucket 2 short: 2 s").isTrue();
-        assertThat(waits).containsExactly(0, Duration.ofSeconds(2).toNanos());
+        Probe reserved = store.reserveAll(both, 2, 3, threeSeconds, true);
+        assertThat(reserved.taken()).as("the global bucket 2 short: 2 s").isTrue();
+        assertThat(reserved.waits()).containsExactly(0, Duration.ofSeconds(2).toNanos());
+        assertThat(reserved.remaining()).as("in debt").isDeepEqualTo(new long[][]{{7}, {-2}});
         assertThat(tenant.available()).isEqualTo(7);
         assertThat(global.available()).isEqualTo(-2);
 
-        assertThat(store.reserveAll(both, 2, 2, threeSeconds, waits)).as("4 s for the global bucket").isFalse();
-        assertThat(waits[1]).isEqualTo(Duration.ofSeconds(4).toNanos());
+        Probe refused = store.reserveAll(both, 2, 2, threeSeconds, false);
+        assertThat(refused.taken()).as("4 s for the global bucket").isFalse();
+        assertThat(refused.waits()[1]).isEqualTo(Duration.ofSeconds(4).toNanos());
         assertThat(tenant.available()).as("nothing taken from the tenant").isEqualTo(7);
         assertThat(global.available()).isEqualTo(-2);
 
-        assertThat(store.reserveAll(both, 2, 1, 0, waits)).as("a max wait of 0 is takeAll").isFalse();
+        assertThat(store.reserveAll(both, 2, 1, 0, false).taken()).as("a max wait of 0 is takeAll").isFalse();
         assertThat(tenant.available()).isEqualTo(7);
         advance(Duration.ofSeconds(3));
-        assertThat(store.reserveAll(both, 2, 1, 0, waits)).isTrue();
-        assertThat(waits).containsExactly(0, 0);
+        Probe taken = store.reserveAll(both, 2, 1, 0, false);
+        assertThat(taken.taken()).isTrue();
+        assertThat(taken.waits()).containsExactly(0, 0);
         assertThat(global.available()).isZero();
     }
 

@@ -5,6 +5,7 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.quotagate.filter.store.BucketLimits;
+import io.quotagate.filter.store.Probe;
 import io.quotagate.plans.Bandwidth;
 
 import java.nio.charset.StandardCharsets;
@@ -69,6 +70,13 @@ final class BucketScript {
 
     /** What one call found: whether it was done (taken), and per key its wait (nanoseconds) and tokens. */
     record Reply(boolean done, long[] waits, long[][] tokens) {
+        /**
+         * The reply as the store's probe: its waits and the tokens it read, carried, not asked again. A take's
+         * waits are 0 when it is done (the script tells a take's waits only when it refuses).
+         */
+        Probe probe() {
+            return new Probe(done, waits, tokens);
+        }
     }
 
     private final RedisConnection redis;
@@ -257,7 +265,8 @@ final class BucketScript {
             for (int i = 0; i < count; i++) {
                 if (!took[i]) continue;
                 try {
-                    run(REFUND, units, new ScriptKey[]{buckets[i]}, 1, null);
+                    // the tokens the request leaves are those after the give-back
+                    tokens[i] = run(REFUND, units, new ScriptKey[]{buckets[i]}, 1, null).tokens()[0];
                 } catch (RuntimeException e) {
                     if (failure != null) {
                         failure.addSuppressed(e);

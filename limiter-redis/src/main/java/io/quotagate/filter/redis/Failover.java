@@ -1,5 +1,6 @@
 package io.quotagate.filter.redis;
 
+import io.quotagate.filter.store.Probe;
 import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.store.StoreUnavailableException;
 
@@ -84,16 +85,16 @@ final class Failover {
     /**
      * {@link io.quotagate.filter.store.BucketStore#takeAll} on Redis: one script call covering every
      * bucket and quota counter ({@link #scripted()} only; each a {@link FailoverBucket} or a
-     * {@link ScriptCounter}); on this instance's shares while Redis is unavailable or fails.
+     * {@link ScriptCounter}), whose reply carries each key's wait and tokens; on this instance's shares
+     * while Redis is unavailable or fails.
      */
-    boolean takeAll(QuotaBucket[] buckets, int count, long units, long[] waits) {
+    Probe takeAll(QuotaBucket[] buckets, int count, long units, boolean remaining) {
         BucketScript.Reply r = onRedis(BucketScript.TAKE, buckets, count, units);
         if (r == null) {
             health.answeredLocally();
-            return shares.local().takeAll(localShares(buckets, count), count, units, waits);
+            return shares.local().takeAll(localShares(buckets, count), count, units, remaining);
         }
-        if (!r.done()) System.arraycopy(r.waits(), 0, waits, 0, count);
-        return r.done();
+        return r.probe();
     }
 
     /**
@@ -101,24 +102,22 @@ final class Failover {
      * and quota counter ({@link #scripted()} only), all reserved or none; on this instance's shares while
      * Redis is unavailable or fails.
      */
-    boolean reserveAll(QuotaBucket[] buckets, int count, long units, long maxWaitNanos, long[] waits) {
+    Probe reserveAll(QuotaBucket[] buckets, int count, long units, long maxWaitNanos, boolean remaining) {
         BucketScript.Reply r = onRedis(BucketScript.RESERVE, buckets, count, units, maxWaitNanos);
         if (r == null) {
             health.answeredLocally();
-            return shares.local().reserveAll(localShares(buckets, count), count, units, maxWaitNanos, waits);
+            return shares.local().reserveAll(localShares(buckets, count), count, units, maxWaitNanos, remaining);
         }
-        System.arraycopy(r.waits(), 0, waits, 0, count); // the delays if reserved, the waits if not
-        return r.done();
+        return r.probe(); // the delays if reserved, the waits if not
     }
 
     /** {@link io.quotagate.filter.store.BucketStore#waits} on Redis: one script call that writes nothing. */
-    void waits(QuotaBucket[] buckets, int count, long units, long[] waits) {
+    Probe waits(QuotaBucket[] buckets, int count, long units, boolean remaining) {
         BucketScript.Reply r = onRedis(BucketScript.LOOK, buckets, count, units);
-        if (r == null) {
-            shares.local().waits(localShares(buckets, count), count, units, waits);
-        } else {
-            System.arraycopy(r.waits(), 0, waits, 0, count);
-        }
+        if (r == null) return shares.local().waits(localShares(buckets, count), count, units, remaining);
+        boolean all = true; // a look is always "done": whether every key could take the units is in its waits
+        for (long w : r.waits()) all &= w == 0;
+        return new Probe(all, r.waits(), r.tokens());
     }
 
     /**

@@ -8,6 +8,7 @@ import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.LimitsChannel;
+import io.quotagate.filter.store.Probe;
 import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.store.QuotaCounters;
 import io.quotagate.filter.store.StoreHealth;
@@ -114,29 +115,26 @@ final class LettuceBucketStore implements RedisStore {
 
     /**
      * One script call for all of the request's buckets and quota counters while the buckets are the
-     * script's (see {@link BucketScript}).
+     * script's (see {@link BucketScript}): its reply is the probe, tokens included.
      */
     @Override
-    public boolean takeAll(QuotaBucket[] buckets, int count, long units, long[] waits) {
-        return scripted(buckets, count) ? failover.takeAll(buckets, count, units, waits)
-                : RedisStore.super.takeAll(buckets, count, units, waits);
+    public Probe takeAll(QuotaBucket[] buckets, int count, long units, boolean remaining) {
+        return scripted(buckets, count) ? failover.takeAll(buckets, count, units, remaining)
+                : RedisStore.super.takeAll(buckets, count, units, remaining);
     }
 
     /** As {@link #takeAll}: one script call that reserves every bucket within the max wait, or none. */
     @Override
-    public boolean reserveAll(QuotaBucket[] buckets, int count, long units, long maxWaitNanos, long[] waits) {
-        if (maxWaitNanos <= 0) return RedisStore.super.reserveAll(buckets, count, units, maxWaitNanos, waits);
-        return scripted(buckets, count) ? failover.reserveAll(buckets, count, units, maxWaitNanos, waits)
-                : RedisStore.super.reserveAll(buckets, count, units, maxWaitNanos, waits);
+    public Probe reserveAll(QuotaBucket[] buckets, int count, long units, long maxWaitNanos, boolean remaining) {
+        if (maxWaitNanos <= 0) return takeAll(buckets, count, units, remaining);
+        return scripted(buckets, count) ? failover.reserveAll(buckets, count, units, maxWaitNanos, remaining)
+                : RedisStore.super.reserveAll(buckets, count, units, maxWaitNanos, remaining);
     }
 
     @Override
-    public void waits(QuotaBucket[] buckets, int count, long units, long[] waits) {
-        if (scripted(buckets, count)) {
-            failover.waits(buckets, count, units, waits);
-        } else {
-            RedisStore.super.waits(buckets, count, units, waits);
-        }
+    public Probe waits(QuotaBucket[] buckets, int count, long units, boolean remaining) {
+        return scripted(buckets, count) ? failover.waits(buckets, count, units, remaining)
+                : RedisStore.super.waits(buckets, count, units, remaining);
     }
 
     /** True if the buckets are this store's and decided by its script. */

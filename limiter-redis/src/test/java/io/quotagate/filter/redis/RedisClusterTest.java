@@ -3,6 +3,7 @@ package io.quotagate.filter.redis;
 import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.filter.store.BucketLimits;
+import io.quotagate.filter.store.Probe;
 import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
@@ -78,27 +79,28 @@ class RedisClusterTest {
         BucketLimits one = BucketLimits.of(List.of(new Bandwidth("b", 1, 1, Duration.ofHours(1))));
         String tenant = tenantOnAnotherPrimary(prefix, prefix + ":global:api");
         try (RedisStore store = RedisStore.connect(settings(prefix), 1_000)) {
-            long[] waits = new long[2];
             // the tenant's bucket takes, the global one refuses its second request
             QuotaBucket[] tenantThenGlobal = {store.bucket(BucketKind.TENANT, tenant, roomy),
                     store.bucket(BucketKind.GLOBAL, "api", one)};
-            assertThat(store.takeAll(tenantThenGlobal, 2, 1, waits)).isTrue();
+            assertThat(store.takeAll(tenantThenGlobal, 2, 1, false).taken()).isTrue();
             for (String key : List.of(prefix + ":tenant:" + tenant, prefix + ":global:api")) {
                 assertThat(cluster.primaryOf(key).integer("EXISTS", key)).as(key + " on its primary").isOne();
             }
-            assertThat(store.takeAll(tenantThenGlobal, 2, 1, waits)).isFalse();
-            assertThat(waits[1]).as("the global bucket's wait").isPositive();
+            Probe refused = store.takeAll(tenantThenGlobal, 2, 1, true);
+            assertThat(refused.taken()).isFalse();
+            assertThat(refused.remaining()[0]).as("the tenant's tokens, from the same calls").containsExactly(99);
+            assertThat(refused.waits()[1]).as("the global bucket's wait").isPositive();
             assertThat(tenantThenGlobal[0].available()).as("the tenant's unit of the refused request, given back")
                     .isEqualTo(99);
-            assertThat(store.reserveAll(tenantThenGlobal, 2, 1, Duration.ofMinutes(1).toNanos(), waits)).isFalse();
+            assertThat(store.reserveAll(tenantThenGlobal, 2, 1, Duration.ofMinutes(1).toNanos(), false).taken()).isFalse();
             assertThat(tenantThenGlobal[0].available()).as("nor kept by a refused reservation").isEqualTo(99);
 
             // the other way round: the roomy global bucket takes, the tenant's refuses
             String other = tenantOnAnotherPrimary(prefix, prefix + ":global:all");
             QuotaBucket[] globalThenTenant = {store.bucket(BucketKind.GLOBAL, "all", roomy),
                     store.bucket(BucketKind.TENANT, other, one)};
-            assertThat(store.takeAll(globalThenTenant, 2, 1, waits)).isTrue();
-            assertThat(store.takeAll(globalThenTenant, 2, 1, waits)).isFalse();
+            assertThat(store.takeAll(globalThenTenant, 2, 1, false).taken()).isTrue();
+            assertThat(store.takeAll(globalThenTenant, 2, 1, false).taken()).isFalse();
             assertThat(globalThenTenant[0].available()).isEqualTo(99);
             assertThat(store.fallbackDecisions()).as("every decision made in Redis").isZero();
         }

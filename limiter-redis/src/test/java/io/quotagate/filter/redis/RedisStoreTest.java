@@ -106,10 +106,9 @@ class RedisStoreTest {
                      .withHeartbeat(Duration.ofMinutes(1), Duration.ofMinutes(2)), 1_000, clock.wallClock(), clock)) {
             QuotaBucket global = store.bucket(BucketKind.GLOBAL, "global", CONFIG);
             own.command("CONFIG", "RESETSTAT");
-            long[] waits = new long[2];
             for (int i = 0; i < 50; i++) {
                 QuotaBucket tenant = store.bucket(BucketKind.TENANT, "t" + (i % 10), CONFIG);
-                assertThat(store.takeAll(new QuotaBucket[]{tenant, global}, 2, 1, waits)).isTrue();
+                assertThat(store.takeAll(new QuotaBucket[]{tenant, global}, 2, 1, false).taken()).isTrue();
             }
             assertThat(own.calls("evalsha")).as("one call per decision, tenant and global together").isEqualTo(50);
             assertThat(own.calls("eval")).isZero();
@@ -121,7 +120,7 @@ class RedisStoreTest {
 
             own.command("SCRIPT", "FLUSH"); // as after a restart or a failover: the server no longer knows it
             QuotaBucket tenant = store.bucket(BucketKind.TENANT, "t0", CONFIG);
-            assertThat(store.takeAll(new QuotaBucket[]{tenant, global}, 2, 1, waits)).isTrue();
+            assertThat(store.takeAll(new QuotaBucket[]{tenant, global}, 2, 1, false).taken()).isTrue();
             assertThat(own.calls("eval")).as("NOSCRIPT answered by EVAL, which loads it").isEqualTo(1);
             assertThat(tenant.tryTake(1)).isTrue();
             assertThat(own.calls("eval")).as("loaded again: EVALSHA from then on").isEqualTo(1);

@@ -4,12 +4,16 @@ import io.quotagate.filter.core.BucketKind;
 
 import java.util.Objects;
 
-/** The outcome of {@link Admission#admit}: the request may run, or it is refused for a while. */
+/**
+ * Test-only: the bucket arithmetic's answer as a plain value ({@link Decisions#admit}), so tests of the
+ * admission core compare what was charged or why it refused without a route, a permit or a servlet. The
+ * filter itself decides through {@link Gate#decide}, whose one result type is {@link Outcome}.
+ */
 public sealed interface Decision permits Decision.Admitted, Decision.Rejected {
 
     /**
      * The request may run. It says which buckets were charged and how much, which is all that
-     * {@link Admission#reconcile} needs to settle the request's actual cost afterwards.
+     * {@link Decisions#reconcile} needs to settle the request's actual cost afterwards.
      *
      * @param kind            the table of the tenant's bucket ({@code TENANT} or {@code GUEST})
      * @param tenant          the tenant key whose bucket was charged

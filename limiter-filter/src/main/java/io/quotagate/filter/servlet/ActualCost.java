@@ -6,7 +6,8 @@ import jakarta.servlet.ServletRequest;
 import java.util.OptionalLong;
 
 /**
- * What an application behind {@link QuotaFilter} can tell the filter about a request while it runs.
+ * A request's actual cost, as the application behind {@link QuotaFilter} reports it while the request runs
+ * ({@link #report}), and the cost reserved for it ({@link #reserved}).
  *
  * <p>The cost taken before a request runs is a reservation (a route's static cost, or a
  * {@link CostEstimator}'s estimate). When the application knows what the request really cost (the
@@ -14,13 +15,13 @@ import java.util.OptionalLong;
  * {@code AsyncListener} of an async request sees it complete, fail or time out) the filter gives
  * {@code reserved − actual} back to every bucket charged, or charges the excess.
  */
-public final class QuotaGate {
+public final class ActualCost {
     /**
      * The request attribute holding the actual cost: a whole {@link Number} or a decimal string,
-     * &gt;= 0. {@link #reportActualCost} sets it; an application may also set it directly. Any other
+     * &gt;= 0. {@link #report} sets it; an application may also set it directly. Any other
      * value is ignored with a warning when the request ends.
      */
-    public static final String ACTUAL_COST_ATTRIBUTE = "io.quotagate.actualCost";
+    public static final String ATTRIBUTE = "io.quotagate.actualCost";
 
     /** Attribute holding the request's {@link Ticket} (what was charged), answered by {@link AdmittedRequest}. */
     static final String RESERVATION_ATTRIBUTE = "io.quotagate.reservation";
@@ -41,9 +42,9 @@ public final class QuotaGate {
         return RUNNING.get();
     }
 
-    private static final System.Logger LOG = System.getLogger(QuotaGate.class.getName());
+    private static final System.Logger LOG = System.getLogger(ActualCost.class.getName());
 
-    private QuotaGate() {
+    private ActualCost() {
     }
 
     /**
@@ -54,7 +55,7 @@ public final class QuotaGate {
      *         request was never admitted by a {@link QuotaFilter} (an unlimited route, a refused
      *         request, no filter) or the cost is negative
      */
-    public static boolean reportActualCost(ServletRequest request, long actualCost) {
+    public static boolean report(ServletRequest request, long actualCost) {
         if (reservation(request) == null) {
             LOG.log(System.Logger.Level.WARNING, "actual cost reported for a request QuotaFilter did not admit; ignored");
             return false;
@@ -63,12 +64,12 @@ public final class QuotaGate {
             LOG.log(System.Logger.Level.WARNING, "negative actual cost " + actualCost + " reported; ignored");
             return false;
         }
-        request.setAttribute(ACTUAL_COST_ATTRIBUTE, actualCost);
+        request.setAttribute(ATTRIBUTE, actualCost);
         return true;
     }
 
     /** The units reserved for this request when it was admitted; empty if it was not admitted by a {@link QuotaFilter}. */
-    public static OptionalLong reservedCost(ServletRequest request) {
+    public static OptionalLong reserved(ServletRequest request) {
         Ticket a = reservation(request);
         return a != null ? OptionalLong.of(a.charged()) : OptionalLong.empty();
     }
