@@ -9,20 +9,16 @@ import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.Scrape;
 import io.quotagate.plans.PlansFile;
 import jakarta.servlet.AsyncContext;
-import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
-import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.net.http.HttpResponse;
-import java.util.EnumSet;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -62,13 +58,7 @@ class AdaptiveGroupFilterTest {
     void start() throws Exception {
         filter = QuotaFilter.builder().plans(PlansFile.parse("adaptive.yml", PLANS)).build();
         view = filter.control().concurrency();
-        ServletContextHandler context = new ServletContextHandler();
-        FilterHolder holder = new FilterHolder(filter);
-        holder.setAsyncSupported(true);
-        context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST));
-        ServletHolder servlet = new ServletHolder(new Parking());
-        servlet.setAsyncSupported(true);
-        context.addServlet(servlet, "/");
+        ServletContextHandler context = JettyServer.asyncContext(filter, new Parking());
         server = JettyServer.start(context);
     }
 

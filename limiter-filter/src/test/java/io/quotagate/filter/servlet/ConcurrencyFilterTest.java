@@ -7,13 +7,10 @@ import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.PlansFile;
 import jakarta.servlet.AsyncContext;
-import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
-import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -22,7 +19,6 @@ import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -76,13 +72,7 @@ class ConcurrencyFilterTest {
                 })
                 .build();
         view = filter.control().concurrency();
-        ServletContextHandler context = new ServletContextHandler();
-        FilterHolder holder = new FilterHolder(filter);
-        holder.setAsyncSupported(true);
-        context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST));
-        ServletHolder servlet = new ServletHolder(new Behaviours());
-        servlet.setAsyncSupported(true);
-        context.addServlet(servlet, "/");
+        ServletContextHandler context = JettyServer.asyncContext(filter, new Behaviours());
         server = JettyServer.start(context);
     }
 

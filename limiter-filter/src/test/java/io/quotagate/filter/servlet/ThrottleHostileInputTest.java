@@ -8,9 +8,7 @@ import io.quotagate.plans.PlansFile;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
-import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -25,7 +23,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -71,14 +68,7 @@ class ThrottleHostileInputTest {
                 .costEstimator("priced", (request, body) -> Long.parseLong(new String(body, StandardCharsets.UTF_8).trim()));
         b.throttleGrace = Duration.ofMinutes(10); // the held scheduler is late by design
         filter = b.build();
-        ServletContextHandler context = new ServletContextHandler();
-        context.setContextPath("/");
-        FilterHolder holder = new FilterHolder(filter);
-        holder.setAsyncSupported(true);
-        context.addFilter(holder, "/*", EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
-        ServletHolder echo = new ServletHolder(new BodyLengthServlet());
-        echo.setAsyncSupported(true);
-        context.addServlet(echo, "/");
+        ServletContextHandler context = JettyServer.asyncContext(filter, new BodyLengthServlet());
         server = maxThreads > 0 ? JettyServer.startWithThreads(context, maxThreads) : JettyServer.start(context);
     }
 

@@ -45,14 +45,19 @@ public final class JettyServer implements AutoCloseable {
      * async (as docs/installation.md registers the filter): what a throttled, delayed request needs.
      */
     public static ServletContextHandler asyncContext(Filter filter) {
+        return asyncContext(filter, new OkServlet());
+    }
+
+    /** As {@link #asyncContext(Filter)}, every path answered by {@code servlet}. */
+    public static ServletContextHandler asyncContext(Filter filter, jakarta.servlet.Servlet servlet) {
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");
         FilterHolder holder = new FilterHolder(filter);
         holder.setAsyncSupported(true);
         context.addFilter(holder, "/*", EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
-        ServletHolder ok = new ServletHolder(new OkServlet());
-        ok.setAsyncSupported(true);
-        context.addServlet(ok, "/");
+        ServletHolder all = new ServletHolder(servlet);
+        all.setAsyncSupported(true);
+        context.addServlet(all, "/");
         return context;
     }
 
