@@ -5,10 +5,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.quotagate.filter.admission.LimitStatus;
-import io.quotagate.filter.limits.LimitsReport;
-import io.quotagate.filter.servlet.QuotaControl;
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaControl;
+import io.quotagate.filter.QuotaFilter;
+import io.quotagate.filter.status.BandwidthStatus;
+import io.quotagate.filter.status.LimitsReport;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.TenantId;
@@ -72,7 +72,7 @@ final class AdminTenants extends HttpServlet {
         String tenant = tenant(req, resp, false);
         if (tenant == null) return;
         Optional<TenantContract> contract = control().tenant(tenant);
-        List<LimitStatus> state = control().tenantLimits(tenant);
+        List<BandwidthStatus> state = control().tenantLimits(tenant);
         if (contract.isEmpty() && state.isEmpty()) {
             AdminQuota.problem(resp, 404, "Tenant " + tenant + " is not known.");
             return;
@@ -84,7 +84,7 @@ final class AdminTenants extends HttpServlet {
         body.put("runtime", control().overrides().tenants().containsKey(tenant));
         body.set("limits", bandwidths(contract.map(TenantContract::limits).orElse(List.of())));
         ArrayNode buckets = body.putArray("buckets");
-        for (LimitStatus s : state) {
+        for (BandwidthStatus s : state) {
             buckets.addObject().put("name", s.name()).put("capacity", s.capacity()).put("remaining", s.remaining())
                     .put("secondsToFull", s.secondsToFull());
         }

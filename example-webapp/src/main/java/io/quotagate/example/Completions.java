@@ -3,8 +3,8 @@ package io.quotagate.example;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.quotagate.filter.servlet.InvalidCostInputException;
-import io.quotagate.filter.servlet.ActualCost;
+import io.quotagate.filter.ActualCost;
+import io.quotagate.filter.InvalidCostInputException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 

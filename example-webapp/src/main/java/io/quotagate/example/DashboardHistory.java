@@ -1,9 +1,8 @@
 package io.quotagate.example;
 
-import io.quotagate.filter.admission.ConcurrencyView;
 import io.quotagate.filter.metrics.QuotaSource;
-import io.quotagate.filter.metrics.RequestStatistics;
 import io.quotagate.filter.metrics.StatisticsView;
+import io.quotagate.filter.status.ConcurrencyView;
 
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -42,9 +41,9 @@ final class DashboardHistory implements AutoCloseable {
     private final ConcurrencyView concurrency;
     private final Deque<Sample> samples = new ArrayDeque<>();
     /** Each cell's count at the previous sample (cells compare by identity). */
-    private final Map<RequestStatistics.Cell, Long> lastCounts = new HashMap<>();
+    private final Map<StatisticsView.Cell, Long> lastCounts = new HashMap<>();
     /** Cells removed since the previous sample (told from request threads). */
-    private final Queue<RequestStatistics.Cell> removed = new ConcurrentLinkedQueue<>();
+    private final Queue<StatisticsView.Cell> removed = new ConcurrentLinkedQueue<>();
     private final ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "dashboard-sampler");
         t.setDaemon(true);
@@ -64,7 +63,7 @@ final class DashboardHistory implements AutoCloseable {
         Map<String, long[]> deltas = new HashMap<>();
         // removed cells first: one removed after this point is still among the live ones below, and
         // its remaining growth is taken at the next sample (its last count stays until then)
-        for (RequestStatistics.Cell c; (c = removed.poll()) != null; ) {
+        for (StatisticsView.Cell c; (c = removed.poll()) != null; ) {
             Long before = lastCounts.remove(c);
             add(deltas, c, c.count() - (before == null ? 0 : before));
         }
@@ -79,8 +78,8 @@ final class DashboardHistory implements AutoCloseable {
         while (samples.size() > WINDOW_SECONDS) samples.removeFirst();
     }
 
-    private static void add(Map<String, long[]> deltas, RequestStatistics.Cell c, long delta) {
-        deltas.computeIfAbsent(c.tenant(), k -> new long[2])[c.outcome().ordinal()] += delta;
+    private static void add(Map<String, long[]> deltas, StatisticsView.Cell c, long delta) {
+        deltas.computeIfAbsent(c.tenant(), k -> new long[2])[c.result().ordinal()] += delta;
     }
 
     /**

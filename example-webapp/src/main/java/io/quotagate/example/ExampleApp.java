@@ -2,9 +2,9 @@ package io.quotagate.example;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.metrics.QuotaMeterBinder;
 import io.quotagate.filter.redis.RedisSettings;
-import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
@@ -17,9 +17,9 @@ import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.ContextHandlerCollection;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 import java.nio.file.Path;
 import java.time.Duration;

@@ -2,12 +2,13 @@ package io.quotagate.example;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.quotagate.filter.admission.ConcurrencyView;
-import io.quotagate.filter.admission.Reason;
+import io.quotagate.filter.QuotaFilter;
+import io.quotagate.filter.internal.metrics.RequestStatistics;
 import io.quotagate.filter.metrics.QuotaSource;
-import io.quotagate.filter.metrics.RequestStatistics;
-import io.quotagate.filter.metrics.RequestStatistics.Outcome;
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.metrics.StatisticsView.Result;
+import io.quotagate.filter.metrics.StatisticsView;
+import io.quotagate.filter.status.ConcurrencyView;
+import io.quotagate.filter.status.Reason;
 import io.quotagate.plans.PlansFile;
 import org.junit.jupiter.api.Test;
 
@@ -29,7 +30,7 @@ class DashboardHistoryTest {
         RequestStatistics s = recorder.statistics();
         long recorded = 0;
         try (DashboardHistory history = new DashboardHistory(withStatistics(filter, s))) {
-            for (int i = 0; i < 5_000; i++, recorded++) recorder.record("first", true, "free", "items", Outcome.ALLOWED, null);
+            for (int i = 0; i < 5_000; i++, recorded++) recorder.record("first", true, "free", "items", Result.ALLOWED, null);
             history.sample();
 
             // between two samples: "second" (known to the directory, say) outgrows the quiet "first" and
@@ -88,7 +89,7 @@ class DashboardHistoryTest {
         long sent = 0;
         while (!s.statistics().tagOf(tenant).equals(tenant)) {
             assertThat(sent).as("%s named within a few epochs of its traffic", tenant).isLessThan(1_000_000);
-            s.record(tenant, true, "free", "items", Outcome.ALLOWED, null);
+            s.record(tenant, true, "free", "items", Result.ALLOWED, null);
             sent++;
         }
         return sent;

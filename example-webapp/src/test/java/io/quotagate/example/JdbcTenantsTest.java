@@ -1,6 +1,6 @@
 package io.quotagate.example;
 
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.plans.Plans;

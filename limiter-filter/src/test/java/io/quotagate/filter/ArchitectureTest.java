@@ -2,6 +2,8 @@ package io.quotagate.filter;
 
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.core.domain.JavaField;
 import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
@@ -10,10 +12,13 @@ import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
@@ -21,11 +26,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The house rules of limiter-filter (docs/design.md §1, docs/architecture.md), checked on the compiled
- * classes: its packages depend one way, only {@code servlet} sees the Servlet API, no Redis type anywhere,
- * and the public types are exactly those docs/architecture.md lists for the module, so a type that
- * becomes public (or stops being) is a decision the docs show.
+ * classes. The API is {@code io.quotagate.filter} (the filter, its control, cost reporting) with
+ * {@code .status} (read-only views), {@code .metrics} and {@code .signals} (listeners and events); the SPI
+ * a store plugs into is {@code .store}; the engines live in {@code .internal.*}, which is not API. The
+ * public types of the API and the SPI are exactly those docs/architecture.md lists, none of their public
+ * signatures names an internal type, the packages depend one way, only the API package sees the Servlet
+ * API, and no product module but the benchmarks reaches into {@code internal}.
  */
 class ArchitectureTest {
+    private static final String INTERNAL = "io.quotagate.filter.internal";
     private static final JavaClasses MAIN = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
             .importPackages("io.quotagate.filter");
@@ -33,16 +42,27 @@ class ArchitectureTest {
     @Test
     void thePackagesDependOneWay() {
         slices().matching("io.quotagate.filter.(*)..").should().beFreeOfCycles().check(MAIN);
-        // the bottom and the core never reach up to what serves them
-        noClasses().that().resideInAnyPackage("..filter.core..", "..filter.store..", "..filter.admission..")
-                .should().dependOnClassesThat().resideInAnyPackage("..filter.servlet..", "..filter.metrics..",
-                        "..filter.signals..", "..filter.limits..")
+        slices().matching("io.quotagate.filter.internal.(*)..").should().beFreeOfCycles().check(MAIN);
+        // nothing below the filter's own package reaches up to it
+        noClasses().that().resideOutsideOfPackage("io.quotagate.filter")
+                .should().dependOnClassesThat().resideInAPackage("io.quotagate.filter").check(MAIN);
+        // the SPI knows nothing of what uses it; the views and events know no engine
+        noClasses().that().resideInAPackage("io.quotagate.filter.store..")
+                .should().dependOnClassesThat().resideInAnyPackage("..filter.status..", "..filter.metrics..",
+                        "..filter.signals..", "..filter.internal..")
+                .check(MAIN);
+        noClasses().that().resideInAnyPackage("io.quotagate.filter.status..")
+                .should().dependOnClassesThat().resideInAnyPackage("..filter.metrics..", "..filter.signals..",
+                        "..filter.internal..")
+                .check(MAIN);
+        noClasses().that().resideInAnyPackage("io.quotagate.filter.signals..")
+                .should().dependOnClassesThat().resideInAnyPackage("..filter.metrics..", "..filter.status..")
                 .check(MAIN);
     }
 
     @Test
-    void onlyTheServletPackageSeesTheServletApi() {
-        noClasses().that().resideOutsideOfPackage("..filter.servlet..")
+    void onlyTheApiPackageSeesTheServletApi() {
+        noClasses().that().resideOutsideOfPackage("io.quotagate.filter")
                 .should().dependOnClassesThat().resideInAnyPackage("jakarta.servlet..")
                 .check(MAIN);
     }
@@ -54,12 +74,12 @@ class ArchitectureTest {
     }
 
     @Test
-    void thePublicTypesAreExactlyThoseTheArchitecturePageLists() throws IOException {
+    void thePublicTypesOfTheApiAndTheSpiAreExactlyThoseTheArchitecturePageLists() throws IOException {
         Set<String> listed = listedTypes("limiter-filter");
         Set<String> publicTopLevel = new TreeSet<>();
         Set<String> publicNested = new TreeSet<>();
         for (JavaClass c : MAIN) {
-            if (!c.getModifiers().contains(JavaModifier.PUBLIC) || c.isAnonymousClass()) continue;
+            if (!isPublic(c) || c.isAnonymousClass() || isInternal(c)) continue;
             if (c.isTopLevelClass()) publicTopLevel.add(c.getSimpleName());
             else publicNested.add(c.getSimpleName());
         }
@@ -67,7 +87,59 @@ class ArchitectureTest {
         Set<String> notPublic = new TreeSet<>(listed);
         notPublic.removeAll(publicTopLevel);
         notPublic.removeAll(publicNested);
-        assertThat(notPublic).as("listed in docs/architecture.md but not a public type of limiter-filter").isEmpty();
+        assertThat(notPublic).as("listed in docs/architecture.md but not a public API or SPI type of limiter-filter")
+                .isEmpty();
+    }
+
+    @Test
+    void noPublicSignatureOfTheApiOrTheSpiNamesAnInternalType() {
+        List<String> leaks = new ArrayList<>();
+        for (JavaClass c : MAIN) {
+            if (!isPublic(c) || isInternal(c) || c.isAnonymousClass()) continue;
+            Stream.concat(c.getRawInterfaces().stream(), c.getRawSuperclass().stream())
+                    .filter(ArchitectureTest::isInternal)
+                    .forEach(t -> leaks.add(c.getName() + " extends " + t.getName()));
+            for (JavaCodeUnit m : c.getCodeUnits()) {
+                Set<JavaModifier> modifiers = m.getModifiers();
+                if (!modifiers.contains(JavaModifier.PUBLIC) && !modifiers.contains(JavaModifier.PROTECTED)) continue;
+                for (JavaClass t : m.getAllInvolvedRawTypes()) {
+                    if (isInternal(t)) leaks.add(m.getFullName() + " names " + t.getName());
+                }
+            }
+            for (JavaField f : c.getFields()) {
+                if (!f.getModifiers().contains(JavaModifier.PUBLIC)) continue;
+                for (JavaClass t : f.getAllInvolvedRawTypes()) {
+                    if (isInternal(t)) leaks.add(f.getFullName() + " is of " + t.getName());
+                }
+            }
+        }
+        assertThat(leaks).as("API and SPI signatures that name an engine of io.quotagate.filter.internal").isEmpty();
+    }
+
+    /** The benchmarks (load-tests) may reach the engines; no other module's main code does. */
+    @Test
+    void onlyTheBenchmarksReachIntoInternal() throws IOException {
+        List<String> reaching = new ArrayList<>();
+        try (Stream<Path> modules = Files.list(Path.of(".."))) {
+            for (Path module : modules.filter(m -> Files.isDirectory(m.resolve("src/main/java"))).toList()) {
+                String name = module.getFileName().toString();
+                if (name.equals("limiter-filter") || name.equals("load-tests")) continue;
+                try (Stream<Path> files = Files.walk(module.resolve("src/main/java"))) {
+                    for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                        if (Files.readString(f).contains(INTERNAL + ".")) reaching.add(module.relativize(f).toString());
+                    }
+                }
+            }
+        }
+        assertThat(reaching).as("main code outside limiter-filter and load-tests that names " + INTERNAL).isEmpty();
+    }
+
+    private static boolean isPublic(JavaClass c) {
+        return c.getModifiers().contains(JavaModifier.PUBLIC);
+    }
+
+    private static boolean isInternal(JavaClass c) {
+        return c.getPackageName().startsWith(INTERNAL);
     }
 
     /** The type names (backticked, capitalised, no dot) in the module's row of docs/architecture.md's table. */

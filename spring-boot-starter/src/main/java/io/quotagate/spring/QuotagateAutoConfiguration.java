@@ -1,8 +1,8 @@
 package io.quotagate.spring;
 
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.metrics.QuotaMeterBinder;
-import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.filter.signals.QuotaListener;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.plans.InvalidPlansException;

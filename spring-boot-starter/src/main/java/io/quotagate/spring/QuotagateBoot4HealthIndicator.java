@@ -1,6 +1,6 @@
 package io.quotagate.spring;
 
-import io.quotagate.filter.servlet.QuotaControl;
+import io.quotagate.filter.QuotaControl;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 

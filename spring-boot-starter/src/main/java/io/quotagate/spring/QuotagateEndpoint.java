@@ -1,11 +1,11 @@
 package io.quotagate.spring;
 
-import io.quotagate.filter.admission.ConcurrencyView;
-import io.quotagate.filter.admission.LimitStatus;
-import io.quotagate.filter.admission.QuotaUsage;
-import io.quotagate.filter.limits.LimitsReport;
-import io.quotagate.filter.limits.LimitsStatus;
-import io.quotagate.filter.servlet.QuotaControl;
+import io.quotagate.filter.QuotaControl;
+import io.quotagate.filter.status.BandwidthStatus;
+import io.quotagate.filter.status.ConcurrencyView;
+import io.quotagate.filter.status.LimitsReport;
+import io.quotagate.filter.status.LimitsStatus;
+import io.quotagate.filter.status.QuotaUsage;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.GlobalQuota;
@@ -119,7 +119,7 @@ public class QuotagateEndpoint {
     public WebEndpointResponse<Map<String, Object>> tenant(@Selector String tenant) {
         if (!TenantId.isValid(tenant)) return badRequest(invalidTenant(tenant));
         Optional<TenantContract> contract;
-        List<LimitStatus> limits;
+        List<BandwidthStatus> limits;
         List<QuotaUsage> quotas;
         try {
             contract = control.tenant(tenant);
@@ -130,7 +130,7 @@ public class QuotagateEndpoint {
         }
         boolean spent = false;
         List<Map<String, Object>> bandwidths = new ArrayList<>();
-        for (LimitStatus s : limits) {
+        for (BandwidthStatus s : limits) {
             Map<String, Object> b = new LinkedHashMap<>();
             b.put("name", s.name());
             b.put("capacity", s.capacity());

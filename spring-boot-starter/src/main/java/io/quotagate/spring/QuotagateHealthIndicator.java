@@ -1,6 +1,6 @@
 package io.quotagate.spring;
 
-import io.quotagate.filter.servlet.QuotaControl;
+import io.quotagate.filter.QuotaControl;
 import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthIndicator;
 

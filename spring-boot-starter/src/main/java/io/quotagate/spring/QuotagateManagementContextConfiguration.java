@@ -1,6 +1,6 @@
 package io.quotagate.spring;
 
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import org.springframework.boot.actuate.autoconfigure.web.ManagementContextConfiguration;

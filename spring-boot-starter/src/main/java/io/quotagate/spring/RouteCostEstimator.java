@@ -1,6 +1,6 @@
 package io.quotagate.spring;
 
-import io.quotagate.filter.servlet.CostEstimator;
+import io.quotagate.filter.CostEstimator;
 
 import java.util.Objects;
 

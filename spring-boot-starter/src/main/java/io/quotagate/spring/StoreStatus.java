@@ -1,7 +1,7 @@
 package io.quotagate.spring;
 
-import io.quotagate.filter.limits.LimitsStatus;
-import io.quotagate.filter.servlet.QuotaControl;
+import io.quotagate.filter.QuotaControl;
+import io.quotagate.filter.status.LimitsStatus;
 import io.quotagate.filter.store.StoreHealth;
 
 import java.util.LinkedHashMap;

@@ -1,6 +1,6 @@
 package io.quotagate.spring;
 
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.plans.PlansFile;
 import jakarta.servlet.DispatcherType;
 import org.junit.jupiter.api.Test;

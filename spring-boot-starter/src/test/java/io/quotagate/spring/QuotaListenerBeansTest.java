@@ -1,6 +1,6 @@
 package io.quotagate.spring;
 
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.signals.QuotaEvent;
 import io.quotagate.filter.signals.QuotaListener;
 import org.junit.jupiter.api.Test;
@@ -26,7 +26,7 @@ class QuotaListenerBeansTest {
         runner.withBean("first", QuotaListener.class, () -> first::add)
                 .withBean("second", QuotaListener.class, () -> second::add)
                 .run(context -> {
-                    var signals = context.getBean(QuotaFilter.class).control().signals();
+                    var signals = (io.quotagate.filter.internal.signals.QuotaSignals) context.getBean(QuotaFilter.class).control().signals();
                     signals.refused("acme", "pro", "tenant_rate"); // as the request path reports a refusal
                     signals.check();
                     assertThat(first.poll(5, TimeUnit.SECONDS)).isInstanceOf(QuotaEvent.Exhausted.class);

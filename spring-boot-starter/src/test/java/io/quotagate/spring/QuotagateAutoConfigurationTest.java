@@ -2,10 +2,10 @@ package io.quotagate.spring;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.quotagate.filter.core.QuotaClock;
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.metrics.QuotaMeterBinder;
-import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.QuotaClock;
 import io.quotagate.tenant.TenantDirectory;
 import io.quotagate.tenant.TenantResolver;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,6 @@
 package io.quotagate.spring;
 
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.PlansFile;
 import org.junit.jupiter.api.Test;

@@ -1,11 +1,11 @@
 package io.quotagate.spring;
 
-import io.quotagate.filter.core.BucketKind;
-import io.quotagate.filter.core.QuotaClock;
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
+import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.QuotaBucket;
+import io.quotagate.filter.store.QuotaClock;
 import io.quotagate.filter.store.StoreHealth;
 import io.quotagate.plans.PlansFile;
 import org.junit.jupiter.api.Test;

@@ -4,7 +4,7 @@ import jakarta.servlet.http.HttpServletRequest;
 
 /**
  * Reads the tenant segment of the path a servlet container dispatches a request to, segment by
- * segment under the same rules as the filter's route matching ({@code io.quotagate.filter.route.RequestPath}):
+ * segment under the same rules as the filter's route matching (limiter-filter's {@code RequestPath}):
  * empty and {@code .} segments skipped, path parameters ({@code ;x=1}) cut from each segment, a
  * segment of dots still percent-encoded ({@code %2e}) read as those dots, and a {@code ..} segment
  * refused.

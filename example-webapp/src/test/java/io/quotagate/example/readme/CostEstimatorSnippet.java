@@ -1,8 +1,8 @@
 package io.quotagate.example.readme;
 
 // README snippet
-import io.quotagate.filter.servlet.QuotaFilter;
-import io.quotagate.filter.servlet.ActualCost;
+import io.quotagate.filter.ActualCost;
+import io.quotagate.filter.QuotaFilter;
 // README snippet end
 import io.quotagate.plans.Plans;
 import jakarta.servlet.http.HttpServletRequest;

@@ -3,13 +3,13 @@ package io.quotagate.example.readme;
 // README snippet
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.metrics.QuotaMeterBinder;
-import io.quotagate.filter.servlet.QuotaFilter;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import java.io.IOException;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import java.io.IOException;
 // README snippet end
 import io.quotagate.plans.Plans;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;

@@ -1,19 +1,19 @@
 package io.quotagate.example.readme;
 
 // README snippet
-import io.quotagate.filter.core.QuotaClock;
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.QuotaClock;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.tenant.TenantResolver;
 import jakarta.servlet.DispatcherType;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.EnumSet;
-import org.eclipse.jetty.ee10.servlet.FilterHolder;
-import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 // README snippet end
 import java.util.Optional;
 

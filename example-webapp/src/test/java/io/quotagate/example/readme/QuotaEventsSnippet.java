@@ -1,7 +1,7 @@
 package io.quotagate.example.readme;
 
 // README snippet
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.signals.QuotaEvent;
 import java.nio.file.Path;
 // README snippet end

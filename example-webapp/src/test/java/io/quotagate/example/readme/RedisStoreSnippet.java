@@ -1,9 +1,9 @@
 package io.quotagate.example.readme;
 
 // README snippet
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.redis.RedisSettings;
 import io.quotagate.filter.redis.RedisStore;
-import io.quotagate.filter.servlet.QuotaFilter;
 // README snippet end
 import io.quotagate.plans.Plans;
 

@@ -1,7 +1,7 @@
 package io.quotagate.example.readme;
 
 // README snippet
-import io.quotagate.filter.servlet.QuotaControl;
+import io.quotagate.filter.QuotaControl;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.PlansFile;
@@ -10,7 +10,7 @@ import java.time.Duration;
 import java.time.ZoneId;
 import java.util.List;
 // README snippet end
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
 import java.nio.file.Path;
 
 /** docs/changing-limits.md: compiled here, held verbatim by that page. */

@@ -1,7 +1,7 @@
 package io.quotagate.example.readme;
 
 // README snippet
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterRegistration;
 import java.util.EnumSet;

@@ -8,12 +8,12 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.quotagate.filter.limits.LimitsStatus;
 import io.quotagate.filter.signals.QuotaEvent;
-import io.quotagate.filter.signals.QuotaSignals;
+import io.quotagate.filter.signals.SignalCounts;
+import io.quotagate.filter.status.ConcurrencyView;
+import io.quotagate.filter.status.LimitsStatus;
+import io.quotagate.filter.status.Reason;
 import io.quotagate.filter.store.BucketStore;
-import io.quotagate.filter.admission.ConcurrencyView;
-import io.quotagate.filter.admission.Reason;
 
 import io.quotagate.filter.store.StoreHealth;
 import java.util.HashMap;
@@ -34,7 +34,7 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@value #INFLIGHT}: gauge per concurrency group and tenant tag (the named tenants, and
  *       {@code other} for the rest); {@value #QUEUED}: gauge per group; {@value #CONCURRENCY_LIMIT}:
  *       gauge per adaptive group ({@code groups.<g>.adaptive}, only those), its limit now;</li>
- *   <li>the tenants named change with recent traffic ({@link RequestStatistics}): when a tenant loses
+ *   <li>the tenants named change with recent traffic ({@link StatisticsView}): when a tenant loses
  *       its name its {@value #REQUESTS} counters and {@value #INFLIGHT} gauges are removed from the
  *       registry ({@link MeterRegistry#remove(Meter)}), so the series stay bounded over time too; if
  *       it is named again later, its counters start again from 0 (a counter reset, which
@@ -69,7 +69,7 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@value #EVENTS}: function counter per event {@code type} ({@code near_limit}, {@code exhausted},
  *       {@code throttled_for_long}, {@code recovered}, {@code global_near_limit}, {@code store_fallback}), the
  *       quota events raised; {@value #EVENTS_DROPPED}: function counter per {@code listener} and
- *       {@code reason} ({@link QuotaSignals.Drop}), the events not delivered: dropped by the filter's full
+ *       {@code reason} ({@link SignalCounts.Drop}), the events not delivered: dropped by the filter's full
  *       queue ({@code all}), by a webhook's full queue, given up or refused by its receiver
  *       ({@code webhook}), or thrown on by an application listener ({@code application}).</li>
  * </ul>
@@ -178,7 +178,7 @@ public final class QuotaMeterBinder implements MeterBinder {
             namedInflight.put(group, named);
             Gauge.builder(INFLIGHT, concurrency, c -> otherInflight(c, group, named))
                     .description(INFLIGHT_DESCRIPTION)
-                    .tag("group", group).tag("tenant", RequestStatistics.OTHER)
+                    .tag("group", group).tag("tenant", StatisticsView.OTHER)
                     .register(registry);
             Gauge.builder(QUEUED, concurrency, c -> c.queued(group))
                     .description("Requests waiting in a concurrency group's queue")
@@ -276,7 +276,7 @@ public final class QuotaMeterBinder implements MeterBinder {
 
     /** Quota events raised and not delivered, if the filter has signals. */
     private void bindEvents(MeterRegistry registry) {
-        QuotaSignals signals = source.signals();
+        SignalCounts signals = source.signals();
         if (signals == null) return;
         for (String type : QuotaEvent.types()) {
             FunctionCounter.builder(EVENTS, signals, s -> s.raised(type))
@@ -287,7 +287,7 @@ public final class QuotaMeterBinder implements MeterBinder {
         }
         // every series always, 0 where that listener is absent: one alert over all of them, the same
         // series on every instance
-        for (QuotaSignals.Drop drop : QuotaSignals.Drop.values()) {
+        for (SignalCounts.Drop drop : SignalCounts.Drop.values()) {
             FunctionCounter.builder(EVENTS_DROPPED, signals, s -> s.dropped(drop))
                     .description("Quota events not delivered: dropped by a full queue (the filter's: listener=all; "
                             + "a webhook's), given up or refused by a webhook's receiver, or thrown on by a listener")

@@ -1,9 +1,9 @@
 package io.quotagate.filter.metrics;
 
-import io.quotagate.filter.admission.QuotaUsage;
-import io.quotagate.filter.admission.ConcurrencyView;
-import io.quotagate.filter.admission.Reason;
-import io.quotagate.filter.limits.LimitsStatus;
+import io.quotagate.filter.status.ConcurrencyView;
+import io.quotagate.filter.status.LimitsStatus;
+import io.quotagate.filter.status.QuotaUsage;
+import io.quotagate.filter.status.Reason;
 import io.quotagate.filter.store.BucketStore;
 
 import java.util.List;
@@ -76,7 +76,7 @@ public interface QuotaSource {
     }
 
     /** The filter's quota events ({@code quotagate.events{type}}, {@code quotagate.events.dropped}). Null: none to report. */
-    default io.quotagate.filter.signals.QuotaSignals signals() {
+    default io.quotagate.filter.signals.SignalCounts signals() {
         return null;
     }
 }

@@ -4,8 +4,8 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.quotagate.filter.admission.ConcurrencyView;
-import io.quotagate.filter.admission.QuotaUsage;
+import io.quotagate.filter.status.ConcurrencyView;
+import io.quotagate.filter.status.QuotaUsage;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -35,7 +35,7 @@ final class TenantMeters {
     private final Set<String> groups;
     /** Per group, the tenant tags with their own in-flight gauge: the "other" gauge subtracts these. */
     private final Map<String, Set<String>> namedInflight;
-    private final Map<RequestStatistics.Cell, Meter> counters = new HashMap<>();
+    private final Map<StatisticsView.Cell, Meter> counters = new HashMap<>();
     private final Map<String, Integer> cellsOfTenant = new HashMap<>();
     private final Map<String, List<Meter>> gaugesOfTenant = new HashMap<>();
 
@@ -49,25 +49,25 @@ final class TenantMeters {
     }
 
     /** A cell was created: its counter, and the tenant's gauges if it is the tenant's first cell. */
-    void cellCreated(RequestStatistics.Cell cell) {
+    void cellCreated(StatisticsView.Cell cell) {
         String tenant = cell.tenant();
         if (isTenantName(tenant) && cellsOfTenant.merge(tenant, 1, Integer::sum) == 1) {
             gaugesOfTenant.put(tenant, registerGauges(tenant, cell.plan()));
         }
-        counters.put(cell, FunctionCounter.builder(REQUESTS, cell, RequestStatistics.Cell::count)
+        counters.put(cell, FunctionCounter.builder(REQUESTS, cell, StatisticsView.Cell::count)
                 .description("Requests seen by the quota filter, by tenant (top-N by recent traffic, others as 'other'), "
                         + "plan, route, outcome and reason")
                 .baseUnit("requests")
                 .tag("tenant", tenant)
                 .tag("plan", cell.plan())
                 .tag("route", cell.route())
-                .tag("outcome", cell.outcome().tag())
+                .tag("outcome", cell.result().tag())
                 .tag("reason", cell.reason())
                 .register(registry));
     }
 
     /** A cell was removed: its counter goes, and the tenant's gauges with its last cell. */
-    void cellRemoved(RequestStatistics.Cell cell) {
+    void cellRemoved(StatisticsView.Cell cell) {
         Meter counter = counters.remove(cell);
         if (counter != null) registry.remove(counter);
         String tenant = cell.tenant();
@@ -114,6 +114,6 @@ final class TenantMeters {
 
     /** A tag that names one tenant (not other/none/anonymous). */
     private static boolean isTenantName(String tag) {
-        return !RequestStatistics.isReserved(tag);
+        return !StatisticsView.isReserved(tag);
     }
 }

@@ -18,6 +18,14 @@ public sealed interface QuotaEvent {
     String type();
 
     /** Every wire name, in the order of the permitted types. */
+    /**
+     * The event as one logfmt line, as the filter logs it: {@code quotagate event=<type> tenant=... plan=...}
+     * and the type's own fields.
+     */
+    default String logfmt() {
+        return EventText.logfmt(this);
+    }
+
     static java.util.List<String> types() {
         return java.util.List.of(NearLimit.TYPE, Exhausted.TYPE, ThrottledForLong.TYPE, Recovered.TYPE,
                 GlobalNearLimit.TYPE, StoreFallback.TYPE);

@@ -1,7 +1,5 @@
 package io.quotagate.filter.signals;
 
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -16,6 +14,8 @@ import java.util.UUID;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.atomic.LongAdder;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 
 /**
  * Sends every {@link QuotaEvent} to a URL: {@code POST} of a JSON object ({@code type}, {@code at}, the
@@ -97,12 +97,12 @@ public final class WebhookListener implements QuotaListener, AutoCloseable {
     }
 
     /** Events none of whose attempts got a 2xx: connection failures, timeouts, 429 or 5xx each time. */
-    long gaveUp() {
+    public long gaveUp() {
         return gaveUp.sum();
     }
 
     /** Events the receiver refused with a 4xx other than 429 (not retried). */
-    long refused() {
+    public long refused() {
         return refused.sum();
     }
 

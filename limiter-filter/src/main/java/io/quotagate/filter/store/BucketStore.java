@@ -1,7 +1,5 @@
 package io.quotagate.filter.store;
 
-import io.quotagate.filter.core.BucketKind;
-import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.StoreSpec;
 
@@ -202,6 +200,23 @@ public interface BucketStore {
      */
     static BucketStore local(int maxTracked, QuotaClock clock) {
         return new LocalBucketStore(maxTracked, clock);
+    }
+
+    /**
+     * Restores the calendar-quota counters of a {@link #local} store from {@code file} (if it exists) and
+     * writes them back to it every {@code interval}; running the returned stop ends the periodic writes and
+     * writes the last counts.
+     *
+     * @param wall the wall clock of the quotas (what has expired)
+     * @throws IllegalArgumentException naming the setting, the file and the reason if the store is not
+     *                                  local, the interval is not positive, the file's directory does not
+     *                                  exist or cannot be written, or the file is there but cannot be read
+     *                                  or is not a snapshot
+     */
+    static Runnable quotaSnapshot(BucketStore store, java.nio.file.Path file, java.time.Duration interval,
+                                       java.time.Clock wall) {
+        QuotaSnapshot snapshot = QuotaSnapshot.start(store, file, interval, wall);
+        return snapshot::close;
     }
 
     /**

@@ -1,6 +1,5 @@
 package io.quotagate.filter.store;
 
-import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.StoreSpec;
 

@@ -4,8 +4,6 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.github.bucket4j.TimeMeter;
-import io.quotagate.filter.core.BucketKind;
-import io.quotagate.filter.core.QuotaClock;
 import io.quotagate.plans.Bandwidth;
 
 import java.lang.invoke.MethodHandles;

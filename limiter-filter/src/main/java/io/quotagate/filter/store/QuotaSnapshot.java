@@ -64,7 +64,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>With a shared store the counters live in the store and need no snapshot.
  */
-public final class QuotaSnapshot implements AutoCloseable {
+final class QuotaSnapshot implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(QuotaSnapshot.class.getName());
     static final String HEADER = "quotagate-quota-counters 1";
     /** The longest line read; a counter's line is under 200 bytes (a tenant id is at most 64 characters). */
@@ -108,7 +108,7 @@ public final class QuotaSnapshot implements AutoCloseable {
      *                                  or is not a snapshot (see the class comment); the file is then left
      *                                  as it is (counters read before the failure may have been restored)
      */
-    public static QuotaSnapshot start(BucketStore store, Path file, Duration interval, Clock wall) {
+    static QuotaSnapshot start(BucketStore store, Path file, Duration interval, Clock wall) {
         Objects.requireNonNull(file, "file");
         Objects.requireNonNull(wall, "wall");
         if (interval == null || interval.isZero() || interval.isNegative()) {

@@ -1,6 +1,5 @@
 package io.quotagate.filter.store;
 
-import io.quotagate.filter.core.BucketKind;
 
 /** Reads a local store's buckets as they are, for tests in other packages that check what a request took. */
 public final class HeldBuckets {

@@ -1,6 +1,5 @@
 package io.quotagate.filter.store;
 
-import io.quotagate.filter.core.BucketKind;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.Bandwidth;
 import org.junit.jupiter.api.Test;

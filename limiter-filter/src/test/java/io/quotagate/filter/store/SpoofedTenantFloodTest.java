@@ -1,14 +1,14 @@
 package io.quotagate.filter.store;
 
-import io.quotagate.filter.route.Route;
-import io.quotagate.filter.admission.Ticket;
-import io.quotagate.filter.admission.Policy;
-import io.quotagate.filter.admission.Outcome;
-import io.quotagate.filter.admission.Gate;
-import io.quotagate.filter.admission.FailureLog;
-import io.quotagate.filter.admission.ConcurrencyListener;
-import io.quotagate.filter.admission.ConcurrencyLimits;
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
+import io.quotagate.filter.internal.admission.ConcurrencyLimits;
+import io.quotagate.filter.internal.admission.FailureLog;
+import io.quotagate.filter.internal.admission.Gate;
+import io.quotagate.filter.internal.admission.Outcome;
+import io.quotagate.filter.internal.admission.Policy;
+import io.quotagate.filter.internal.admission.Ticket;
+import io.quotagate.filter.internal.route.Route;
+import io.quotagate.filter.status.ConcurrencyListener;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.ManualClock;

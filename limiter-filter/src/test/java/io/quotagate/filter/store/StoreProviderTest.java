@@ -1,6 +1,6 @@
 package io.quotagate.filter.store;
 
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.PlansFile;

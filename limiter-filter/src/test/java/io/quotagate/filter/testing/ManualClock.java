@@ -1,6 +1,6 @@
 package io.quotagate.filter.testing;
 
-import io.quotagate.filter.core.QuotaClock;
+import io.quotagate.filter.store.QuotaClock;
 
 import java.time.Clock;
 import java.time.Duration;

@@ -3,13 +3,13 @@ package io.quotagate.filter.redis;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
-import io.quotagate.filter.core.BucketKind;
-import io.quotagate.filter.core.QuotaClock;
+import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.LimitsChannel;
 import io.quotagate.filter.store.Probe;
 import io.quotagate.filter.store.QuotaBucket;
+import io.quotagate.filter.store.QuotaClock;
 import io.quotagate.filter.store.QuotaCounters;
 import io.quotagate.filter.store.StoreHealth;
 

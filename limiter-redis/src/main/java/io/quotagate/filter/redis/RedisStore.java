@@ -1,8 +1,8 @@
 package io.quotagate.filter.redis;
 
-import io.quotagate.filter.core.BucketKind;
-import io.quotagate.filter.core.QuotaClock;
+import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.QuotaClock;
 import io.quotagate.filter.store.StoreHealth;
 
 import java.time.Clock;

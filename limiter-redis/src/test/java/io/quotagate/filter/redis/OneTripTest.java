@@ -1,7 +1,7 @@
 package io.quotagate.filter.redis;
 
-import io.quotagate.filter.core.BucketKind;
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
+import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.testing.Await;

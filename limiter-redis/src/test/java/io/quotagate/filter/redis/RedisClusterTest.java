@@ -1,7 +1,8 @@
 package io.quotagate.filter.redis;
 
-import io.quotagate.filter.core.BucketKind;
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
+import io.quotagate.filter.metrics.QuotaMeterBinder;
+import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.Probe;
 import io.quotagate.filter.store.QuotaBucket;
@@ -12,7 +13,6 @@ import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
-import io.quotagate.filter.metrics.QuotaMeterBinder;
 import io.quotagate.tenant.TenantContract;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

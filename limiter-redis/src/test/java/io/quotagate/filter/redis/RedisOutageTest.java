@@ -1,8 +1,8 @@
 package io.quotagate.filter.redis;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.metrics.QuotaMeterBinder;
-import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;

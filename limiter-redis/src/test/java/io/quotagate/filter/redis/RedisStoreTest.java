@@ -1,8 +1,8 @@
 package io.quotagate.filter.redis;
 
-import io.quotagate.filter.admission.Decisions;
-import io.quotagate.filter.core.BucketKind;
-import io.quotagate.filter.admission.Decision;
+import io.quotagate.filter.internal.admission.Decision;
+import io.quotagate.filter.internal.admission.Decisions;
+import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.QuotaBucket;
@@ -259,12 +259,12 @@ class RedisStoreTest {
         try (RedisStore store = RedisStore.connect(RedisSettings.of(redis.uri()).withPrefix(RedisServer.randomPrefix())
                 .withTimeout(Duration.ofMillis(500)), 100, clock.wallClock(), clock)) {
             Decisions admission = new Decisions(plans, store);
-            for (int i = 0; i < 5; i++) assertThat(admission.admit("t" + i, "free", 1)).isInstanceOf(io.quotagate.filter.admission.Decision.Admitted.class);
+            for (int i = 0; i < 5; i++) assertThat(admission.admit("t" + i, "free", 1)).isInstanceOf(io.quotagate.filter.internal.admission.Decision.Admitted.class);
             admission.apply(plans.withGlobal(java.util.Optional.of(new io.quotagate.plans.GlobalQuota(List.of(
                     new io.quotagate.plans.Bandwidth("b0", 10, 1, Duration.ofHours(1)))))));
             int admitted = 0;
             for (int i = 0; i < 50; i++) {
-                if (admission.admit("u" + i, "free", 1) instanceof io.quotagate.filter.admission.Decision.Admitted) admitted++;
+                if (admission.admit("u" + i, "free", 1) instanceof io.quotagate.filter.internal.admission.Decision.Admitted) admitted++;
             }
             // AS_IS: the 95 tokens left are capped at the new capacity 10
             assertThat(admitted).isEqualTo(10);

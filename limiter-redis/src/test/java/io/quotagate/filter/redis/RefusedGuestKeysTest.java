@@ -1,9 +1,9 @@
 package io.quotagate.filter.redis;
 
-import io.quotagate.filter.admission.Decision;
-import io.quotagate.filter.admission.Decisions;
-import io.quotagate.filter.admission.Reason;
-import io.quotagate.filter.core.BucketKind;
+import io.quotagate.filter.internal.admission.Decision;
+import io.quotagate.filter.internal.admission.Decisions;
+import io.quotagate.filter.status.Reason;
+import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.Plans;

@@ -1,10 +1,10 @@
 package io.quotagate.filter.redis;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.quotagate.filter.limits.LimitsStatus;
+import io.quotagate.filter.QuotaControl;
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.metrics.QuotaMeterBinder;
-import io.quotagate.filter.servlet.QuotaControl;
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.status.LimitsStatus;
 import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
@@ -268,7 +268,7 @@ class SharedLimitsTest {
         String key = prefix + ":limits";
         RedisSettings s = settings(redis.uri(), prefix);
         try (Instance a = Instance.start(PLANS, s); Instance b = Instance.start(PLANS, s);
-             LogCapture warnings = LogCapture.of(io.quotagate.filter.limits.SharedLimits.class,
+             LogCapture warnings = LogCapture.of(io.quotagate.filter.internal.limits.SharedLimits.class,
                      java.util.logging.Level.WARNING)) {
             a.control().setGlobalQuota(TEN_PER_MINUTE);
             Await.within(2, "B on A's version", () -> b.control().limitsStatus().version() == a.control().limitsStatus().version());

@@ -1,6 +1,6 @@
 package io.quotagate.filter.redis;
 
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
@@ -79,8 +79,8 @@ class SharedQuotaTest {
 
     @Test
     void twoLocalInstancesAdmitTwiceAsMuch() throws Exception {
-        Run run = hammer(BucketStore.local(1_000, io.quotagate.filter.core.QuotaClock.system()),
-                BucketStore.local(1_000, io.quotagate.filter.core.QuotaClock.system()));
+        Run run = hammer(BucketStore.local(1_000, io.quotagate.filter.store.QuotaClock.system()),
+                BucketStore.local(1_000, io.quotagate.filter.store.QuotaClock.system()));
         long bound = 2 * (CAPACITY + (long) Math.ceil(REFILL_PER_SECOND * run.seconds()));
         assertThat(run.accepted()).isBetween(2L * CAPACITY, bound);
     }

@@ -1,6 +1,6 @@
 package io.quotagate.filter.redis;
 
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.signals.QuotaEvent;
 import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
@@ -30,7 +30,7 @@ class StoreFallbackEventTest {
                     tenants: { assignments: { acme: big } }
                     """)).store(store).listener(events::add).build();
             try (JettyServer server = JettyServer.start(filter)) {
-                var signals = filter.control().signals();
+                var signals = (io.quotagate.filter.internal.signals.QuotaSignals) filter.control().signals(); // check() now, not in a second
                 assertThat(Http.get(server.uri("/x"), "acme").statusCode()).isEqualTo(200);
                 signals.check();
                 assertThat(events.poll(300, TimeUnit.MILLISECONDS)).as("nothing while Redis answers").isNull();

@@ -1,7 +1,7 @@
 package io.quotagate.loadtest.bench;
 
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.redis.RedisSettings;
-import io.quotagate.filter.servlet.QuotaFilter;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.StoreSpec;

@@ -1,10 +1,10 @@
 package io.quotagate.loadtest.jmh;
 
-import io.quotagate.filter.admission.Acquisition;
-import io.quotagate.filter.admission.ConcurrencyLimits;
-import io.quotagate.filter.admission.ConcurrencyListener;
-import io.quotagate.filter.admission.Permit;
-import io.quotagate.filter.core.QuotaClock;
+import io.quotagate.filter.internal.admission.Acquisition;
+import io.quotagate.filter.internal.admission.ConcurrencyLimits;
+import io.quotagate.filter.internal.admission.Permit;
+import io.quotagate.filter.status.ConcurrencyListener;
+import io.quotagate.filter.store.QuotaClock;
 import io.quotagate.plans.PlansFile;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

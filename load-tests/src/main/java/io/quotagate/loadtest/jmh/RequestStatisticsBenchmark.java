@@ -1,7 +1,8 @@
 package io.quotagate.loadtest.jmh;
 
-import io.quotagate.filter.metrics.RequestStatistics;
-import io.quotagate.filter.metrics.RequestStatistics.Outcome;
+import io.quotagate.filter.internal.metrics.RequestStatistics;
+import io.quotagate.filter.metrics.StatisticsView.Result;
+import io.quotagate.filter.metrics.StatisticsView;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -55,7 +56,7 @@ public class RequestStatisticsBenchmark {
             ids = new String[100_000];
             for (int i = 0; i < ids.length; i++) ids[i] = String.format("guest-%06d", i);
         }
-        for (String id : ids) statistics.record(id, "bench", "items", Outcome.ALLOWED, null); // the cells exist
+        for (String id : ids) statistics.record(id, "bench", "items", Result.ALLOWED, null); // the cells exist
         String probe = ids[0];
         boolean named = statistics.statistics().tagOf(probe).equals(probe);
         if (named != tenants.equals("named")) {
@@ -70,6 +71,6 @@ public class RequestStatisticsBenchmark {
 
     @Benchmark
     public void record() {
-        statistics.record(ids[ThreadLocalRandom.current().nextInt(ids.length)], "bench", "items", Outcome.ALLOWED, null);
+        statistics.record(ids[ThreadLocalRandom.current().nextInt(ids.length)], "bench", "items", Result.ALLOWED, null);
     }
 }

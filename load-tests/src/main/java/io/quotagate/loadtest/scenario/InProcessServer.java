@@ -1,7 +1,7 @@
 package io.quotagate.loadtest.scenario;
 
 import io.quotagate.example.ExampleApp;
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.plans.InvalidPlansException;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;

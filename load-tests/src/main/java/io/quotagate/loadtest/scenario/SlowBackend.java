@@ -1,7 +1,7 @@
 package io.quotagate.loadtest.scenario;
 
-import io.quotagate.filter.admission.ConcurrencyView;
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
+import io.quotagate.filter.status.ConcurrencyView;
 import io.quotagate.plans.PlansFile;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;

@@ -1,7 +1,8 @@
 package io.quotagate.loadtest.bench;
 
-import io.quotagate.filter.metrics.RequestStatistics;
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
+import io.quotagate.filter.internal.metrics.RequestStatistics;
+import io.quotagate.filter.metrics.StatisticsView;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -22,8 +23,8 @@ class FilterBenchmarkTest {
             for (int i = 0; i < 1_000; i++) assertThat(benchmark.filter()).as("request %d", i).isEqualTo(200);
             if (benchmark.filter instanceof QuotaFilter quota) { // it decided them: limited route, counted
                 long allowed = quota.control().statistics().cells().stream()
-                        .filter(c -> c.outcome() == RequestStatistics.Outcome.ALLOWED && c.route().equals("items"))
-                        .mapToLong(RequestStatistics.Cell::count).sum();
+                        .filter(c -> c.result() == StatisticsView.Result.ALLOWED && c.route().equals("items"))
+                        .mapToLong(StatisticsView.Cell::count).sum();
                 assertThat(allowed).isEqualTo(Mode.ofLabel(mode).tenants() + 1_000L);
             }
         } finally {

@@ -1,7 +1,7 @@
 package io.quotagate.spring.it;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.SpringBootConfiguration;

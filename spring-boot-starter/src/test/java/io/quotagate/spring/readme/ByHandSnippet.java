@@ -1,7 +1,7 @@
 package io.quotagate.spring.readme;
 
 // README snippet
-import io.quotagate.filter.servlet.QuotaFilter;
+import io.quotagate.filter.QuotaFilter;
 import io.quotagate.plans.PlansFile;
 import jakarta.servlet.DispatcherType;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;

@@ -1,0 +1,311 @@
+package io.quotagate.filter.internal.admission;
+
+import io.quotagate.filter.internal.route.Route;
+import io.quotagate.filter.status.BandwidthStatus;
+import io.quotagate.filter.status.QuotaUsage;
+import io.quotagate.filter.status.Reason;
+import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.store.BucketStore;
+import io.quotagate.filter.store.StoreUnavailableException;
+import io.quotagate.plans.Plans;
+import io.quotagate.plans.TenantId;
+import io.quotagate.plans.TenantSettings;
+import io.quotagate.plans.Throttle;
+import io.quotagate.tenant.TenantDirectory;
+import io.quotagate.tenant.TenantRejectedException;
+
+import java.time.Clock;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * The servlet-free decision: given a request's route and who sent it, under one {@link Policy},
+ * {@link #decide} places the caller on its plan, takes a concurrency slot if the route is capped, then
+ * the route's cost from the caller's buckets (and the guest pool and global quota it shares), then
+ * from its buckets beside them (per-user, the route's own: {@link ScopedCharge}), and answers a
+ * {@link Ticket} that holds them, or a {@link Outcome.Refused} with nothing held. The
+ * order is the contract of docs/design.md §2: concurrency first, so a request never holds tokens while it
+ * waits for a slot; a tenant is never charged for a request that does not run.
+ *
+ * <p>Thread-safe; one instance serves every request, under whichever policy each request read.
+ */
+public final class Gate {
+    static final Outcome.Refused INVALID_TENANT = new Outcome.Refused(400, "invalid_tenant",
+            "The tenant id must be 1-" + TenantId.MAX_LENGTH + " characters of A-Z a-z 0-9 . _ : -", null, 0);
+    static final Outcome.Refused INVALID_USER = new Outcome.Refused(400, "invalid_user",
+            "The user id must be 1-" + TenantId.MAX_LENGTH + " characters of A-Z a-z 0-9 . _ : -", null, 0);
+    static final Outcome.Refused MISSING_TENANT = new Outcome.Refused(401, "missing_tenant",
+            "No tenant could be identified for this request.", null, 0);
+
+    private static final Function<String, String> GIVEN = Function.identity();
+
+    private final Admission admission;
+    private final ConcurrencyLimits concurrency;
+    private final FailureLog directoryFailures;
+
+    /**
+     * @param store             where the buckets live
+     * @param concurrency       the concurrency groups' slots (sized by the plans at start)
+     * @param directoryFailures where failures of the tenant directory are logged, rate-limited
+     */
+    public Gate(BucketStore store, ConcurrencyLimits concurrency, FailureLog directoryFailures) {
+        this(store, concurrency, directoryFailures, Clock.systemUTC());
+    }
+
+    /**
+     * As {@link #Gate(BucketStore, ConcurrencyLimits, FailureLog)}, with the wall clock that tells
+     * calendar quotas which day, week and month it is (tests move it by hand).
+     */
+    public Gate(BucketStore store, ConcurrencyLimits concurrency, FailureLog directoryFailures, Clock wall) {
+        this.admission = new Admission(store, wall);
+        this.concurrency = Objects.requireNonNull(concurrency, "concurrency");
+        this.directoryFailures = Objects.requireNonNull(directoryFailures, "directoryFailures");
+    }
+
+    /**
+     * The policy of {@code plans}, placing tenants with {@code directory}; with the {@code previous}
+     * policy, every bucket keeps its tokens across the change (see
+     * {@link io.quotagate.filter.store.BucketLimits#INHERITANCE}).
+     */
+    public Policy policy(Plans plans, TenantDirectory directory, Policy previous) {
+        return admission.policy(plans, directory, previous);
+    }
+
+    /** The capacity of the policy's global quota (its smallest bandwidth), or 0 if it has none. */
+    public long globalCapacity(Policy policy) {
+        return admission.globalCapacity(policy);
+    }
+
+    /** Units available now in the policy's global quota (smallest over its bandwidths), or 0 if it has none. */
+    public long globalAvailable(Policy policy) {
+        return admission.globalAvailableTokens(policy);
+    }
+
+    /** Requests that shadow mode let through although the limits would have refused them for {@code reason}. */
+    public long shadowRejections(Reason reason) {
+        return admission.shadowRejections(reason);
+    }
+
+    /**
+     * Decides one request.
+     *
+     * @param policy        the policy the request read
+     * @param route         its route, limited
+     * @param tenant        the tenant id the resolvers found (not yet validated), or null for none
+     * @param clientAddress the client's address, keying an anonymous client; read only if
+     *                      {@code tenant} is null
+     * @return a {@link Ticket} to close (try-with-resources) or hand over to run, or the refusal
+     * @throws RuntimeException a store failure other than the fail-closed {@link StoreUnavailableException}
+     *                          (nothing is held then)
+     */
+    public Outcome decide(Policy policy, Route route, String tenant, String clientAddress) {
+        return decide(policy, route, tenant, clientAddress, GIVEN, false, null);
+    }
+
+    /**
+     * As {@link #decide(Policy, Route, String, String)}, finding the client's address only if it is
+     * needed: for an anonymous client (its key), and for a guest on a group the guests' cap limits
+     * (no client address holds more than its fair share of it, see {@link ConcurrencyLimits}).
+     *
+     * <p>With {@code estimated} (the route's cost comes from its body), a request its buckets refuse
+     * at the route's minimum cost while it holds the route's concurrency slot gets a {@link Ticket}
+     * all the same, one that holds the slot and nothing else ({@link Ticket#unpaid()}): the caller
+     * reads the body within its limits, estimates the cost and {@link Ticket#reprice reprices} it, so
+     * the refusal states the wait for the request's own cost. A refused request of an estimated route
+     * without a concurrency group is not read (nothing would bound how many of its bodies are read at
+     * once): it is refused with the wait for the largest cost its buckets can admit, an upper bound.
+     *
+     * <p>{@code user} names the user inside the tenant, read only where a limit is kept per user. The buckets beside the
+     * tenant's take the cost in the same store operation (on Redis, the same round trip): the user's under
+     * the plan's {@code per-user} limits ({@code <tenant>/<user>}; requests without a user share
+     * {@code <tenant>/}) and the route's own ({@code routes[].limits}, per tenant, user or client address).
+     * All of them take it or none does (a tenant is never charged for a refused request), and the refusal
+     * is the longest wait among all the request's buckets ({@link Reason#USER_RATE},
+     * {@link Reason#ROUTE_RATE}...), naming the limit. An invalid user id is refused with 400, uncharged.
+     *
+     * @param request       handed to {@code clientAddress} and {@code user}, only if they are needed
+     * @param clientAddress the client's address (the key of an anonymous client) from the request
+     * @param estimated     true if the route's cost is estimated from the request's body
+     * @param user finds the user's id (not yet validated) in the request, or null if no user resolver
+     *             is configured; it throws {@link TenantRejectedException} for a request that names its
+     *             user ambiguously (a repeated or folded header), refused with 400 {@code invalid_user} and
+     *             the exception's detail, uncharged
+     */
+    public <R> Outcome decide(Policy policy, Route route, String tenant, R request,
+                              Function<? super R, String> clientAddress, boolean estimated,
+                              Function<? super R, String> user) {
+        // who is charged, as plain values: the common request never needs them as one Caller (a refusal,
+        // a reprice and the buckets beside the tenant's make one)
+        String key;
+        BucketKind kind;
+        String plan;
+        if (tenant != null) {
+            if (!TenantId.isValid(tenant)) return INVALID_TENANT;
+            Optional<TenantPlans.Placement> placed;
+            try {
+                placed = policy.placement().place(tenant); // may ask the application's directory (a database...)
+            } catch (RuntimeException directoryFailure) {
+                directoryFailures.failed(" for tenant " + tenant, directoryFailure);
+                return new Outcome.Refused(500, "internal_error",
+                        "The plan of tenant " + tenant + " could not be determined.", unplaced(tenant), 0);
+            }
+            if (placed.isEmpty()) {
+                return new Outcome.Refused(403, "unknown_tenant", "Tenant " + tenant + " is not known.",
+                        unplaced(tenant), 0);
+            }
+            key = tenant;
+            kind = placed.get().kind();
+            plan = placed.get().plan();
+        } else if (policy.plans().tenants().unresolved() == TenantSettings.Unresolved.ANONYMOUS) {
+            key = anonymousKey(clientAddress.apply(request));
+            kind = BucketKind.GUEST;
+            plan = policy.placement().anonymous().plan();
+        } else {
+            return MISSING_TENANT;
+        }
+
+        // concurrency before tokens: a request never holds tokens while it waits for a slot
+        Permit permit = null;
+        if (route.group().isPresent()) {
+            String group = route.group().get();
+            String address = kind == BucketKind.GUEST && policy.caps.guestCap(group) != null
+                    ? (tenant == null ? key.substring(1) : clientAddress.apply(request)) : null;
+            Acquisition acquired = concurrency.acquire(policy, kind, key, plan, group, address);
+            if (acquired instanceof Acquisition.Refused refused) {
+                return Outcome.Refused.tooMany(new Rejection(Reason.CONCURRENCY, refused.nanosToWait()),
+                        new Caller(tenant, key, kind, plan));
+            }
+            permit = ((Acquisition.Granted) acquired).permit();
+        }
+        // the plan's bucket of the user and the route's own ride in the same store operation as the tenant's:
+        // a policy without them (no route limits, no per-user limits) does not even look
+        Caller caller = policy.scopedBuckets ? new Caller(tenant, key, kind, plan) : null;
+        ScopedCharge scoped;
+        Ticket ticket;
+        Rejection rejected;
+        Throttle throttle;
+        try {
+            try {
+                scoped = caller == null ? null
+                        : admission.scoped(policy, caller, route.name(), request, user, clientAddress);
+            } catch (TenantRejectedException unreadable) {
+                // the user is named twice, or as a list: which one a gateway meant is not guessed, and the
+                // request does not fall into the bucket of requests without a user either
+                if (permit != null) permit.cancel();
+                return new Outcome.Refused(400, INVALID_USER.reason(), unreadable.getMessage(), null, 0);
+            }
+            if (scoped == ScopedCharge.INVALID_USER) {
+                if (permit != null) permit.cancel();
+                return INVALID_USER;
+            }
+            // the ticket is the record of the charge: an admitted request allocates nothing beside it
+            ticket = scoped == null ? new Ticket(policy, route, permit) : new Ticket.Scoped(policy, route, permit, scoped);
+            // an estimated route is not delayed: its charge is settled once the body is read, after the decision
+            throttle = estimated ? null : policy.throttle(route.name(), plan);
+            rejected = admission.charge(policy, kind, key, plan, route.cost(), estimated ? null : scoped, ticket,
+                    throttle == null ? 0 : throttle.maxDelayNanos());
+        } catch (StoreUnavailableException unavailable) {
+            if (permit != null) permit.cancel();
+            return Outcome.Refused.unavailable(unavailable, placed(caller, tenant, key, kind, plan));
+        } catch (RuntimeException | Error failure) {
+            if (permit != null) permit.cancel();
+            throw failure;
+        }
+        if (rejected != null) {
+            caller = placed(caller, tenant, key, kind, plan);
+            if (estimated) {
+                // the slot bounds the bodies read for refusals, as the minimum bounds the others
+                if (permit != null) {
+                    // the scoped buckets are taken at the request's own cost once it is repriced
+                    return scoped == null ? new Ticket(policy, caller, route, permit)
+                            : new Ticket.Scoped(policy, caller, route, permit, scoped);
+                }
+                rejected = admission.longerOf(policy, caller, rejected, admission.maxCost(policy, kind, key, plan),
+                        scoped);
+            }
+            // the refusal already waits for the longest of all the request's buckets (one store operation)
+            if (permit != null) permit.cancel(); // the request does not run: free its slot at once
+            // Retry-After and the published fields from the refusing operation's own probe: nothing read again
+            return admission.tooMany(policy, rejected, caller, ticket.remaining(), scoped);
+        }
+        if (estimated && scoped != null) {
+            // an estimated route's minimum is charged to its tenant first, then to its buckets beside it
+            Outcome.Refused over;
+            try {
+                over = admission.chargeScoped(ticket, caller, scoped);
+            } catch (RuntimeException | Error failure) {
+                if (permit != null) permit.cancel();
+                throw failure;
+            }
+            if (over != null) {
+                if (permit != null) permit.cancel();
+                return over;
+            }
+        }
+        // a throttled request short of units: reserved, it runs once they have arrived. A capped route's
+        // slot stays held meanwhile: given back and taken again after the wait, it could refuse a request
+        // that was made to wait for nothing
+        if (ticket.delayNanos() > 0) {
+            if (permit != null) permit.delayedBy(ticket.delayNanos());
+            return new Outcome.Delayed(ticket, ticket.delayNanos(), throttle);
+        }
+        return ticket;
+    }
+
+    /** {@code caller} if the decision made one already, else the caller of these values. */
+    private static Caller placed(Caller caller, String tenant, String key, BucketKind kind, String plan) {
+        return caller != null ? caller : new Caller(tenant, key, kind, plan);
+    }
+
+    /**
+     * The state of each bandwidth of a tenant's bucket as its next request would find it, in plan
+     * order; empty if it is unknown and unknown tenants are refused.
+     *
+     * @throws IllegalArgumentException if {@code tenant} is not a valid tenant id
+     */
+    public List<BandwidthStatus> tenantLimits(Policy policy, String tenant) {
+        if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: " + tenant);
+        Optional<TenantPlans.Placement> placed = policy.placement().place(tenant);
+        if (placed.isEmpty()) return List.of();
+        return admission.status(policy, placed.get().kind(), tenant, placed.get().plan());
+    }
+
+    /**
+     * The use of each calendar quota of a tenant in the current period, in plan order; empty if its plan
+     * has none or no assignment or directory knows it.
+     *
+     * @throws IllegalArgumentException if {@code tenant} is not a valid tenant id
+     */
+    public List<QuotaUsage> tenantQuotas(Policy policy, String tenant) {
+        if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: " + tenant);
+        Optional<TenantPlans.Placement> placed = policy.placement().place(tenant);
+        if (placed.isEmpty()) return List.of();
+        return admission.quotaUsage(policy, placed.get().kind(), tenant, placed.get().plan());
+    }
+
+    /** A valid tenant id refused before it was placed on a plan. */
+    private static Caller unplaced(String tenant) {
+        return new Caller(tenant, tenant, null, null);
+    }
+
+    /** True for the key of an anonymous client ({@link #anonymousKey}), false for a tenant id. */
+    static boolean isAnonymousKey(String key) {
+        return !key.isEmpty() && key.charAt(0) == '@';
+    }
+
+    /**
+     * Anonymous clients are keyed by address with a leading {@code @}: a character no tenant id may
+     * contain, so a client cannot name another's bucket through the tenant header.
+     */
+    static String anonymousKey(String remoteAddr) {
+        StringBuilder b = new StringBuilder(remoteAddr.length() + 1).append('@');
+        for (int i = 0; i < remoteAddr.length() && b.length() <= TenantId.MAX_LENGTH; i++) {
+            char c = remoteAddr.charAt(i);
+            if (c == '%') break; // IPv6 scope id
+            if (c != '[' && c != ']') b.append(c);
+        }
+        return b.toString();
+    }
+}

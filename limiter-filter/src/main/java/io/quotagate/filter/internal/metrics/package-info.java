@@ -1,0 +1,8 @@
+/**
+ * Not API: the request counters the filter records into, with their bounded, traffic-following tenant
+ * names. Public only so that the filter's own packages and the engine benchmarks of load-tests reach it;
+ * any release may change or remove it. Applications use {@code io.quotagate.filter} and its {@code
+ * status}, {@code metrics} and {@code signals} packages; a store implements {@code
+ * io.quotagate.filter.store}.
+ */
+package io.quotagate.filter.internal.metrics;

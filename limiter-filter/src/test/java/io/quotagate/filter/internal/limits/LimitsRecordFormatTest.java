@@ -1,0 +1,248 @@
+package io.quotagate.filter.internal.limits;
+
+import io.quotagate.filter.status.LimitOverrides;
+import io.quotagate.plans.Bandwidth;
+import io.quotagate.plans.CalendarQuota;
+import io.quotagate.plans.Plans;
+import io.quotagate.plans.PlansFile;
+import io.quotagate.plans.ScopedLimit;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The shared record's formats: 1 while no plan has calendar quotas, 2 once one has, 3 once the file has
+ * per-user or route limits.
+ */
+class LimitsRecordFormatTest {
+    private static final String WITHOUT = """
+            plans:
+              pro:
+                limits: [ { capacity: 100, refill: 100, period: 1s } ]
+            """;
+    private static final String WITH = WITHOUT + """
+                quotas: [ { name: monthly, limit: 1000, per: month, zone: Europe/Berlin } ]
+            """;
+
+    private static LimitsRecord record(Plans plans, LimitOverrides overrides) {
+        return new LimitsRecord(LimitsBase.of(plans), plans.source(), "i1", Instant.parse("2027-01-01T00:00:00Z"),
+                overrides, new LimitsRecord.Change("i1", Instant.parse("2027-01-01T00:00:00Z"), "test"));
+    }
+
+    @Test
+    void aRecordWithoutQuotasStaysFormatOneSoThePreviousVersionReadsIt() throws Exception {
+        String json = record(PlansFile.parse("p.yml", WITHOUT), LimitOverrides.NONE).toJson();
+        assertThat(json).startsWith("{\"format\":1,").doesNotContain("quotas");
+        assertThat(LimitsRecord.parse(json).base()).isEqualTo(LimitsBase.of(PlansFile.parse("p.yml", WITHOUT)));
+    }
+
+    @Test
+    void quotasMakeItFormatTwoAndComeBackWhole() throws Exception {
+        Plans plans = PlansFile.parse("p.yml", WITH);
+        List<CalendarQuota> daily = List.of(new CalendarQuota("daily", 50, CalendarQuota.Per.DAY, ZoneId.of("UTC")));
+        LimitsRecord r = record(plans, LimitOverrides.NONE.withPlanQuotas("pro", daily));
+        String json = r.toJson();
+        assertThat(json).startsWith("{\"format\":2,")
+                .contains("\"quotas\":{\"pro\":[{\"name\":\"monthly\",\"limit\":1000,\"per\":\"month\",\"zone\":\"Europe/Berlin\"}]}");
+        LimitsRecord back = LimitsRecord.parse(json);
+        assertThat(back.base()).isEqualTo(r.base());
+        assertThat(back.overrides().quotas()).containsEntry("pro", daily);
+        assertThat(EffectiveLimits.of(PlansFile.parse("p.yml", WITHOUT), back.base(), back.overrides())
+                .plan("pro").orElseThrow().quotas()).as("another instance's file, this record's quotas").isEqualTo(daily);
+    }
+
+    @Test
+    void aTenantsOwnQuotasMakeItFormatTwoAndComeBackWhole() throws Exception {
+        Plans plans = PlansFile.parse("p.yml", WITHOUT + """
+                tenants:
+                  overrides:
+                    bigcorp: { plan: pro, quotas: [ { name: monthly, limit: 500, per: month } ] }
+                """);
+        LimitsRecord r = record(plans, LimitOverrides.NONE.withTenant("acme", new io.quotagate.tenant.TenantContract(
+                "pro", List.of(), List.of())));
+        String json = r.toJson();
+        assertThat(json).startsWith("{\"format\":2,").contains("\"bigcorp\":{\"plan\":\"pro\",\"quotas\":[{")
+                .contains("\"acme\":{\"plan\":\"pro\",\"quotas\":[]}");
+        LimitsRecord back = LimitsRecord.parse(json);
+        assertThat(back.base()).isEqualTo(r.base());
+        assertThat(back.overrides()).isEqualTo(r.overrides());
+        Plans effective = EffectiveLimits.of(PlansFile.parse("p.yml", WITHOUT), back.base(), back.overrides());
+        assertThat(effective.tenants().overrideQuotas()).containsEntry("acme", List.of())
+                .containsKey("bigcorp");
+    }
+
+    @Test
+    void theFingerprintOfABaseWithoutQuotasIsUnchangedByTheNewField() {
+        Plans plans = PlansFile.parse("p.yml", WITHOUT);
+        LimitsBase base = LimitsBase.of(plans);
+        // what format 1 hashed: the limits alone, no quotas member at all
+        assertThat(LimitsRecord.fingerprint(base))
+                .isEqualTo(LimitsRecord.fingerprint(new LimitsBase(base.global(), base.guests(), base.plans(),
+                        base.tenants(), java.util.Map.of("pro", List.of()))));
+        assertThat(LimitsRecord.fingerprint(LimitsBase.of(PlansFile.parse("p.yml", WITH))))
+                .isNotEqualTo(LimitsRecord.fingerprint(base));
+    }
+
+    @Test
+    void aFormatOneRecordWithQuotasIsRefusedAndANewerFormatAsksForAnUpgrade() throws Exception {
+        String two = record(PlansFile.parse("p.yml", WITH), LimitOverrides.NONE).toJson();
+        assertThatThrownBy(() -> LimitsRecord.parse(two.replace("\"format\":2", "\"format\":1")))
+                .isInstanceOf(LimitsRecord.Unusable.class).hasMessage("base.quotas: unknown field");
+        assertThatThrownBy(() -> LimitsRecord.parse(two.replace("\"format\":2", "\"format\":4")))
+                .isInstanceOf(LimitsRecord.Unusable.class).hasMessageContaining("upgrade this instance");
+        assertThatThrownBy(() -> LimitsRecord.parse(two.replace("\"per\":\"month\"", "\"per\":\"year\"")))
+                .isInstanceOf(LimitsRecord.Unusable.class).hasMessage("base.quotas.pro[0].per: not day, week or month");
+    }
+
+    /** Per-user and route limits, a monthly quota beside them: every field format 3 adds, and format 2's. */
+    static final String SCOPED = """
+            plans:
+              team:
+                limits: [ { capacity: 100, refill: 100, period: 1h } ]
+                quotas: [ { name: monthly, limit: 1000, per: month } ]
+                per-user:
+                  limits: [ { name: seat, capacity: 3, refill: 3, period: 1h } ]
+            routes:
+              - name: export
+                paths: ["/export"]
+                limits:
+                  - { name: hourly, capacity: 2, refill: 2, period: 1h }
+                  - { name: addr, per: client-address, capacity: 50, refill: 50, period: 1h }
+                  - { name: daily, capacity: 5, refill: 5, period: 1d }
+              - name: login
+                paths: ["/login"]
+                limits: [ { per: user, capacity: 4, refill: 4, period: 1m } ]
+              - name: items
+                paths: ["/items/**"]
+            tenants:
+              users:
+                - { type: header, name: X-User-Id }
+              assignments: { acme: team }
+            """;
+
+    @Test
+    void perUserAndRouteLimitsMakeItFormatThreeAndComeBackWhole() throws Exception {
+        Plans plans = PlansFile.parse("scoped.yml", SCOPED);
+        LimitsRecord r = record(plans, LimitOverrides.NONE);
+        String json = r.toJson();
+        assertThat(json).startsWith("{\"format\":3,")
+                .contains("\"perUser\":{\"team\":[{\"name\":\"seat\",\"capacity\":3,\"refill\":3,\"period\":\"PT1H\"}]}")
+                .contains("\"login\":[{\"name\":\"b0\",\"capacity\":4,\"refill\":4,\"period\":\"PT1M\",\"per\":\"user\"}]")
+                .contains("\"name\":\"addr\",\"capacity\":50,\"refill\":50,\"period\":\"PT1H\",\"per\":\"client-address\"")
+                .doesNotContain("\"items\"");
+        LimitsRecord back = LimitsRecord.parse(json);
+        assertThat(back.base()).isEqualTo(r.base()).isEqualTo(LimitsBase.of(plans));
+        assertThat(back.base().perUser()).containsOnlyKeys("team");
+        // the bandwidths of one per are one bucket, as the file grouped them
+        assertThat(back.base().routes().get("export")).containsExactly(
+                new ScopedLimit(ScopedLimit.Scope.TENANT, List.of(new Bandwidth("hourly", 2, 2, Duration.ofHours(1)),
+                        new Bandwidth("daily", 5, 5, Duration.ofDays(1)))),
+                new ScopedLimit(ScopedLimit.Scope.CLIENT_ADDRESS, List.of(new Bandwidth("addr", 50, 50, Duration.ofHours(1)))));
+        assertThat(back.fingerprint()).isEqualTo(r.fingerprint());
+        assertThat(back.toJson()).isEqualTo(json);
+    }
+
+    @Test
+    void theFingerprintOfABaseWithoutPerUserOrRouteLimitsIsUnchangedByTheNewFields() {
+        Plans plans = PlansFile.parse("p.yml", WITH);
+        LimitsBase base = LimitsBase.of(plans);
+        assertThat(base.perUser()).isEmpty();
+        assertThat(base.routes()).isEmpty();
+        // what format 2 hashed: no perUser or routes member at all
+        assertThat(LimitsRecord.fingerprint(base)).isEqualTo(LimitsRecord.fingerprint(new LimitsBase(base.global(),
+                base.guests(), base.plans(), base.tenants(), base.quotas(), java.util.Map.of("pro", List.of()),
+                java.util.Map.of("export", List.of()))));
+        assertThat(record(plans, LimitOverrides.NONE).toJson()).startsWith("{\"format\":2,")
+                .doesNotContain("perUser").doesNotContain("routes");
+        // routes without limits of their own (and user resolvers) change neither the format nor the fingerprint
+        Plans withRoutes = PlansFile.parse("p.yml", WITHOUT + """
+                routes:
+                  - { name: items, paths: ["/items/**"], cost: 2 }
+                tenants:
+                  users:
+                    - { type: header, name: X-User-Id }
+                """);
+        assertThat(record(withRoutes, LimitOverrides.NONE).toJson()).startsWith("{\"format\":1,");
+        assertThat(LimitsRecord.fingerprint(LimitsBase.of(withRoutes)))
+                .isEqualTo(LimitsRecord.fingerprint(LimitsBase.of(PlansFile.parse("p.yml", WITHOUT))));
+        assertThat(LimitsRecord.fingerprint(LimitsBase.of(PlansFile.parse("p.yml", SCOPED))))
+                .isNotEqualTo(LimitsRecord.fingerprint(LimitsBase.of(PlansFile.parse("p.yml",
+                        SCOPED.replace("capacity: 4,", "capacity: 5,")))));
+    }
+
+    @Test
+    void formatThreeFieldsInAnOlderFormatAreRefusedAndANewerFormatAsksForAnUpgrade() throws Exception {
+        String three = record(PlansFile.parse("scoped.yml", SCOPED), LimitOverrides.NONE).toJson();
+        assertThatThrownBy(() -> LimitsRecord.parse(three.replace("\"format\":3", "\"format\":2")))
+                .isInstanceOf(LimitsRecord.Unusable.class).hasMessage("base.perUser: unknown field");
+        assertThatThrownBy(() -> LimitsRecord.parse(three.replace("\"format\":3", "\"format\":4")))
+                .isInstanceOf(LimitsRecord.Unusable.class)
+                .hasMessage("format 4 is newer than this version of quotagate reads (3): upgrade this instance");
+        // per-user and route limits are the file's only: no runtime change carries them
+        assertThatThrownBy(() -> LimitsRecord.parse(three.replace("\"overrides\":{", "\"overrides\":{\"routes\":{},")))
+                .isInstanceOf(LimitsRecord.Unusable.class).hasMessage("overrides.routes: unknown field");
+    }
+
+    /** Each way a format-3 field can be wrong, and the error naming it (the fingerprint is checked after). */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{2}")
+    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+            "\"per\":\"user\"|\"per\":\"everyone\"|base.routes.login[0].per: not tenant, user or client-address",
+            ",\"per\":\"user\"|''|base.routes.login[0].per: missing or not text",
+            "\"per\":\"user\"|\"per\":\"user\",\"burst\":1|base.routes.login[0].burst: unknown field",
+            "\"login\":[{\"name\":\"b0\",\"capacity\":4,\"refill\":4,\"period\":\"PT1M\",\"per\":\"user\"}]|\"login\":[]|base.routes.login: missing or not a list of at least one limit",
+            "\"login\":[|\"login\":[\"x\",|base.routes.login[0]: not an object",
+            "\"name\":\"daily\"|\"name\":\"hourly\"|base.routes.export[1].name: duplicate name 'hourly'",
+            "\"capacity\":4,|\"capacity\":-4,|base.routes.login[0]: capacity must be > 0, was -4",
+            "\"period\":\"PT1M\",\"per\"|\"period\":\"1m\",\"per\"|base.routes.login[0].period: not an ISO-8601 duration",
+            "\"routes\":{\"export\":|\"routes\":{\"export\":7,\"unused\":|base.routes.export: missing or not a list of at least one limit",
+            "\"perUser\":{\"team\"|\"perUser\":{\"gold\"|base.perUser.gold: not a plan of base.plans",
+            "\"name\":\"seat\",\"capacity\":3|\"name\":\"seat\",\"capacity\":\"3\"|base.perUser.team[0].capacity: missing or not a whole number",
+    })
+    void aWrongFormatThreeFieldIsRefusedNamingIt(String from, String to, String error) {
+        String three = record(PlansFile.parse("scoped.yml", SCOPED), LimitOverrides.NONE).toJson();
+        assertThat(three).contains(from);
+        assertThatThrownBy(() -> LimitsRecord.parse(three.replaceFirst(java.util.regex.Pattern.quote(from),
+                java.util.regex.Matcher.quoteReplacement(to))))
+                .isInstanceOf(LimitsRecord.Unusable.class).hasMessage(error);
+    }
+
+    /**
+     * A stored record is hostile input: an unknown field at the top (it was an IllegalArgumentException that
+     * escaped, answered as the client's 400), or anything else malformed, is refused as unusable, never
+     * thrown as another exception; a field that merely says "newer" is no newer format.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{1}")
+    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+            "{\"format\":1,|{\"format\":1,\"pad\":\"xxxx\",|pad: unknown field",
+            "{\"format\":1,|{\"format\":1,\"newer\":1,|newer: unknown field",
+            "{\"format\":1,|{\"format\":1,\"base\":7,|not JSON: Duplicate field 'base'",
+            "\"overrides\":{|\"overrides\":null,\"x\":{|x: unknown field",
+            "\"lastChange\":{|\"lastChange\":[],\"y\":{|y: unknown field",
+            "\"base\":{|\"base\":[],\"z\":{|z: unknown field",
+    })
+    void anUnknownOrMalformedTopLevelFieldIsRefusedAsUnusable(String from, String to, String error) {
+        String one = record(PlansFile.parse("p.yml", WITHOUT), LimitOverrides.NONE).toJson();
+        assertThat(one).contains(from);
+        assertThatThrownBy(() -> LimitsRecord.parse(one.replaceFirst(java.util.regex.Pattern.quote(from),
+                java.util.regex.Matcher.quoteReplacement(to))))
+                .isInstanceOfSatisfying(LimitsRecord.Unusable.class, u -> assertThat(u.newerFormat()).isFalse())
+                .hasMessageStartingWith(error);
+    }
+
+    @Test
+    void onlyAFormatNumberAboveThisCodesIsANewerFormat() {
+        String one = record(PlansFile.parse("p.yml", WITHOUT), LimitOverrides.NONE).toJson();
+        assertThatThrownBy(() -> LimitsRecord.parse(one.replace("\"format\":1", "\"format\":4")))
+                .isInstanceOfSatisfying(LimitsRecord.Unusable.class, u -> assertThat(u.newerFormat()).isTrue());
+        for (String old : List.of("0", "-1", "1.5", "\"1\"")) {
+            assertThatThrownBy(() -> LimitsRecord.parse(one.replace("\"format\":1", "\"format\":" + old))).as(old)
+                    .isInstanceOfSatisfying(LimitsRecord.Unusable.class, u -> assertThat(u.newerFormat()).isFalse());
+        }
+    }
+}
