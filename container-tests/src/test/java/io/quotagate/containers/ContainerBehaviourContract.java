@@ -196,6 +196,42 @@ public abstract class ContainerBehaviourContract {
         assertThat(delayed).isGreaterThanOrEqualTo(5);
     }
 
+    /**
+     * Issue 42's contract: a tenant sending at twice its plan's rate ({@code paced}: 20 a second, here one
+     * request every 25 ms) with {@code max-delay: 2s} gets no 429; each request short of units is delayed by at
+     * most max-delay and then answered. Thirty requests need 1.45 s of refill, so even if they all arrived at
+     * once none would have to wait past max-delay.
+     */
+    @Test
+    void aTenantAtTwiceItsRateIsDelayedNeverRefused() throws Exception {
+        List<CompletableFuture<HttpResponse<String>>> sent = new java.util.ArrayList<>();
+        long start = System.nanoTime();
+        for (int i = 0; i < 30; i++) {
+            long early = start + i * 25_000_000L - System.nanoTime(); // on a schedule of 40 a second, not drifting
+            if (early > 0) TimeUnit.NANOSECONDS.sleep(early);
+            sent.add(CLIENT.sendAsync(request("/paced/steady-" + i, "paced-steady"), HttpResponse.BodyHandlers.ofString()));
+        }
+        long spanMillis = (System.nanoTime() - start) / 1_000_000;
+        int delayed = 0;
+        long longest = 0;
+        for (CompletableFuture<HttpResponse<String>> r : sent) {
+            HttpResponse<String> response = r.get(30, TimeUnit.SECONDS);
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+            java.util.Optional<String> delay = response.headers().firstValue("Quota-Delay");
+            if (delay.isPresent()) {
+                delayed++;
+                longest = Math.max(longest, Long.parseLong(delay.get()));
+            }
+        }
+        assertThat(longest).as("the longest planned delay, ms (max-delay 2000)").isBetween(0L, 2000L);
+        // the 30 were sent within spanMillis and arrived within about as long (250 ms allowed for the last to
+        // trail): the refill of that time (one unit every 50 ms, one at the start) admits at most that many
+        // undelayed; the rest were delayed, not refused
+        long undelayedAtMost = 1 + (spanMillis + 250) / 50;
+        assertThat((long) delayed).as("delayed of 30 sent in %d ms", spanMillis)
+                .isGreaterThanOrEqualTo(30 - undelayedAtMost);
+    }
+
     /** Starts {@code GET /reports/1?hold=key} and returns once the servlet runs it (its slot is taken). */
     private CompletableFuture<HttpResponse<String>> holdReport(String tenant, String key) throws Exception {
         CompletableFuture<HttpResponse<String>> response = CLIENT.sendAsync(
