@@ -36,7 +36,8 @@ import java.util.Optional;
  * Actuator: a write changes every tenant's limits.
  *
  * <ul>
- * <li>{@code GET /actuator/quotagate}: plans, global quota (limits, capacity, available), concurrency groups,
+ * <li>{@code GET /actuator/quotagate}: plans, global quota (limits, capacity, available), concurrency groups
+ *     (in flight, queued, and an adaptive group's {@code limit} in force),
  *     and {@code limits}: where the limits in force come from (shared record's version, source, whether this
  *     instance's plans file agrees, records refused) and the runtime {@code overrides} (global, plans,
  *     tenants).</li>
@@ -100,7 +101,12 @@ public class QuotagateEndpoint {
         ConcurrencyView concurrency = control.concurrency();
         Map<String, Object> groups = new LinkedHashMap<>();
         for (String group : concurrency.groups()) {
-            groups.put(group, Map.of("inflight", concurrency.inflight(group), "queued", concurrency.queued(group)));
+            Map<String, Object> g = new LinkedHashMap<>();
+            g.put("inflight", concurrency.inflight(group));
+            g.put("queued", concurrency.queued(group));
+            // an adaptive group's limit in force on this instance, as quotagate.concurrency.limit shows it
+            concurrency.adaptiveLimit(group).ifPresent(limit -> g.put("limit", limit));
+            groups.put(group, g);
         }
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("plans", plans);
