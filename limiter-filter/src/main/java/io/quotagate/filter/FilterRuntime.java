@@ -5,6 +5,7 @@ import io.quotagate.filter.internal.admission.FailureLog;
 import io.quotagate.filter.internal.admission.Gate;
 import io.quotagate.filter.internal.admission.Outcome;
 import io.quotagate.filter.internal.admission.Policy;
+import io.quotagate.filter.internal.admission.RequestFacts;
 import io.quotagate.filter.internal.limits.SharedLimits;
 import io.quotagate.filter.internal.metrics.RequestStatistics;
 import io.quotagate.filter.internal.signals.QuotaSignals;
@@ -68,8 +69,8 @@ final class FilterRuntime implements QuotaControl {
      * What the requests read, swapped as one: the policy, and the servlet-side pieces built from the
      * same plans (the resolver chain, the trusted proxies).
      */
-    record Engine(Policy policy, TenantResolver resolver, Function<HttpServletRequest, String> clientAddress,
-                  Outcome.Refused missingTenant, Function<HttpServletRequest, String> user) {
+    record Engine(Policy policy, TenantResolver resolver, RequestFacts<HttpServletRequest> facts,
+                  Outcome.Refused missingTenant) {
     }
 
     /**
@@ -232,9 +233,9 @@ final class FilterRuntime implements QuotaControl {
         TenantResolver resolver = setup.resolver() != null ? setup.resolver() : TenantResolvers.fromSettings(s);
         TenantResolver users = TenantResolvers.usersFromSettings(s, System::getenv);
         Policy policy = gate.policy(plans, directory, previous == null ? null : previous.policy());
-        return new Engine(policy, resolver, ClientAddress.behind(s.trustedProxies())::of,
-                new Outcome.Refused(401, "missing_tenant", missingTenantDetail(s, setup.resolver() != null), null, 0),
-                users == null ? null : userOf(users));
+        return new Engine(policy, resolver, new ServletRequestFacts(ClientAddress.behind(s.trustedProxies()),
+                users == null ? null : userOf(users), setup.estimators().keySet()),
+                new Outcome.Refused(401, "missing_tenant", missingTenantDetail(s, setup.resolver() != null), null, 0));
     }
 
     /**

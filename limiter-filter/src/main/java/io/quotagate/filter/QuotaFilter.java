@@ -215,9 +215,7 @@ public final class QuotaFilter implements Filter {
             return RESOLVER_FAILED;
         }
         // an estimated route's refusal reads the body to state the wait for its own cost (see priced)
-        boolean estimated = rt.setup.estimators().containsKey(route.name());
-        Outcome outcome = rt.gate.decide(engine.policy(), route, tenant, request, engine.clientAddress(), estimated,
-                engine.user());
+        Outcome outcome = rt.gate.decide(engine.policy(), route, tenant, request, engine.facts());
         // the 401 says how to send a tenant under the resolvers in force, and how to need none
         return outcome instanceof Outcome.Refused r && r.status() == 401 && "missing_tenant".equals(r.reason())
                 ? engine.missingTenant() : outcome;

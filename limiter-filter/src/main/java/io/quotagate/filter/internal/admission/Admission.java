@@ -326,14 +326,13 @@ final class Admission {
      * its plan's bucket of the user ({@code per-user}, assigned tenants only) and its route's own. The
      * user id and the client address are read only if a bucket is keyed by them.
      *
-     * @param user    finds the user id in {@code request}, null for none (requests without a user share one bucket)
-     * @param address finds the client's address in {@code request}, read only for a limit per client address
+     * @param facts reads the user id (null for none: requests without a user share one bucket) and, only for
+     *              a limit per client address, the client's address
      * @return null if the request has no such bucket; {@link ScopedCharge#INVALID_USER} if its user id is
      *         not valid (checked as tenant ids are)
      */
     <R> ScopedCharge scoped(Policy policy, Caller caller, String routeName, R request,
-                            java.util.function.Function<? super R, String> user,
-                            java.util.function.Function<? super R, String> address) {
+                            RequestFacts<? super R> facts) {
         Limits l = policy.limits;
         RouteLimits rl = l.routes.isEmpty() ? null : l.routes.get(routeName);
         PlanLimits pl = limitsOf(l, caller.kind(), caller.key(), caller.plan());
@@ -342,7 +341,7 @@ final class Admission {
         ScopedCharge charge = new ScopedCharge();
         String userKey = null;
         if (perUser != null || (rl != null && rl.user != null)) {
-            String id = user == null ? null : user.apply(request);
+            String id = facts.user(request);
             if (id != null && !io.quotagate.plans.TenantId.isValid(id)) return ScopedCharge.INVALID_USER;
             userKey = caller.key() + '/' + (id == null ? "" : id);
         }
@@ -364,7 +363,7 @@ final class Admission {
                         routeName + " per user", routeName + ".user", userPartition);
             }
             if (rl.address != null) {
-                String key = caller.anonymous() ? caller.key() : Gate.anonymousKey(address.apply(request));
+                String key = caller.anonymous() ? caller.key() : Gate.anonymousKey(facts.clientAddress(request));
                 charge.add(store.bucket(BucketKind.ROUTE_GUEST, routeName + '/' + key, rl.address), rl.address,
                         Reason.ROUTE_ADDRESS_RATE, routeName + " per client-address", routeName + ".client-address",
                         null);

@@ -18,7 +18,6 @@ import java.time.Clock;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.function.Function;
 
 /**
  * The servlet-free decision: given a request's route and who sent it, under one {@link Policy},
@@ -38,8 +37,6 @@ public final class Gate {
             "The user id must be 1-" + TenantId.MAX_LENGTH + " characters of A-Z a-z 0-9 . _ : -", null, 0);
     static final Outcome.Refused MISSING_TENANT = new Outcome.Refused(401, "missing_tenant",
             "No tenant could be identified for this request.", null, 0);
-
-    private static final Function<String, String> GIVEN = Function.identity();
 
     private final Admission admission;
     private final ConcurrencyLimits concurrency;
@@ -89,89 +86,79 @@ public final class Gate {
     }
 
     /**
-     * Decides one request.
+     * Decides one request whose client's address is given, with no user and a route cost that is not
+     * estimated (tests and benchmarks; the filter reads its requests through {@link RequestFacts}).
      *
-     * @param policy        the policy the request read
-     * @param route         its route, limited
-     * @param tenant        the tenant id the resolvers found (not yet validated), or null for none
-     * @param clientAddress the client's address, keying an anonymous client; read only if
-     *                      {@code tenant} is null
-     * @return a {@link Ticket} to close (try-with-resources) or hand over to run, or the refusal
-     * @throws RuntimeException a store failure other than the fail-closed {@link StoreUnavailableException}
-     *                          (nothing is held then)
+     * @param clientAddress the client's address, keying an anonymous client
+     * @see #decide(Policy, Route, String, Object, RequestFacts)
      */
     public Outcome decide(Policy policy, Route route, String tenant, String clientAddress) {
-        return decide(policy, route, tenant, clientAddress, GIVEN, false, null);
+        return decide(policy, route, tenant, clientAddress, RequestFacts.address(false));
     }
 
     /**
-     * As {@link #decide(Policy, Route, String, String)}, finding the client's address only if it is
-     * needed: for an anonymous client (its key), and for a guest on a group the guests' cap limits
-     * (no client address holds more than its fair share of it, see {@link ConcurrencyLimits}).
+     * Decides one request, reading what {@code facts} can tell of it only if it is needed: the client's
+     * address for an anonymous client (its key) and for a guest on a group the guests' cap limits (no client
+     * address holds more than its fair share of it, see {@link ConcurrencyLimits}); the user where a limit
+     * is kept per user.
      *
-     * <p>With {@code estimated} (the route's cost comes from its body), a request its buckets refuse
-     * at the route's minimum cost while it holds the route's concurrency slot gets a {@link Ticket}
-     * all the same, one that holds the slot and nothing else ({@link Ticket#unpaid()}): the caller
-     * reads the body within its limits, estimates the cost and {@link Ticket#reprice reprices} it, so
-     * the refusal states the wait for the request's own cost. A refused request of an estimated route
-     * without a concurrency group is not read (nothing would bound how many of its bodies are read at
-     * once): it is refused with the wait for the largest cost its buckets can admit, an upper bound.
-     *
-     * <p>{@code user} names the user inside the tenant, read only where a limit is kept per user. The buckets beside the
-     * tenant's take the cost in the same store operation (on Redis, the same round trip): the user's under
-     * the plan's {@code per-user} limits ({@code <tenant>/<user>}; requests without a user share
-     * {@code <tenant>/}) and the route's own ({@code routes[].limits}, per tenant, user or client address).
-     * All of them take it or none does (a tenant is never charged for a refused request), and the refusal
-     * is the longest wait among all the request's buckets ({@link Reason#USER_RATE},
+     * <p>The buckets beside the tenant's take the cost in the same store operation (on Redis, the same round
+     * trip): the user's under the plan's {@code per-user} limits ({@code <tenant>/<user>}; requests without a
+     * user share {@code <tenant>/}) and the route's own ({@code routes[].limits}, per tenant, user or client
+     * address). All of them take it or none does (a tenant is never charged for a refused request), and the
+     * refusal is the longest wait among all the request's buckets ({@link Reason#USER_RATE},
      * {@link Reason#ROUTE_RATE}...), naming the limit. An invalid user id is refused with 400, uncharged.
      *
-     * @param request       handed to {@code clientAddress} and {@code user}, only if they are needed
-     * @param clientAddress the client's address (the key of an anonymous client) from the request
-     * @param estimated     true if the route's cost is estimated from the request's body
-     * @param user finds the user's id (not yet validated) in the request, or null if no user resolver
-     *             is configured; it throws {@link TenantRejectedException} for a request that names its
-     *             user ambiguously (a repeated or folded header), refused with 400 {@code invalid_user} and
-     *             the exception's detail, uncharged
+     * <p>On a route whose cost is {@linkplain RequestFacts#estimated estimated} from its body, a request its
+     * buckets refuse at the route's minimum cost while it holds the route's concurrency slot gets a
+     * {@link Ticket} all the same, one that holds the slot and nothing else ({@link Ticket#unpaid()}): the
+     * caller reads the body within its limits, estimates the cost and {@link Ticket#reprice reprices} it, so
+     * the refusal states the wait for the request's own cost. A refused request of an estimated route without
+     * a concurrency group is not read (nothing would bound how many of its bodies are read at once): it is
+     * refused with the wait for the largest cost its buckets can admit, an upper bound.
+     *
+     * @param policy the policy the request read
+     * @param route  its route, limited
+     * @param tenant the tenant id the resolvers found (not yet validated), or null for none
+     * @return a {@link Ticket} to close (try-with-resources) or hand over to run, an {@link Outcome.Delayed}
+     *         (a throttled request's ticket and its wait), or the refusal
+     * @throws RuntimeException a store failure other than the fail-closed {@link StoreUnavailableException}
+     *                          (nothing is held then)
      */
-    public <R> Outcome decide(Policy policy, Route route, String tenant, R request,
-                              Function<? super R, String> clientAddress, boolean estimated,
-                              Function<? super R, String> user) {
+    public <R> Outcome decide(Policy policy, Route route, String tenant, R request, RequestFacts<? super R> facts) {
         // who is charged, as plain values: the common request never needs them as one Caller (a refusal,
         // a reprice and the buckets beside the tenant's make one)
         String key;
-        BucketKind kind;
-        String plan;
+        TenantPlans.Placement placement;
         if (tenant != null) {
             if (!TenantId.isValid(tenant)) return INVALID_TENANT;
-            Optional<TenantPlans.Placement> placed;
             try {
-                placed = policy.placement().place(tenant); // may ask the application's directory (a database...)
+                // may ask the application's directory (a database...)
+                placement = policy.placement().place(tenant).orElse(null);
             } catch (RuntimeException directoryFailure) {
                 directoryFailures.failed(" for tenant " + tenant, directoryFailure);
                 return new Outcome.Refused(500, "internal_error",
                         "The plan of tenant " + tenant + " could not be determined.", unplaced(tenant), 0);
             }
-            if (placed.isEmpty()) {
+            if (placement == null) {
                 return new Outcome.Refused(403, "unknown_tenant", "Tenant " + tenant + " is not known.",
                         unplaced(tenant), 0);
             }
             key = tenant;
-            kind = placed.get().kind();
-            plan = placed.get().plan();
         } else if (policy.plans().tenants().unresolved() == TenantSettings.Unresolved.ANONYMOUS) {
-            key = anonymousKey(clientAddress.apply(request));
-            kind = BucketKind.GUEST;
-            plan = policy.placement().anonymous().plan();
+            key = anonymousKey(facts.clientAddress(request));
+            placement = policy.placement().anonymous();
         } else {
             return MISSING_TENANT;
         }
-
+        BucketKind kind = placement.kind();
+        String plan = placement.plan();
         // concurrency before tokens: a request never holds tokens while it waits for a slot
         Permit permit = null;
         if (route.group().isPresent()) {
             String group = route.group().get();
             String address = kind == BucketKind.GUEST && policy.caps.guestCap(group) != null
-                    ? (tenant == null ? key.substring(1) : clientAddress.apply(request)) : null;
+                    ? (tenant == null ? key.substring(1) : facts.clientAddress(request)) : null;
             Acquisition acquired = concurrency.acquire(policy, kind, key, plan, group, address);
             if (acquired instanceof Acquisition.Refused refused) {
                 return Outcome.Refused.tooMany(new Rejection(Reason.CONCURRENCY, refused.nanosToWait()),
@@ -179,6 +166,18 @@ public final class Gate {
             }
             permit = ((Acquisition.Granted) acquired).permit();
         }
+        return take(policy, route, tenant, key, placement, permit, request, facts);
+    }
+
+    /**
+     * The second half of {@link #decide}: the route's cost from every bucket of the request (holding
+     * {@code permit}, if its route is capped), in one store operation, into a ticket, a delay or a refusal.
+     */
+    private <R> Outcome take(Policy policy, Route route, String tenant, String key, TenantPlans.Placement placement,
+                             Permit permit, R request, RequestFacts<? super R> facts) {
+        BucketKind kind = placement.kind();
+        String plan = placement.plan();
+        boolean estimated = facts.estimated(route);
         // the plan's bucket of the user and the route's own ride in the same store operation as the tenant's:
         // a policy without them (no route limits, no per-user limits) does not even look
         Caller caller = policy.scopedBuckets ? new Caller(tenant, key, kind, plan) : null;
@@ -188,8 +187,7 @@ public final class Gate {
         Throttle throttle;
         try {
             try {
-                scoped = caller == null ? null
-                        : admission.scoped(policy, caller, route.name(), request, user, clientAddress);
+                scoped = caller == null ? null : admission.scoped(policy, caller, route.name(), request, facts);
             } catch (TenantRejectedException unreadable) {
                 // the user is named twice, or as a list: which one a gateway meant is not guessed, and the
                 // request does not fall into the bucket of requests without a user either
@@ -214,21 +212,8 @@ public final class Gate {
             throw failure;
         }
         if (rejected != null) {
-            caller = placed(caller, tenant, key, kind, plan);
-            if (estimated) {
-                // the slot bounds the bodies read for refusals, as the minimum bounds the others
-                if (permit != null) {
-                    // the scoped buckets are taken at the request's own cost once it is repriced
-                    return scoped == null ? new Ticket(policy, caller, route, permit)
-                            : new Ticket.Scoped(policy, caller, route, permit, scoped);
-                }
-                rejected = admission.longerOf(policy, caller, rejected, admission.maxCost(policy, kind, key, plan),
-                        scoped);
-            }
-            // the refusal already waits for the longest of all the request's buckets (one store operation)
-            if (permit != null) permit.cancel(); // the request does not run: free its slot at once
-            // Retry-After and the published fields from the refusing operation's own probe: nothing read again
-            return admission.tooMany(policy, rejected, caller, ticket.remaining(), scoped);
+            return refused(policy, route, placed(caller, tenant, key, kind, plan), permit, scoped, ticket, rejected,
+                    estimated);
         }
         if (estimated && scoped != null) {
             // an estimated route's minimum is charged to its tenant first, then to its buckets beside it
@@ -258,6 +243,26 @@ public final class Gate {
     private static Caller placed(Caller caller, String tenant, String key, BucketKind kind, String plan) {
         return caller != null ? caller : new Caller(tenant, key, kind, plan);
     }
+
+    /** A request its buckets refused: the refusal from the refusing operation's own probe, its slot freed. */
+    private Outcome refused(Policy policy, Route route, Caller caller, Permit permit, ScopedCharge scoped,
+                            Ticket ticket, Rejection rejected, boolean estimated) {
+        if (estimated) {
+            // the slot bounds the bodies read for refusals, as the minimum bounds the others
+            if (permit != null) {
+                // the scoped buckets are taken at the request's own cost once it is repriced
+                return scoped == null ? new Ticket(policy, caller, route, permit)
+                        : new Ticket.Scoped(policy, caller, route, permit, scoped);
+            }
+            rejected = admission.longerOf(policy, caller, rejected,
+                    admission.maxCost(policy, caller.kind(), caller.key(), caller.plan()), scoped);
+        }
+        // the refusal already waits for the longest of all the request's buckets (one store operation)
+        if (permit != null) permit.cancel(); // the request does not run: free its slot at once
+        // Retry-After and the published fields from the refusing operation's own probe: nothing read again
+        return admission.tooMany(policy, rejected, caller, ticket.remaining(), scoped);
+    }
+
 
     /**
      * The state of each bandwidth of a tenant's bucket as its next request would find it, in plan

@@ -40,7 +40,7 @@ class EstimatedRefusalTest {
     private final Policy policy = gate.policy(plans, TenantDirectory.of(plans.tenants().assignments()), null);
 
     private Object decide(Route route, boolean estimated) {
-        return gate.decide(policy, route, "acme", null, request -> "192.0.2.1", estimated, null);
+        return gate.decide(policy, route, "acme", "192.0.2.1", RequestFacts.address(estimated));
     }
 
     @Test
