@@ -4,7 +4,6 @@ import io.quotagate.filter.internal.admission.Caller;
 import io.quotagate.filter.internal.admission.Gate;
 import io.quotagate.filter.internal.admission.Outcome;
 import io.quotagate.filter.internal.admission.Ticket;
-import io.quotagate.filter.internal.metrics.RequestStatistics;
 import io.quotagate.filter.internal.route.RequestPath;
 import io.quotagate.filter.internal.route.Route;
 import io.quotagate.filter.metrics.StatisticsView;
@@ -46,7 +45,7 @@ import java.util.Objects;
  * A servlet filter that limits each tenant of a multi-tenant API to its plan.
  *
  * <p>For every request it finds the route (cost in units, or not limited) and the tenant (through the
- * {@link TenantResolver} chain), then asks the servlet-free {@link Gate} to place the tenant on its
+ * {@link TenantResolver} chain), then asks the servlet-free gate to place the tenant on its
  * plan and take the cost from its buckets and the global quota, under the one policy in force. A
  * refused request never reaches the application: it gets {@code 429 Too Many Requests} with
  * {@code Retry-After} (whole seconds, rounded up, until the request would be admitted) and an
@@ -56,14 +55,15 @@ import java.util.Objects;
  * gets 403.
  *
  * <p>A route with a concurrency {@code group} first takes a slot of that group
- * ({@link ConcurrencyLimits}; 429 {@code reason: concurrency} when the tenant's or the group's cap is
+ * ({@code control().concurrency()} shows them; 429 {@code reason: concurrency} when the tenant's or the group's cap is
  * reached), then the tokens; the slot is given back at once if the buckets refuse, otherwise when the
  * request really ends, async requests included ({@code AdmittedRequest}). Install the filter with
  * async support so async servlets behind it work. Only {@code REQUEST} dispatches are limited: a
  * forward, include, error or async re-dispatch of an admitted request passes through.
  *
  * <p>Routes are matched on the upper-cased method ({@code GET} rules cover {@code HEAD}) and the
- * normalised path ({@link RequestPath}), so no variant served by the same servlet leaves its route.
+ * normalised path (empty and {@code .} segments dropped, path parameters cut, a {@code ..} segment
+ * refused), so no variant served by the same servlet leaves its route.
  * The body of a route with a {@link CostEstimator} is read only while the request holds its slot and,
  * on a route without a concurrency group, its route's minimum cost, within
  * {@link Builder#bodyReadTimeout}: a request its buckets refuse is read only to state the wait for
@@ -310,7 +310,7 @@ public final class QuotaFilter implements Filter {
     static boolean admitted(FilterRuntime rt, Ticket ticket, HttpServletResponse response) throws IOException {
         String route = ticket.route().name();
         try {
-            String tenant = ticket.anonymous() ? RequestStatistics.ANONYMOUS : ticket.tenant();
+            String tenant = ticket.anonymous() ? StatisticsView.ANONYMOUS : ticket.tenant();
             Outcome.Refused escaped = ticket.shadowRejection();
             if (escaped != null) rt.setup.shadowLog().wouldReject(tenant, ticket.plan(), route, escaped);
             rt.statistics.record(tenant, ticket.known(), ticket.plan(), route, StatisticsView.Result.ALLOWED, null);
@@ -398,7 +398,7 @@ public final class QuotaFilter implements Filter {
 
     /** The tenant as counted in metrics and logs: anonymous clients under one marker. */
     private static String tenantTag(Caller caller) {
-        return caller.anonymous() ? RequestStatistics.ANONYMOUS : caller.tenant();
+        return caller.anonymous() ? StatisticsView.ANONYMOUS : caller.tenant();
     }
 
     /**
@@ -585,7 +585,8 @@ public final class QuotaFilter implements Filter {
         /**
          * How many tenants have their own {@code tenant} tag in metrics at once: assigned and
          * directory-known tenants first, then the heaviest by recent traffic (see
-         * {@link RequestStatistics}); all others are counted as {@code other}. Default {@value #DEFAULT_TOP_TENANTS}.
+         * {@link StatisticsView#topTenants()}); all others are counted as {@code other}. Default
+         * {@value #DEFAULT_TOP_TENANTS}.
          */
         public Builder topTenants(int topTenants) {
             if (topTenants < 0) throw new IllegalArgumentException("topTenants must be >= 0, was " + topTenants);

@@ -10,8 +10,8 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * What a quota filter exposes for monitoring; {@code QuotaFilter} implements it, so
- * {@code new QuotaMeterBinder(filter)} binds everything.
+ * What a quota filter exposes for monitoring; {@code QuotaControl} extends it, so
+ * {@code new QuotaMeterBinder(filter.control())} binds everything.
  */
 public interface QuotaSource {
     /** Request counters by tenant (bounded), plan, route, outcome and reason; queue waits. Read-only. */

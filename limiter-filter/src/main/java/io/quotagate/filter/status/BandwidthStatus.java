@@ -1,7 +1,5 @@
 package io.quotagate.filter.status;
 
-import io.quotagate.filter.internal.admission.Policy;
-
 /**
  * The state of one bandwidth of a tenant's bucket (or of a bucket beside it: per user, a route's own), as
  * published in {@code RateLimit-Policy} and {@code RateLimit} fields.

@@ -205,7 +205,8 @@ public interface BucketStore {
     /**
      * Restores the calendar-quota counters of a {@link #local} store from {@code file} (if it exists) and
      * writes them back to it every {@code interval}; running the returned stop ends the periodic writes and
-     * writes the last counts.
+     * writes the last counts. The filter's own ({@code QuotaFilter.Builder.quotaSnapshot}): a store
+     * implementation neither needs nor overrides it.
      *
      * @param wall the wall clock of the quotas (what has expired)
      * @throws IllegalArgumentException naming the setting, the file and the reason if the store is not

@@ -1,5 +1,6 @@
 package io.quotagate.loadtest.bench;
 
+import io.quotagate.filter.QuotaFilter;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
@@ -54,7 +55,7 @@ public final class FilterShareCommand implements Callable<Integer> {
     private static final String CHAIN_END = "ServletHandler$ChainEnd.doFilter";
     /** QuotaFilter's own classes: their frames behind the chain's end are still its work. */
     private static final String QUOTAGATE_FRAMES = "io/quotagate/filter/";
-    private static final String QUOTA_FILTER = "io/quotagate/filter/servlet/QuotaFilter.";
+    private static final String QUOTA_FILTER = QuotaFilter.class.getName().replace('.', '/') + ".";
     /** The comparisons of issue 14's goal: QuotaFilter's mode, then its peer's. */
     static final List<String[]> PAIRS = List.of(
             new String[]{Mode.QUOTAGATE_1_TENANT.label(), Mode.JETTY_DOSFILTER.label()},

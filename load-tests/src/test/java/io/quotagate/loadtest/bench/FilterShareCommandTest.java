@@ -22,13 +22,13 @@ class FilterShareCommandTest {
     private static final String PROFILE = String.join("\n",
             // quotagate: 30 own (decision), 5 own behind the chain end (its wrapper), 100 application
             "[bench-server-quotagate-1-tenant-pool-12 tid=101];" + RUN + HOLDER
-                    + "io/quotagate/filter/servlet/QuotaFilter.doFilter;io/quotagate/filter/admission/Gate.decide 30",
+                    + "io/quotagate/filter/QuotaFilter.doFilter;io/quotagate/filter/internal/admission/Gate.decide 30",
             "[bench-server-quotagate-1-tenant-pool-13 tid=102];" + RUN + HOLDER
-                    + "io/quotagate/filter/servlet/QuotaFilter.doFilter;io/quotagate/filter/servlet/QuotaFilter.run;"
+                    + "io/quotagate/filter/QuotaFilter.doFilter;io/quotagate/filter/QuotaFilter.run;"
                     + END + "org/eclipse/jetty/ee10/servlet/ServletContextRequest.getServletContextRequest;"
-                    + "io/quotagate/filter/servlet/AdmittedRequest.getAttribute 5",
+                    + "io/quotagate/filter/AdmittedRequest.getAttribute 5",
             "[bench-server-quotagate-1-tenant-pool-12 tid=101];" + RUN + HOLDER
-                    + "io/quotagate/filter/servlet/QuotaFilter.doFilter;io/quotagate/filter/servlet/QuotaFilter.run;"
+                    + "io/quotagate/filter/QuotaFilter.doFilter;io/quotagate/filter/QuotaFilter.run;"
                     + END + SERVLET + " 100",
             "[bench-server-quotagate-1-tenant-pool-12 tid=101];" + "org/eclipse/jetty/io/ManagedSelector.select 65",
             // DoSFilter: 20 own, 200 application; a sample that names our wrapper is not QuotaFilter's
@@ -38,7 +38,7 @@ class FilterShareCommandTest {
                     + "org/eclipse/jetty/ee10/servlets/DoSFilter.doFilter;" + END + SERVLET + " 197",
             "[bench-server-jetty-dosfilter-pool-7 tid=201];" + RUN + HOLDER
                     + "org/eclipse/jetty/ee10/servlets/DoSFilter.doFilter;" + END
-                    + "io/quotagate/filter/servlet/AdmittedRequest.getAttribute 3",
+                    + "io/quotagate/filter/AdmittedRequest.getAttribute 3",
             // bare: no filter; client threads and other lines are not the servers'
             "[bench-server-bare-pool-3 tid=301];" + RUN + END + SERVLET + " 150",
             "[bench-client-0 tid=401];java/net/Socket.read 999",

@@ -1,5 +1,5 @@
 /**
- * Not API: the quota-event engine: checks, the dispatcher, the webhook. Public only so that the filter's
+ * Not API: the quota-event engine: checks, the dispatcher. Public only so that the filter's
  * own packages and the engine benchmarks of load-tests reach it; any release may change or remove it.
  * Applications use {@code io.quotagate.filter} and its {@code status}, {@code metrics} and {@code signals}
  * packages; a store implements {@code io.quotagate.filter.store}.
