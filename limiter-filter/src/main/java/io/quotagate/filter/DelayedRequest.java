@@ -84,7 +84,7 @@ final class DelayedRequest implements AsyncListener, Runnable {
         rt.statistics.delayEnded(ticket.route().name(), delayNanos, true);
         try {
             response.setHeader(DELAY_HEADER, Long.toString(Math.max(1, -Math.floorDiv(-delayNanos, 1_000_000L))));
-            if (!QuotaFilter.admitted(rt, ticket, response)) {
+            if (!Answers.admitted(rt, ticket, response)) {
                 async.complete(); // answered 500, its ticket closed
                 return;
             }
