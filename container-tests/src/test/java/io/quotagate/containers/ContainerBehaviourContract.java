@@ -232,6 +232,67 @@ public abstract class ContainerBehaviourContract {
                 .isGreaterThanOrEqualTo(30 - undelayedAtMost);
     }
 
+    /**
+     * Issue 42's drop, where the protocol reports it: over HTTP/2 (h2c) a client that gives up on a delayed
+     * request resets its stream, and the container must report it so the reservation comes back. Plan
+     * {@code dropping}: one unit every 50 s, {@code max-delay: 60s}, one delayed request at a time. The second
+     * request is delayed 50 s; its client cancels. Were its reservation kept, a third sent within 40 s of it would
+     * owe more than 60 s, past max-delay, and be refused at once; given back, the third is delayed too.
+     */
+    @Test
+    void aDelayedRequestDroppedOverHttp2GivesItsReservationBack() throws Exception {
+        HttpClient h2 = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2)
+                .connectTimeout(Duration.ofSeconds(5)).build();
+        HttpResponse<String> health = h2.send(h2Request("/health"), HttpResponse.BodyHandlers.ofString());
+        assertThat(health.version()).as("the container speaks h2c").isEqualTo(HttpClient.Version.HTTP_2);
+        assertThat(h2.send(h2Request("/paced/drop-1"), HttpResponse.BodyHandlers.ofString()).statusCode())
+                .isEqualTo(200);
+
+        CompletableFuture<HttpResponse<String>> second = h2.sendAsync(h2Request("/paced/drop-2"),
+                HttpResponse.BodyHandlers.ofString());
+        Await.within(Duration.ofSeconds(20), "the second request delayed", () -> delayedNow() == 1);
+        second.cancel(true); // the JDK client resets the stream
+        if (!reportsStreamResets()) {
+            TimeUnit.SECONDS.sleep(3);
+            assertThat(delayedNow()).as("not reported: the dropped request still waits for its time").isEqualTo(1.0);
+            return;
+        }
+        Await.within(Duration.ofSeconds(20), "the dropped request's place given back", () -> delayedNow() == 0);
+
+        // the third is delayed (a refusal would mean the second's 50 s were still owed; it is retried for a few
+        // seconds, as a refusal charges nothing, in case it raced the give-back that follows the place's)
+        CompletableFuture<HttpResponse<String>> third = Await.until(Duration.ofSeconds(10), "the third request delayed",
+                () -> h2.sendAsync(h2Request("/paced/drop-3"), HttpResponse.BodyHandlers.ofString()),
+                sent -> {
+                    try {
+                        sent.get(2, TimeUnit.SECONDS);
+                        return false; // answered at once: refused
+                    } catch (java.util.concurrent.TimeoutException waiting) {
+                        return delayedNow() == 1;
+                    } catch (Exception e) {
+                        throw new AssertionError(e);
+                    }
+                });
+        third.cancel(true);
+        Await.within(Duration.ofSeconds(20), "the third request's place given back", () -> delayedNow() == 0);
+    }
+
+    private HttpRequest h2Request(String path) {
+        return HttpRequest.newBuilder(uri(path)).header("X-Tenant-Id", "dropping-h2").GET().build();
+    }
+
+    private static double delayedNow() {
+        return TestApp.meters().get(io.quotagate.filter.metrics.QuotaMeterBinder.DELAYED).gauge().value();
+    }
+
+    /**
+     * Whether the container tells a suspended request's {@code AsyncListener} that its client reset the HTTP/2
+     * stream: Jetty 12 and Tomcat do, at once.
+     */
+    protected boolean reportsStreamResets() {
+        return true;
+    }
+
     /** Starts {@code GET /reports/1?hold=key} and returns once the servlet runs it (its slot is taken). */
     private CompletableFuture<HttpResponse<String>> holdReport(String tenant, String key) throws Exception {
         CompletableFuture<HttpResponse<String>> response = CLIENT.sendAsync(

@@ -1,6 +1,9 @@
 package io.quotagate.containers;
 
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 
@@ -13,7 +16,10 @@ class JettyContainerTest extends ContainerBehaviourContract {
     @Override
     protected int start() throws Exception {
         server = new Server();
-        ServerConnector connector = new ServerConnector(server);
+        HttpConfiguration http = new HttpConfiguration();
+        // h2c beside HTTP/1.1
+        ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http),
+                new HTTP2CServerConnectionFactory(http));
         connector.setHost("127.0.0.1");
         connector.setPort(0);
         server.addConnector(connector);

@@ -1,5 +1,6 @@
 package io.quotagate.containers;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.quotagate.filter.QuotaFilter;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.DispatcherType;
@@ -28,7 +29,24 @@ final class TestApp {
     /** Per {@code ?hold=key}: the test counts it down to let that request complete. */
     static final Map<String, CountDownLatch> RELEASE = new ConcurrentHashMap<>();
 
+    /** The meters of the filter of the container started last ({@link #newMeters()}). */
+    private static volatile SimpleMeterRegistry meters;
+
     private TestApp() {
+    }
+
+    /**
+     * A registry of its own for the container starting now, which its filter binds to when the context holds
+     * it under {@link QuotaFilter#METER_REGISTRY_ATTRIBUTE} (docs/metrics.md): the containers of the matrix
+     * start one after the other in one JVM, each filter's gauges in a registry of their own.
+     */
+    static SimpleMeterRegistry newMeters() {
+        meters = new SimpleMeterRegistry();
+        return meters;
+    }
+
+    static SimpleMeterRegistry meters() {
+        return meters;
     }
 
     static CountDownLatch started(String key) {
@@ -46,6 +64,7 @@ final class TestApp {
     static final class Initializer implements ServletContainerInitializer {
         @Override
         public void onStartup(Set<Class<?>> classes, ServletContext servletContext) {
+            servletContext.setAttribute(QuotaFilter.METER_REGISTRY_ATTRIBUTE, newMeters());
             FilterRegistration.Dynamic quota = servletContext.addFilter("quota", QuotaFilter.class);
             quota.setInitParameter(QuotaFilter.PLANS_PARAM, PLANS);
             quota.setAsyncSupported(true);

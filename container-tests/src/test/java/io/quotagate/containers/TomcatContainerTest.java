@@ -3,6 +3,7 @@ package io.quotagate.containers;
 import org.apache.catalina.Context;
 import org.apache.catalina.connector.Connector;
 import org.apache.catalina.startup.Tomcat;
+import org.apache.coyote.http2.Http2Protocol;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,6 +24,7 @@ class TomcatContainerTest extends ContainerBehaviourContract {
         Connector connector = new Connector();
         connector.setPort(0);
         connector.setProperty("address", "127.0.0.1");
+        connector.addUpgradeProtocol(new Http2Protocol()); // h2c beside HTTP/1.1
         tomcat.setConnector(connector);
         Context context = tomcat.addContext("", null);
         context.addServletContainerInitializer(new TestApp.Initializer(), null);

@@ -2,6 +2,7 @@ package io.quotagate.containers;
 
 import io.quotagate.filter.QuotaFilter;
 import io.undertow.Undertow;
+import io.undertow.UndertowOptions;
 import io.undertow.servlet.Servlets;
 import io.undertow.servlet.api.DeploymentInfo;
 import io.undertow.servlet.api.DeploymentManager;
@@ -24,6 +25,7 @@ class UndertowContainerTest extends ContainerBehaviourContract {
                 .setClassLoader(UndertowContainerTest.class.getClassLoader())
                 .setContextPath("/")
                 .setDeploymentName("container-tests")
+                .addServletContextAttribute(QuotaFilter.METER_REGISTRY_ATTRIBUTE, TestApp.newMeters())
                 .addFilter(Servlets.filter("quota", QuotaFilter.class)
                         .addInitParam(QuotaFilter.PLANS_PARAM, TestApp.PLANS)
                         .setAsyncSupported(true))
@@ -38,10 +40,21 @@ class UndertowContainerTest extends ContainerBehaviourContract {
         manager.deploy();
         server = Undertow.builder()
                 .addHttpListener(0, "127.0.0.1")
+                .setServerOption(UndertowOptions.ENABLE_HTTP2, true) // h2c by upgrade
                 .setHandler(manager.start())
                 .build();
         server.start();
         return ((InetSocketAddress) server.getListenerInfo().get(0).getAddress()).getPort();
+    }
+
+    /**
+     * Undertow 2.3 does not: a suspended request whose client reset its stream heard nothing within 20 s (measured
+     * 2026-12-04), so its units stay reserved and it runs at its time, as an HTTP/1.1 client that leaves does on
+     * every container (docs/throttling.md).
+     */
+    @Override
+    protected boolean reportsStreamResets() {
+        return false;
     }
 
     @Override
