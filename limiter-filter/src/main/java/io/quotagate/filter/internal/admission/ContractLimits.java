@@ -27,14 +27,14 @@ final class ContractLimits {
     private static final int MAX_LOGGED = 100;
 
     /** A tenant's contract and the limits built from it. */
-    private record Entry(TenantContract contract, Admission.PlanLimits limits) {
+    private record Entry(TenantContract contract, Limits.PlanLimits limits) {
     }
 
     private final Cache<String, Entry> table;
     private final Plans plans;
     /** The previous policy's table only (not its own previous), so policies do not chain up in memory. */
     private final Cache<String, Entry> previous;
-    private final BiFunction<TenantContract, BucketLimits, Admission.PlanLimits> build;
+    private final BiFunction<TenantContract, BucketLimits, Limits.PlanLimits> build;
     private final Set<String> logged = ConcurrentHashMap.newKeySet();
 
     /**
@@ -43,7 +43,7 @@ final class ContractLimits {
      * @param build    the plan limits of a contract, given the bucket limits it had before (kept if equal)
      */
     ContractLimits(Plans plans, ContractLimits previous,
-                   BiFunction<TenantContract, BucketLimits, Admission.PlanLimits> build) {
+                   BiFunction<TenantContract, BucketLimits, Limits.PlanLimits> build) {
         this.table = Caffeine.newBuilder().maximumSize(plans.tenants().maxTracked()).executor(Runnable::run).build();
         this.plans = plans;
         this.previous = previous == null ? null : previous.table;
@@ -78,7 +78,7 @@ final class ContractLimits {
     }
 
     /** The tenant's own limits, or null if it has none (or they were refused). */
-    Admission.PlanLimits get(String tenant) {
+    Limits.PlanLimits get(String tenant) {
         Entry e = table.getIfPresent(tenant);
         return e == null ? null : e.limits;
     }

@@ -72,12 +72,12 @@ public final class Gate {
 
     /** The capacity of the policy's global quota (its smallest bandwidth), or 0 if it has none. */
     public long globalCapacity(Policy policy) {
-        return admission.globalCapacity(policy);
+        return policy.readout().globalCapacity();
     }
 
     /** Units available now in the policy's global quota (smallest over its bandwidths), or 0 if it has none. */
     public long globalAvailable(Policy policy) {
-        return admission.globalAvailableTokens(policy);
+        return policy.readout().globalAvailableTokens();
     }
 
     /** Requests that shadow mode let through although the limits would have refused them for {@code reason}. */
@@ -255,12 +255,12 @@ public final class Gate {
                         : new Ticket.Scoped(policy, caller, route, permit, scoped);
             }
             rejected = admission.longerOf(policy, caller, rejected,
-                    admission.maxCost(policy, caller.kind(), caller.key(), caller.plan()), scoped);
+                    policy.readout().maxCost(caller.kind(), caller.key(), caller.plan()), scoped);
         }
         // the refusal already waits for the longest of all the request's buckets (one store operation)
         if (permit != null) permit.cancel(); // the request does not run: free its slot at once
         // Retry-After and the published fields from the refusing operation's own probe: nothing read again
-        return admission.tooMany(policy, rejected, caller, ticket.remaining(), scoped);
+        return policy.readout().tooMany(rejected, caller, ticket.remaining(), scoped);
     }
 
 
@@ -274,7 +274,7 @@ public final class Gate {
         if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: " + tenant);
         Optional<TenantPlans.Placement> placed = policy.placement().place(tenant);
         if (placed.isEmpty()) return List.of();
-        return admission.status(policy, placed.get().kind(), tenant, placed.get().plan());
+        return policy.readout().status(placed.get().kind(), tenant, placed.get().plan());
     }
 
     /**
@@ -287,7 +287,7 @@ public final class Gate {
         if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: " + tenant);
         Optional<TenantPlans.Placement> placed = policy.placement().place(tenant);
         if (placed.isEmpty()) return List.of();
-        return admission.quotaUsage(policy, placed.get().kind(), tenant, placed.get().plan());
+        return policy.readout().quotaUsage(placed.get().kind(), tenant, placed.get().plan());
     }
 
     /** A valid tenant id refused before it was placed on a plan. */

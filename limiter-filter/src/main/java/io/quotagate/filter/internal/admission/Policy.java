@@ -25,7 +25,7 @@ public final class Policy {
     private final Plans plans;
     private final RouteTable routes;
     private final TenantPlans placement;
-    final Admission.Limits limits;
+    final Limits limits;
     final ConcurrencyCaps caps;
     /**
      * False if no request can have buckets beside its tenant's: no route has limits of its own and no
@@ -39,12 +39,14 @@ public final class Policy {
     private final Map<String, Throttle> planThrottles;
     /** The admission that built this policy: it decides, reprices and settles the requests this policy admits. */
     final Admission admission;
+    private final LimitsReadout readout;
 
-    Policy(Admission admission, Plans plans, TenantDirectory directory, Admission.Limits limits) {
+    Policy(Admission admission, Plans plans, TenantDirectory directory, Limits limits, LimitsReadout readout) {
         this.admission = Objects.requireNonNull(admission, "admission");
         this.plans = Objects.requireNonNull(plans, "plans");
         this.routes = new RouteTable(plans.routes());
         this.limits = Objects.requireNonNull(limits, "limits");
+        this.readout = Objects.requireNonNull(readout, "readout");
         this.placement = new TenantPlans(plans, directory, limits.contracts());
         this.caps = ConcurrencyCaps.of(plans);
         Map<String, Throttle> byRoute = new HashMap<>();
@@ -85,5 +87,10 @@ public final class Policy {
 
     TenantPlans placement() {
         return placement;
+    }
+
+    /** This policy's limits as callers and responses see them: costs, published states, quotas' use. */
+    LimitsReadout readout() {
+        return readout;
     }
 }

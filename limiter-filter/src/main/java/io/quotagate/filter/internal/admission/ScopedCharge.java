@@ -60,7 +60,7 @@ final class ScopedCharge {
      * them left them (its own probe: on Redis, the tokens its reply showed; no bucket is read again).
      */
     void published(List<BandwidthStatus> out) {
-        for (int i = 0; i < size; i++) Admission.statuses(remaining[i], limits[i], policies[i], partitions[i], out);
+        for (int i = 0; i < size; i++) LimitsReadout.statuses(remaining[i], limits[i], policies[i], partitions[i], out);
     }
 
     /** Notes what the request's probe said of these buckets, at {@code from[at..at+size())} (null: nothing). */

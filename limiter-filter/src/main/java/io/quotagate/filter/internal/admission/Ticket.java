@@ -254,7 +254,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
 
     /** The largest cost this caller's buckets can ever admit at once. */
     public long maxCost() {
-        return policy.admission.maxCost(policy, kind(), key, plan);
+        return policy.readout().maxCost(kind(), key, plan);
     }
 
     /**
@@ -284,7 +284,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
      * the route's own: those its decision held), for publishing; null if its plan keeps its limits hidden.
      */
     public List<BandwidthStatus> published() {
-        return policy.admission.published(policy, kind(), key, plan, remaining(), scopedCharge());
+        return policy.readout().published(kind(), key, plan, remaining(), scopedCharge());
     }
 
     /**

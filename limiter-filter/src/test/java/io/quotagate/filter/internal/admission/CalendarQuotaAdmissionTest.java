@@ -214,7 +214,7 @@ class CalendarQuotaAdmissionTest {
         for (int i = 0; i < 5; i++) {
             assertThat(a.admit(BucketKind.GUEST, "stranger", "pro", 1)).isInstanceOf(Decision.Admitted.class);
         }
-        assertThat(a.admission().quotaUsage(a.policy(), BucketKind.GUEST, "stranger", "pro")).isEmpty();
+        assertThat(a.policy().readout().quotaUsage(BucketKind.GUEST, "stranger", "pro")).isEmpty();
     }
 
     @Test

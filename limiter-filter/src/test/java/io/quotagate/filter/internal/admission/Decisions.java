@@ -30,11 +30,7 @@ public final class Decisions {
     }
 
     public List<QuotaUsage> quotaUsage(String tenant, String plan) {
-        return admission.quotaUsage(policy, BucketKind.TENANT, tenant, plan);
-    }
-
-    public Admission admission() {
-        return admission;
+        return policy.readout().quotaUsage(BucketKind.TENANT, tenant, plan);
     }
 
     public Policy policy() {
@@ -88,35 +84,35 @@ public final class Decisions {
     }
 
     public long maxCost(String plan) {
-        return admission.maxCost(policy, plan);
+        return policy.readout().maxCost(plan);
     }
 
     public long maxCost(BucketKind kind, String key, String plan) {
-        return admission.maxCost(policy, kind, key, plan);
+        return policy.readout().maxCost(kind, key, plan);
     }
 
     public boolean publishes(String plan) {
-        return admission.publishes(policy, plan);
+        return policy.readout().publishes(plan);
     }
 
     public List<BandwidthStatus> status(String tenant, String plan) {
-        return admission.status(policy, tenant, plan);
+        return policy.readout().status(tenant, plan);
     }
 
     public List<BandwidthStatus> status(BucketKind kind, String tenant, String plan) {
-        return admission.status(policy, kind, tenant, plan);
+        return policy.readout().status(kind, tenant, plan);
     }
 
     public boolean hasGlobalQuota() {
-        return admission.hasGlobalQuota(policy);
+        return policy.readout().hasGlobalQuota();
     }
 
     public long globalAvailableTokens() {
-        return admission.globalAvailableTokens(policy);
+        return policy.readout().globalAvailableTokens();
     }
 
     public long globalCapacity() {
-        return admission.globalCapacity(policy);
+        return policy.readout().globalCapacity();
     }
 
     public long shadowRejections(Reason reason) {

@@ -28,7 +28,7 @@ class ReconciliationTest {
     }
 
     private long globalTokens() {
-        return HeldBuckets.available(store, BucketKind.GLOBAL, Admission.GLOBAL_KEY);
+        return HeldBuckets.available(store, BucketKind.GLOBAL, LimitsCompiler.GLOBAL_KEY);
     }
 
     private Decision.Admitted reserve(long cost) {

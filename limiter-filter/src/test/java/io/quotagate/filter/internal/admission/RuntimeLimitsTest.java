@@ -39,7 +39,7 @@ class RuntimeLimitsTest {
     }
 
     private long globalTokens() {
-        return HeldBuckets.available(store, BucketKind.GLOBAL, Admission.GLOBAL_KEY);
+        return HeldBuckets.available(store, BucketKind.GLOBAL, LimitsCompiler.GLOBAL_KEY);
     }
 
     private static List<Bandwidth> limit(String name, long capacity) {
