@@ -213,9 +213,11 @@ class SharedLimitsTest {
                     && b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 20.0);
             // a write that announces nothing (as if the announcement were lost)
             long version = writeUnannounced(redis, prefix, tenPerMinute);
+            // the limits are installed a moment before the status names their version: wait for both
             Await.within(2, "both adopt version " + version + " by the version check",
-                    () -> a.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 10.0 && b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 10.0);
-            assertThat(b.control().limitsStatus().version()).isEqualTo(version);
+                    () -> a.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 10.0 && b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 10.0
+                            && a.control().limitsStatus().version() == version
+                            && b.control().limitsStatus().version() == version);
         }
     }
 
