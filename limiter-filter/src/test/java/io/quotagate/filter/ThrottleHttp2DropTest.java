@@ -72,7 +72,7 @@ class ThrottleHttp2DropTest {
         Session session = client.connect(new InetSocketAddress("127.0.0.1", port), new Session.Listener() { })
                 .get(1, TimeUnit.MINUTES);
 
-        Stream first = get(session, port);
+        get(session, port);
         Await.within(PATIENCE, "the first request admitted and done", () -> filter.control().statistics().delayedNow() == 0
                 && filter.control().tenantLimits("t").get(0).remaining() == 0);
         long full = filter.control().tenantLimits("t").get(0).nanosToFull();
@@ -87,7 +87,6 @@ class ThrottleHttp2DropTest {
         assertThat(filter.control().tenantLimits("t").get(0).nanosToFull()).isEqualTo(full);
         scheduler.release(); // a late resumption of the dropped request does nothing
         assertThat(filter.control().tenantLimits("t").get(0).nanosToFull()).isEqualTo(full);
-        assertThat(first.getId()).isNotEqualTo(delayed.getId());
     }
 
     private static Stream get(Session session, int port) throws Exception {
