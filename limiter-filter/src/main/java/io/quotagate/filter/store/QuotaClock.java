@@ -9,8 +9,11 @@ public interface QuotaClock {
     /** Monotonic nanoseconds, with an arbitrary origin (like {@link System#nanoTime()}). */
     long nanoTime();
 
-    /** The JVM's monotonic clock. */
+    /**
+     * The JVM's monotonic clock ({@link System#nanoTime()}), always the same instance. The local store
+     * reads it through a time refreshed once a millisecond while requests flow (see {@code BucketStore#local}).
+     */
     static QuotaClock system() {
-        return System::nanoTime;
+        return SystemClock.INSTANCE;
     }
 }
