@@ -181,7 +181,13 @@ public final class QuotaFilter implements Filter {
             chain.doFilter(request, response);
             return;
         }
-        Outcome outcome = decide(rt, engine, route, request);
+        answer(rt, engine, route, decide(rt, engine, route, request), request, response, chain);
+    }
+
+    /** Answers a limited request as its outcome says: refused, delayed, or run holding its ticket. */
+    private static void answer(FilterRuntime rt, FilterRuntime.Engine engine, Route route, Outcome outcome,
+                               HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+            throws IOException, ServletException {
         if (outcome instanceof Outcome.Refused refused) {
             Answers.refuse(rt, response, route, refused, Answers.hasHttp1Body(request)); // refused before a byte is read
             return;

@@ -125,15 +125,11 @@ final class Admission {
      */
     Rejection charge(Policy policy, BucketKind kind, String key, String plan, long cost, ScopedCharge scoped,
                              Ticket ticket, long maxDelayNanos) {
-        if (cost <= 0) throw new IllegalArgumentException("cost must be > 0, was " + cost);
-        if (kind == BucketKind.GLOBAL) throw new IllegalArgumentException("kind must be TENANT or GUEST");
+        if (cost <= 0 || kind == BucketKind.GLOBAL) throw badArgument(kind, cost);
         Limits l = policy.limits;
         PlanLimits pl = l.limitsOf(kind, key, plan);
         long maxCost = kind == BucketKind.GUEST ? Math.min(pl.maxCost(), l.guestsMaxCost()) : pl.maxCost();
-        if (cost > maxCost) {
-            throw new IllegalArgumentException("cost " + cost + " exceeds " + maxCost
-                    + ", the most this tenant's buckets hold: it could never be admitted (check maxCost first)");
-        }
+        if (cost > maxCost) throw tooCostly(cost, maxCost);
         QuotaBucket tenantBucket = tenantBucket(kind, key, pl);
         QuotaBucket guests = kind == BucketKind.GUEST ? l.guests() : null;
         QuotaBucket global = l.global();
@@ -142,66 +138,93 @@ final class Admission {
         long nowNanos = quotas == null ? 0 : QuotaWindows.nanos(wall.instant());
         // shadow mode lets every request through at once: delaying one would enforce the limit after all
         long maxDelay = pl.shadow() ? 0 : maxDelayNanos;
-        long delay = 0;
-        Rejection refusal = null;
-        // a plan that publishes its limits reads each bucket's remainder from the same operation (the probe)
-        boolean publish = pl.publish();
         ticket.remaining(null);
-        if (guests == null && global == null && scoped == null && quotas == null && !publish) {
+        Rejection refusal;
+        if (guests == null && global == null && scoped == null && quotas == null && !pl.publish()) {
             // the common case: one store operation, nothing allocated (the wait comes with a refusal)
             long wait = maxDelay == 0 ? tenantBucket.take(cost) : tenantBucket.reserve(cost, maxDelay);
             if (wait > maxDelay) refusal = new Rejection(Reason.TENANT_RATE, wait);
-            else delay = wait;
+            else {
+                refusal = null;
+                ticket.delayNanos = wait;
+            }
         } else {
-            // one store operation for all of the request's buckets (on Redis one round trip), all or none.
-            // The guest pool goes first: a guest the pool refuses writes no bucket of its own (with Redis,
-            // no key per made-up id of a flood)
-            int size = 3 + (scoped == null ? 0 : scoped.size()) + (quotas == null ? 0 : quotas.size());
-            QuotaBucket[] buckets = new QuotaBucket[size];
-            int n = 0;
-            if (guests != null) buckets[n++] = guests;
-            int own = n;
-            buckets[n++] = tenantBucket;
-            int shared = n;
-            if (global != null) buckets[n++] = global;
-            int further = n;
-            if (scoped != null) n = scoped.addTo(buckets, n);
-            // the calendar quotas' counters last: counted only if every bucket takes the units
-            int counted = n;
-            if (quotas != null) n = quotas.addTo(buckets, n, counters, key, nowNanos);
-            Probe probe = maxDelay == 0 ? store.takeAll(buckets, n, cost, publish)
-                    : store.reserveAll(buckets, n, cost, maxDelay, publish);
-            long[] waits = probe.waits();
-            if (publish) {
-                ticket.remaining(LimitsReadout.remainder(probe, own, pl.limits()));
-                if (scoped != null) scoped.noted(probe.remaining(), further);
-            }
-            if (!probe.taken()) {
-                // the client must find every bucket able to take it when it comes back: the longest wait
-                // wins, on a tie the tenant's own bucket, then the guest pool, then the global quota, then
-                // the user's and the route's own
-                refusal = new Rejection(Reason.TENANT_RATE, waits[own]);
-                if (guests != null && waits[0] > refusal.nanosToWait()) {
-                    refusal = new Rejection(Reason.GUEST_RATE, waits[0]);
-                }
-                if (global != null && waits[shared] > refusal.nanosToWait()) {
-                    refusal = new Rejection(Reason.GLOBAL_RATE, waits[shared]);
-                }
-                if (scoped != null) refusal = scoped.longest(refusal, waits, further);
-                if (quotas != null) refusal = quotas.longest(refusal, waits, counted);
-            } else {
-                if (scoped != null) scoped.charged(cost);
-                // the request runs when every bucket has its units: after the longest wait
-                if (maxDelay > 0) delay = probe.longestWait();
-            }
+            refusal = chargeTogether(pl, key, cost, maxDelay, tenantBucket, guests, global, scoped, quotas,
+                    nowNanos, ticket);
         }
         if (refusal == null) {
             ticket.charged(kind, key, plan, cost, global != null, guests != null, quotas == null ? 0 : nowNanos, null);
-            ticket.delayNanos = delay;
             return null;
         }
-        if (!pl.shadow()) return refusal;
-        // shadow mode: exactly what enforcing would do to the buckets (nothing taken), but let it run
+        return pl.shadow() ? shadowed(kind, key, plan, refusal, ticket) : refusal;
+    }
+
+    // the failures out of line: the request path's method stays small enough for the JIT to inline
+    private static IllegalArgumentException badArgument(BucketKind kind, long cost) {
+        return new IllegalArgumentException(cost <= 0 ? "cost must be > 0, was " + cost
+                : "kind must be TENANT or GUEST, was " + kind);
+    }
+
+    /** A cost no bucket of the tenant's could ever hold (a caller checks {@code maxCost} first). */
+    private static IllegalArgumentException tooCostly(long cost, long maxCost) {
+        return new IllegalArgumentException("cost " + cost + " exceeds " + maxCost
+                + ", the most this tenant's buckets hold: it could never be admitted (check maxCost first)");
+    }
+
+    /**
+     * The request's buckets beside its tenant's (guest pool, global quota, {@code scoped}, calendar quotas),
+     * or a plan that publishes its remainders: one store operation for all of them (on Redis one round
+     * trip), all or none. The guest pool goes first: a guest the pool refuses writes no bucket of its own
+     * (with Redis, no key per made-up id of a flood).
+     *
+     * @return null if taken ({@code ticket} holds the delay and the remainders), else the refusal
+     */
+    private Rejection chargeTogether(PlanLimits pl, String key, long cost, long maxDelay, QuotaBucket tenantBucket,
+                                     QuotaBucket guests, QuotaBucket global, ScopedCharge scoped,
+                                     QuotaWindows quotas, long nowNanos, Ticket ticket) {
+        boolean publish = pl.publish();
+        int size = 3 + (scoped == null ? 0 : scoped.size()) + (quotas == null ? 0 : quotas.size());
+        QuotaBucket[] buckets = new QuotaBucket[size];
+        int n = 0;
+        if (guests != null) buckets[n++] = guests;
+        int own = n;
+        buckets[n++] = tenantBucket;
+        int shared = n;
+        if (global != null) buckets[n++] = global;
+        int further = n;
+        if (scoped != null) n = scoped.addTo(buckets, n);
+        // the calendar quotas' counters last: counted only if every bucket takes the units
+        int counted = n;
+        if (quotas != null) n = quotas.addTo(buckets, n, counters, key, nowNanos);
+        // a plan that publishes its limits reads each bucket's remainder from the same operation (the probe)
+        Probe probe = maxDelay == 0 ? store.takeAll(buckets, n, cost, publish)
+                : store.reserveAll(buckets, n, cost, maxDelay, publish);
+        long[] waits = probe.waits();
+        if (publish) {
+            ticket.remaining(LimitsReadout.remainder(probe, own, pl.limits()));
+            if (scoped != null) scoped.noted(probe.remaining(), further);
+        }
+        if (probe.taken()) {
+            if (scoped != null) scoped.charged(cost);
+            // the request runs when every bucket has its units: after the longest wait
+            ticket.delayNanos = maxDelay > 0 ? probe.longestWait() : 0;
+            return null;
+        }
+        // the client must find every bucket able to take it when it comes back: the longest wait wins, on
+        // a tie the tenant's own bucket, then the guest pool, then the global quota, then the user's and the
+        // route's own
+        Rejection refusal = new Rejection(Reason.TENANT_RATE, waits[own]);
+        if (guests != null && waits[0] > refusal.nanosToWait()) refusal = new Rejection(Reason.GUEST_RATE, waits[0]);
+        if (global != null && waits[shared] > refusal.nanosToWait()) {
+            refusal = new Rejection(Reason.GLOBAL_RATE, waits[shared]);
+        }
+        if (scoped != null) refusal = scoped.longest(refusal, waits, further);
+        if (quotas != null) refusal = quotas.longest(refusal, waits, counted);
+        return refusal;
+    }
+
+    /** Shadow mode: exactly what enforcing would do to the buckets (nothing taken), but the request runs. */
+    private Rejection shadowed(BucketKind kind, String key, String plan, Rejection refusal, Ticket ticket) {
         shadowed[refusal.reason().ordinal()].increment();
         ticket.charged(kind, key, plan, 0, false, false, 0, refusal);
         return null;
