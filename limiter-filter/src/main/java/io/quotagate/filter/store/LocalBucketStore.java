@@ -3,6 +3,7 @@ package io.quotagate.filter.store;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Ticker;
+import io.github.bucket4j.TimeMeter;
 import io.quotagate.plans.Bandwidth;
 
 import java.lang.invoke.MethodHandles;
@@ -23,19 +24,17 @@ import java.util.concurrent.TimeUnit;
  * dropped bucket equals the fresh one that replaces it. Both tables expire entries a fixed time after
  * their last <em>write</em> ({@code 2 × keepNanos}), and a take rewrites an entry when its write is
  * older than half {@code keepNanos}: an entry then outlives its last take by at least
- * {@code 1.5 × keepNanos}, less the lag of {@link #recentNanos} (a millisecond or two, or however
- * long a thread stalls between reading the clock and publishing it: far below the half
- * {@code keepNanos} of slack, at least 30 s). {@code keepNanos} is the longest time any bucket seen needs to pay its
+ * {@code 1.5 × keepNanos}, less the lag of {@link #recentNanos} (a millisecond, or however long a
+ * thread stalls between reading the clock and publishing it: far below the half {@code keepNanos}
+ * of slack, at least 30 s). {@code keepNanos} is the longest time any bucket seen needs to pay its
  * debt and refill (it only grows). Write-based expiry, unlike per-read (access or per-entry) expiry,
  * keeps Caffeine's read fast path: below half of {@code maxTracked} a lookup is one hash-map read,
  * with no read buffer, no reordering and no maintenance on the request thread.
  *
- * <p><b>Few clock reads.</b> A clock read took 27 ns on the bench's machine, a tenth of the filter's
- * own work per request. With the JVM's clock ({@link QuotaClock#system()}) the buckets read
- * {@link TickingTime}, published once a millisecond while requests flow, and read the clock itself
- * only before a refusal or a wait is final; with another clock (a test's), once per decision. The
- * tables' ticker reads no clock: it answers {@link #recentNanos}, the latest time a bucket read (to
- * the millisecond). After a quiet spell that time is old, so a lookup may return an entry whose
+ * <p><b>One clock read per decision.</b> A clock read took 27 ns on the bench's machine, a tenth of
+ * the filter's own work per request, and a decision needs the time once, to refill the bucket. So
+ * the tables' ticker reads no clock: it answers {@link #recentNanos}, the latest time a bucket read
+ * (to the millisecond). After a quiet spell that time is old, so a lookup may return an entry whose
  * expiry has passed. Such a bucket is full (it was idle for at least {@code 1.5 × keepNanos}), and
  * whatever then changes it re-times its entry with the fresh time: a take (below), a forced take
  * (debt) or a move to slower limits; each puts the entry back if Caffeine dropped it meanwhile. If a
@@ -60,7 +59,7 @@ final class LocalBucketStore implements BucketStore {
         volatile long writtenNanos;
 
         KeptBucket(BucketLimits limits, Cache<String, KeptBucket> table, String id, long writtenNanos) {
-            super(limits, time);
+            super(limits, timeMeter);
             this.table = table;
             this.id = id;
             this.writtenNanos = writtenNanos;
@@ -81,7 +80,7 @@ final class LocalBucketStore implements BucketStore {
         }
 
         private boolean kept(boolean taken, long units) {
-            long recent = recentNanos; // the take just read the time
+            long recent = recentNanos; // the take just read the clock
             if (recent - writtenNanos >= keepNanos / 2) {
                 KeptBucket held = rewrite(this, recent);
                 // replaced while the take was under way: the units count on the bucket in the table
@@ -105,9 +104,7 @@ final class LocalBucketStore implements BucketStore {
     private final Cache<String, KeptBucket> routeGuests;
     private final ConcurrentMap<String, MonitorBucket> globals = new ConcurrentHashMap<>();
     private final QuotaClock clock;
-    /** The JVM clock's published time, or null: another clock is read as it is. */
-    private final TickingTime ticking;
-    private final BucketTime time;
+    private final TimeMeter timeMeter;
     /** An idle entry is kept at least this long after its last use (entries expire 2 × this after a write). */
     private volatile long keepNanos = INITIAL_KEEP_NANOS;
     /** How far {@link #recentNanos} may trail the buckets' clock reads. */
@@ -134,18 +131,18 @@ final class LocalBucketStore implements BucketStore {
     LocalBucketStore(int maxTracked, QuotaClock clock) {
         if (maxTracked <= 0) throw new IllegalArgumentException("maxTracked must be > 0, was " + maxTracked);
         this.clock = Objects.requireNonNull(clock, "clock");
-        this.ticking = clock == QuotaClock.system() ? TickingTime.SYSTEM : null;
-        this.time = new BucketTime() {
+        this.timeMeter = new TimeMeter() {
             @Override
             public long currentTimeNanos() {
-                return noted(ticking != null ? ticking.read() : clock.nanoTime());
+                long now = clock.nanoTime();
+                long recent = recentNanos;
+                if (now - recent >= RECENT_GRANULARITY) RECENT.compareAndSet(LocalBucketStore.this, recent, now);
+                return now;
             }
 
             @Override
-            boolean refreshed() {
-                if (ticking == null) return false;
-                noted(ticking.refresh());
-                return true;
+            public boolean isWallClockBased() {
+                return false;
             }
         };
         this.recentNanos = clock.nanoTime();
@@ -194,7 +191,7 @@ final class LocalBucketStore implements BucketStore {
     @Override
     public QuotaBucket bucket(BucketKind kind, String id, BucketLimits limits) {
         if (kind == BucketKind.GLOBAL) {
-            MonitorBucket g = globals.computeIfAbsent(id, k -> new MonitorBucket(limits, time));
+            MonitorBucket g = globals.computeIfAbsent(id, k -> new MonitorBucket(limits, timeMeter));
             if (g.limits() != limits) g.moveTo(limits);
             return g;
         }
@@ -245,16 +242,9 @@ final class LocalBucketStore implements BucketStore {
         return recentNanos;
     }
 
-    /** Reads the clock itself and publishes it in {@link #recentNanos}, as a bucket's read does. */
+    /** Reads the clock and publishes it in {@link #recentNanos}, as a bucket's read does. */
     private long freshNanos() {
-        return noted(ticking != null ? ticking.refresh() : clock.nanoTime());
-    }
-
-    /** Publishes a time a bucket read in {@link #recentNanos} if it is a millisecond newer, and returns it. */
-    private long noted(long now) {
-        long recent = recentNanos;
-        if (now - recent >= RECENT_GRANULARITY) RECENT.compareAndSet(this, recent, now);
-        return now;
+        return timeMeter.currentTimeNanos();
     }
 
     /** Raises {@link #keepNanos} (never lowers it) and both tables' expiry with it. */

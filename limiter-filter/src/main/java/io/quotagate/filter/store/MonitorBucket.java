@@ -3,6 +3,7 @@ package io.quotagate.filter.store;
 import io.github.bucket4j.BucketListener;
 import io.github.bucket4j.EstimationProbe;
 import io.github.bucket4j.MathType;
+import io.github.bucket4j.TimeMeter;
 import io.github.bucket4j.local.ThreadUnsafeBucket;
 
 /**
@@ -13,10 +14,6 @@ import io.github.bucket4j.local.ThreadUnsafeBucket;
  * bench's profile ({@code BucketSynchronizationBenchmark}). The clock is read under the monitor, so the
  * times one bucket sees never go backwards.
  *
- * <p>The time may trail the clock ({@link TickingTime}): a bucket read at an older time holds fewer
- * units, so only a refusal can differ, and every refusal, and every wait, is decided again at the time
- * the clock itself gives ({@link BucketTime#refreshed}).
- *
  * <p>It extends bucket4j's class (rather than holding one) for the same reason: one object less per
  * decision. Its bucket4j methods are unlocked, but nobody outside this package can reach them: the
  * store hands out {@link QuotaBucket}, whose every method here takes the monitor. So a bucket4j
@@ -25,17 +22,10 @@ import io.github.bucket4j.local.ThreadUnsafeBucket;
 class MonitorBucket extends ThreadUnsafeBucket implements QuotaBucket {
     /** The limits this bucket is at; read without the monitor by the store's lookup (identity check). */
     private volatile BucketLimits limits;
-    private final BucketTime time;
 
-    MonitorBucket(BucketLimits limits, BucketTime time) {
-        super(limits.configuration(), MathType.INTEGER_64_BITS, time, BucketListener.NOPE);
+    MonitorBucket(BucketLimits limits, TimeMeter timeMeter) {
+        super(limits.configuration(), MathType.INTEGER_64_BITS, timeMeter, BucketListener.NOPE);
         this.limits = limits;
-        this.time = time;
-    }
-
-    /** Takes at the time as read; if that refuses and the time may trail the clock, at the clock's time. */
-    private boolean consumed(long units) {
-        return tryConsume(units) || time.refreshed() && tryConsume(units);
     }
 
     /** The limits this bucket was built with or last moved to. */
@@ -60,13 +50,13 @@ class MonitorBucket extends ThreadUnsafeBucket implements QuotaBucket {
 
     @Override
     public synchronized boolean tryTake(long units) {
-        return consumed(units);
+        return tryConsume(units);
     }
 
     /** Takes, or says the wait, under one hold of the monitor: the wait is that of the state that refused. */
     @Override
     public synchronized long take(long units) {
-        if (consumed(units)) return 0;
+        if (tryConsume(units)) return 0;
         EstimationProbe probe = estimateAbilityToConsume(units);
         return Math.max(1, probe.canBeConsumed() ? 0 : probe.getNanosToWaitForRefill());
     }
@@ -74,7 +64,7 @@ class MonitorBucket extends ThreadUnsafeBucket implements QuotaBucket {
     /** Takes, into debt if the wait is short enough, or says the wait: one hold of the monitor, so no take slips in. */
     @Override
     public synchronized long reserve(long units, long maxWaitNanos) {
-        if (consumed(units)) return 0;
+        if (tryConsume(units)) return 0;
         EstimationProbe probe = estimateAbilityToConsume(units);
         long wait = Math.max(1, probe.canBeConsumed() ? 0 : probe.getNanosToWaitForRefill());
         if (wait > maxWaitNanos) return wait;
@@ -90,7 +80,6 @@ class MonitorBucket extends ThreadUnsafeBucket implements QuotaBucket {
 
     @Override
     public synchronized long nanosToWait(long units) {
-        time.refreshed();
         EstimationProbe probe = estimateAbilityToConsume(units);
         return probe.canBeConsumed() ? 0 : probe.getNanosToWaitForRefill();
     }

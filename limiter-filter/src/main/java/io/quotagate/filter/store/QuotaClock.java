@@ -9,11 +9,8 @@ public interface QuotaClock {
     /** Monotonic nanoseconds, with an arbitrary origin (like {@link System#nanoTime()}). */
     long nanoTime();
 
-    /**
-     * The JVM's monotonic clock ({@link System#nanoTime()}), always the same instance. The local store
-     * reads it through a time refreshed once a millisecond while requests flow (see {@code BucketStore#local}).
-     */
+    /** The JVM's monotonic clock. */
     static QuotaClock system() {
-        return SystemClock.INSTANCE;
+        return System::nanoTime;
     }
 }

@@ -3,6 +3,7 @@ package io.quotagate.filter.store;
 import io.github.bucket4j.BucketListener;
 import io.github.bucket4j.EstimationProbe;
 import io.github.bucket4j.MathType;
+import io.github.bucket4j.TimeMeter;
 import io.github.bucket4j.local.LocalBucket;
 import io.github.bucket4j.local.SynchronizedBucket;
 import io.quotagate.filter.testing.Race;
@@ -28,7 +29,7 @@ class MonitorBucketTest {
             new Bandwidth("second", 5, 1, Duration.ofSeconds(1))));
 
     /** A clock the test moves; both buckets read the same one. */
-    private static final class StepClock extends BucketTime {
+    private static final class StepClock implements TimeMeter {
         long nanos = 1_000_000_000L;
 
         @Override
@@ -37,86 +38,9 @@ class MonitorBucketTest {
         }
 
         @Override
-        boolean refreshed() {
+        public boolean isWallClockBased() {
             return false;
         }
-    }
-
-    /** A time that trails the clock ({@link TickingTime}) until the bucket asks it to catch up. */
-    private static final class TrailingTime extends BucketTime {
-        long clock = 1_000_000_000L;
-        long shown = clock;
-        int refreshes;
-
-        @Override
-        public long currentTimeNanos() {
-            return shown;
-        }
-
-        @Override
-        boolean refreshed() {
-            refreshes++;
-            shown = clock;
-            return true;
-        }
-    }
-
-    /** bucket4j's own bucket on the clock itself: what every answer of a bucket on a trailing time must equal. */
-    private static LocalBucket onTheClock(TrailingTime time) {
-        return new SynchronizedBucket(LIMITS.configuration(), MathType.INTEGER_64_BITS, new BucketTime() {
-            @Override
-            public long currentTimeNanos() {
-                return time.clock;
-            }
-
-            @Override
-            boolean refreshed() {
-                return false;
-            }
-        }, BucketListener.NOPE);
-    }
-
-    @Test
-    void aTimeThatTrailsTheClockNeverRefusesWhatTheClockWouldAdmit() {
-        TrailingTime time = new TrailingTime();
-        MonitorBucket ours = new MonitorBucket(LIMITS, time);
-        LocalBucket theirs = onTheClock(time);
-        assertThat(ours.tryTake(10)).isTrue();
-        assertThat(theirs.tryConsume(10)).isTrue();
-
-        time.clock += Duration.ofSeconds(1).toNanos(); // ten units arrived; the time shown has not moved
-        assertThat(ours.tryTake(10)).as("decided again at the clock's time").isTrue();
-        assertThat(theirs.tryConsume(10)).isTrue();
-        assertThat(time.refreshes).isEqualTo(1);
-
-        time.clock += Duration.ofMillis(500).toNanos(); // five more; shown still half a second behind
-        assertThat(ours.take(5)).isZero();
-        assertThat(theirs.tryConsume(5)).isTrue();
-        assertThat(ours.available()).isEqualTo(theirs.getAvailableTokens()).isZero();
-    }
-
-    @Test
-    void everyWaitIsTheClocksNotTheTrailingTimes() {
-        TrailingTime time = new TrailingTime();
-        MonitorBucket ours = new MonitorBucket(LIMITS, time);
-        LocalBucket theirs = onTheClock(time);
-        ours.tryTake(10);
-        theirs.tryConsume(10);
-
-        time.clock += Duration.ofMillis(300).toNanos(); // shown 300 ms behind: its waits would be 300 ms longer
-        long clockWait = waitOf(theirs.estimateAbilityToConsume(6));
-        assertThat(clockWait).isEqualTo(Duration.ofMillis(300).toNanos());
-        assertThat(ours.nanosToWait(6)).isEqualTo(clockWait);
-
-        time.clock += Duration.ofMillis(100).toNanos();
-        assertThat(ours.take(6)).as("a refusal's wait").isEqualTo(waitOf(theirs.estimateAbilityToConsume(6)))
-                .isEqualTo(Duration.ofMillis(200).toNanos());
-
-        time.clock += Duration.ofMillis(100).toNanos();
-        long reserved = ours.reserve(6, Duration.ofSeconds(1).toNanos());
-        assertThat(reserved).as("a delay").isEqualTo(Duration.ofMillis(100).toNanos());
-        assertThat(ours.reserve(100, Duration.ofMillis(1).toNanos())).as("a refused reservation's wait")
-                .isGreaterThan(Duration.ofMillis(1).toNanos());
     }
 
     @Test

@@ -171,8 +171,6 @@ final class BenchServer implements AutoCloseable {
     private boolean counted(ThreadInfo info) {
         String name = info.getThreadName();
         if (name.startsWith(threadPrefix) || libraryThreads.contains(info.getThreadId())) return true;
-        // the local store's clock thread starts at the first request and stops when idle (one per JVM)
-        if (name.equals("quotagate-clock") && filter != null && filter.getFilter() instanceof QuotaFilter) return true;
         String pool = lettucePool(name);
         return pool != null && libraryPools.contains(pool);
     }
