@@ -209,4 +209,25 @@ class LocalBucketStoreTest {
     void timeToFillIsTheSlowestBandwidth() {
         assertThat(LocalBucketStore.nanosToFill(config)).isEqualTo(Duration.ofDays(1).toNanos());
     }
+
+    /**
+     * With the JVM's clock, a client that waits exactly the wait it was told finds its units (what a 429's
+     * Retry-After promises, to the nanosecond here). Sleeping never wakes early, so this holds on any
+     * machine, however loaded; it would fail with a clock cached behind the real one.
+     */
+    @Test
+    void withTheJvmClockAClientThatWaitsTheWaitItWasToldFindsItsUnits() throws InterruptedException {
+        BucketStore store = BucketStore.local(100, QuotaClock.system());
+        BucketLimits oneEvery20ms = BucketLimits.of(List.of(new Bandwidth("quick", 1, 1, Duration.ofMillis(20))));
+        QuotaBucket bucket = store.bucket(BucketKind.TENANT, "t", oneEvery20ms);
+        for (int attempt = 0; attempt < 50; attempt++) {
+            long wait;
+            while ((wait = bucket.take(1)) == 0) {
+                // spend what is there: the next take is refused and states its wait
+            }
+            assertThat(wait).as("attempt %d", attempt).isPositive().isLessThanOrEqualTo(Duration.ofMillis(20).toNanos());
+            Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+            assertThat(bucket.take(1)).as("attempt %d: taken after waiting %d ns", attempt, wait).isZero();
+        }
+    }
 }
