@@ -10,6 +10,7 @@ import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -104,6 +105,52 @@ final class FailoverUnderLoad implements AutoCloseable {
     /** Every tenant has been refused at least once: its Redis bucket is drained. */
     boolean allDrained() {
         return refused.size() == tenants.size();
+    }
+
+    /**
+     * What the bound of the class comment assumes before a primary dies: every tenant drained on Redis, and
+     * each instance counting both (so its local share is {@code floor(C/n)} with {@code n = 2}). On a fast
+     * machine the load drains the buckets before the second heartbeat: an instance that still counts only
+     * itself would answer from a share of the whole quota.
+     */
+    void awaitReadyToKill() throws InterruptedException {
+        Await.within(20, "every tenant's bucket drained on Redis", this::allDrained);
+        Await.within(20, "each instance counting both", () -> a.instanceCount() == INSTANCES
+                && b.instanceCount() == INSTANCES);
+    }
+
+    /**
+     * Waits until the replicas of {@code primary} have acknowledged every write it had taken when called:
+     * the drain's admissions are then on the replica to be promoted, so the writes the kill loses only
+     * record refusals (the class comment). Killed sooner, a replica behind by part of the drain would
+     * admit that part again once promoted, beyond the bound. Replicas acknowledge once a second.
+     */
+    static void awaitReplicated(RedisServer primary) throws IOException, InterruptedException {
+        long written = replicationField((String) primary.command("INFO", "replication"), "master_repl_offset:");
+        Await.within(10, "the replica holding the drain's writes", () -> {
+            String info = (String) primary.command("INFO", "replication");
+            return info.contains("slave0:") && ackedByEveryReplica(info) >= written;
+        });
+    }
+
+    /** The smallest offset a replica acknowledged, from the primary's {@code INFO replication}. */
+    private static long ackedByEveryReplica(String info) {
+        long least = Long.MAX_VALUE;
+        for (String line : info.split("\r?\n")) {
+            if (!line.startsWith("slave")) continue;
+            int at = line.indexOf("offset=");
+            if (at < 0) continue;
+            int end = line.indexOf(',', at);
+            least = Math.min(least, Long.parseLong(line.substring(at + "offset=".length(), end < 0 ? line.length() : end)));
+        }
+        return least;
+    }
+
+    private static long replicationField(String info, String name) {
+        int at = info.indexOf(name);
+        if (at < 0) throw new IllegalStateException("no " + name + " in " + info);
+        int end = info.indexOf('\n', at);
+        return Long.parseLong(info.substring(at + name.length(), end < 0 ? info.length() : end).trim());
     }
 
     long fallbackDecisions() {

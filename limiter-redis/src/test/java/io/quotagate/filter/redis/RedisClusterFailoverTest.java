@@ -24,13 +24,14 @@ class RedisClusterFailoverTest {
     @Test
     void killingAPrimaryUnderLoadFallsBackWithinTheBoundAndReturnsAfterThePromotion() throws Exception {
         try (FailoverUnderLoad run = new FailoverUnderLoad(cluster.uri(), 30, 4)) {
-            Await.within(20, "every tenant's bucket drained on Redis", run::allDrained);
+            run.awaitReadyToKill();
             assertThat(run.fallbackDecisions()).as("decided on Redis before the kill").isZero();
 
             // the primary holding most of this run's buckets
             RedisServer victim = cluster.primaries().stream()
                     .max(Comparator.comparingInt(p -> keys(p, run.prefix))).orElseThrow();
             assertThat(keys(victim, run.prefix)).as("buckets on the primary to kill").isPositive();
+            FailoverUnderLoad.awaitReplicated(victim);
             long killed = System.nanoTime();
             victim.kill();
             Await.within(10, "decisions falling back", () -> run.fallbackDecisions() > 0);
