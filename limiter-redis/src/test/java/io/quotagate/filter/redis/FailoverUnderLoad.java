@@ -109,9 +109,9 @@ final class FailoverUnderLoad implements AutoCloseable {
 
     /**
      * What the bound of the class comment assumes before a primary dies: every tenant drained on Redis, and
-     * each instance counting both (so its local share is {@code floor(C/n)} with {@code n = 2}). On a fast
-     * machine the load drains the buckets before the second heartbeat: an instance that still counts only
-     * itself would answer from a share of the whole quota.
+     * each instance counting both (so its local share is {@code floor(C/n)} with {@code n = 2}). Were the
+     * buckets drained before an instance's heartbeat had seen the other, that instance would answer from
+     * a share of the whole quota.
      */
     void awaitReadyToKill() throws InterruptedException {
         Await.within(20, "every tenant's bucket drained on Redis", this::allDrained);
