@@ -181,6 +181,15 @@ public final class RedisServer implements AutoCloseable {
         return Long.parseLong((String) command(args));
     }
 
+    /** A number of {@code INFO section}: the value of its line {@code field:value}. */
+    public long info(String section, String field) throws IOException {
+        String info = (String) command("INFO", section);
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith(field + ":")) return Long.parseLong(line.substring(field.length() + 1).trim());
+        }
+        throw new IllegalStateException("no " + field + " in INFO " + section);
+    }
+
     /** Calls of one command since the last {@code CONFIG RESETSTAT}, from {@code INFO commandstats}. */
     public long calls(String commandName) throws IOException {
         String info = (String) command("INFO", "commandstats");

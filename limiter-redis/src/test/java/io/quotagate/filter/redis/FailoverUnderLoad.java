@@ -126,7 +126,7 @@ final class FailoverUnderLoad implements AutoCloseable {
      * admit that part again once promoted, beyond the bound. Replicas acknowledge once a second.
      */
     static void awaitReplicated(RedisServer primary) throws IOException, InterruptedException {
-        long written = replicationField((String) primary.command("INFO", "replication"), "master_repl_offset:");
+        long written = primary.info("replication", "master_repl_offset");
         Await.within(10, "the replica holding the drain's writes", () -> {
             String info = (String) primary.command("INFO", "replication");
             return info.contains("slave0:") && ackedByEveryReplica(info) >= written;
@@ -144,13 +144,6 @@ final class FailoverUnderLoad implements AutoCloseable {
             least = Math.min(least, Long.parseLong(line.substring(at + "offset=".length(), end < 0 ? line.length() : end)));
         }
         return least;
-    }
-
-    private static long replicationField(String info, String name) {
-        int at = info.indexOf(name);
-        if (at < 0) throw new IllegalStateException("no " + name + " in " + info);
-        int end = info.indexOf('\n', at);
-        return Long.parseLong(info.substring(at + name.length(), end < 0 ? info.length() : end).trim());
     }
 
     long fallbackDecisions() {

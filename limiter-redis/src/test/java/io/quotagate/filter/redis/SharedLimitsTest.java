@@ -431,11 +431,7 @@ class SharedLimitsTest {
 
     /** {@code total_net_output_bytes} of {@code INFO stats}: what the server has sent to all its clients. */
     private static long sentBytes(RedisServer redis) throws Exception {
-        String info = (String) redis.command("INFO", "stats");
-        for (String line : info.split("\r\n")) {
-            if (line.startsWith("total_net_output_bytes:")) return Long.parseLong(line.substring(line.indexOf(':') + 1));
-        }
-        throw new AssertionError("no total_net_output_bytes in INFO stats");
+        return redis.info("stats", "total_net_output_bytes");
     }
 
     @Test
