@@ -36,14 +36,24 @@ public final class BucketLimits {
     private final BucketConfiguration configuration;
     private final long smallestCapacity;
     private final boolean initial;
+    /** Per bandwidth, in order: capacity, refill tokens, refill period in nanoseconds (the local bucket's arithmetic). */
+    final long[] lanes;
 
     private BucketLimits(List<Bandwidth> bandwidths, BucketConfiguration configuration, boolean initial) {
         this.bandwidths = bandwidths;
         this.configuration = configuration;
         this.initial = initial;
         long min = Long.MAX_VALUE;
-        for (Bandwidth b : bandwidths) min = Math.min(min, b.capacity());
+        long[] l = new long[3 * bandwidths.size()];
+        for (int i = 0; i < bandwidths.size(); i++) {
+            Bandwidth b = bandwidths.get(i);
+            min = Math.min(min, b.capacity());
+            l[3 * i] = b.capacity();
+            l[3 * i + 1] = b.refill();
+            l[3 * i + 2] = b.period().toNanos();
+        }
         this.smallestCapacity = min;
+        this.lanes = l;
     }
 
     /**

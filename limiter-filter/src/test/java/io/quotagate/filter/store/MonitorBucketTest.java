@@ -45,16 +45,39 @@ class MonitorBucketTest {
 
     @Test
     void answersEveryOperationExactlyAsBucket4jsSynchronizedBucketDoes() {
+        compareWithBucket4j(new SplittableRandom(42), 20_000, 300_000_000L, 12, List.of(LIMITS, SLOWER));
+    }
+
+    @Test
+    void answersAsBucket4jWithOddRatesThreeBandwidthsRenamedBandwidthsAndDebtsOfCenturies() {
+        BucketLimits odd = BucketLimits.of(List.of(
+                new Bandwidth("burst", 7, 3, Duration.ofMillis(1_234)),
+                new Bandwidth("minute", 97, 13, Duration.ofSeconds(61)),
+                new Bandwidth("day", 10_007, 9_973, Duration.ofHours(25))));
+        BucketLimits renamed = BucketLimits.next(odd, List.of(
+                new Bandwidth("day", 5_003, 7, Duration.ofHours(23)),
+                new Bandwidth("hour", 11, 11, Duration.ofMinutes(59))));
+        BucketLimits huge = BucketLimits.next(odd, List.of(
+                new Bandwidth("burst", Long.MAX_VALUE / 4, 1, Duration.ofDays(3_650))));
+        compareWithBucket4j(new SplittableRandom(7), 30_000, 2_000_000_000L, 40, List.of(odd, renamed, huge));
+    }
+
+    /**
+     * Random operations, times and moves between {@code limits} on our bucket and on bucket4j's
+     * {@code SynchronizedBucket} read by the same clock: every answer and every state must agree. The
+     * reference for {@code take} and {@code reserve} is what they were built from bucket4j's operations.
+     */
+    private static void compareWithBucket4j(SplittableRandom random, int steps, long maxStepNanos, long maxUnits,
+                                            List<BucketLimits> limits) {
         StepClock clock = new StepClock();
-        MonitorBucket ours = new MonitorBucket(LIMITS, clock);
-        LocalBucket theirs = new SynchronizedBucket(LIMITS.configuration(), MathType.INTEGER_64_BITS, clock,
+        MonitorBucket ours = new MonitorBucket(limits.get(0), clock);
+        LocalBucket theirs = new SynchronizedBucket(limits.get(0).configuration(), MathType.INTEGER_64_BITS, clock,
                 BucketListener.NOPE);
-        SplittableRandom random = new SplittableRandom(42);
-        for (int step = 0; step < 20_000; step++) {
-            clock.nanos += random.nextLong(0, 300_000_000L);
-            long n = random.nextLong(1, 12);
+        for (int step = 0; step < steps; step++) {
+            clock.nanos += random.nextLong(0, maxStepNanos);
+            long n = random.nextInt(50) == 0 ? random.nextLong(1, Long.MAX_VALUE) : random.nextLong(1, maxUnits);
             int s = step;
-            switch (random.nextInt(8)) {
+            switch (random.nextInt(10)) {
                 case 0, 1, 2 -> same(s, "tryTake", ours.tryTake(n), theirs.tryConsume(n));
                 case 3 -> same(s, "nanosToWait", ours.nanosToWait(n), waitOf(theirs.estimateAbilityToConsume(n)));
                 case 4 -> {
@@ -63,12 +86,23 @@ class MonitorBucketTest {
                 }
                 case 5 -> {
                     ours.forceTake(n);
-                    theirs.consumeIgnoringRateLimits(n);
+                    Debt.take(n, theirs::consumeIgnoringRateLimits);
                 }
                 case 6 -> same(s, "perBandwidth", Arrays.toString(ours.availablePerBandwidth()), Arrays.toString(
                         theirs.asVerbose().getAvailableTokens().getDiagnostics().getAvailableTokensPerEachBandwidth()));
+                case 7 -> same(s, "take", ours.take(n),
+                        theirs.tryConsume(n) ? 0 : Math.max(1, waitOf(theirs.estimateAbilityToConsume(n))));
+                case 8 -> {
+                    long maxWait = random.nextLong(0, 5 * maxStepNanos);
+                    long expected = 0;
+                    if (!theirs.tryConsume(n)) {
+                        expected = Math.max(1, waitOf(theirs.estimateAbilityToConsume(n)));
+                        if (expected <= maxWait) Debt.take(n, theirs::consumeIgnoringRateLimits);
+                    }
+                    same(s, "reserve", ours.reserve(n, maxWait), expected);
+                }
                 default -> {
-                    BucketLimits next = random.nextBoolean() ? LIMITS : SLOWER;
+                    BucketLimits next = limits.get(random.nextInt(limits.size()));
                     ours.moveTo(next);
                     theirs.replaceConfiguration(next.configuration(), BucketLimits.INHERITANCE);
                 }
@@ -88,7 +122,7 @@ class MonitorBucketTest {
 
     @Test
     void everyOperationCallersCanReachHoldsTheMonitor() throws Exception {
-        // callers only see QuotaBucket: a bucket4j method added in a release is unreachable, not unlocked
+        // every operation callers can reach takes the bucket's monitor
         for (Method m : QuotaBucket.class.getMethods()) {
             Method ours = MonitorBucket.class.getMethod(m.getName(), m.getParameterTypes());
             assertThat(Modifier.isSynchronized(ours.getModifiers())).as(m.getName()).isTrue();
