@@ -7,6 +7,8 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -15,6 +17,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Real Redis for integration tests, never a mock: the server at {@code 127.0.0.1:6379}
@@ -26,6 +29,9 @@ import java.util.UUID;
  */
 public final class RedisServer implements AutoCloseable {
     private static final int SHARED_PORT = 6379;
+    /** Ports of this test's own servers are chosen from here up to the ephemeral range. */
+    private static final int LOWEST_PORT = 10_000;
+    private static final int START_ATTEMPTS = 3;
 
     private final int port;
     /** Arguments before the common ones (a config file must come first), then after them. */
@@ -56,10 +62,7 @@ public final class RedisServer implements AutoCloseable {
 
     /** A {@code redis-server} of this test's own on a free port, keeping nothing on disk. */
     public static RedisServer startOwn() throws IOException, InterruptedException {
-        requireInstalled("redis-server");
-        RedisServer r = new RedisServer(freePort(), null);
-        r.start();
-        return r;
+        return startOwn(null, List.of(), List.of());
     }
 
     /**
@@ -69,9 +72,15 @@ public final class RedisServer implements AutoCloseable {
     public static RedisServer startOwn(Path dir, List<String> leading, List<String> trailing)
             throws IOException, InterruptedException {
         requireInstalled("redis-server");
-        RedisServer r = new RedisServer(freePort(), List.copyOf(leading), List.copyOf(trailing), dir);
-        r.start();
-        return r;
+        for (int attempt = 1; ; attempt++) {
+            RedisServer r = new RedisServer(freePort(), List.copyOf(leading), List.copyOf(trailing), dir);
+            try {
+                r.start();
+                return r;
+            } catch (Exited e) { // its port was taken between the choice and the bind: another port
+                if (attempt == START_ATTEMPTS) throw e;
+            }
+        }
     }
 
     /** Fails under {@code CI=true}, and skips elsewhere, unless every program is on the PATH. */
@@ -81,10 +90,34 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
-    /** A free TCP port on this machine (free now; a server should bind it at once). */
+    /**
+     * A TCP port free now on 127.0.0.1, below the kernel's ephemeral range: an outgoing connection never
+     * takes it, so a server may bind it later (a cluster's bus port) or again after a kill (a failover
+     * test restarts its primary on its own port). A server should still bind it soon: another test may
+     * pick it meanwhile, which {@link #startOwn} answers with another port.
+     */
     public static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
+        int below = ephemeralStart();
+        for (int i = 0; i < 1_000; i++) {
+            int port = ThreadLocalRandom.current().nextInt(LOWEST_PORT, below);
+            try (ServerSocket s = new ServerSocket()) {
+                s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+                return port;
+            } catch (IOException taken) {
+                // in use: try another
+            }
+        }
+        throw new IOException("no free port in " + LOWEST_PORT + "-" + (below - 1) + " after 1,000 tries");
+    }
+
+    /** The first port of the kernel's ephemeral range ({@code net.ipv4.ip_local_port_range}), 32768 if unknown. */
+    private static int ephemeralStart() {
+        try {
+            String range = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim();
+            int start = Integer.parseInt(range.split("\\s+")[0]);
+            return start > LOWEST_PORT + 1_000 ? start : 32_768;
+        } catch (IOException | RuntimeException unknown) {
+            return 32_768;
         }
     }
 
@@ -133,7 +166,16 @@ public final class RedisServer implements AutoCloseable {
             b.redirectOutput(ProcessBuilder.Redirect.DISCARD);
         }
         process = b.start();
-        Await.until("redis-server answering on port " + port, this::answers);
+        Process p = process;
+        Await.until("redis-server answering on port " + port, () -> answers() || !p.isAlive());
+        if (!p.isAlive()) throw new Exited(port, p.exitValue());
+    }
+
+    /** A {@code redis-server} that ended before it answered (its port taken, most likely). */
+    static final class Exited extends IOException {
+        Exited(int port, int code) {
+            super("redis-server on port " + port + " exited with code " + code + " before answering PING");
+        }
     }
 
     /** Kills this test's own server at once (SIGKILL, by its PID), as a crash would. */
