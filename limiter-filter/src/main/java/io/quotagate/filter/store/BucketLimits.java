@@ -36,7 +36,7 @@ public final class BucketLimits {
     private final BucketConfiguration configuration;
     private final long smallestCapacity;
     private final boolean initial;
-    /** Per bandwidth, in order: capacity, refill tokens, refill period in nanoseconds (the local bucket's arithmetic). */
+    /** Per bandwidth, in order: capacity, refill tokens, refill period in nanoseconds (the local bucket's arithmetic); never written after construction. */
     final long[] lanes;
 
     private BucketLimits(List<Bandwidth> bandwidths, BucketConfiguration configuration, boolean initial) {

@@ -79,6 +79,19 @@ final class LocalBucketStore implements BucketStore {
             return wait;
         }
 
+        /**
+         * As {@link #take}, for a throttled request: taken without a wait, it keeps the entry as a take
+         * does; taken into debt, it keeps the entry until the debt is paid and the bucket refilled, as
+         * {@link #forceTake} does.
+         */
+        @Override
+        public long reserve(long units, long maxWaitNanos) {
+            long wait = super.reserve(units, maxWaitNanos);
+            if (wait > 0 && wait <= maxWaitNanos) indebted(units);
+            else kept(wait == 0, units);
+            return wait;
+        }
+
         private boolean kept(boolean taken, long units) {
             long recent = recentNanos; // the take just read the clock
             if (recent - writtenNanos >= keepNanos / 2) {
@@ -93,7 +106,13 @@ final class LocalBucketStore implements BucketStore {
         @Override
         public void forceTake(long units) {
             super.forceTake(units);
-            retime(this);
+            indebted(units);
+        }
+
+        /** After units taken into debt: re-times the entry; replaced meanwhile, the units count on the replacement. */
+        private void indebted(long units) {
+            KeptBucket held = retime(this);
+            if (held != this && units > 0) held.forceTake(units);
         }
     }
 
@@ -216,10 +235,14 @@ final class LocalBucketStore implements BucketStore {
         if (b != null) retime(b);
     }
 
-    /** A debt, or slower limits: keeps every entry long enough for this one, and restarts its expiry. */
-    private void retime(KeptBucket b) {
+    /**
+     * A debt, or slower limits: keeps every entry long enough for this one, and restarts its expiry.
+     *
+     * @return the bucket the table now holds for the id: {@code b}, or a newer one
+     */
+    private KeptBucket retime(KeptBucket b) {
         keepAtLeast(idleNanos(b));
-        rewrite(b, freshNanos());
+        return rewrite(b, freshNanos());
     }
 
     /**

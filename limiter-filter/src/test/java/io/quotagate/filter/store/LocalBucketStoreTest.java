@@ -74,6 +74,27 @@ class LocalBucketStoreTest {
     }
 
     @Test
+    void aThrottledTenantServedOnlyByReservationsKeepsItsBucket() {
+        // a route with max-delay reserves: a tenant that only ever reserves must not be dropped as idle
+        // (and handed a full bucket) while it is busy, whether its units were there or taken into debt
+        LocalBucketStore store = new LocalBucketStore(100, clock);
+        BucketLimits small = BucketLimits.of(List.of(new Bandwidth("burst", 10, 1, Duration.ofSeconds(1))));
+        QuotaBucket first = store.bucket(BucketKind.TENANT, "acme", small);
+        assertThat(first.reserve(10, 0)).as("taken: no wait").isZero();
+        for (int minute = 1; minute <= 5; minute++) { // 5 min: past 2 x the 1 min keep time of its creation
+            clock.advance(Duration.ofSeconds(59));
+            QuotaBucket b = store.bucket(BucketKind.TENANT, "acme", small);
+            assertThat(b).as("minute %d", minute).isSameAs(first);
+            assertThat(b.reserve(10, 0)).as("minute %d: refilled, taken", minute).isZero();
+            clock.advance(Duration.ofSeconds(1));
+            long wait = store.bucket(BucketKind.TENANT, "acme", small).reserve(5, Duration.ofSeconds(10).toNanos());
+            assertThat(wait).as("minute %d: 4 s into debt", minute).isEqualTo(Duration.ofSeconds(4).toNanos());
+        }
+        assertThat(store.bucket(BucketKind.TENANT, "acme", small).available()).as("the debt is still there")
+                .isEqualTo(-4);
+    }
+
+    @Test
     void aDebtChargedAfterTheWholeStoreWasIdleIsKept() {
         // a request admitted, then running for minutes while nothing else reads the clock, is charged
         // its excess when it ends: the lookup may hand out its bucket by the tables' old time

@@ -19,6 +19,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class MonitorBucketTest {
 
@@ -59,7 +60,25 @@ class MonitorBucketTest {
                 new Bandwidth("hour", 11, 11, Duration.ofMinutes(59))));
         BucketLimits huge = BucketLimits.next(odd, List.of(
                 new Bandwidth("burst", Long.MAX_VALUE / 4, 1, Duration.ofDays(3_650))));
-        compareWithBucket4j(new SplittableRandom(7), 30_000, 2_000_000_000L, 40, List.of(odd, renamed, huge));
+        // tokens x elapsed past a long: the refill's floating-point path
+        BucketLimits vast = BucketLimits.next(odd, List.of(new Bandwidth("burst", 7, 3, Duration.ofMillis(1_234)),
+                new Bandwidth("vast", Long.MAX_VALUE, 1_000_000_000_000L, Duration.ofDays(3_650))));
+        compareWithBucket4j(new SplittableRandom(7), 30_000, 2_000_000_000L, 40, List.of(odd, renamed, huge, vast));
+    }
+
+    @Test
+    void refusesNonPositiveUnitsAsBucket4jDoesAndTakesNoDebtOfNothing() {
+        StepClock clock = new StepClock();
+        MonitorBucket bucket = new MonitorBucket(LIMITS, clock);
+        for (long units : new long[]{0, -1}) {
+            assertThatThrownBy(() -> bucket.tryTake(units)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> bucket.take(units)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> bucket.reserve(units, 1)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> bucket.nanosToWait(units)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> bucket.refund(units)).isInstanceOf(IllegalArgumentException.class);
+            bucket.forceTake(units); // nothing to take: as Debt.take, nothing happens
+        }
+        assertThat(bucket.availablePerBandwidth()).containsExactly(10, 100);
     }
 
     /**
@@ -109,7 +128,14 @@ class MonitorBucketTest {
             }
             assertThat(ours.available()).as("step %d", step).isEqualTo(theirs.getAvailableTokens());
             assertThat(ours.limits().configuration()).isSameAs(theirs.getConfiguration());
+            // the whole state, refill times and the next tokens' fractions included, both refilled to now
+            same(s, "state", stateOf(ours.toString()), stateOf(theirs.asVerbose().getAvailableTokens().getState().toString()));
         }
+    }
+
+    /** The state array a bucket's or a bucket4j state's {@code toString} ends with: per bandwidth, time, tokens, fraction. */
+    private static String stateOf(String text) {
+        return text.substring(text.lastIndexOf('['), text.lastIndexOf(']') + 1);
     }
 
     private static long waitOf(EstimationProbe probe) {
