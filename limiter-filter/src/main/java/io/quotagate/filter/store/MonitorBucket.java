@@ -158,7 +158,7 @@ class MonitorBucket implements QuotaBucket {
     /** Gives {@code units} back to every bandwidth, each capped at its capacity. */
     @Override
     public synchronized void refund(long units) {
-        if (units <= 0) throw new IllegalArgumentException("units to give back must be > 0, was " + units);
+        positive(units);
         long[] lanes = limits.lanes;
         refill(lanes, time.currentTimeNanos());
         for (int i = 0, n = lanes.length / 3; i < n; i++) {
@@ -205,13 +205,12 @@ class MonitorBucket implements QuotaBucket {
     // ---- bucket4j's greedy arithmetic (BucketState64BitsInteger), the monitor held ----
 
     private static void positive(long units) {
-        if (units <= 0) throw new IllegalArgumentException("units to take must be > 0, was " + units);
+        if (units <= 0) throw new IllegalArgumentException("units must be > 0, was " + units);
     }
 
     /** Adds the tokens every bandwidth earned since its last refill, up to its capacity. */
     private void refill(long[] lanes, long now) {
-        refill(0, lanes[0], lanes[1], lanes[2], now);
-        for (int i = 1, n = lanes.length / 3; i < n; i++) refill(i, lanes[3 * i], lanes[3 * i + 1], lanes[3 * i + 2], now);
+        for (int i = 0, n = lanes.length / 3; i < n; i++) refill(i, lanes[3 * i], lanes[3 * i + 1], lanes[3 * i + 2], now);
     }
 
     private void refill(int i, long capacity, long tokens, long period, long now) {

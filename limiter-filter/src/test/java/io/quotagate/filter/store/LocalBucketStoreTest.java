@@ -147,6 +147,23 @@ class LocalBucketStoreTest {
     }
 
     @Test
+    void aDebtTakenFromABucketReplacedMeanwhileCountsOnItsReplacement() {
+        LocalBucketStore store = new LocalBucketStore(100, clock);
+        store.bucket(BucketKind.TENANT, "acme", config).tryTake(10);
+
+        clock.advance(Duration.ofDays(3)); // quiet: the tables' time is three days old
+        QuotaBucket stale = store.bucket(BucketKind.TENANT, "acme", config); // handed out by the old time
+        store.bucket(BucketKind.TENANT, "other", config).tryTake(1); // the tables' time moves on
+        QuotaBucket fresh = store.bucket(BucketKind.TENANT, "acme", config); // this lookup sees the expiry
+        assertThat(fresh).isNotSameAs(stale);
+
+        stale.forceTake(4); // a request's excess, settled on the bucket it was admitted from
+        assertThat(stale.reserve(8, Duration.ofSeconds(10).toNanos())).as("2 s into debt").isPositive();
+        assertThat(store.bucket(BucketKind.TENANT, "acme", config)).isSameAs(fresh);
+        assertThat(fresh.available()).as("its 4 + 8 units count on the bucket in the table").isEqualTo(-2);
+    }
+
+    @Test
     void aLookupAloneDoesNotKeepABucket() {
         LocalBucketStore store = new LocalBucketStore(100, clock);
         QuotaBucket b = store.bucket(BucketKind.TENANT, "acme", config);
