@@ -19,6 +19,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /** The application every container of the matrix serves: the filter, an OK servlet and an async servlet. */
 final class TestApp {
@@ -28,6 +29,12 @@ final class TestApp {
     static final Map<String, CountDownLatch> STARTED = new ConcurrentHashMap<>();
     /** Per {@code ?hold=key}: the test counts it down to let that request complete. */
     static final Map<String, CountDownLatch> RELEASE = new ConcurrentHashMap<>();
+
+    /**
+     * Requests under {@code /paced/} whose first dispatch has returned suspended (async started): a delayed
+     * request is waiting then, no longer on its way into suspension (Jetty and Tomcat, {@link Initializer}).
+     */
+    static final AtomicInteger SUSPENDED = new AtomicInteger();
 
     /** The meters of the filter of the container started last ({@link #newMeters()}). */
     private static volatile SimpleMeterRegistry meters;
@@ -65,6 +72,10 @@ final class TestApp {
         @Override
         public void onStartup(Set<Class<?>> classes, ServletContext servletContext) {
             servletContext.setAttribute(QuotaFilter.METER_REGISTRY_ATTRIBUTE, newMeters());
+            // before the filter under test, so it sees each dispatch return from it
+            FilterRegistration.Dynamic suspensions = servletContext.addFilter("suspensions", SuspensionCounter.class);
+            suspensions.setAsyncSupported(true);
+            suspensions.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/paced/*");
             FilterRegistration.Dynamic quota = servletContext.addFilter("quota", QuotaFilter.class);
             quota.setInitParameter(QuotaFilter.PLANS_PARAM, PLANS);
             quota.setAsyncSupported(true);
@@ -78,6 +89,16 @@ final class TestApp {
             ServletRegistration.Dynamic reports = servletContext.addServlet("reports", ReportServlet.class);
             reports.setAsyncSupported(true);
             reports.addMapping("/reports/*");
+        }
+    }
+
+    /** Counts the dispatches that return suspended ({@link #SUSPENDED}). */
+    public static final class SuspensionCounter implements jakarta.servlet.Filter {
+        @Override
+        public void doFilter(jakarta.servlet.ServletRequest request, jakarta.servlet.ServletResponse response,
+                             jakarta.servlet.FilterChain chain) throws IOException, jakarta.servlet.ServletException {
+            chain.doFilter(request, response);
+            if (request.isAsyncStarted()) SUSPENDED.incrementAndGet();
         }
     }
 

@@ -24,9 +24,17 @@ import org.eclipse.jetty.util.Callback;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -51,6 +59,8 @@ class ThrottleHttp2DropTest {
     private final HeldScheduler scheduler = new HeldScheduler();
     private final HTTP2Client client = new HTTP2Client();
     private QuotaFilter filter;
+    /** Dispatches that have left the filter: a suspended request's first one has. */
+    private final AtomicInteger dispatchesReturned = new AtomicInteger();
     private Server server;
 
     @AfterEach
@@ -79,6 +89,9 @@ class ThrottleHttp2DropTest {
 
         Stream delayed = get(session, port);
         Await.within(PATIENCE, "delayed", () -> scheduler.delays.size() == 1);
+        // suspended: its first dispatch has left the filter. A reset that arrives before, while the request is
+        // still on its way into suspension, Jetty 12 never reports to it (measured: docs/throttling.md)
+        Await.within(PATIENCE, "the delayed request suspended", () -> dispatchesReturned.get() == 2);
         assertThat(filter.control().tenantLimits("t").get(0).nanosToFull()).as("reserved")
                 .isEqualTo(full + TimeUnit.MILLISECONDS.toNanos(100));
 
@@ -104,7 +117,14 @@ class ThrottleHttp2DropTest {
         connector.setHost("127.0.0.1");
         connector.setPort(0);
         server.addConnector(connector);
-        server.setHandler(JettyServer.asyncContext(filter));
+        server.setHandler(JettyServer.asyncContext(new Filter() {
+            @Override
+            public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
+                    throws IOException, ServletException {
+                filter.doFilter(request, response, chain);
+                dispatchesReturned.incrementAndGet();
+            }
+        }));
         server.start();
         return connector.getLocalPort();
     }
