@@ -44,7 +44,9 @@ import java.util.concurrent.TimeUnit;
  * dwarfs them and moves by up to ±15 % between rounds on a shared machine; this measures the
  * difference itself.
  *
- * <p>Run: {@code java -jar load-tests/target/load-tests.jar jmh FilterBenchmark}.
+ * <p>Run: {@code java -jar load-tests/target/load-tests.jar jmh FilterBenchmark -f 10 -prof gc}. At 10,000
+ * tenants each filter's speed moves by up to a factor of two from one fork to the next (where the collector lays
+ * out its objects), so two forks cannot rank them; ten forks are the run BENCHMARKS.md reports.
  */
 @State(Scope.Thread)
 @BenchmarkMode(org.openjdk.jmh.annotations.Mode.AverageTime)
