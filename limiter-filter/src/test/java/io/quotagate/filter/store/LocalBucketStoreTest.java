@@ -133,34 +133,37 @@ class LocalBucketStoreTest {
     @Test
     void aTakeFromABucketReplacedMeanwhileCountsOnItsReplacement() {
         LocalBucketStore store = new LocalBucketStore(100, clock);
-        store.bucket(BucketKind.TENANT, "acme", config).tryTake(10);
+        Replaced acme = replacedMeanwhile(store);
 
-        clock.advance(Duration.ofDays(3)); // quiet: the tables' time is three days old
-        QuotaBucket stale = store.bucket(BucketKind.TENANT, "acme", config); // handed out by the old time
-        store.bucket(BucketKind.TENANT, "other", config).tryTake(1); // the tables' time moves on
-        QuotaBucket fresh = store.bucket(BucketKind.TENANT, "acme", config); // this lookup sees the expiry
-        assertThat(fresh).isNotSameAs(stale);
-
-        assertThat(stale.tryTake(4)).isTrue(); // the first request, admitted from the old bucket
-        assertThat(store.bucket(BucketKind.TENANT, "acme", config)).isSameAs(fresh);
-        assertThat(fresh.available()).as("its 4 units count on the bucket in the table").isEqualTo(6);
+        assertThat(acme.stale().tryTake(4)).isTrue(); // the first request, admitted from the old bucket
+        assertThat(store.bucket(BucketKind.TENANT, "acme", config)).isSameAs(acme.fresh());
+        assertThat(acme.fresh().available()).as("its 4 units count on the bucket in the table").isEqualTo(6);
     }
 
     @Test
     void aDebtTakenFromABucketReplacedMeanwhileCountsOnItsReplacement() {
         LocalBucketStore store = new LocalBucketStore(100, clock);
-        store.bucket(BucketKind.TENANT, "acme", config).tryTake(10);
+        Replaced acme = replacedMeanwhile(store);
 
+        acme.stale().forceTake(4); // a request's excess, settled on the bucket it was admitted from
+        assertThat(acme.stale().reserve(8, Duration.ofSeconds(10).toNanos())).as("2 s into debt").isPositive();
+        assertThat(store.bucket(BucketKind.TENANT, "acme", config)).isSameAs(acme.fresh());
+        assertThat(acme.fresh().available()).as("its 4 + 8 units count on the bucket in the table").isEqualTo(-2);
+    }
+
+    /** A bucket handed out by the tables' old time, and the one a later lookup put in its place. */
+    private record Replaced(QuotaBucket stale, QuotaBucket fresh) {
+    }
+
+    /** Tenant acme's bucket, emptied, then handed out after three quiet days, just before a lookup replaces it. */
+    private Replaced replacedMeanwhile(LocalBucketStore store) {
+        store.bucket(BucketKind.TENANT, "acme", config).tryTake(10);
         clock.advance(Duration.ofDays(3)); // quiet: the tables' time is three days old
         QuotaBucket stale = store.bucket(BucketKind.TENANT, "acme", config); // handed out by the old time
         store.bucket(BucketKind.TENANT, "other", config).tryTake(1); // the tables' time moves on
         QuotaBucket fresh = store.bucket(BucketKind.TENANT, "acme", config); // this lookup sees the expiry
         assertThat(fresh).isNotSameAs(stale);
-
-        stale.forceTake(4); // a request's excess, settled on the bucket it was admitted from
-        assertThat(stale.reserve(8, Duration.ofSeconds(10).toNanos())).as("2 s into debt").isPositive();
-        assertThat(store.bucket(BucketKind.TENANT, "acme", config)).isSameAs(fresh);
-        assertThat(fresh.available()).as("its 4 + 8 units count on the bucket in the table").isEqualTo(-2);
+        return new Replaced(stale, fresh);
     }
 
     @Test
