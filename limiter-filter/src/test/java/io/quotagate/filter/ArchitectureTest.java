@@ -8,6 +8,8 @@ import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -31,13 +33,18 @@ import static org.assertj.core.api.Assertions.assertThat;
  * a store plugs into is {@code .store}; the engines live in {@code .internal.*}, which is not API. The
  * public types of the API and the SPI are exactly those docs/architecture.md lists, none of their public
  * signatures names an internal type, the packages depend one way, only the API package sees the Servlet
- * API, and no product module but the benchmarks reaches into {@code internal}.
+ * API, and no product module but the benchmarks reaches into {@code internal}. The page's rows for the other
+ * library modules list exactly their public types too.
  */
 class ArchitectureTest {
     private static final String INTERNAL = "io.quotagate.filter.internal";
     private static final JavaClasses MAIN = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
             .importPackages("io.quotagate.filter");
+
+    /** A public type's declaration: its indentation (empty at top level) and its name. */
+    private static final Pattern PUBLIC_TYPE = Pattern.compile("^([ \\t]*)public\\s+(?:(?:final|abstract|sealed|"
+            + "non-sealed|static|strictfp)\\s+)*(?:class|interface|record|enum|@interface)\\s+(\\w+)", Pattern.MULTILINE);
 
     @Test
     void thePackagesDependOneWay() {
@@ -89,6 +96,34 @@ class ArchitectureTest {
         notPublic.removeAll(publicNested);
         assertThat(notPublic).as("listed in docs/architecture.md but not a public API or SPI type of limiter-filter")
                 .isEmpty();
+    }
+
+    /**
+     * The other library modules' rows list exactly their public types too: every public top-level type, and
+     * no name that is not a public type (top-level or nested) of that module. Read from their sources, as this
+     * module's tests cannot load the classes of the modules that depend on it; a declaration of a public type
+     * starts its line (top-level) or follows indentation (nested).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"plans", "tenant-resolution", "limiter-redis", "spring-boot-starter", "quotagate-client"})
+    void everyOtherLibraryModulesRowListsExactlyItsPublicTypes(String module) throws IOException {
+        Set<String> topLevel = new TreeSet<>();
+        Set<String> all = new TreeSet<>();
+        try (Stream<Path> files = Files.walk(Path.of("..", module, "src", "main", "java"))) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                Matcher m = PUBLIC_TYPE.matcher(Files.readString(f));
+                while (m.find()) {
+                    all.add(m.group(2));
+                    if (m.group(1).isEmpty()) topLevel.add(m.group(2));
+                }
+            }
+        }
+        assertThat(topLevel).as("public top-level types found in %s's sources", module).isNotEmpty();
+        Set<String> listed = listedTypes(module);
+        assertThat(listed).as("docs/architecture.md lists for %s", module).containsAll(topLevel);
+        Set<String> notPublic = new TreeSet<>(listed);
+        notPublic.removeAll(all);
+        assertThat(notPublic).as("listed in docs/architecture.md but not a public type of %s", module).isEmpty();
     }
 
     @Test

@@ -189,7 +189,8 @@ class BodyAdmissionTest {
             t.start();
             attackers.add(t);
         }
-        Thread.sleep(300); // the attack is under way
+        // the attack is under way: its bodies hold the attacker's slots, so its next request is refused at once
+        Await.until("a refusal of the attacker's slow bodies", () -> refusedAtOnce.get() > 0);
         int ok = 0;
         for (int i = 0; i < 100; i++) {
             try (Socket s = new Socket("127.0.0.1", server.port())) {

@@ -1,5 +1,6 @@
 package io.quotagate.filter;
 
+import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
 import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.plans.PlansFile;
@@ -126,7 +127,7 @@ class GuestSlotFairnessTest {
             }
         });
         watcher.start();
-        sleep(500); // the attack holds its slots
+        Await.until("the attack holds slots of the pool", () -> mostHeldByAttacker.get() > 0);
 
         int visitorAdmitted = 0;
         int visitorSent = 0;

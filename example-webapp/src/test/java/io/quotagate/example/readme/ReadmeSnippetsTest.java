@@ -32,7 +32,7 @@ class ReadmeSnippetsTest {
         assertThat(pages).as("README.md and the docs/*.md pages").contains(ROOT.resolve("README.md"))
                 .hasSizeGreaterThan(10);
         List<String> readme = new ArrayList<>();
-        for (Path page : pages) readme.addAll(javaBlocks(Files.readString(page)));
+        for (Path page : pages) readme.addAll(blocks(Files.readString(page), "java"));
         Map<String, String> compiled = snippetFiles();
         assertThat(compiled).as("snippet files found").hasSizeGreaterThanOrEqualTo(11);
 
@@ -56,13 +56,13 @@ class ReadmeSnippetsTest {
         return pages;
     }
 
-    /** The ```java blocks of a Markdown text, without their fences. */
-    static List<String> javaBlocks(String markdown) {
+    /** The blocks of a Markdown text fenced as {@code language} (```yaml, ...), without their fences. */
+    static List<String> blocks(String markdown, String language) {
         List<String> blocks = new ArrayList<>();
         StringBuilder block = null;
         for (String line : markdown.split("\n", -1)) {
             if (block == null) {
-                if (line.equals("```java")) block = new StringBuilder();
+                if (line.equals("```" + language)) block = new StringBuilder();
             } else if (line.equals("```")) {
                 blocks.add(block.toString().stripTrailing());
                 block = null;

@@ -3,9 +3,9 @@ package io.quotagate.filter.store;
 import io.github.bucket4j.BucketListener;
 import io.github.bucket4j.EstimationProbe;
 import io.github.bucket4j.MathType;
-import io.github.bucket4j.TimeMeter;
 import io.github.bucket4j.local.LocalBucket;
 import io.github.bucket4j.local.SynchronizedBucket;
+import io.quotagate.filter.testing.ManualClock;
 import io.quotagate.filter.testing.Race;
 import io.quotagate.plans.Bandwidth;
 import org.junit.jupiter.api.Test;
@@ -28,21 +28,6 @@ class MonitorBucketTest {
             new Bandwidth("minute", 100, 100, Duration.ofMinutes(1))));
     private static final BucketLimits SLOWER = BucketLimits.next(LIMITS, List.of(
             new Bandwidth("second", 5, 1, Duration.ofSeconds(1))));
-
-    /** A clock the test moves; both buckets read the same one. */
-    private static final class StepClock implements TimeMeter {
-        long nanos = 1_000_000_000L;
-
-        @Override
-        public long currentTimeNanos() {
-            return nanos;
-        }
-
-        @Override
-        public boolean isWallClockBased() {
-            return false;
-        }
-    }
 
     @Test
     void answersEveryOperationExactlyAsBucket4jsSynchronizedBucketDoes() {
@@ -68,8 +53,7 @@ class MonitorBucketTest {
 
     @Test
     void refusesNonPositiveUnitsAsBucket4jDoesAndTakesNoDebtOfNothing() {
-        StepClock clock = new StepClock();
-        MonitorBucket bucket = new MonitorBucket(LIMITS, clock);
+        MonitorBucket bucket = new MonitorBucket(LIMITS, new ManualClock().timeMeter());
         for (long units : new long[]{0, -1}) {
             assertThatThrownBy(() -> bucket.tryTake(units)).isInstanceOf(IllegalArgumentException.class);
             assertThatThrownBy(() -> bucket.take(units)).isInstanceOf(IllegalArgumentException.class);
@@ -88,12 +72,12 @@ class MonitorBucketTest {
      */
     private static void compareWithBucket4j(SplittableRandom random, int steps, long maxStepNanos, long maxUnits,
                                             List<BucketLimits> limits) {
-        StepClock clock = new StepClock();
-        MonitorBucket ours = new MonitorBucket(limits.get(0), clock);
-        LocalBucket theirs = new SynchronizedBucket(limits.get(0).configuration(), MathType.INTEGER_64_BITS, clock,
-                BucketListener.NOPE);
+        ManualClock clock = new ManualClock(); // both buckets read the same one
+        MonitorBucket ours = new MonitorBucket(limits.get(0), clock.timeMeter());
+        LocalBucket theirs = new SynchronizedBucket(limits.get(0).configuration(), MathType.INTEGER_64_BITS,
+                clock.timeMeter(), BucketListener.NOPE);
         for (int step = 0; step < steps; step++) {
-            clock.nanos += random.nextLong(0, maxStepNanos);
+            clock.advanceNanos(random.nextLong(0, maxStepNanos));
             long n = random.nextInt(50) == 0 ? random.nextLong(1, Long.MAX_VALUE) : random.nextLong(1, maxUnits);
             int s = step;
             switch (random.nextInt(10)) {
@@ -158,8 +142,7 @@ class MonitorBucketTest {
     @Test
     void threadsRacingForOneBucketNeverTakeMoreThanItHolds() throws Exception {
         BucketLimits noRefill = BucketLimits.of(List.of(new Bandwidth("year", 50_000, 1, Duration.ofDays(365))));
-        StepClock clock = new StepClock();
-        MonitorBucket bucket = new MonitorBucket(noRefill, clock);
+        MonitorBucket bucket = new MonitorBucket(noRefill, new ManualClock().timeMeter());
         int threads = 8;
         AtomicLong taken = new AtomicLong();
         Race.run(threads, t -> {

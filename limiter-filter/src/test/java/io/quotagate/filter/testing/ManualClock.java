@@ -1,5 +1,6 @@
 package io.quotagate.filter.testing;
 
+import io.github.bucket4j.TimeMeter;
 import io.quotagate.filter.store.QuotaClock;
 
 import java.time.Clock;
@@ -24,6 +25,21 @@ public final class ManualClock implements QuotaClock {
 
     public void advanceNanos(long n) {
         nanos.addAndGet(n);
+    }
+
+    /** This clock as bucket4j reads time (for tests that hold a bucket beside bucket4j's own). */
+    public TimeMeter timeMeter() {
+        return new TimeMeter() {
+            @Override
+            public long currentTimeNanos() {
+                return nanos.get();
+            }
+
+            @Override
+            public boolean isWallClockBased() {
+                return false;
+            }
+        };
     }
 
     /**
