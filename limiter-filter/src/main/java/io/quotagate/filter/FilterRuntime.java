@@ -127,14 +127,14 @@ final class FilterRuntime implements QuotaControl {
         }).orElse(null);
         List<QuotaListener> all = new ArrayList<>(listeners);
         if (webhook != null) all.add(webhook);
-        this.signals = QuotaSignals.start(() -> plans().signals(), all, new Probe(), clock, true);
+        this.signals = QuotaSignals.start(() -> plans().signals(), all, new SignalReadings(), clock, true);
         this.limits = setup.store().limitsChannel()
                 .map(channel -> SharedLimits.shared(plans, channel, this::install, this::forget))
                 .orElseGet(() -> SharedLimits.local(plans, this::install, this::forget));
     }
 
     /** What the signals thread reads: the limits in force, read off the request path. */
-    private final class Probe implements SignalProbe {
+    private final class SignalReadings implements SignalProbe {
         @Override
         public List<BandwidthStatus> tenantLimits(String tenant) {
             return gate.tenantLimits(engine.policy(), tenant);
