@@ -21,10 +21,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Every YAML snippet of the documentation (README.md and every page of docs/) is accepted by the loader that
  * would read it, so a page never shows an option, a value or a shape the library refuses at startup. A
- * snippet is either a whole plans file ({@code plans:}, {@code global:}), which must also build a filter, or a
- * part of one, placed where it belongs in a minimal plans file: a {@code store:} or {@code groups:} section, or
- * the entries of {@code tenants.resolvers} (checked as at startup, without reading key material: the pages'
- * secrets and key files are examples). The Spring Boot {@code quotagate:} block is the {@code application.yml}
+ * snippet is either a whole plans file ({@code plans:}, {@code global:}), which must also build a filter (one for
+ * the Redis store has its store options checked instead: building it would connect), or a part of one, placed
+ * where it belongs in a minimal plans file: a {@code store:} or {@code groups:} section, or the entries of
+ * {@code tenants.resolvers} (checked as at startup, without reading key material: the pages' secrets and key
+ * files are examples). The Spring Boot {@code quotagate:} block is the {@code application.yml}
  * that {@code InlineLimitsApplicationTest} (spring-boot-starter) starts an application with.
  */
 class DocYamlSnippetsTest {
