@@ -24,6 +24,18 @@ public interface BucketStore {
     QuotaBucket bucket(BucketKind kind, String id, BucketLimits limits);
 
     /**
+     * Takes {@code units} from the bucket of this kind and id at {@code limits}, as
+     * {@code bucket(kind, id, limits).take(units)}: the request path's common case (one bucket, no wait
+     * accepted) in one call, so that a store may order its work as suits it. The local store reads its
+     * clock before its lookup. The default is that very expression.
+     *
+     * @return as {@link QuotaBucket#take}: 0 if taken, else the wait for the units
+     */
+    default long take(BucketKind kind, String id, BucketLimits limits, long units) {
+        return bucket(kind, id, limits).take(units);
+    }
+
+    /**
      * The bucket as it is now, to settle a request that has ended (a refund, an excess charge): the one
      * {@link #bucket} handed out last for this id, at whatever limits it is, never moved; {@code limits}
      * (those that admitted the request) only create it if there is none. A request admitted before a

@@ -16,7 +16,9 @@ import java.util.Arrays;
  * bandwidths, rarer, share one array). bucket4j's {@code SynchronizedBucket} also locks a separate
  * {@code ReentrantLock}, two more cold objects ({@code BucketSynchronizationBenchmark}). The clock is read
  * once per operation, under the monitor, so the times one bucket sees never go backwards, and a refusal's
- * wait is that of the very state that refused.
+ * wait is that of the very state that refused. One exception, the request path's take: the store reads
+ * the clock before its lookup ({@link #take(long, long)}), where the read's latency overlaps the lookup's
+ * cache misses instead of following them.
  */
 class MonitorBucket implements QuotaBucket {
     /** Per bandwidth: time of the last refill, tokens (negative in debt), the next token's part in nanoseconds. */
@@ -118,9 +120,23 @@ class MonitorBucket implements QuotaBucket {
     /** Takes, or says the wait, under one hold of the monitor: the wait is that of the state that refused. */
     @Override
     public synchronized long take(long units) {
+        return takeAt(units, time.currentTimeNanos());
+    }
+
+    /**
+     * As {@link #take(long)} at {@code now}: a time of this bucket's clock that the caller read before it
+     * looked the bucket up ({@link LocalBucketStore#take}). A time before the bucket's last refill refills
+     * nothing: the bucket decides on its later state, so its times still never go backwards, and a
+     * refusal's wait counts from that state's time, no later than the answer that states it.
+     */
+    synchronized long take(long units, long now) {
+        return takeAt(units, now);
+    }
+
+    private long takeAt(long units, long now) {
         positive(units);
         long[] lanes = limits.lanes;
-        refill(lanes, time.currentTimeNanos());
+        refill(lanes, now);
         if (units > minSize(lanes)) return Math.max(1, delay(lanes, units, true));
         consume(lanes, units);
         return 0;

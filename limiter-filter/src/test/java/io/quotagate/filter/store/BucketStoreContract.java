@@ -188,6 +188,20 @@ public abstract class BucketStoreContract {
     }
 
     @Test
+    void aTakeByIdTakesFromTheBucketALookupFindsAndSaysTheWaitOfARefusal() {
+        BucketStore store = store();
+        assertThat(store.take(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS, 8)).isZero();
+        assertThat(store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS).available()).isEqualTo(2);
+        assertThat(store.take(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS, 5))
+                .as("3 units short at 1 a second").isEqualTo(Duration.ofSeconds(3).toNanos());
+        assertThat(store.take(BucketKind.GUEST, "acme", TEN_PER_TEN_SECONDS, 10)).as("another kind").isZero();
+        assertThat(store.take(BucketKind.GLOBAL, "acme", TEN_PER_TEN_SECONDS, 10)).as("the global kind").isZero();
+        advance(Duration.ofSeconds(3));
+        assertThat(store.take(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS, 5)).as("after the wait").isZero();
+        assertThat(store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS).available()).isZero();
+    }
+
+    @Test
     void takeAllTakesFromEveryBucketOrFromNoneAndSaysEachWaitAndRemainder() {
         BucketStore store = store();
         QuotaBucket tenant = store.bucket(BucketKind.TENANT, "acme", TEN_PER_TEN_SECONDS);

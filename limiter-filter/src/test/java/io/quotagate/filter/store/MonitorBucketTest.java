@@ -137,6 +137,28 @@ class MonitorBucketTest {
             Method ours = MonitorBucket.class.getMethod(m.getName(), m.getParameterTypes());
             assertThat(Modifier.isSynchronized(ours.getModifiers())).as(m.getName()).isTrue();
         }
+        Method takeAt = MonitorBucket.class.getDeclaredMethod("take", long.class, long.class);
+        assertThat(Modifier.isSynchronized(takeAt.getModifiers())).as("take at a time read before").isTrue();
+    }
+
+    @Test
+    void aTakeAtATimeReadBeforeTheBucketsLastRefillDecidesOnItsLaterState() {
+        ManualClock clock = new ManualClock();
+        BucketLimits tenPerSecond = BucketLimits.of(List.of(new Bandwidth("second", 10, 10, Duration.ofSeconds(1))));
+        MonitorBucket bucket = new MonitorBucket(tenPerSecond, clock.timeMeter());
+        long readBefore = clock.nanoTime(); // a request reads the clock, then finds the bucket...
+        assertThat(bucket.take(10)).isZero();
+        clock.advance(Duration.ofMillis(300)); // ...while other requests empty it and it refills 3 units
+        assertThat(bucket.take(1)).isZero();
+
+        // the late take refills nothing for the time it read: the 2 units of the later state are all it finds
+        assertThat(bucket.take(2, readBefore)).isZero();
+        long wait = bucket.take(4, readBefore);
+        assertThat(wait).as("counted from the state's time, 300 ms, not from the older read")
+                .isEqualTo(Duration.ofMillis(400).toNanos());
+        assertThat(bucket.nanosToWait(4)).as("what a take at the clock's own time says").isEqualTo(wait);
+        clock.advanceNanos(wait);
+        assertThat(bucket.take(4)).as("waiting the stated wait finds the units").isZero();
     }
 
     @Test

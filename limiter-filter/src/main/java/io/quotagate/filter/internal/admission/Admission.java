@@ -130,7 +130,6 @@ final class Admission {
         PlanLimits pl = l.limitsOf(kind, key, plan);
         long maxCost = kind == BucketKind.GUEST ? Math.min(pl.maxCost(), l.guestsMaxCost()) : pl.maxCost();
         if (cost > maxCost) throw tooCostly(cost, maxCost);
-        QuotaBucket tenantBucket = tenantBucket(kind, key, pl);
         QuotaBucket guests = kind == BucketKind.GUEST ? l.guests() : null;
         QuotaBucket global = l.global();
         // calendar quotas count assigned tenants only: an id anyone can make up cannot hold a month's budget
@@ -142,15 +141,16 @@ final class Admission {
         Rejection refusal;
         if (guests == null && global == null && scoped == null && quotas == null && !pl.publish()) {
             // the common case: one store operation, nothing allocated (the wait comes with a refusal)
-            long wait = maxDelay == 0 ? tenantBucket.take(cost) : tenantBucket.reserve(cost, maxDelay);
+            long wait = maxDelay == 0 ? store.take(kind, key, pl.limits(), cost)
+                    : tenantBucket(kind, key, pl).reserve(cost, maxDelay);
             if (wait > maxDelay) refusal = new Rejection(Reason.TENANT_RATE, wait);
             else {
                 refusal = null;
                 ticket.delayNanos = wait;
             }
         } else {
-            refusal = chargeTogether(pl, key, cost, maxDelay, tenantBucket, guests, global, scoped, quotas,
-                    nowNanos, ticket);
+            refusal = chargeTogether(pl, key, cost, maxDelay, tenantBucket(kind, key, pl), guests, global, scoped,
+                    quotas, nowNanos, ticket);
         }
         if (refusal == null) {
             ticket.charged(kind, key, plan, cost, global != null, guests != null, quotas == null ? 0 : nowNanos, null);
