@@ -228,8 +228,8 @@ final class LocalBucketStore implements BucketStore {
     /**
      * As {@code bucket(kind, id, limits).take(units)}, but the clock is read before the lookup. Linux reads
      * the TSC in order ({@code rdtscp}, or {@code lfence; rdtsc}), so a clock read waits for every load before
-     * it: read after the lookup it followed the lookup's cache misses, read before it overlaps them, about
-     * 10 ns a request (BENCHMARKS.md). The time is this thread's own read, made an instant before the take;
+     * it: read after the lookup it followed the lookup's cache misses, read before it overlaps them, 11–16
+     * ns a request (BENCHMARKS.md). The time is this thread's own read, made an instant before the take;
      * see {@link MonitorBucket#take(long, long)}.
      */
     @Override
