@@ -252,6 +252,13 @@ class MonitorBucket implements QuotaBucket {
             grown += (long) ((double) elapsed / (double) period * (double) tokens);
             error = 0;
         } else {
+            // enough to fill it, told by a product instead of a quotient (the common case: a bucket used
+            // below its rate fills again between two takes), and the bucket ends as the quotient would leave it
+            long need = multiplyOrMax(capacity - grown, period);
+            if (divided >= need && need != Long.MAX_VALUE) {
+                fill(i, capacity);
+                return;
+            }
             long whole = divided / period;
             if (whole == 0) {
                 error = divided;
@@ -323,13 +330,13 @@ class MonitorBucket implements QuotaBucket {
         return longest;
     }
 
-    /** {@code x * y}, or {@link Long#MAX_VALUE} if that is past a long (bucket4j's rule). */
+    /**
+     * {@code x * y}, or {@link Long#MAX_VALUE} if that is past a long (bucket4j's rule), told by the product's
+     * high half (one multiplication) where bucket4j divides back.
+     */
     private static long multiplyOrMax(long x, long y) {
         long r = x * y;
-        long ax = Math.abs(x);
-        long ay = Math.abs(y);
-        if ((ax | ay) >>> 31 != 0 && ((y != 0 && r / y != x) || (x == Long.MIN_VALUE && y == -1))) return Long.MAX_VALUE;
-        return r;
+        return Math.multiplyHigh(x, y) == r >> 63 ? r : Long.MAX_VALUE;
     }
 
     private long get(int lane, int field) {

@@ -51,6 +51,51 @@ class MonitorBucketTest {
         compareWithBucket4j(new SplittableRandom(7), 30_000, 2_000_000_000L, 40, List.of(odd, renamed, huge, vast));
     }
 
+    /**
+     * A bucket refills to the brim exactly when its fractions add up to its last missing token, not one
+     * nanosecond before nor after (the refill tells "full" by a product, not a quotient): each lane's instant,
+     * computed from the state, is crossed nanosecond by nanosecond with a fraction carried, and every state
+     * along the way is bucket4j's.
+     */
+    @Test
+    void refillsToTheBrimAtTheVeryNanosecondBucket4jDoes() {
+        BucketLimits onePerPeriod = BucketLimits.of(List.of(new Bandwidth("slow", 7, 1, Duration.ofMillis(1_234))));
+        BucketLimits odd = BucketLimits.of(List.of(
+                new Bandwidth("burst", 7, 3, Duration.ofMillis(1_234)),
+                new Bandwidth("minute", 97, 13, Duration.ofSeconds(61))));
+        for (BucketLimits limits : List.of(onePerPeriod, odd)) {
+            ManualClock clock = new ManualClock();
+            MonitorBucket ours = new MonitorBucket(limits, clock.timeMeter());
+            LocalBucket theirs = new SynchronizedBucket(limits.configuration(), MathType.INTEGER_64_BITS,
+                    clock.timeMeter(), BucketListener.NOPE);
+            assertThat(ours.take(5)).isZero();
+            assertThat(theirs.tryConsume(5)).isTrue();
+            clock.advance(Duration.ofMillis(300)); // not a whole token of either lane: a fraction is carried
+            assertThat(ours.take(1)).isZero();
+            assertThat(theirs.tryConsume(1)).isTrue();
+            long[] lanes = limits.lanes;
+            for (int i = 0; i < lanes.length / 3; i++) {
+                long capacity = lanes[3 * i];
+                long tokens = lanes[3 * i + 1];
+                long period = lanes[3 * i + 2];
+                long[] state = Arrays.stream(stateOf(ours.toString()).replaceAll("[\\[\\] ]", "").split(","))
+                        .mapToLong(Long::parseLong).toArray();
+                long size = state[3 * i + 1];
+                assertThat(size).as("lane %d still short when its turn comes", i).isLessThan(capacity);
+                long full = state[3 * i] + Math.floorDiv((capacity - size) * period - state[3 * i + 2] + tokens - 1, tokens);
+                clock.advanceNanos(full - 2 - clock.nanoTime());
+                for (int step = -2; step <= 2; step++, clock.advanceNanos(1)) {
+                    assertThat(ours.available()).as("lane %d, %d ns", i, step).isEqualTo(theirs.getAvailableTokens());
+                    same(step, "state", stateOf(ours.toString()),
+                            stateOf(theirs.asVerbose().getAvailableTokens().getState().toString()));
+                    long held = ours.availablePerBandwidth()[i];
+                    if (step < 0) assertThat(held).as("lane %d, %d ns before", i, -step).isLessThan(capacity);
+                    else assertThat(held).as("lane %d, %d ns after", i, step).isEqualTo(capacity);
+                }
+            }
+        }
+    }
+
     @Test
     void refusesNonPositiveUnitsAsBucket4jDoesAndTakesNoDebtOfNothing() {
         MonitorBucket bucket = new MonitorBucket(LIMITS, new ManualClock().timeMeter());
