@@ -46,7 +46,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Run: {@code java -jar load-tests/target/load-tests.jar jmh FilterBenchmark -f 10 -prof gc}. At 10,000
  * tenants each filter's speed moves by up to a factor of two from one fork to the next (where the collector lays
- * out its objects), so two forks cannot rank them; ten forks are the run BENCHMARKS.md reports.
+ * out its objects), so two forks cannot rank them; BENCHMARKS.md names the forks of every run it reports.
  */
 @State(Scope.Thread)
 @BenchmarkMode(org.openjdk.jmh.annotations.Mode.AverageTime)
