@@ -107,8 +107,11 @@ final class DelayedRequest implements AsyncListener, Runnable {
         Future<?> r = resumption;
         if (r != null) r.cancel(false);
         rt.throttling.leave(ticket);
-        rt.statistics.delayEnded(ticket.route().name(), delayNanos, false);
-        ticket.close(); // its units back (and a capped route's slot)
+        try {
+            ticket.close(); // its units back (and a capped route's slot) before the counters say it has ended
+        } finally {
+            rt.statistics.delayEnded(ticket.route().name(), delayNanos, false);
+        }
         try {
             if (answer && !response.isCommitted()) {
                 new Problem(503, "delay_overrun", "The delayed request could not be resumed in time; retry after 1 s.",
