@@ -129,7 +129,9 @@ public interface RateController {
      * Paces from the {@code RateLimit} / {@code RateLimit-Policy} fields the server publishes, so that
      * it needs no 429: keeps the remaining units of the most constrained policy near 5 % of its quota
      * with a proportional-integral loop of time constant {@code tau}. A 429 still pauses the limiter
-     * and trims the rate by 10 %. Without fields it keeps its rate.
+     * and trims the rate by 10 %. While no readable field has come for {@code tau} (a server that
+     * publishes none), it moves as {@link #aimd()} does: a 429 cuts the rate, and the 2xx answers of
+     * requests that waited climb back, doubling at most once a second, to the ceiling the 429s left.
      */
     static RateController publishedPacing(Duration tau) {
         return new PublishedPacing(tau);

@@ -44,7 +44,41 @@ class PublishedPacingTest {
     }
 
     @Test
-    void aThrottleTrimsTheRate() {
-        assertThat(started(1000).onThrottled(1000, S, S)).isCloseTo(900, within(1e-9));
+    void aThrottleTrimsTheRateWhileFieldsCome() {
+        PublishedPacing pacing = started(1000);
+        double rate = pacing.onPublished(1000, S, RateLimitFields.parseRateLimit("\"hidden\";r=150"), POLICY);
+        assertThat(rate).isEqualTo(3000);
+        assertThat(pacing.onThrottled(rate, 2 * S, 2 * S)).isCloseTo(2700, within(1e-9));
+    }
+
+    @Test
+    void withoutFieldsItMovesAsTheDefaultAimd() {
+        // a server that publishes nothing: the same answers move both alike
+        PublishedPacing pacing = started(1000);
+        RateController aimd = RateController.aimd();
+        aimd.start(1000, 100, 12000, 0);
+        double p = 1000, a = 1000;
+        long t = 0;
+        for (int i = 0; i < 40; i++) {
+            t += S / 2;
+            boolean throttle = i % 10 == 9;
+            p = throttle ? pacing.onThrottled(p, t, t) : pacing.onAccepted(p, t, true);
+            a = throttle ? aimd.onThrottled(a, t, t) : aimd.onAccepted(a, t, true);
+            assertThat(p).isEqualTo(a);
+        }
+        assertThat(p).isNotEqualTo(1000);
+    }
+
+    @Test
+    void fieldsThatStopHandTheRateToTheAimdAndTheLoopTakesOverFromItWhenTheyComeBack() {
+        PublishedPacing pacing = started(1000);
+        double rate = pacing.onPublished(1000, S, RateLimitFields.parseRateLimit("\"hidden\";r=150"), POLICY);
+        assertThat(pacing.onAccepted(rate, S, true)).as("paced by the fields: a 200 moves nothing").isEqualTo(rate);
+        // 5 s (tau) later without a field: the answers move the rate again (slow start doubles it)
+        long quiet = 7 * S;
+        assertThat(pacing.onAccepted(rate, quiet, true)).isEqualTo(2 * rate);
+        // fields again, the bucket at its set point: the loop resumes at the rate reached, not at q/w
+        assertThat(pacing.onPublished(2 * rate, quiet + S, RateLimitFields.parseRateLimit("\"hidden\";r=150"), POLICY))
+                .isEqualTo(2 * rate);
     }
 }
