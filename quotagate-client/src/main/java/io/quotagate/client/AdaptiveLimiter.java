@@ -98,7 +98,13 @@ public final class AdaptiveLimiter {
         return name;
     }
 
-    /** This instance's rate now: the whole app's rate divided by the instance count, units per minute. */
+    /**
+     * The rate this instance has learned and sends at now, units per minute: the whole app's rate
+     * ({@link #appUnitsPerMinute()}) divided by the instance count read now. It is the refill rate of
+     * the limiter's bucket; during a pause after a 429 nothing refills, but the rate stays what the
+     * controller set, and the limiter goes on at it when the pause ends. The meter
+     * {@link AdaptiveLimiterMeterBinder#RATE} reads this method.
+     */
     public double unitsPerMinute() {
         lock.lock();
         try {
@@ -108,7 +114,12 @@ public final class AdaptiveLimiter {
         }
     }
 
-    /** The whole app's rate now, units per minute, as the controller set it within [min, max]. */
+    /**
+     * The rate the controller has learned for the whole app, units per minute, within the builder's
+     * [{@link Builder#minRate min}, {@link Builder#maxRate max}]: what the options' rates describe,
+     * before the division by the instance count. The meter {@link AdaptiveLimiterMeterBinder#APP_RATE}
+     * reads this method.
+     */
     public double appUnitsPerMinute() {
         lock.lock();
         try {

@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <table>
  *   <caption>Meters</caption>
- *   <tr><td>{@value #RATE}</td><td>gauge</td><td>this instance's rate, units per minute</td></tr>
+ *   <tr><td>{@value #RATE}</td><td>gauge</td><td>this instance's rate, units per minute ({@link AdaptiveLimiter#unitsPerMinute()})</td></tr>
+ *   <tr><td>{@value #APP_RATE}</td><td>gauge</td><td>the whole app's rate as this instance's controller learned it, units per minute ({@link AdaptiveLimiter#appUnitsPerMinute()})</td></tr>
  *   <tr><td>{@value #INSTANCES}</td><td>gauge</td><td>the instance count the rate is divided by</td></tr>
  *   <tr><td>{@value #QUEUED}</td><td>gauge</td><td>requests waiting for units now</td></tr>
  *   <tr><td>{@value #WAIT}</td><td>function timer</td><td>requests granted, and their total wait for units</td></tr>
@@ -28,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 public final class AdaptiveLimiterMeterBinder implements MeterBinder {
     /** Meter names, as in the table above. */
     public static final String RATE = "quotagate.client.rate";
+    public static final String APP_RATE = "quotagate.client.app.rate";
     public static final String INSTANCES = "quotagate.client.instances";
     public static final String QUEUED = "quotagate.client.queued";
     public static final String WAIT = "quotagate.client.wait";
@@ -47,6 +49,8 @@ public final class AdaptiveLimiterMeterBinder implements MeterBinder {
     public void bindTo(MeterRegistry registry) {
         Gauge.builder(RATE, limiter, AdaptiveLimiter::unitsPerMinute).tags(tags).baseUnit("units.per.minute")
                 .description("This instance's share of the adaptive rate").register(registry);
+        Gauge.builder(APP_RATE, limiter, AdaptiveLimiter::appUnitsPerMinute).tags(tags).baseUnit("units.per.minute")
+                .description("The whole app's adaptive rate, as this instance learned it").register(registry);
         Gauge.builder(INSTANCES, limiter, AdaptiveLimiter::instanceCount).tags(tags)
                 .description("Instances the rate is divided by").register(registry);
         Gauge.builder(QUEUED, limiter, AdaptiveLimiter::queued).tags(tags)
