@@ -24,9 +24,15 @@ import java.util.function.ToLongFunction;
  * unsent) and while it is sent. Cancelling the future of {@link #sendAsync} takes the request out of
  * the queue if it is still waiting, and cancels the exchange if it is under way. Retries are the
  * caller's: put them around this client, so that each attempt waits for units. A 429 is returned as
- * the response, never retried here; so {@link #send} blocks at most the limiter's
- * {@link AdaptiveLimiter.Builder#maxWait} for units, plus the exchange (bound it with
- * {@link HttpRequest.Builder#timeout}).
+ * the response, never retried here.
+ *
+ * <p>The request's {@link HttpRequest.Builder#timeout timeout} bounds its whole exchange here, body
+ * included, counted from the sending (the JDK's own bounds only the wait for the headers): when it
+ * passes first, {@link #send} throws an {@link java.net.http.HttpTimeoutException} (so does the
+ * future of {@link #sendAsync}), or, for a streamed body ({@code ofInputStream}, {@code ofLines},
+ * {@code ofPublisher}), its next read fails with one. So {@link #send} returns or throws within the
+ * limiter's {@link AdaptiveLimiter.Builder#maxWait} (and a second for a late timer) plus the
+ * request's timeout, whatever the server does. A request without a timeout has no such bound.
  */
 public final class AdaptiveHttpClient {
     private final HttpClient http;
@@ -68,7 +74,14 @@ public final class AdaptiveHttpClient {
     public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler)
             throws IOException, InterruptedException {
         AdaptiveLimiter.Permit permit = limiter.acquire(cost.applyAsLong(request));
-        HttpResponse<T> response = http.send(request, handler);
+        ExchangeDeadline.Bound<T> bound = ExchangeDeadline.start(request, handler, WakeTimer.shared());
+        HttpResponse<T> response;
+        try {
+            response = http.send(request, bound.handler());
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            bound.disarm();
+            throw e;
+        }
         permit.complete(response.statusCode(), response.headers()::allValues);
         return response;
     }
@@ -91,11 +104,13 @@ public final class AdaptiveHttpClient {
                 permit.release();
                 return;
             }
-            CompletableFuture<HttpResponse<T>> sending = http.sendAsync(request, handler);
+            ExchangeDeadline.Bound<T> bound = ExchangeDeadline.start(request, handler, WakeTimer.shared());
+            CompletableFuture<HttpResponse<T>> sending = http.sendAsync(request, bound.handler());
             exchange.sending = sending;
             if (exchange.isCancelled()) sending.cancel(true);
             sending.whenComplete((response, failed) -> {
                 if (failed != null) {
+                    bound.disarm();
                     exchange.completeExceptionally(unwrap(failed));
                     return;
                 }
