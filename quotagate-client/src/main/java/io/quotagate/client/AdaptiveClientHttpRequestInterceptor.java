@@ -28,6 +28,12 @@ import java.util.function.ToLongFunction;
  * <p>Retry around the whole call (e.g. a {@code RetryTemplate} around {@code restClient.get()…}),
  * so that each attempt goes through this interceptor and waits for units: an interceptor that calls
  * {@code execution.execute} twice skips the interceptors after it on the second call.
+ *
+ * <p>The response's body is read after this interceptor has returned, so the request factory bounds
+ * the exchange, not the limiter: {@code JdkClientHttpRequestFactory.setReadTimeout} bounds it whole,
+ * body included (Spring 6.2 closes the body when it passes); the read timeouts of
+ * {@code SimpleClientHttpRequestFactory} and Apache HttpClient apply to each read, so a server that
+ * drips a byte within each is not stopped by them.
  */
 public final class AdaptiveClientHttpRequestInterceptor implements ClientHttpRequestInterceptor {
     private final AdaptiveLimiter limiter;
