@@ -132,6 +132,23 @@ public abstract class ContainerBehaviourContract {
         assertThat(pollUntilAdmitted("/reports/2", tenant)).isEqualTo(200);
     }
 
+    /**
+     * docs/costs.md: a report after the request completed is ignored and answers false, on every container
+     * (Jetty 12 threw a NullPointerException from its recycled request). The report waits until the slot is
+     * free again, which the filter does when the request has ended.
+     */
+    @Test
+    void aReportAfterTheAsyncRequestCompletedIsIgnoredAndAnswersFalse() throws Exception {
+        String tenant = tenant();
+        String key = tenant + "-late";
+        assertThat(get("/reports/1?late=" + key, tenant).statusCode()).isEqualTo(200);
+        assertThat(pollUntilAdmitted("/reports/2", tenant)).as("the first request has ended").isEqualTo(200);
+        TestApp.release(key).countDown();
+        String answer = Await.until("the late report's answer", () -> TestApp.LATE_REPORTS.get(key),
+                java.util.Objects::nonNull);
+        assertThat(answer).isEqualTo("false");
+    }
+
     @Test
     void headAndPathVariantsCannotEscapeTheRoute() throws Exception {
         String tenant = tenant();

@@ -36,6 +36,12 @@ final class TestApp {
      */
     static final AtomicInteger SUSPENDED = new AtomicInteger();
 
+    /**
+     * Per {@code ?late=key}: what {@code ActualCost.report} answered (or threw) when the application reported
+     * after {@code AsyncContext.complete()}, once the test counted down {@code release(key)}.
+     */
+    static final Map<String, String> LATE_REPORTS = new ConcurrentHashMap<>();
+
     /** The meters of the filter of the container started last ({@link #newMeters()}). */
     private static volatile SimpleMeterRegistry meters;
 
@@ -114,6 +120,8 @@ final class TestApp {
     /**
      * An async report: completes from another thread after {@code ?hold=key} is released, after
      * {@code ?ms=N}, at once, or never ({@code ?hang=1}, so the container's 200 ms async timeout fires).
+     * With {@code ?late=key} it also reports an actual cost after {@code complete()}, once the test releases
+     * {@code key}, into {@link #LATE_REPORTS}.
      */
     public static final class ReportServlet extends HttpServlet {
         @Override
@@ -127,6 +135,7 @@ final class TestApp {
             async.setTimeout(30_000);
             String hold = req.getParameter("hold");
             String ms = req.getParameter("ms");
+            String late = req.getParameter("late");
             // completion on another thread: the filter's slot must outlive the request thread
             Thread worker = new Thread(() -> {
                 try {
@@ -146,9 +155,25 @@ final class TestApp {
                 } finally {
                     async.complete();
                 }
+                if (late != null) reportLate(req, late);
             }, "report-worker");
             worker.setDaemon(true);
             worker.start();
+        }
+
+        /** Reports a cost on the request (the filter's wrapper) after it completed, when the test says so. */
+        private static void reportLate(HttpServletRequest req, String key) {
+            String answer;
+            try {
+                answer = release(key).await(20, TimeUnit.SECONDS)
+                        ? Boolean.toString(io.quotagate.filter.ActualCost.report(req, 2)) : "never released";
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                answer = "interrupted";
+            } catch (RuntimeException e) {
+                answer = e.toString();
+            }
+            LATE_REPORTS.put(key, answer);
         }
     }
 }
