@@ -213,7 +213,7 @@ class CostReconciliationTest {
 
     @Test
     void aLargerActualCostLeavesTheTenantInDebtAndItsRetryAfterLonger() throws Exception {
-        post("acme", "/gen?actual=110", "50");
+        post("acme", "/gen?actual=110", "60"); // an excess of 50: no more than the reservation again
         assertThat(tenantTokens("acme")).isEqualTo(-10);
         assertThat(globalTokens()).isEqualTo(10);
         HttpResponse<String> r = post("acme", "/gen", "10");
@@ -225,6 +225,20 @@ class CostReconciliationTest {
         assertThat(r.body()).contains("\"reason\":\"global_rate\"");
         clock.advance(Duration.ofSeconds(45));
         assertThat(post("acme", "/gen", "10").statusCode()).isEqualTo(200);
+    }
+
+    /**
+     * Issue 58: one request estimated at 1 and reported at Long.MAX_VALUE took the plan's largest cost (100) from
+     * the global quota of 120 as well, and every other tenant got 429 global_rate. The tenant pays its excess; the
+     * global quota at most the reservation again.
+     */
+    @Test
+    void oneHugeReportCannotStarveTheOtherTenantsOfTheGlobalQuota() throws Exception {
+        assertThat(post("acme", "/gen?actual=" + Long.MAX_VALUE, "1").statusCode()).isEqualTo(200);
+        assertThat(tenantTokens("acme")).as("its own debt: 1 reserved, 100 of excess").isEqualTo(-1);
+        assertThat(globalTokens()).isEqualTo(118);
+        HttpResponse<String> other = post("globex", "/gen", "100");
+        assertThat(other.statusCode()).as(other.body()).isEqualTo(200);
     }
 
     @Test
