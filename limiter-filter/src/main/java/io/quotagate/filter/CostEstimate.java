@@ -74,8 +74,9 @@ record CostEstimate(long cost, HttpServletRequest request, Problem problem, bool
 
     /**
      * Whether a refused request keeps what it was charged: every refusal but a 413 by declared length
-     * (refused before a byte was read) and a 500 (the estimator failed). A body read and refused as input made the server do the work;
-     * one too slow (408) or broken off held the route's slot meanwhile.
+     * (refused before a byte was read) and a 500 (the estimator failed: the server's fault). A body read
+     * and refused as input made the server do the work; one too slow (408) or broken off held the route's
+     * slot meanwhile.
      */
     boolean keepsCharge() {
         if (problem != null && problem.status() >= 500) return false; // the server failed: the client pays nothing

@@ -321,8 +321,8 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     }
 
     /**
-     * True once the request has ended ({@link #end()}): its slot is released and its settlement done or under
-     * way, so a cost reported from now on is too late to be settled.
+     * True once the request has ended ({@link #end()}): whichever path ended it releases the slot and settles
+     * the cost, reading the reported cost right after, so a cost reported from now on may come too late.
      */
     public boolean ended() {
         return (byte) STATE.getAcquire(this) == ENDED;
