@@ -25,6 +25,30 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class TestApp {
     static final String PLANS = "classpath:container-plans.yml";
 
+    /**
+     * The plans of a second filter, in front of {@code /estimated/*} only: a route priced by {@link #FAULTY}, one
+     * request of it in flight per tenant.
+     */
+    static final String ESTIMATED_PLANS = """
+            plans: { llm: { limits: [ { capacity: 100, refill: 100, period: 1m } ], concurrency: { faulty: 1 } } }
+            routes:
+              - { name: faulty, methods: [POST], paths: ["/estimated/*"], group: faulty }
+            """;
+
+    /** Prices a request at the number in its body, or fails as a buggy estimator would on {@code runtime}, {@code error}. */
+    static final io.quotagate.filter.CostEstimator FAULTY = (request, body) -> {
+        String text = new String(body, java.nio.charset.StandardCharsets.UTF_8).trim();
+        if (text.equals("runtime")) throw new IllegalStateException("the estimator's own bug");
+        if (text.equals("error")) throw new AssertionError("the estimator's own bug");
+        return Long.parseLong(text);
+    };
+
+    /** The filter of {@code /estimated/*}, made by the builder (init-params name no estimator). */
+    static QuotaFilter estimatedFilter() {
+        return QuotaFilter.builder().plans(io.quotagate.plans.PlansFile.parse("estimated.yml", ESTIMATED_PLANS))
+                .costEstimator("faulty", FAULTY).build();
+    }
+
     /** Per {@code ?hold=key}: counted down when the async request has started (so it holds its slot). */
     static final Map<String, CountDownLatch> STARTED = new ConcurrentHashMap<>();
     /** Per {@code ?hold=key}: the test counts it down to let that request complete. */
@@ -92,6 +116,10 @@ final class TestApp {
             ServletRegistration.Dynamic paced = servletContext.addServlet("paced", OkServlet.class);
             paced.setAsyncSupported(true);
             paced.addMapping("/paced/*");
+            FilterRegistration.Dynamic estimated = servletContext.addFilter("quota-estimated", estimatedFilter());
+            estimated.setAsyncSupported(true);
+            estimated.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), true, "/estimated/*");
+            servletContext.addServlet("estimated", OkServlet.class).addMapping("/estimated/*");
             ServletRegistration.Dynamic reports = servletContext.addServlet("reports", ReportServlet.class);
             reports.setAsyncSupported(true);
             reports.addMapping("/reports/*");
@@ -114,6 +142,11 @@ final class TestApp {
         protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
             resp.setContentType("text/plain");
             resp.getWriter().write("ok");
+        }
+
+        @Override
+        protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+            doGet(req, resp);
         }
     }
 
