@@ -7,6 +7,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -130,6 +132,39 @@ public abstract class ContainerBehaviourContract {
         // either way the slot must come back
         TestApp.release(hold).countDown();
         assertThat(pollUntilAdmitted("/reports/2", tenant)).isEqualTo(200);
+    }
+
+    /**
+     * docs/costs.md: a report after the request completed is ignored and answers false, on every container
+     * (Jetty 12 threw a NullPointerException from its recycled request). The report waits until the slot is
+     * free again, which the filter does when the request has ended.
+     */
+    @Test
+    void aReportAfterTheAsyncRequestCompletedIsIgnoredAndAnswersFalse() throws Exception {
+        String tenant = tenant();
+        String key = tenant + "-late";
+        assertThat(get("/reports/1?late=" + key, tenant).statusCode()).isEqualTo(200);
+        assertThat(pollUntilAdmitted("/reports/2", tenant)).as("the first request has ended").isEqualTo(200);
+        TestApp.release(key).countDown();
+        String answer = Await.until("the late report's answer", () -> TestApp.LATE_REPORTS.get(key),
+                java.util.Objects::nonNull);
+        assertThat(answer).isEqualTo("false");
+    }
+
+    /**
+     * docs/costs.md: an estimator that fails on its own (a plain RuntimeException, or an Error, thrown on after the
+     * answer) gets the filter's 500 problem, not the container's error page; its slot comes back (one per tenant).
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"runtime", "error"})
+    void anEstimatorThatFailsIsAProblemAnswerAndFreesItsSlot(String failure) throws Exception {
+        String tenant = tenant();
+        HttpResponse<String> failed = post("/estimated/1", tenant, failure);
+        assertThat(failed.statusCode()).isEqualTo(500);
+        assertThat(failed.headers().firstValue("Content-Type").orElseThrow()).startsWith("application/problem+json");
+        assertThat(failed.body()).contains("\"reason\":\"internal_error\"").doesNotContain("bug", "<html");
+        HttpResponse<String> next = post("/estimated/2", tenant, "5");
+        assertThat(next.statusCode()).as(next.body()).isEqualTo(200);
     }
 
     @Test
@@ -310,6 +345,12 @@ public abstract class ContainerBehaviourContract {
     private int pollUntilAdmitted(String path, String tenant) throws Exception {
         return Await.until(path + " not refused for concurrency", () -> get(path, tenant),
                 r -> !(r.statusCode() == 429 && r.body().contains("concurrency"))).statusCode();
+    }
+
+    private HttpResponse<String> post(String path, String tenant, String body) throws Exception {
+        HttpRequest r = HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(20)).header("X-Tenant-Id", tenant)
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build();
+        return CLIENT.send(r, HttpResponse.BodyHandlers.ofString());
     }
 
     private HttpResponse<String> get(String path, String tenant) throws Exception {

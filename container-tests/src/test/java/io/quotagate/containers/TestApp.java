@@ -25,6 +25,30 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class TestApp {
     static final String PLANS = "classpath:container-plans.yml";
 
+    /**
+     * The plans of a second filter, in front of {@code /estimated/*} only: a route priced by {@link #FAULTY}, one
+     * request of it in flight per tenant.
+     */
+    static final String ESTIMATED_PLANS = """
+            plans: { llm: { limits: [ { capacity: 100, refill: 100, period: 1m } ], concurrency: { faulty: 1 } } }
+            routes:
+              - { name: faulty, methods: [POST], paths: ["/estimated/*"], group: faulty }
+            """;
+
+    /** Prices a request at the number in its body, or fails as a buggy estimator would on {@code runtime}, {@code error}. */
+    static final io.quotagate.filter.CostEstimator FAULTY = (request, body) -> {
+        String text = new String(body, java.nio.charset.StandardCharsets.UTF_8).trim();
+        if (text.equals("runtime")) throw new IllegalStateException("the estimator's own bug");
+        if (text.equals("error")) throw new AssertionError("the estimator's own bug");
+        return Long.parseLong(text);
+    };
+
+    /** The filter of {@code /estimated/*}, made by the builder (init-params name no estimator). */
+    static QuotaFilter estimatedFilter() {
+        return QuotaFilter.builder().plans(io.quotagate.plans.PlansFile.parse("estimated.yml", ESTIMATED_PLANS))
+                .costEstimator("faulty", FAULTY).build();
+    }
+
     /** Per {@code ?hold=key}: counted down when the async request has started (so it holds its slot). */
     static final Map<String, CountDownLatch> STARTED = new ConcurrentHashMap<>();
     /** Per {@code ?hold=key}: the test counts it down to let that request complete. */
@@ -35,6 +59,12 @@ final class TestApp {
      * request is waiting then, no longer on its way into suspension (Jetty and Tomcat, {@link Initializer}).
      */
     static final AtomicInteger SUSPENDED = new AtomicInteger();
+
+    /**
+     * Per {@code ?late=key}: what {@code ActualCost.report} answered (or threw) when the application reported
+     * after {@code AsyncContext.complete()}, once the test counted down {@code release(key)}.
+     */
+    static final Map<String, String> LATE_REPORTS = new ConcurrentHashMap<>();
 
     /** The meters of the filter of the container started last ({@link #newMeters()}). */
     private static volatile SimpleMeterRegistry meters;
@@ -86,6 +116,10 @@ final class TestApp {
             ServletRegistration.Dynamic paced = servletContext.addServlet("paced", OkServlet.class);
             paced.setAsyncSupported(true);
             paced.addMapping("/paced/*");
+            FilterRegistration.Dynamic estimated = servletContext.addFilter("quota-estimated", estimatedFilter());
+            estimated.setAsyncSupported(true);
+            estimated.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), true, "/estimated/*");
+            servletContext.addServlet("estimated", OkServlet.class).addMapping("/estimated/*");
             ServletRegistration.Dynamic reports = servletContext.addServlet("reports", ReportServlet.class);
             reports.setAsyncSupported(true);
             reports.addMapping("/reports/*");
@@ -109,11 +143,18 @@ final class TestApp {
             resp.setContentType("text/plain");
             resp.getWriter().write("ok");
         }
+
+        @Override
+        protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+            doGet(req, resp);
+        }
     }
 
     /**
      * An async report: completes from another thread after {@code ?hold=key} is released, after
      * {@code ?ms=N}, at once, or never ({@code ?hang=1}, so the container's 200 ms async timeout fires).
+     * With {@code ?late=key} it also reports an actual cost after {@code complete()}, once the test releases
+     * {@code key}, into {@link #LATE_REPORTS}.
      */
     public static final class ReportServlet extends HttpServlet {
         @Override
@@ -127,6 +168,7 @@ final class TestApp {
             async.setTimeout(30_000);
             String hold = req.getParameter("hold");
             String ms = req.getParameter("ms");
+            String late = req.getParameter("late");
             // completion on another thread: the filter's slot must outlive the request thread
             Thread worker = new Thread(() -> {
                 try {
@@ -146,9 +188,25 @@ final class TestApp {
                 } finally {
                     async.complete();
                 }
+                if (late != null) reportLate(req, late);
             }, "report-worker");
             worker.setDaemon(true);
             worker.start();
+        }
+
+        /** Reports a cost on the request (the filter's wrapper) after it completed, when the test says so. */
+        private static void reportLate(HttpServletRequest req, String key) {
+            String answer;
+            try {
+                answer = release(key).await(20, TimeUnit.SECONDS)
+                        ? Boolean.toString(io.quotagate.filter.ActualCost.report(req, 2)) : "never released";
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                answer = "interrupted";
+            } catch (RuntimeException e) {
+                answer = e.toString();
+            }
+            LATE_REPORTS.put(key, answer);
         }
     }
 }

@@ -30,8 +30,13 @@ class UndertowContainerTest extends ContainerBehaviourContract {
                         .addInitParam(QuotaFilter.PLANS_PARAM, TestApp.PLANS)
                         .setAsyncSupported(true))
                 .addFilterUrlMapping("quota", "/*", DispatcherType.REQUEST)
+                .addFilter(Servlets.filter("quota-estimated", QuotaFilter.class,
+                                new io.undertow.servlet.util.ImmediateInstanceFactory<>(TestApp.estimatedFilter()))
+                        .setAsyncSupported(true))
+                .addFilterUrlMapping("quota-estimated", "/estimated/*", DispatcherType.REQUEST)
                 .addServlets(
                         Servlets.servlet("ok", TestApp.OkServlet.class).addMappings("/items/*", "/health"),
+                        Servlets.servlet("estimated", TestApp.OkServlet.class).addMapping("/estimated/*"),
                         Servlets.servlet("paced", TestApp.OkServlet.class).addMapping("/paced/*").setAsyncSupported(true),
                         Servlets.servlet("reports", TestApp.ReportServlet.class)
                                 .addMapping("/reports/*")

@@ -49,14 +49,23 @@ public final class ActualCost {
 
     /**
      * Reports the request's actual cost in units, settled against the reservation when the request
-     * ends. A later report replaces an earlier one.
+     * ends. A later report replaces an earlier one. Report before the request ends: before the chain
+     * returns, or for an async request before {@code AsyncContext.complete()} (or in its
+     * {@code onTimeout}/{@code onError}); a report after that is too late and changes nothing.
      *
      * @return true if it will be settled; false (with a warning logged, nothing changed) if the
      *         request was never admitted by a {@link QuotaFilter} (an unlimited route, a refused
-     *         request, no filter) or the cost is negative
+     *         request, no filter), has already ended (a report racing its end may then still be
+     *         settled), or the cost is negative
      */
     public static boolean report(ServletRequest request, long actualCost) {
-        if (reservation(request) == null) {
+        Ticket ticket;
+        try {
+            ticket = reservation(request);
+        } catch (RuntimeException recycled) {
+            return late(); // the container's request after its end: Jetty 12 throws NPE, Tomcat ISE
+        }
+        if (ticket == null) {
             LOG.log(System.Logger.Level.WARNING, "actual cost reported for a request QuotaFilter did not admit; ignored");
             return false;
         }
@@ -64,17 +73,38 @@ public final class ActualCost {
             LOG.log(System.Logger.Level.WARNING, "negative actual cost " + actualCost + " reported; ignored");
             return false;
         }
-        request.setAttribute(ATTRIBUTE, actualCost);
-        return true;
+        if (ticket.ended()) return late(); // settled already (Undertow would even take the attribute)
+        try {
+            request.setAttribute(ATTRIBUTE, actualCost);
+        } catch (RuntimeException recycled) {
+            return late();
+        }
+        // it ended meanwhile: its settlement may have read the attribute before it was set; if it ends
+        // from now on, the settlement (which ends the ticket, then reads) finds the attribute
+        return !ticket.ended() || late();
+    }
+
+    /** A report after the request ended: ignored. */
+    private static boolean late() {
+        LOG.log(System.Logger.Level.WARNING, "actual cost reported after the request ended; ignored");
+        return false;
     }
 
     /** The units reserved for this request when it was admitted; empty if it was not admitted by a {@link QuotaFilter}. */
     public static OptionalLong reserved(ServletRequest request) {
-        Ticket a = reservation(request);
+        Ticket a;
+        try {
+            a = reservation(request);
+        } catch (RuntimeException recycled) {
+            return OptionalLong.empty(); // the container's request after its end
+        }
         return a != null ? OptionalLong.of(a.charged()) : OptionalLong.empty();
     }
 
-    /** The request's reservation: its own (the filter's wrapper, or stored when async started), or the running one. */
+    /**
+     * The request's reservation: its own (the filter's wrapper, or stored when async started), or the running one.
+     * A container's request used after its end may throw.
+     */
     private static Ticket reservation(ServletRequest request) {
         if (request.getAttribute(RESERVATION_ATTRIBUTE) instanceof Ticket a) return a;
         return runningSlot()[0] instanceof Ticket running ? running : null;

@@ -1,5 +1,6 @@
 package io.quotagate.filter;
 
+import io.quotagate.filter.internal.admission.FailureLog;
 import jakarta.servlet.http.HttpServletRequest;
 
 import java.io.IOException;
@@ -19,9 +20,16 @@ import java.io.UncheckedIOException;
  */
 record CostEstimate(long cost, HttpServletRequest request, Problem problem, boolean bodyRead) {
     private static final System.Logger LOG = System.getLogger(CostEstimate.class.getName());
+    /** The answer when the estimator failed (a bug of its own, or an {@link Error}): the server's fault. */
+    static final Problem FAILED = new Problem(500, "internal_error", "The request could not be priced.", null, 0);
 
+    /**
+     * Reads the body and prices it. An estimator that fails otherwise than on the client's input (a plain
+     * {@link RuntimeException}: its own bug) answers 500 {@code internal_error}, logged through
+     * {@code failures}; an {@link Error} is thrown on (the caller answers, then lets it go on).
+     */
     static CostEstimate of(HttpServletRequest request, CostEstimator estimator, BodyLimits limits, long maxCost,
-                           String tenant) {
+                           String tenant, FailureLog failures) {
         byte[] body;
         try {
             body = CachedBodyRequest.read(request, limits);
@@ -46,6 +54,10 @@ record CostEstimate(long cost, HttpServletRequest request, Problem problem, bool
             LOG.log(System.Logger.Level.DEBUG, "cost estimator refused the input", e);
             return refused(400, "invalid_request",
                     "The request cannot be priced: its body is not valid input for this route.", tenant, true);
+        } catch (RuntimeException bug) {
+            // the estimator's own failure, not the client's: a problem answer, never the container's error page
+            failures.failed(" for " + request.getRequestURI(), bug);
+            return new CostEstimate(0, null, FAILED.withTenant(tenant), true);
         }
         if (cost <= 0) {
             LOG.log(System.Logger.Level.WARNING, "cost estimator returned " + cost + " for " + request.getRequestURI()
@@ -62,10 +74,12 @@ record CostEstimate(long cost, HttpServletRequest request, Problem problem, bool
 
     /**
      * Whether a refused request keeps what it was charged: every refusal but a 413 by declared length
-     * (refused before a byte was read). A body read and refused as input made the server do the work;
-     * one too slow (408) or broken off held the route's slot meanwhile.
+     * (refused before a byte was read) and a 500 (the estimator failed: the server's fault). A body read
+     * and refused as input made the server do the work; one too slow (408) or broken off held the route's
+     * slot meanwhile.
      */
     boolean keepsCharge() {
+        if (problem != null && problem.status() >= 500) return false; // the server failed: the client pays nothing
         return bodyRead || problem == null || problem.status() != 413;
     }
 

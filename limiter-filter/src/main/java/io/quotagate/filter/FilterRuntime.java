@@ -105,12 +105,15 @@ final class FilterRuntime implements QuotaControl {
     private final Runnable snapshot;
     /** Requests delayed by a {@code throttle:}: their scheduler and bounds. */
     final Throttling throttling;
+    /** Where a cost estimator's own failures are logged (rate-limited); its client gets a 500 problem. */
+    final FailureLog estimatorFailures;
 
     private FilterRuntime(Setup setup, Gate gate, ConcurrencyLimits concurrency, RequestStatistics.Recorder statistics,
                           RejectionLog rejections, Plans plans, List<QuotaListener> listeners, QuotaClock clock,
                           byte[] webhookSecret, Runnable snapshot, Throttling throttling) {
         this.setup = setup;
         this.throttling = throttling;
+        this.estimatorFailures = new FailureLog(LOG, clock, "cost estimator");
         this.snapshot = snapshot;
         this.gate = gate;
         this.concurrency = concurrency;

@@ -34,6 +34,11 @@ record Problem(int status, String reason, String detail, String tenant, long ret
         this(status, reason, detail, tenant, retryAfterSeconds, List.of());
     }
 
+    /** This problem naming {@code tenant} (null for none). */
+    Problem withTenant(String tenant) {
+        return new Problem(status, reason, detail, tenant, retryAfterSeconds, violatedPolicies);
+    }
+
     void write(HttpServletResponse response) throws IOException {
         response.setStatus(status);
         response.setContentType(CONTENT_TYPE);

@@ -247,8 +247,16 @@ public final class QuotaFilter implements Filter {
             throws IOException {
         CostEstimator estimator = rt.setup.estimators().get(ticket.route().name());
         if (estimator == null) return request;
-        CostEstimate estimate = CostEstimate.of(request, estimator, rt.setup.body(), ticket.maxCost(),
-                ticket.caller().tenant());
+        CostEstimate estimate;
+        try {
+            estimate = CostEstimate.of(request, estimator, rt.setup.body(), ticket.maxCost(), ticket.caller().tenant(),
+                    rt.estimatorFailures);
+        } catch (Error failure) {
+            answerFailed(rt, ticket, request, response);
+            // an Error says the JVM or the deployment is broken (out of memory, a class that did not load):
+            // answered and cleaned up, it goes on to the container and the JVM's own handlers, never swallowed
+            throw failure;
+        }
         if (estimate.problem() != null) {
             // A body read and refused (bad input), too slow or broken off keeps the minimum: the server
             // did the work or held the slot, and a client sending such bodies spends its own units
@@ -268,6 +276,24 @@ public final class QuotaFilter implements Filter {
             return null;
         }
         return estimate.request();
+    }
+
+    /**
+     * The estimator threw an {@link Error}: the units and the slot go back, then the client gets the 500 problem
+     * answer, sent at once (the container, seeing the Error next, cannot replace it with its error page).
+     */
+    private static void answerFailed(FilterRuntime rt, Ticket ticket, HttpServletRequest request,
+                                     HttpServletResponse response) {
+        ticket.close();
+        try {
+            if (response.isCommitted()) return;
+            response.reset();
+            Answers.refuse(rt, response, ticket.route(), new Outcome.Refused(500, CostEstimate.FAILED.reason(),
+                    CostEstimate.FAILED.detail(), ticket.caller(), 0), Answers.hasHttp1Body(request));
+            response.flushBuffer();
+        } catch (IOException | RuntimeException | Error answering) {
+            // out of memory again, or the client gone: the Error that got here is the one to throw
+        }
     }
 
     /**

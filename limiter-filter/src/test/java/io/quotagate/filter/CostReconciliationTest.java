@@ -38,10 +38,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 class CostReconciliationTest {
     static final String PLANS = """
             global: { limits: [ { capacity: 120, refill: 120, period: 1m } ] }
-            plans:  { llm: { limits: [ { capacity: 100, refill: 10, period: 1s } ] } }
+            plans:  { llm: { limits: [ { capacity: 100, refill: 10, period: 1s } ], concurrency: { faulty: 1 } } }
             routes:
               - { name: ops, paths: ["/health"], limited: false }
               - { name: gen, methods: [POST], paths: ["/gen"] }
+              - { name: faulty, methods: [POST], paths: ["/faulty"], group: faulty }
             """;
     private static final HttpClient CLIENT = HttpClient.newHttpClient();
 
@@ -56,6 +57,21 @@ class CostReconciliationTest {
         return Long.parseLong(text);
     };
 
+    /** As {@link #BODY_NUMBER}, but fails as a buggy estimator would on the bodies {@code runtime}, {@code error}, {@code oom}. */
+    static final CostEstimator FAULTY = (request, body) -> {
+        switch (new String(body, java.nio.charset.StandardCharsets.UTF_8).trim()) {
+            case "runtime" -> throw new IllegalStateException("the estimator's own bug");
+            case "error" -> throw new AssertionError("the estimator's own bug");
+            case "oom" -> throw new OutOfMemoryError("a test's, thrown by the estimator");
+            default -> {
+                return BODY_NUMBER.estimate(request, body);
+            }
+        }
+    };
+
+    /** Per tenant: what the reports of {@code ?async=late} answered, through the filter's request and the container's. */
+    static final java.util.Map<String, String> LATE_REPORTS = new java.util.concurrent.ConcurrentHashMap<>();
+
     /** Echoes the body; reports ?actual=N or sets ?attr=TEXT; ?async=1 does it on another thread. */
     static final class Reporting extends HttpServlet {
         private static final long serialVersionUID = 1L;
@@ -63,6 +79,10 @@ class CostReconciliationTest {
         @Override
         protected void service(HttpServletRequest req, HttpServletResponse resp) throws IOException {
             String body = req.getReader().lines().reduce("", String::concat);
+            if ("late".equals(req.getParameter("async"))) {
+                reportWhenCompleted(req, resp, body);
+                return;
+            }
             if (req.getParameter("async") != null) {
                 AsyncContext async = req.startAsync();
                 // ?async=original: go on with the container's own request, as async code often does
@@ -81,6 +101,43 @@ class CostReconciliationTest {
             }
             // ?raw=1: report through the container's own request, as injected or saved requests are
             report(req.getParameter("raw") != null ? containers(req) : req, resp, body);
+        }
+
+        /**
+         * Completes on another thread; the application's own {@code onComplete} (after the filter's, which
+         * settles) then reports through the filter's request and the container's, into {@link #LATE_REPORTS}.
+         */
+        private static void reportWhenCompleted(HttpServletRequest req, HttpServletResponse resp, String body) {
+            AsyncContext async = req.startAsync();
+            jakarta.servlet.ServletRequest containers = async.getRequest();
+            String tenant = req.getHeader("X-Tenant-Id");
+            async.addListener(new jakarta.servlet.AsyncListener() {
+                @Override
+                public void onComplete(jakarta.servlet.AsyncEvent event) {
+                    LATE_REPORTS.put(tenant, ActualCost.report(req, 5) + "," + ActualCost.report(containers, 5));
+                }
+
+                @Override
+                public void onTimeout(jakarta.servlet.AsyncEvent event) {
+                }
+
+                @Override
+                public void onError(jakarta.servlet.AsyncEvent event) {
+                }
+
+                @Override
+                public void onStartAsync(jakarta.servlet.AsyncEvent event) {
+                }
+            });
+            new Thread(() -> {
+                try {
+                    resp.getWriter().write("body=" + body);
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                } finally {
+                    async.complete();
+                }
+            }).start();
         }
 
         private static HttpServletRequest containers(HttpServletRequest req) {
@@ -104,7 +161,7 @@ class CostReconciliationTest {
     @BeforeEach
     void start() throws Exception {
         QuotaFilter filter = QuotaFilter.builder().plans(PlansFile.parse("t.yml", PLANS)).clock(clock).store(store)
-                .costEstimator("gen", BODY_NUMBER).maxEstimatedBodyBytes(64).build();
+                .costEstimator("gen", BODY_NUMBER).costEstimator("faulty", FAULTY).maxEstimatedBodyBytes(64).build();
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");
         context.addFilter(new FilterHolder(filter), "/*", EnumSet.of(DispatcherType.REQUEST));
@@ -156,7 +213,7 @@ class CostReconciliationTest {
 
     @Test
     void aLargerActualCostLeavesTheTenantInDebtAndItsRetryAfterLonger() throws Exception {
-        post("acme", "/gen?actual=110", "50");
+        post("acme", "/gen?actual=110", "60"); // an excess of 50: no more than the reservation again
         assertThat(tenantTokens("acme")).isEqualTo(-10);
         assertThat(globalTokens()).isEqualTo(10);
         HttpResponse<String> r = post("acme", "/gen", "10");
@@ -168,6 +225,20 @@ class CostReconciliationTest {
         assertThat(r.body()).contains("\"reason\":\"global_rate\"");
         clock.advance(Duration.ofSeconds(45));
         assertThat(post("acme", "/gen", "10").statusCode()).isEqualTo(200);
+    }
+
+    /**
+     * Issue 58: one request estimated at 1 and reported at Long.MAX_VALUE took the plan's largest cost (100) from
+     * the global quota of 120 as well, and every other tenant got 429 global_rate. The tenant pays its excess; the
+     * global quota at most the reservation again.
+     */
+    @Test
+    void oneHugeReportCannotStarveTheOtherTenantsOfTheGlobalQuota() throws Exception {
+        assertThat(post("acme", "/gen?actual=" + Long.MAX_VALUE, "1").statusCode()).isEqualTo(200);
+        assertThat(tenantTokens("acme")).as("its own debt: 1 reserved, 100 of excess").isEqualTo(-1);
+        assertThat(globalTokens()).isEqualTo(118);
+        HttpResponse<String> other = post("globex", "/gen", "100");
+        assertThat(other.statusCode()).as(other.body()).isEqualTo(200);
     }
 
     @Test
@@ -190,6 +261,20 @@ class CostReconciliationTest {
         HttpResponse<String> r = post("acme", "/gen?raw=1&actual=5", "60");
         assertThat(r.body()).startsWith("reported=true;reserved=60");
         assertThat(tenantTokens("acme")).isEqualTo(95);
+    }
+
+    /**
+     * docs/costs.md: the filter's listener settles when the request completes, so a report from the application's
+     * own onComplete is too late: ignored, answering false (it answered true and was silently dropped), whichever
+     * request it goes through; the reservation stands.
+     */
+    @Test
+    void aReportFromTheApplicationsOwnOnCompleteIsTooLateAndAnswersFalse() throws Exception {
+        assertThat(post("late", "/gen?async=late", "60").body()).isEqualTo("body=60");
+        String answers = Await.until("the late reports' answers", () -> LATE_REPORTS.get("late"),
+                java.util.Objects::nonNull);
+        assertThat(answers).as("through the filter's request, then the container's").isEqualTo("false,false");
+        assertThat(tenantTokens("late")).isEqualTo(40);
     }
 
     @Test
@@ -238,5 +323,25 @@ class CostReconciliationTest {
         assertThat(r.body()).contains("\"reason\":\"" + reason + "\"").doesNotContain("Exception");
         assertThat(globalTokens()).isEqualTo(120 - charged);
         assertThat(tenantTokens("acme")).isEqualTo(100 - charged);
+    }
+
+    /**
+     * An estimator that fails on its own (a plain RuntimeException, or an Error) is the server's failure, not the
+     * client's: a 500 problem answer, never the container's error page; the units and the slot go back (the
+     * tenant's one slot of the route admits the next request). An Error is thrown on after the answer.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"runtime", "error", "oom"})
+    void anEstimatorThatFailsIsAProblemAnswerAndCostsNothing(String failure) throws Exception {
+        HttpResponse<String> r = post("acme", "/faulty", failure);
+        assertThat(r.statusCode()).isEqualTo(500);
+        assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(ct -> assertThat(ct).startsWith("application/problem+json"));
+        assertThat(r.body()).contains("\"reason\":\"internal_error\"", "\"tenant\":\"acme\"")
+                .doesNotContain("Exception", "bug", "<html");
+        assertThat(tenantTokens("acme")).isEqualTo(100);
+        assertThat(globalTokens()).isEqualTo(120);
+        HttpResponse<String> next = post("acme", "/faulty?actual=7", "7");
+        assertThat(next.statusCode()).as(next.body()).isEqualTo(200);
+        assertThat(tenantTokens("acme")).isEqualTo(93);
     }
 }

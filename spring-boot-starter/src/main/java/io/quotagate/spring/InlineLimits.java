@@ -12,10 +12,14 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyS
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
+import org.springframework.boot.origin.Origin;
+import org.springframework.boot.origin.PropertySourceOrigin;
+import org.springframework.boot.origin.SystemEnvironmentOrigin;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.EnumerablePropertySource;
 import org.springframework.core.env.Environment;
 import org.springframework.core.env.PropertySource;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
 
 import java.io.IOException;
 import java.io.StringWriter;
@@ -62,9 +66,12 @@ final class InlineLimits {
 
     /** The tree: {@code Map<String, Object>}, {@code List<Object>} and the values as the sources hold them. */
     private final Object root;
+    /** The properties the tree was built from, with where each was written. */
+    private final List<Entry> entries;
 
-    private InlineLimits(Object root) {
+    private InlineLimits(Object root, List<Entry> entries) {
         this.root = root;
+        this.entries = List.copyOf(entries);
     }
 
     /**
@@ -82,13 +89,15 @@ final class InlineLimits {
                 for (ConfigurationPropertyName name : iterable.stream()
                         .filter(n -> ROOT.equals(n) || ROOT.isAncestorOf(n)).toList()) {
                     ConfigurationProperty property = source.getConfigurationProperty(name);
-                    if (property != null) entries.add(new Entry(rank, name, property.getValue()));
+                    if (property != null) {
+                        entries.add(new Entry(rank, name, property.getValue(), property.getOrigin()));
+                    }
                 }
             }
             rank++;
         }
         if (entries.isEmpty()) return Optional.empty();
-        return Optional.of(new InlineLimits(node(ROOT, entries)));
+        return Optional.of(new InlineLimits(node(ROOT, entries), entries));
     }
 
     /**
@@ -149,14 +158,64 @@ final class InlineLimits {
         if (node instanceof Map && reason.contains("found a map")) {
             reason += " (outside brackets a dot nests a map: write a key with a dot in brackets, \"[acme.eu]\")";
         }
-        Object value = node instanceof Map || node instanceof List ? null : node;
-        return new InvalidConfigurationPropertyValueException(name.toString(), value, reason);
+        if (node instanceof Map || node instanceof List) return invalidBelow(name.toString(), reason);
+        return new InvalidConfigurationPropertyValueException(name.toString(), node, reason);
+    }
+
+    /**
+     * A refusal of the map or list at {@code at}, which no one wrote as such: its properties were. One property
+     * below it is named with its value (so Spring Boot's failure report finds where it was written too); and an
+     * environment variable among them is named, with the property it is read as: each of its underscores is a
+     * dot, so {@code QUOTAGATE_LIMITS_TENANTS_DEFAULT_PLAN} is {@code quotagate.limits.tenants.default.plan}, a map
+     * under {@code default}, and its refusal said only "Invalid value 'null' for quotagate.limits.tenants.default".
+     */
+    private InvalidConfigurationPropertyValueException invalidBelow(String at, String reason) {
+        ConfigurationPropertyName path = ConfigurationPropertyName.ofIfValid(at);
+        List<Entry> below = path == null ? List.of()
+                : entries.stream().filter(e -> path.isAncestorOf(e.name())).toList();
+        StringBuilder text = new StringBuilder(reason);
+        if (below.size() == 1) text.append(" (at ").append(at).append(')');
+        below.stream().filter(e -> variable(e.origin()) != null).limit(3)
+                .forEach(e -> text.append("; ").append(readAs(path, e, variable(e.origin()))));
+        if (below.size() != 1) return new InvalidConfigurationPropertyValueException(at, null, text.toString());
+        Entry only = below.get(0);
+        return new InvalidConfigurationPropertyValueException(only.name().toString(), only.value(), text.toString());
+    }
+
+    /**
+     * The environment variable a property was read from, or null: Spring Boot's own source of the process's
+     * environment tells it in a {@link SystemEnvironmentOrigin}, a plain {@link SystemEnvironmentPropertySource}
+     * (one an application adds) by its {@link PropertySourceOrigin}.
+     */
+    private static String variable(Origin origin) {
+        if (origin instanceof SystemEnvironmentOrigin environment) return environment.getProperty();
+        if (origin instanceof PropertySourceOrigin source
+                && source.getPropertySource() instanceof SystemEnvironmentPropertySource) {
+            return source.getPropertyName();
+        }
+        return null;
+    }
+
+    /**
+     * Names {@code variable}, the property it is read as, and how to write the dashed key that the map at
+     * {@code path} may have been meant to be: one variable's underscore fewer.
+     */
+    private static String readAs(ConfigurationPropertyName path, Entry entry, String variable) {
+        String text = "the environment variable " + variable + " is read as " + entry.name()
+                + " (each underscore is a dot)";
+        int n = path.getNumberOfElements();
+        String[] parts = variable.split("_", -1);
+        if (parts.length != entry.name().getNumberOfElements() || n >= parts.length) return text;
+        String dashed = path + "-" + entry.name().getElement(n, Form.DASHED);
+        int underscore = String.join("_", java.util.Arrays.copyOfRange(parts, 0, n)).length(); // the n-th one
+        String joined = variable.substring(0, underscore) + variable.substring(underscore + 1);
+        return text + ": an environment variable cannot write a dash, so " + dashed + " is " + joined;
     }
 
     // ---- properties -> tree ---------------------------------------------------------------------------------
 
-    /** One property of one source; {@code rank} 0 is the source of highest precedence. */
-    private record Entry(int rank, ConfigurationPropertyName name, Object value) {
+    /** One property of one source; {@code rank} 0 is the source of highest precedence; {@code origin} may be null. */
+    private record Entry(int rank, ConfigurationPropertyName name, Object value, Origin origin) {
     }
 
     /** The node at {@code path}, from the entries at or below it. */

@@ -206,8 +206,11 @@ class InlineLimitsTest {
     void aDottedKeyOutsideBracketsIsANestedMapThatThePlansRulesRefuse() {
         withYaml(RUNNER_PLANS + "      assignments: { acme.eu: pro }\n").run(context -> {
             InvalidConfigurationPropertyValueException e = invalidProperty(context);
-            assertThat(e.getName()).isEqualTo("quotagate.limits.tenants.assignments.acme");
-            assertThat(e.getMessage()).contains("found a map", "\"[acme.eu]\"");
+            // the property as written (Spring Boot's report says where), and the map the rules refused
+            assertThat(e.getName()).isEqualTo("quotagate.limits.tenants.assignments.acme.eu");
+            assertThat(e.getValue()).isEqualTo("pro");
+            assertThat(e.getMessage()).contains("found a map", "\"[acme.eu]\"",
+                    "(at quotagate.limits.tenants.assignments.acme)");
         });
     }
 
@@ -238,6 +241,24 @@ class InlineLimitsTest {
                     // a map is merged key by key: the yml's plans and routes stay, the variable adds an assignment
                     assertThat(plans.tenants().assignments()).containsOnly(Map.entry("globex", "free"));
                     assertThat(plans.plans()).containsOnlyKeys("free", "pro");
+                });
+    }
+
+    /**
+     * Issue 58: QUOTAGATE_LIMITS_TENANTS_DEFAULT_PLAN is read as quotagate.limits.tenants.default.plan (an underscore
+     * is a dot), a map the plans rules refuse; the refusal said "Invalid value 'null' for
+     * quotagate.limits.tenants.default" and named neither the variable nor the property meant.
+     */
+    @Test
+    void aVariableWhoseUnderscoreSplitsADashedKeyIsRefusedNamingTheVariableAndTheProperty() {
+        withYaml(RUNNER_PLANS)
+                .withInitializer(c -> c.getEnvironment().getPropertySources().addFirst(environment(Map.of(
+                        "QUOTAGATE_LIMITS_TENANTS_DEFAULT_PLAN", "free"))))
+                .run(context -> {
+                    InvalidConfigurationPropertyValueException e = invalidProperty(context);
+                    assertThat(e.getMessage()).contains("QUOTAGATE_LIMITS_TENANTS_DEFAULT_PLAN",
+                            "quotagate.limits.tenants.default-plan", "QUOTAGATE_LIMITS_TENANTS_DEFAULTPLAN");
+                    assertThat(e.getValue()).isEqualTo("free");
                 });
     }
 

@@ -341,7 +341,10 @@ final class Admission {
      * Settles a request's actual cost once it has ended: gives back {@code charged − actual} units to
      * every bucket that was charged, or charges the excess (the buckets may go into debt, so the
      * tenant waits longer next time). The excess charged is capped at {@link LimitsReadout#maxCost} of the plan, so
-     * one wild report cannot lock a tenant out for longer than about two full refills.
+     * one wild report cannot lock a tenant out for longer than about two full refills. The shared buckets
+     * (the global quota, the guest pool) are charged at most {@code charged} of it, the reservation again:
+     * a debt there makes every tenant wait, so one request takes at most twice what they admitted it for,
+     * and the requests in flight can put them into debt by at most the units they reserved.
      *
      * @param policy     the policy that admitted the request
      * @param ticket     who was charged and where
@@ -374,8 +377,11 @@ final class Admission {
         store.bucketToSettle(kind, key, pl.limits()).forceTake(excess);
         // read it once more so the store sees the debt (a bucket in debt needs longer to be full)
         store.changed(kind, key);
-        if (guests != null) guests.forceTake(excess);
-        if (global != null) global.forceTake(excess);
+        // the tenant's own buckets pay the whole excess; the shared ones at most the reservation again, so a
+        // request estimated at 1 and reported at Long.MAX_VALUE cannot push everyone's quota into debt
+        long shared = Math.min(excess, charged);
+        if (guests != null) guests.forceTake(shared);
+        if (global != null) global.forceTake(shared);
         return excess;
     }
 

@@ -321,6 +321,14 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     }
 
     /**
+     * True once the request has ended ({@link #end()}): whichever path ended it releases the slot and settles
+     * the cost, reading the reported cost right after, so a cost reported from now on may come too late.
+     */
+    public boolean ended() {
+        return (byte) STATE.getAcquire(this) == ENDED;
+    }
+
+    /**
      * As {@link #end()}, for the thread that ran a synchronous request nothing listens to: no other thread
      * can end it, so it ends with a release store rather than a compare-and-set (the common request's end).
      */

@@ -103,11 +103,54 @@ class ReconciliationTest {
     }
 
     @Test
-    void theExtraChargeIsCappedAtTheLargestPossibleCost() {
+    void theExtraChargeIsCappedAtTheLargestPossibleCostAndTheGlobalQuotaPaysAtMostTheReservationAgain() {
         Decision.Admitted a = reserve(10);
         assertThat(admission.reconcile(a, Long.MAX_VALUE)).isEqualTo(100);
         assertThat(tenantTokens()).isEqualTo(-10);
-        assertThat(globalTokens()).isEqualTo(890);
+        assertThat(globalTokens()).as("10 reserved, then 10 more of the excess").isEqualTo(980);
+    }
+
+    /**
+     * Issue 58: five requests estimated at 1 and reported at Long.MAX_VALUE took 505 of the global 1,000. The
+     * tenant pays the excess (its plan's largest cost each, into debt); the global quota at most the reservation
+     * again: 2 units a request.
+     */
+    @Test
+    void requestsReportedAtLongMaxTakeAtMostTwiceTheirReservationFromTheGlobalQuota() {
+        java.util.List<Decision.Admitted> inFlight = new java.util.ArrayList<>();
+        for (int i = 0; i < 5; i++) inFlight.add(reserve(1));
+        for (Decision.Admitted a : inFlight) assertThat(admission.reconcile(a, Long.MAX_VALUE)).isEqualTo(100);
+        assertThat(globalTokens()).isEqualTo(1000 - 5 * 2);
+        assertThat(tenantTokens()).as("its own debt: 5 reserved, 5 × 100 of excess").isEqualTo(100 - 5 - 500);
+    }
+
+    /**
+     * Issue 58: without a guest pool, made-up ids reporting huge costs drove the global quota into debt (every
+     * tenant got 429 global_rate); now the excess the global quota pays is bounded by what it admitted, and
+     * another tenant is still admitted at its plan's largest cost.
+     */
+    @Test
+    void madeUpIdsReportingHugeCostsCannotPushTheGlobalQuotaIntoDebt() {
+        for (int i = 0; i < 10; i++) {
+            Decision.Admitted guest = (Decision.Admitted) admission.admit(BucketKind.GUEST, "made-up-" + i, "llm", 1);
+            admission.reconcile(guest, Long.MAX_VALUE);
+        }
+        assertThat(globalTokens()).as("each id: 1 reserved, 1 of its excess").isEqualTo(1000 - 10 * 2);
+        assertThat(admission.admit("globex", "llm", 100)).isInstanceOf(Decision.Admitted.class);
+    }
+
+    /** The guest pool is shared as the global quota is: it pays at most the reservation again, too. */
+    @Test
+    void theGuestPoolPaysAtMostTheReservationAgain() {
+        Decisions pooled = new Decisions(PlansFile.parse("t.yml", """
+                plans:  { llm: { limits: [ { capacity: 100, refill: 10, period: 1s } ] } }
+                tenants: { guests: { limits: [ { capacity: 500, refill: 10, period: 1s } ] } }
+                """), store);
+        Decision.Admitted guest = (Decision.Admitted) pooled.admit(BucketKind.GUEST, "made-up", "llm", 3);
+        assertThat(guest.guestsCharged()).isTrue();
+        assertThat(pooled.reconcile(guest, Long.MAX_VALUE)).isEqualTo(100);
+        assertThat(HeldBuckets.available(store, BucketKind.GUEST, "made-up")).isEqualTo(100 - 3 - 100);
+        assertThat(HeldBuckets.available(store, BucketKind.GLOBAL, LimitsCompiler.GUESTS_KEY)).isEqualTo(500 - 3 - 3);
     }
 
     @Test
