@@ -60,6 +60,12 @@ final class RedisHealth implements StoreHealth {
     private final LongAdder outages = new LongAdder();
     private final LongAdder fallbackDecisions = new LongAdder();
     private volatile boolean available;
+    /**
+     * Whether the outage under way is only silence: timeouts alone, the connection up (a frozen Redis, one
+     * busy with a long command, a reply slower than {@code quota-timeout}). Calendar quotas keep waiting
+     * for Redis then (a request it does not count in time gets 503), never counting on a local share.
+     */
+    private volatile boolean silent;
     private volatile long outageStartNanos;
     /**
      * When an operation last succeeded on Redis. A timeout with no success for
@@ -139,14 +145,30 @@ final class RedisHealth implements StoreHealth {
 
     void markDown(Throwable cause) {
         if (closed.get()) return;
+        boolean slow = classify(cause) == Failure.SLOW;
         synchronized (this) {
-            if (!available) return;
+            if (!available) {
+                if (!slow) silent = false; // a refused or broken connection now: a real outage
+                return;
+            }
             available = false;
+            silent = slow;
             outageStartNanos = System.nanoTime();
         }
         outages.increment();
         LOG.log(System.Logger.Level.WARNING, "quotagate: Redis at " + redactedUri + " failed (" + cause
-                + "); answering from local buckets (" + failureMode() + ") until it answers again");
+                + "); answering from local buckets (" + failureMode() + ") until it answers again"
+                + (slow ? "; calendar quotas still wait for Redis up to " + settings.quotaTimeout().toMillis()
+                + " ms (503 past it), as it is slow, not gone" : ""));
+    }
+
+    /**
+     * Whether Redis is down only in that it answers nothing in time while its connection stands: calendar
+     * quotas are still counted on Redis then (or refused with 503), never on a local share, so a slow Redis
+     * never bills more than the limit nor leaves a count other than what was admitted.
+     */
+    boolean silent() {
+        return silent && !available;
     }
 
     /** A heartbeat succeeded: Redis answers (again). */
@@ -156,6 +178,7 @@ final class RedisHealth implements StoreHealth {
         synchronized (this) {
             if (available) return;
             available = true;
+            silent = false;
             since = outageStartNanos;
         }
         if (outages.sum() > 0) {

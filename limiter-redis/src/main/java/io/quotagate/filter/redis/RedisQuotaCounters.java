@@ -72,7 +72,7 @@ final class RedisQuotaCounters implements QuotaCounters {
 
     @Override
     public long tryAdd(String key, long units, long limit, long nowMillis, long expiresAtMillis) {
-        if (health.available()) {
+        if (health.available() || health.silent()) {
             CompletableFuture<Long> added = null;
             try {
                 added = LuaScript.QUOTA_TRY_ADD.<Long>run(redis.link().commands(), ScriptOutputType.INTEGER,
@@ -83,12 +83,14 @@ final class RedisQuotaCounters implements QuotaCounters {
                 return r;
             } catch (RuntimeException e) {
                 boolean down = health.failed(e);
-                if (added != null && RedisHealth.classify(e) == RedisHealth.Failure.SLOW) {
+                if (RedisHealth.classify(e) == RedisHealth.Failure.SLOW) {
                     // decided without this call's reply: units Redis adds after all go back when it comes
-                    added.thenAccept(late -> {
+                    if (added != null) added.thenAccept(late -> {
                         if (late >= 0) giveBack(key, units, expiresAtMillis);
                     });
-                    if (!down) throw slow(settings); // a slow call is no outage: a count that bills waits or is refused
+                    // a slow call is no outage for a count that bills, even when it makes Redis down for the
+                    // buckets: refused (503), never counted on a local share
+                    throw slow(settings);
                 }
                 if (!down) {
                     health.answeredLocally();
@@ -103,7 +105,8 @@ final class RedisQuotaCounters implements QuotaCounters {
 
     @Override
     public void add(String key, long units, long nowMillis, long expiresAtMillis) {
-        if (health.available()) {
+        // while Redis is only silent a refund or an excess still goes to Redis, which applies it in time
+        if (health.available() || health.silent()) {
             try {
                 Long used = await(LuaScript.QUOTA_ADD.<Long>run(redis.link().commands(), ScriptOutputType.INTEGER,
                         new String[]{key(key)}, bytes(units), bytes(expiresAtMillis)));
