@@ -188,6 +188,11 @@ final class LettuceBucketStore implements RedisStore {
     }
 
     @Override
+    public int persistence() {
+        return health.persistence();
+    }
+
+    @Override
     public long reconfigurations() {
         return failover.moves();
     }
@@ -217,11 +222,30 @@ final class LettuceBucketStore implements RedisStore {
         try {
             registry.beat(timeout);
             health.markUp();
+            if (health.persistenceDue()) askPersistence(timeout);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
             lastFailure = e;
             health.markDown(e);
+        }
+    }
+
+    /**
+     * Asks Redis whether it keeps its data on disk ({@code CONFIG GET save} and {@code appendonly}; on a
+     * cluster, the node Lettuce sends it to): a managed Redis may refuse {@code CONFIG}, then it cannot be told.
+     */
+    private void askPersistence(Duration timeout) throws InterruptedException {
+        var commands = redis.link().commands();
+        try {
+            java.util.Map<String, String> save = commands.configGet("save").get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            java.util.Map<String, String> aof = commands.configGet("appendonly").get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            health.persistence(save.get("save"), aof.get("appendonly"), "CONFIG GET answered nothing");
+        } catch (java.util.concurrent.ExecutionException | RuntimeException e) {
+            Throwable cause = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
+            health.persistence(null, null, "CONFIG GET refused: " + cause.getMessage());
+        } catch (java.util.concurrent.TimeoutException e) {
+            // asked again with the next heartbeat
         }
     }
 

@@ -67,6 +67,10 @@ final class RedisHealth implements StoreHealth {
      */
     private volatile boolean silent;
     private volatile long outageStartNanos;
+    /** What Redis said of its persistence at the last check ({@link StoreHealth#persistence()}). */
+    private volatile int persistence = PERSISTENCE_UNKNOWN;
+    /** Whether the next successful heartbeat asks Redis about its persistence: at start and after an outage. */
+    private volatile boolean persistenceDue = true;
     /**
      * When an operation last succeeded on Redis. A timeout with no success for
      * {@link #silenceForOutageNanos} is an outage.
@@ -153,6 +157,7 @@ final class RedisHealth implements StoreHealth {
             }
             available = false;
             silent = slow;
+            persistenceDue = true;
             outageStartNanos = System.nanoTime();
         }
         outages.increment();
@@ -233,4 +238,45 @@ final class RedisHealth implements StoreHealth {
     public int instanceCount() {
         return instanceCount.getAsInt();
     }
+
+    @Override
+    public int persistence() {
+        return persistence;
+    }
+
+    /** Whether Redis's persistence is to be asked (at start, and after an outage: it may be another server now). */
+    boolean persistenceDue() {
+        return persistenceDue;
+    }
+
+    /**
+     * Takes note of what Redis says of its persistence, logged when it changes: a Redis that keeps nothing
+     * on disk loses the calendar quotas' counts with a restart (each instance then rebuilds those it saw).
+     *
+     * @param save       {@code CONFIG GET save}, or null if Redis refused to tell (CONFIG disabled)
+     * @param appendonly {@code CONFIG GET appendonly}, or null
+     * @param refusal    why Redis did not tell, or null
+     */
+    void persistence(String save, String appendonly, String refusal) {
+        persistenceDue = false;
+        int now = save == null || appendonly == null ? PERSISTENCE_UNKNOWN
+                : "yes".equalsIgnoreCase(appendonly.trim()) || !save.isBlank() ? PERSISTENT : NOT_PERSISTENT;
+        int before = persistence;
+        persistence = now;
+        boolean first = !persistenceAsked;
+        persistenceAsked = true;
+        if (!first && now == before) return;
+        if (now == NOT_PERSISTENT) {
+            LOG.log(System.Logger.Level.WARNING, "quotagate: Redis at " + redactedUri + " keeps nothing on disk (save \""
+                    + save + "\", appendonly " + appendonly + "): a restart loses the calendar quotas' counts; each "
+                    + "instance rebuilds the counters it has seen (see docs/redis.md, \"Redis losing its data\")");
+        } else if (now == PERSISTENCE_UNKNOWN) {
+            LOG.log(System.Logger.Level.INFO, "quotagate: cannot tell whether Redis at " + redactedUri
+                    + " keeps its data on disk (" + refusal + "); calendar quotas that bill need it to (see "
+                    + "docs/redis.md, \"Redis losing its data\")");
+        }
+    }
+
+    /** Whether Redis was asked about its persistence once already (the first answer is logged whatever it is). */
+    private volatile boolean persistenceAsked;
 }

@@ -50,6 +50,12 @@ final class RedisQuotaCounters implements QuotaCounters {
     private final LongAdder lateRefunds = new LongAdder();
     /** The units used per counter as the latest reply showed them (for published fields). */
     private final Cache<String, Long> noted;
+    /**
+     * Per counter (one quota, tenant and period), the most units this instance knows it holds: the highest
+     * count a reply showed, lowered only by the reply of a refund. Sent as the counter's floor with every
+     * operation, so a counter Redis lost is rebuilt at no less than this instance saw ({@link #floor}).
+     */
+    private final Cache<String, Long> floors;
 
     RedisQuotaCounters(RedisConnection redis, RedisHealth health, RedisSettings settings, BucketStore local,
                        IntSupplier instances, int maxTracked) {
@@ -63,6 +69,8 @@ final class RedisQuotaCounters implements QuotaCounters {
         // bounded by size only: what was left of a quota when Redis last answered sizes the local share of
         // an outage, however long ago that was (a period's counter outlives idle minutes)
         this.noted = Caffeine.newBuilder().maximumSize(maxTracked).build();
+        // bounded the same way: a counter not used for long is dropped first, its period most likely over
+        this.floors = Caffeine.newBuilder().maximumSize(maxTracked).build();
     }
 
     /** The Redis key of a counter. */
@@ -76,7 +84,7 @@ final class RedisQuotaCounters implements QuotaCounters {
             CompletableFuture<Long> added = null;
             try {
                 added = LuaScript.QUOTA_TRY_ADD.<Long>run(redis.link().commands(), ScriptOutputType.INTEGER,
-                        new String[]{key(key)}, bytes(units), bytes(limit), bytes(expiresAtMillis));
+                        new String[]{key(key)}, bytes(units), bytes(limit), bytes(expiresAtMillis), bytes(floor(key)));
                 Long r = await(added);
                 health.succeeded();
                 noted(key, r < 0 ? -1 - r : r);
@@ -109,9 +117,9 @@ final class RedisQuotaCounters implements QuotaCounters {
         if (health.available() || health.silent()) {
             try {
                 Long used = await(LuaScript.QUOTA_ADD.<Long>run(redis.link().commands(), ScriptOutputType.INTEGER,
-                        new String[]{key(key)}, bytes(units), bytes(expiresAtMillis)));
+                        new String[]{key(key)}, bytes(units), bytes(expiresAtMillis), bytes(floor(key))));
                 health.succeeded();
-                noted(key, used);
+                noted(key, used, units < 0);
                 return;
             } catch (RuntimeException e) {
                 health.failed(e);
@@ -126,12 +134,13 @@ final class RedisQuotaCounters implements QuotaCounters {
     private void giveBack(String key, long units, long expiresAtMillis) {
         try {
             LuaScript.QUOTA_ADD.<Long>run(redis.link().commands(), ScriptOutputType.INTEGER, new String[]{key(key)},
-                    bytes(-units), bytes(expiresAtMillis)).whenComplete((left, failure) -> {
+                    bytes(-units), bytes(expiresAtMillis), bytes(floor(key))).whenComplete((left, failure) -> {
                 if (failure != null) {
                     LOG.log(System.Logger.Level.WARNING, "quotagate: could not give back {0} units to quota "
                             + "counter {1}, added by Redis after its request was refused: {2}", units, key,
                             String.valueOf(failure));
                 } else {
+                    noted(key, left, true);
                     lateRefunds.increment();
                 }
             });
@@ -160,7 +169,8 @@ final class RedisQuotaCounters implements QuotaCounters {
         if (health.available()) {
             try {
                 byte[] v = await(redis.link().commands().get(key(key)));
-                long used = v == null ? 0 : Long.parseLong(new String(v, StandardCharsets.UTF_8));
+                if (v == null) return floor(key); // lost with Redis's data: what the next write rebuilds it at
+                long used = Long.parseLong(new String(v, StandardCharsets.UTF_8));
                 noted(key, used);
                 return used;
             } catch (RuntimeException e) {
@@ -182,7 +192,29 @@ final class RedisQuotaCounters implements QuotaCounters {
 
     /** Notes the units used in counter {@code key} (without the prefix) a reply showed. */
     void noted(String key, long used) {
+        noted(key, used, false);
+    }
+
+    /**
+     * As {@link #noted(String, long)}; a refund's reply ({@code refund}) may lower the counter's floor, any
+     * other only raise it (replies of one counter may come back in another order than their calls).
+     */
+    void noted(String key, long used, boolean refund) {
         noted.put(key, used);
+        if (refund) floors.put(key, used);
+        else floors.asMap().merge(key, used, Math::max);
+    }
+
+    /**
+     * The units this instance knows counter {@code key} holds: the most its replies showed, plus what it
+     * admitted on its local share during outages in this period (units Redis never got). Redis rebuilds a
+     * missing counter at this before it counts, so losing its data (a restart without persistence,
+     * {@code FLUSHALL}, a failover to a replica that lagged) grants no unit this instance knew of twice. A
+     * counter Redis holds is never raised to it (another instance's refund may have lowered it).
+     */
+    long floor(String key) {
+        Long seen = floors.getIfPresent(key);
+        return (seen == null ? 0 : seen) + local.used(key);
     }
 
     /**
