@@ -44,12 +44,14 @@ final class LettuceBucketStore implements RedisStore {
     private final Cache<String, FailoverBucket> buckets;
     private final ScheduledExecutorService heartbeat;
     private volatile Throwable lastFailure;
+    private final RedisClock clock;
 
     LettuceBucketStore(RedisSettings settings, int maxTracked, Clock wallClock, QuotaClock localClock) {
         this.settings = Objects.requireNonNull(settings, "settings");
         if (maxTracked <= 0) throw new IllegalArgumentException("maxTracked must be > 0, was " + maxTracked);
-        this.redis = new RedisConnection(settings, Objects.requireNonNull(wallClock, "wallClock"));
-        this.registry = new InstanceRegistry(redis, settings);
+        this.clock = new RedisClock(Objects.requireNonNull(wallClock, "wallClock"), localClock);
+        this.redis = new RedisConnection(settings, clock);
+        this.registry = new InstanceRegistry(redis, settings, clock);
         this.health = new RedisHealth(settings, registry::count);
         this.limits = new RedisLimitsChannel(redis, redis.topology(), settings, registry.instanceId());
         BucketStore local = BucketStore.local(maxTracked, localClock);
@@ -145,6 +147,15 @@ final class LettuceBucketStore implements RedisStore {
             if (!(b instanceof FailoverBucket || b instanceof ScriptCounter c && c.owner() == counters)) return false;
         }
         return true;
+    }
+
+    /**
+     * {@code wall} corrected by this instance's offset to Redis's clock ({@link RedisClock}): every instance
+     * tells calendar periods, their keys, expiries and resets on Redis's clock, whatever its own says.
+     */
+    @Override
+    public Clock clock(Clock wall) {
+        return clock.corrected(wall);
     }
 
     @Override
