@@ -26,11 +26,12 @@ import java.util.concurrent.atomic.LongAdder;
  * request costs one round trip whatever the contention, where bucket4j's compare-and-swap costs a
  * {@code GET} and an {@code EVAL} per bucket and retries under contention.
  *
- * <p><b>Whose clock.</b> The calling instance's wall clock (the store's, as bucket4j's proxies use it),
- * sent in microseconds with each call: the same time source whichever way the buckets are kept, and the
- * one tests inject. A bucket's time never goes back: an instance whose clock is behind the last write
- * refills nothing until it catches up, one ahead by {@code d} refills at most {@code d × rate} early
- * (keep the instances' clocks synchronised, as NTP does to a few milliseconds). Lua numbers are doubles:
+ * <p><b>Whose clock.</b> Redis's, as each instance knows it: the calling instance's wall clock (the store's,
+ * as bucket4j's proxies use it, and the one tests inject) corrected by its measured offset to Redis's clock
+ * ({@link RedisClock}), sent in microseconds with each call: the same time source whichever way the buckets
+ * are kept. A bucket's time never goes back: an instance behind the last write refills nothing until it
+ * catches up, one ahead by {@code d} refills at most {@code d × rate} early; with the correction {@code d}
+ * is the offset's error, half a heartbeat's round trip, whatever the instances' own clocks say. Lua numbers are doubles:
  * whole microseconds since 1970 are exact below 2^53 (the year 2255); a bucket's tokens are kept as
  * doubles (refill is continuous) and reported rounded down.
  *

@@ -30,7 +30,14 @@ import java.util.function.IntSupplier;
  * <p><b>A slow Redis.</b> A count that bills waits for Redis up to {@link RedisSettings#quotaTimeout()}
  * and is never decided on the local table because a call was slow: a request Redis has not counted
  * within that time is refused (503, {@link StoreUnavailableException}), and if Redis counted it after
- * all, its units are given back when the late reply comes.
+ * all, its units are given back when the late reply comes. That holds also once slowness alone made Redis
+ * down for the buckets ({@link RedisHealth#silent()}: timeouts, the connection standing): quota counts still
+ * go to Redis then, never to the local table.
+ *
+ * <p><b>Redis losing its data.</b> Every operation sends the counter's floor ({@link #floor}: the most units
+ * this instance saw in it, plus what it admitted locally in outages of the period); Redis rebuilds a missing
+ * counter at it before counting, so a restart without persistence, {@code FLUSHALL} or a failover to a
+ * replica that lagged grants no unit this instance knew of twice.
  *
  * <p>While Redis is unreachable ({@link RedisHealth}), under {@code on-failure: open} each instance
  * counts in its local table against its share of what was left of the limit when Redis last showed it
