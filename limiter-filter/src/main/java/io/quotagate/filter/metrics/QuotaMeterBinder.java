@@ -54,8 +54,9 @@ import java.util.concurrent.TimeUnit;
  *       shared limits record;</li>
  *   <li>with a Redis store: {@value #STORE_FALLBACK} (function counter of bucket operations answered
  *       from local buckets), {@value #STORE_OUTAGES} (function counter of switches from Redis to local
- *       buckets), {@value #STORE_AVAILABLE} (gauge, 1 while on Redis) and {@value #STORE_INSTANCES}
- *       (gauge, instances counted by the heartbeat);</li>
+ *       buckets), {@value #STORE_AVAILABLE} (gauge, 1 while on Redis), {@value #STORE_INSTANCES}
+ *       (gauge, instances counted by the heartbeat) and {@value #STORE_PERSISTENCE} (gauge: 1 if Redis keeps
+ *       its data on disk, 0 if it keeps nothing, -1 if it cannot be told);</li>
  *   <li>{@value #QUOTA_LIMIT}: gauge per {@code plan} and {@code quota} of the plans' calendar quotas at
  *       bind time (NaN once gone); {@value #QUOTA_USED}: gauge per named {@code tenant} (the same
  *       bounded top-N as {@value #REQUESTS}, registered and removed with its name) and {@code quota} of
@@ -119,6 +120,8 @@ public final class QuotaMeterBinder implements MeterBinder {
     public static final String STORE_AVAILABLE = "quotagate.store.available";
     /** Instances sharing the Redis store, from the heartbeat. */
     public static final String STORE_INSTANCES = "quotagate.store.instances";
+    /** Gauge: whether the shared store keeps its data on disk (1), keeps nothing (0) or cannot tell (-1). */
+    public static final String STORE_PERSISTENCE = "quotagate.store.persistence";
     /** Capacity of each plan in force (its smallest bandwidth). */
     public static final String PLAN_CAPACITY = "quotagate.plan.capacity";
     /** Version of the shared limits record in force. */
@@ -344,6 +347,10 @@ public final class QuotaMeterBinder implements MeterBinder {
                 .register(registry);
         Gauge.builder(STORE_INSTANCES, health, StoreHealth::instanceCount)
                 .description("Instances sharing the Redis store (heartbeat; last known value during an outage)")
+                .register(registry);
+        Gauge.builder(STORE_PERSISTENCE, health, StoreHealth::persistence)
+                .description("1 if Redis keeps its data on disk, 0 if it keeps nothing (a restart loses the "
+                        + "calendar quotas' counts), -1 if it cannot be told (CONFIG refused)")
                 .register(registry);
     }
 

@@ -184,6 +184,17 @@ public interface BucketStore {
         return Optional.empty();
     }
 
+    /**
+     * The wall clock calendar quotas are told on with this store (which day, week and month it is, a
+     * period's reset and its counter's expiry), given this instance's own {@code wall}: that very clock for a
+     * store only this instance uses; for a shared store, the clock its instances agree on, so that instances
+     * whose clocks differ count in one period (Redis: {@code wall} corrected by this instance's offset to
+     * Redis's clock). The default is {@code wall}.
+     */
+    default java.time.Clock clock(java.time.Clock wall) {
+        return wall;
+    }
+
     /** The health of a store shared by several instances (for metrics); empty for a local store. */
     default Optional<StoreHealth> health() {
         return Optional.empty();

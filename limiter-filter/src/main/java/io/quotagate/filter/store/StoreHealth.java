@@ -21,4 +21,21 @@ public interface StoreHealth {
 
     /** Instances sharing the store (the last known number while the backend is unreachable). */
     int instanceCount();
+
+    /**
+     * Whether the backend keeps its data on disk, so that a restart keeps the calendar quotas' counts:
+     * {@value #PERSISTENT} if it does, {@value #NOT_PERSISTENT} if it keeps nothing (a restart loses every
+     * count; the instances then rebuild the counters they saw), {@value #PERSISTENCE_UNKNOWN} if it cannot
+     * tell (a managed Redis that refuses {@code CONFIG}, or not asked yet). The default cannot tell.
+     */
+    default int persistence() {
+        return PERSISTENCE_UNKNOWN;
+    }
+
+    /** {@link #persistence()}: the backend keeps its data on disk (snapshots or an append-only file). */
+    int PERSISTENT = 1;
+    /** {@link #persistence()}: the backend keeps nothing on disk. */
+    int NOT_PERSISTENT = 0;
+    /** {@link #persistence()}: unknown. */
+    int PERSISTENCE_UNKNOWN = -1;
 }

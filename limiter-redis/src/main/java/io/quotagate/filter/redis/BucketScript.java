@@ -26,11 +26,12 @@ import java.util.concurrent.atomic.LongAdder;
  * request costs one round trip whatever the contention, where bucket4j's compare-and-swap costs a
  * {@code GET} and an {@code EVAL} per bucket and retries under contention.
  *
- * <p><b>Whose clock.</b> The calling instance's wall clock (the store's, as bucket4j's proxies use it),
- * sent in microseconds with each call: the same time source whichever way the buckets are kept, and the
- * one tests inject. A bucket's time never goes back: an instance whose clock is behind the last write
- * refills nothing until it catches up, one ahead by {@code d} refills at most {@code d × rate} early
- * (keep the instances' clocks synchronised, as NTP does to a few milliseconds). Lua numbers are doubles:
+ * <p><b>Whose clock.</b> Redis's, as each instance knows it: the calling instance's wall clock (the store's,
+ * as bucket4j's proxies use it, and the one tests inject) corrected by its measured offset to Redis's clock
+ * ({@link RedisClock}), sent in microseconds with each call: the same time source whichever way the buckets
+ * are kept. A bucket's time never goes back: an instance behind the last write refills nothing until it
+ * catches up, one ahead by {@code d} refills at most {@code d × rate} early; with the correction {@code d}
+ * is the offset's error, half a heartbeat's round trip, whatever the instances' own clocks say. Lua numbers are doubles:
  * whole microseconds since 1970 are exact below 2^53 (the year 2255); a bucket's tokens are kept as
  * doubles (refill is continuous) and reported rounded down.
  *
@@ -88,6 +89,8 @@ final class BucketScript {
     /** The combined calls out (not answered, not given up), at most {@link #MOST_OUT}. */
     private final List<Call> out = new ArrayList<>(MOST_OUT);
     private final LongAdder lateRefunds = new LongAdder();
+    private final LongAdder restoredCounters = new LongAdder();
+    private final java.util.concurrent.atomic.AtomicLong lastRestoredLog = new java.util.concurrent.atomic.AtomicLong();
 
     BucketScript(RedisConnection redis, ValueRepair values) {
         this.redis = redis;
@@ -178,6 +181,26 @@ final class BucketScript {
         } else {
             combine(link.commands(), refund);
         }
+    }
+
+    /**
+     * Notes a calendar quota's counter that Redis had lost and the script rebuilt at this instance's floor:
+     * counted, and logged at most once a minute (a restart without persistence finds many at once).
+     */
+    private void restored(String key) {
+        restoredCounters.increment();
+        long now = System.nanoTime();
+        long last = lastRestoredLog.get();
+        if (last != 0 && now - last < 60_000_000_000L) return;
+        if (!lastRestoredLog.compareAndSet(last, now)) return;
+        LOG.log(System.Logger.Level.WARNING, "quotagate: Redis had lost calendar quota counter " + key
+                + " (a restart without persistence, FLUSHALL, a failover to a replica that lagged?); rebuilt at "
+                + "the units this instance had seen (" + restoredCounters.sum() + " counters rebuilt so far)");
+    }
+
+    /** Calendar quota counters Redis had lost, rebuilt at this instance's floor. */
+    long restoredCounters() {
+        return restoredCounters.sum();
     }
 
     /** Takes that Redis did after their requests were refused for its slowness, whose units went back. */
@@ -332,7 +355,7 @@ final class BucketScript {
             long[][] tokens = new long[o.count][];
             for (int i = 0; i < o.count; i++) {
                 ScriptKey b = o.buckets[o.from + i];
-                boolean repaired = (Long) reply.get(at) == 1;
+                long repair = (Long) reply.get(at);
                 long wait = (Long) reply.get(at + 1);
                 int n = ((Long) reply.get(at + 2)).intValue();
                 long[] t = new long[n];
@@ -341,8 +364,9 @@ final class BucketScript {
                 waits[i] = wait < 0 ? Long.MAX_VALUE : wait == 0 ? 0
                         : wait > Long.MAX_VALUE / 1000 ? Long.MAX_VALUE : wait * 1000;
                 tokens[i] = t;
-                b.noted(now, t);
-                if (repaired) values.replaced(b.key());
+                b.noted(now, t, o.op == REFUND);
+                if (repair == 1) values.replaced(b.key());
+                else if (repair == 2) restored(b.key());
             }
             o.complete(new Reply(done, waits, tokens));
         }

@@ -123,26 +123,29 @@ final class Failover {
     /**
      * One script call of {@code op} on the buckets, or null if it is to be decided locally: Redis
      * unavailable, or this call failed (contention cannot happen in a script; a slow command answers only
-     * this request locally). With {@code on-failure: closed}, an outage refuses instead.
+     * this request locally). With {@code on-failure: closed}, an outage refuses instead. A take that counts a
+     * calendar quota is never decided locally for slowness: refused (503) when Redis does not answer within
+     * {@code quota-timeout}, and sent to Redis while Redis is only silent ({@link RedisHealth#silent()}).
      */
     private BucketScript.Reply onRedis(byte op, QuotaBucket[] buckets, int count, long units) {
         return onRedis(op, buckets, count, units, 0);
     }
 
     private BucketScript.Reply onRedis(byte op, QuotaBucket[] buckets, int count, long units, long maxWaitNanos) {
-        ScriptKey[] remotes = onScript(buckets, count);
+        boolean billing = (op == BucketScript.TAKE || op == BucketScript.RESERVE) && bills(buckets, count);
+        ScriptKey[] remotes = onScript(buckets, count, billing);
         if (remotes != null) {
             try {
                 BucketScript.Reply r = script.run(op, units, maxWaitNanos, remotes, count, null);
                 health.succeeded();
                 return r;
             } catch (RuntimeException e) {
-                if (health.failed(e)) {
-                    refuseIfClosed();
-                } else if ((op == BucketScript.TAKE || op == BucketScript.RESERVE) && bills(buckets, count)) {
-                    // a slow call is no outage: a count that bills is not decided on this instance's share
-                    throw slowQuota();
-                }
+                boolean down = health.failed(e);
+                // a slow call is no outage for a count that bills, even one that makes Redis down for the
+                // buckets: it is refused (503), never decided on this instance's share; the units Redis
+                // takes after all go back when its late reply comes (BucketScript.await)
+                if (billing && RedisHealth.classify(e) == RedisHealth.Failure.SLOW) throw slowQuota();
+                if (down) refuseIfClosed();
             }
         } else if (!health.available()) {
             refuseIfClosed();
@@ -152,10 +155,12 @@ final class Failover {
 
     /**
      * The keys of the script call, each bucket moved to its limits first if they may have changed (once
-     * per change); null when Redis is unavailable (or not connected yet).
+     * per change); null when Redis is unavailable (or not connected yet), unless the call counts a calendar
+     * quota ({@code billing}) and Redis is only silent ({@link RedisHealth#silent()}): that count still waits
+     * for Redis.
      */
-    private ScriptKey[] onScript(QuotaBucket[] buckets, int count) {
-        if (!health.available()) return null;
+    private ScriptKey[] onScript(QuotaBucket[] buckets, int count, boolean billing) {
+        if (!health.available() && !(billing && health.silent())) return null;
         ScriptKey[] remotes = new ScriptKey[count];
         for (int i = 0; i < count; i++) {
             if (buckets[i] instanceof ScriptCounter c) {

@@ -5,6 +5,7 @@ import io.lettuce.core.ScriptOutputType;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -23,9 +24,12 @@ final class InstanceRegistry {
     private final String key;
     private volatile int lastCount = 1;
 
-    InstanceRegistry(RedisConnection redis, RedisSettings settings) {
+    private final RedisClock clock;
+
+    InstanceRegistry(RedisConnection redis, RedisSettings settings, RedisClock clock) {
         this.redis = redis;
         this.settings = settings;
+        this.clock = clock;
         this.instanceId = hostName() + ":" + ManagementFactory.getRuntimeMXBean().getPid() + ":"
                 + UUID.randomUUID().toString().substring(0, 8);
         this.key = settings.prefix() + ":instances";
@@ -38,11 +42,19 @@ final class InstanceRegistry {
      * @param timeout how long to wait for Redis (off the hot path, so longer than a request's)
      */
     void beat(Duration timeout) throws InterruptedException, ExecutionException, TimeoutException {
-        Long count = LuaScript.HEARTBEAT.<Long>run(redis.link().commands(), ScriptOutputType.INTEGER,
+        var commands = redis.link().commands();
+        long wallBefore = clock.instantWallNanos();
+        long monoBefore = clock.monotonicNanos();
+        long sent = System.nanoTime();
+        List<Object> reply = LuaScript.HEARTBEAT.<List<Object>>run(commands, ScriptOutputType.MULTI,
                         new String[]{key}, instanceId.getBytes(StandardCharsets.UTF_8),
                         Long.toString(settings.instanceTtl().toMillis()).getBytes(StandardCharsets.UTF_8))
                 .get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        if (count != null && count > 0) lastCount = (int) Math.min(Integer.MAX_VALUE, count);
+        long roundTrip = System.nanoTime() - sent;
+        long count = (Long) reply.get(0);
+        if (count > 0) lastCount = (int) Math.min(Integer.MAX_VALUE, count);
+        long redisNanos = (Long) reply.get(1) * 1_000_000_000L + (Long) reply.get(2) * 1_000L;
+        clock.sample(wallBefore, monoBefore, roundTrip, redisNanos);
     }
 
     /** Instances seen alive at the last heartbeat (at least 1). */

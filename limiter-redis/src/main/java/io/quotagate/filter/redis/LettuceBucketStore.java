@@ -44,12 +44,14 @@ final class LettuceBucketStore implements RedisStore {
     private final Cache<String, FailoverBucket> buckets;
     private final ScheduledExecutorService heartbeat;
     private volatile Throwable lastFailure;
+    private final RedisClock clock;
 
     LettuceBucketStore(RedisSettings settings, int maxTracked, Clock wallClock, QuotaClock localClock) {
         this.settings = Objects.requireNonNull(settings, "settings");
         if (maxTracked <= 0) throw new IllegalArgumentException("maxTracked must be > 0, was " + maxTracked);
-        this.redis = new RedisConnection(settings, Objects.requireNonNull(wallClock, "wallClock"));
-        this.registry = new InstanceRegistry(redis, settings);
+        this.clock = new RedisClock(Objects.requireNonNull(wallClock, "wallClock"), localClock);
+        this.redis = new RedisConnection(settings, clock);
+        this.registry = new InstanceRegistry(redis, settings, clock);
         this.health = new RedisHealth(settings, registry::count);
         this.limits = new RedisLimitsChannel(redis, redis.topology(), settings, registry.instanceId());
         BucketStore local = BucketStore.local(maxTracked, localClock);
@@ -147,6 +149,15 @@ final class LettuceBucketStore implements RedisStore {
         return true;
     }
 
+    /**
+     * {@code wall} corrected by this instance's offset to Redis's clock ({@link RedisClock}): every instance
+     * tells calendar periods, their keys, expiries and resets on Redis's clock, whatever its own says.
+     */
+    @Override
+    public Clock clock(Clock wall) {
+        return clock.corrected(wall);
+    }
+
     @Override
     public Optional<QuotaCounters> quotaCounters() {
         return Optional.of(counters);
@@ -188,6 +199,11 @@ final class LettuceBucketStore implements RedisStore {
     }
 
     @Override
+    public int persistence() {
+        return health.persistence();
+    }
+
+    @Override
     public long reconfigurations() {
         return failover.moves();
     }
@@ -217,11 +233,30 @@ final class LettuceBucketStore implements RedisStore {
         try {
             registry.beat(timeout);
             health.markUp();
+            if (health.persistenceDue()) askPersistence(timeout);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
             lastFailure = e;
             health.markDown(e);
+        }
+    }
+
+    /**
+     * Asks Redis whether it keeps its data on disk ({@code CONFIG GET save} and {@code appendonly}; on a
+     * cluster, the node Lettuce sends it to): a managed Redis may refuse {@code CONFIG}, then it cannot be told.
+     */
+    private void askPersistence(Duration timeout) throws InterruptedException {
+        var commands = redis.link().commands();
+        try {
+            java.util.Map<String, String> save = commands.configGet("save").get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            java.util.Map<String, String> aof = commands.configGet("appendonly").get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            health.persistence(save.get("save"), aof.get("appendonly"), "CONFIG GET answered nothing");
+        } catch (java.util.concurrent.ExecutionException | RuntimeException e) {
+            Throwable cause = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
+            health.persistence(null, null, "CONFIG GET refused: " + cause.getMessage());
+        } catch (java.util.concurrent.TimeoutException e) {
+            // asked again with the next heartbeat
         }
     }
 

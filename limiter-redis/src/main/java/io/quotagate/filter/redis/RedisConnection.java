@@ -19,9 +19,7 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -55,13 +53,13 @@ final class RedisConnection implements AutoCloseable {
         }
     }
 
-    RedisConnection(RedisSettings settings, Clock wallClock) {
+    /** @param clock the instances' one clock (this instance's wall clock corrected to Redis's) */
+    RedisConnection(RedisSettings settings, RedisClock clock) {
         this.settings = settings;
         this.wallClock = new TimeMeter() {
             @Override
             public long currentTimeNanos() {
-                Instant now = wallClock.instant();
-                return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+                return clock.nowNanos();
             }
 
             @Override
@@ -164,7 +162,10 @@ final class RedisConnection implements AutoCloseable {
         return settings.quotaTimeout();
     }
 
-    /** The clock of the Redis buckets (bucket4j's client-side clock): the wall clock, in nanoseconds. */
+    /**
+     * The clock of the Redis buckets (bucket4j's client-side clock, the script's {@code now}): the wall
+     * clock corrected to Redis's ({@link RedisClock}), in nanoseconds.
+     */
     TimeMeter clock() {
         return wallClock;
     }

@@ -60,7 +60,17 @@ final class RedisHealth implements StoreHealth {
     private final LongAdder outages = new LongAdder();
     private final LongAdder fallbackDecisions = new LongAdder();
     private volatile boolean available;
+    /**
+     * Whether the outage under way is only silence: timeouts alone, the connection up (a frozen Redis, one
+     * busy with a long command, a reply slower than {@code quota-timeout}). Calendar quotas keep waiting
+     * for Redis then (a request it does not count in time gets 503), never counting on a local share.
+     */
+    private volatile boolean silent;
     private volatile long outageStartNanos;
+    /** What Redis said of its persistence at the last check ({@link StoreHealth#persistence()}). */
+    private volatile int persistence = PERSISTENCE_UNKNOWN;
+    /** Whether the next successful heartbeat asks Redis about its persistence: at start and after an outage. */
+    private volatile boolean persistenceDue = true;
     /**
      * When an operation last succeeded on Redis. A timeout with no success for
      * {@link #silenceForOutageNanos} is an outage.
@@ -139,14 +149,31 @@ final class RedisHealth implements StoreHealth {
 
     void markDown(Throwable cause) {
         if (closed.get()) return;
+        boolean slow = classify(cause) == Failure.SLOW;
         synchronized (this) {
-            if (!available) return;
+            if (!available) {
+                if (!slow) silent = false; // a refused or broken connection now: a real outage
+                return;
+            }
             available = false;
+            silent = slow;
+            persistenceDue = true;
             outageStartNanos = System.nanoTime();
         }
         outages.increment();
         LOG.log(System.Logger.Level.WARNING, "quotagate: Redis at " + redactedUri + " failed (" + cause
-                + "); answering from local buckets (" + failureMode() + ") until it answers again");
+                + "); answering from local buckets (" + failureMode() + ") until it answers again"
+                + (slow ? "; calendar quotas still wait for Redis up to " + settings.quotaTimeout().toMillis()
+                + " ms (503 past it), as it is slow, not gone" : ""));
+    }
+
+    /**
+     * Whether Redis is down only in that it answers nothing in time while its connection stands: calendar
+     * quotas are still counted on Redis then (or refused with 503), never on a local share, so a slow Redis
+     * never bills more than the limit nor leaves a count other than what was admitted.
+     */
+    boolean silent() {
+        return silent && !available;
     }
 
     /** A heartbeat succeeded: Redis answers (again). */
@@ -156,6 +183,7 @@ final class RedisHealth implements StoreHealth {
         synchronized (this) {
             if (available) return;
             available = true;
+            silent = false;
             since = outageStartNanos;
         }
         if (outages.sum() > 0) {
@@ -210,4 +238,45 @@ final class RedisHealth implements StoreHealth {
     public int instanceCount() {
         return instanceCount.getAsInt();
     }
+
+    @Override
+    public int persistence() {
+        return persistence;
+    }
+
+    /** Whether Redis's persistence is to be asked (at start, and after an outage: it may be another server now). */
+    boolean persistenceDue() {
+        return persistenceDue;
+    }
+
+    /**
+     * Takes note of what Redis says of its persistence, logged when it changes: a Redis that keeps nothing
+     * on disk loses the calendar quotas' counts with a restart (each instance then rebuilds those it saw).
+     *
+     * @param save       {@code CONFIG GET save}, or null if Redis refused to tell (CONFIG disabled)
+     * @param appendonly {@code CONFIG GET appendonly}, or null
+     * @param refusal    why Redis did not tell, or null
+     */
+    void persistence(String save, String appendonly, String refusal) {
+        persistenceDue = false;
+        int now = save == null || appendonly == null ? PERSISTENCE_UNKNOWN
+                : "yes".equalsIgnoreCase(appendonly.trim()) || !save.isBlank() ? PERSISTENT : NOT_PERSISTENT;
+        int before = persistence;
+        persistence = now;
+        boolean first = !persistenceAsked;
+        persistenceAsked = true;
+        if (!first && now == before) return;
+        if (now == NOT_PERSISTENT) {
+            LOG.log(System.Logger.Level.WARNING, "quotagate: Redis at " + redactedUri + " keeps nothing on disk (save \""
+                    + save + "\", appendonly " + appendonly + "): a restart loses the calendar quotas' counts; each "
+                    + "instance rebuilds the counters it has seen (see docs/redis.md, \"Redis losing its data\")");
+        } else if (now == PERSISTENCE_UNKNOWN) {
+            LOG.log(System.Logger.Level.INFO, "quotagate: cannot tell whether Redis at " + redactedUri
+                    + " keeps its data on disk (" + refusal + "); calendar quotas that bill need it to (see "
+                    + "docs/redis.md, \"Redis losing its data\")");
+        }
+    }
+
+    /** Whether Redis was asked about its persistence once already (the first answer is logged whatever it is). */
+    private volatile boolean persistenceAsked;
 }

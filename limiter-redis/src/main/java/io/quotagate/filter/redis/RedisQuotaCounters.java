@@ -30,7 +30,14 @@ import java.util.function.IntSupplier;
  * <p><b>A slow Redis.</b> A count that bills waits for Redis up to {@link RedisSettings#quotaTimeout()}
  * and is never decided on the local table because a call was slow: a request Redis has not counted
  * within that time is refused (503, {@link StoreUnavailableException}), and if Redis counted it after
- * all, its units are given back when the late reply comes.
+ * all, its units are given back when the late reply comes. That holds also once slowness alone made Redis
+ * down for the buckets ({@link RedisHealth#silent()}: timeouts, the connection standing): quota counts still
+ * go to Redis then, never to the local table.
+ *
+ * <p><b>Redis losing its data.</b> Every operation sends the counter's floor ({@link #floor}: the most units
+ * this instance saw in it, plus what it admitted locally in outages of the period); Redis rebuilds a missing
+ * counter at it before counting, so a restart without persistence, {@code FLUSHALL} or a failover to a
+ * replica that lagged grants no unit this instance knew of twice.
  *
  * <p>While Redis is unreachable ({@link RedisHealth}), under {@code on-failure: open} each instance
  * counts in its local table against its share of what was left of the limit when Redis last showed it
@@ -50,6 +57,12 @@ final class RedisQuotaCounters implements QuotaCounters {
     private final LongAdder lateRefunds = new LongAdder();
     /** The units used per counter as the latest reply showed them (for published fields). */
     private final Cache<String, Long> noted;
+    /**
+     * Per counter (one quota, tenant and period), the most units this instance knows it holds: the highest
+     * count a reply showed, lowered only by the reply of a refund. Sent as the counter's floor with every
+     * operation, so a counter Redis lost is rebuilt at no less than this instance saw ({@link #floor}).
+     */
+    private final Cache<String, Long> floors;
 
     RedisQuotaCounters(RedisConnection redis, RedisHealth health, RedisSettings settings, BucketStore local,
                        IntSupplier instances, int maxTracked) {
@@ -63,6 +76,8 @@ final class RedisQuotaCounters implements QuotaCounters {
         // bounded by size only: what was left of a quota when Redis last answered sizes the local share of
         // an outage, however long ago that was (a period's counter outlives idle minutes)
         this.noted = Caffeine.newBuilder().maximumSize(maxTracked).build();
+        // bounded the same way: a counter not used for long is dropped first, its period most likely over
+        this.floors = Caffeine.newBuilder().maximumSize(maxTracked).build();
     }
 
     /** The Redis key of a counter. */
@@ -72,23 +87,25 @@ final class RedisQuotaCounters implements QuotaCounters {
 
     @Override
     public long tryAdd(String key, long units, long limit, long nowMillis, long expiresAtMillis) {
-        if (health.available()) {
+        if (health.available() || health.silent()) {
             CompletableFuture<Long> added = null;
             try {
                 added = LuaScript.QUOTA_TRY_ADD.<Long>run(redis.link().commands(), ScriptOutputType.INTEGER,
-                        new String[]{key(key)}, bytes(units), bytes(limit), bytes(expiresAtMillis));
+                        new String[]{key(key)}, bytes(units), bytes(limit), bytes(expiresAtMillis), bytes(floor(key)));
                 Long r = await(added);
                 health.succeeded();
                 noted(key, r < 0 ? -1 - r : r);
                 return r;
             } catch (RuntimeException e) {
                 boolean down = health.failed(e);
-                if (added != null && RedisHealth.classify(e) == RedisHealth.Failure.SLOW) {
+                if (RedisHealth.classify(e) == RedisHealth.Failure.SLOW) {
                     // decided without this call's reply: units Redis adds after all go back when it comes
-                    added.thenAccept(late -> {
+                    if (added != null) added.thenAccept(late -> {
                         if (late >= 0) giveBack(key, units, expiresAtMillis);
                     });
-                    if (!down) throw slow(settings); // a slow call is no outage: a count that bills waits or is refused
+                    // a slow call is no outage for a count that bills, even when it makes Redis down for the
+                    // buckets: refused (503), never counted on a local share
+                    throw slow(settings);
                 }
                 if (!down) {
                     health.answeredLocally();
@@ -103,12 +120,13 @@ final class RedisQuotaCounters implements QuotaCounters {
 
     @Override
     public void add(String key, long units, long nowMillis, long expiresAtMillis) {
-        if (health.available()) {
+        // while Redis is only silent a refund or an excess still goes to Redis, which applies it in time
+        if (health.available() || health.silent()) {
             try {
                 Long used = await(LuaScript.QUOTA_ADD.<Long>run(redis.link().commands(), ScriptOutputType.INTEGER,
-                        new String[]{key(key)}, bytes(units), bytes(expiresAtMillis)));
+                        new String[]{key(key)}, bytes(units), bytes(expiresAtMillis), bytes(floor(key))));
                 health.succeeded();
-                noted(key, used);
+                noted(key, used, units < 0);
                 return;
             } catch (RuntimeException e) {
                 health.failed(e);
@@ -123,12 +141,13 @@ final class RedisQuotaCounters implements QuotaCounters {
     private void giveBack(String key, long units, long expiresAtMillis) {
         try {
             LuaScript.QUOTA_ADD.<Long>run(redis.link().commands(), ScriptOutputType.INTEGER, new String[]{key(key)},
-                    bytes(-units), bytes(expiresAtMillis)).whenComplete((left, failure) -> {
+                    bytes(-units), bytes(expiresAtMillis), bytes(floor(key))).whenComplete((left, failure) -> {
                 if (failure != null) {
                     LOG.log(System.Logger.Level.WARNING, "quotagate: could not give back {0} units to quota "
                             + "counter {1}, added by Redis after its request was refused: {2}", units, key,
                             String.valueOf(failure));
                 } else {
+                    noted(key, left, true);
                     lateRefunds.increment();
                 }
             });
@@ -157,7 +176,8 @@ final class RedisQuotaCounters implements QuotaCounters {
         if (health.available()) {
             try {
                 byte[] v = await(redis.link().commands().get(key(key)));
-                long used = v == null ? 0 : Long.parseLong(new String(v, StandardCharsets.UTF_8));
+                if (v == null) return floor(key); // lost with Redis's data: what the next write rebuilds it at
+                long used = Long.parseLong(new String(v, StandardCharsets.UTF_8));
                 noted(key, used);
                 return used;
             } catch (RuntimeException e) {
@@ -179,7 +199,29 @@ final class RedisQuotaCounters implements QuotaCounters {
 
     /** Notes the units used in counter {@code key} (without the prefix) a reply showed. */
     void noted(String key, long used) {
+        noted(key, used, false);
+    }
+
+    /**
+     * As {@link #noted(String, long)}; a refund's reply ({@code refund}) may lower the counter's floor, any
+     * other only raise it (replies of one counter may come back in another order than their calls).
+     */
+    void noted(String key, long used, boolean refund) {
         noted.put(key, used);
+        if (refund) floors.put(key, used);
+        else floors.asMap().merge(key, used, Math::max);
+    }
+
+    /**
+     * The units this instance knows counter {@code key} holds: the most its replies showed, plus what it
+     * admitted on its local share during outages in this period (units Redis never got). Redis rebuilds a
+     * missing counter at this before it counts, so losing its data (a restart without persistence,
+     * {@code FLUSHALL}, a failover to a replica that lagged) grants no unit this instance knew of twice. A
+     * counter Redis holds is never raised to it (another instance's refund may have lowered it).
+     */
+    long floor(String key) {
+        Long seen = floors.getIfPresent(key);
+        return (seen == null ? 0 : seen) + local.used(key);
     }
 
     /**

@@ -43,8 +43,9 @@ public interface RedisStore extends BucketStore, StoreHealth, AutoCloseable {
     /**
      * Connects with given clocks (tests move them by hand).
      *
-     * @param wallClock  time of the Redis buckets; every instance sharing a prefix needs a wall clock
-     *                   close to the others'
+     * @param wallClock  this instance's wall clock; the Redis buckets and the calendar periods are told on it
+     *                   corrected by its offset to Redis's clock (measured with the heartbeat), so instances
+     *                   whose clocks differ still decide on one clock
      * @param localClock time of the local fallback buckets
      */
     static RedisStore connect(RedisSettings settings, int maxTracked, Clock wallClock, QuotaClock localClock) {

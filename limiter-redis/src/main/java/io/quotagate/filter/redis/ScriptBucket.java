@@ -52,9 +52,9 @@ final class ScriptBucket implements RedisBucket, ScriptKey {
         return b.toString().getBytes(StandardCharsets.US_ASCII);
     }
 
-    /** Notes the tokens a reply showed, at the time {@code nowMicros} the call was sent with. */
+    /** Notes the tokens a reply showed, at the time {@code nowMicros} the call was sent with (a refund's too). */
     @Override
-    public void noted(long nowMicros, long[] tokens) {
+    public void noted(long nowMicros, long[] tokens, boolean refund) {
         seen = new Seen(nowMicros, tokens);
     }
 

@@ -59,15 +59,20 @@ final class ScriptCounter implements QuotaBucket, ScriptKey {
         return spec;
     }
 
+    /**
+     * The counter's floor ({@link RedisQuotaCounters#floor}): the script rebuilds a missing counter at it, so
+     * Redis losing its data grants no unit of the period twice.
+     */
     @Override
     public byte[] seen() {
-        return NOTHING_SEEN; // a counter lost with Redis's data is not rebuilt from what was seen
+        long floor = owner.floor(counter);
+        return floor <= 0 ? NOTHING_SEEN : Long.toString(floor).getBytes(StandardCharsets.US_ASCII);
     }
 
     @Override
-    public void noted(long nowMicros, long[] tokens) {
-        // the script answers limit - used; kept for the response's published fields (never for seen())
-        owner.noted(counter, limit - tokens[0]);
+    public void noted(long nowMicros, long[] tokens, boolean refund) {
+        // the script answers limit - used: for the response's published fields, and the counter's floor
+        owner.noted(counter, limit - tokens[0], refund);
     }
 
     @Override

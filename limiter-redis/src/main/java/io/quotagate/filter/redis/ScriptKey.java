@@ -12,9 +12,15 @@ interface ScriptKey {
     /** Its limits in the script's format (a counter's start with {@code #}). */
     byte[] spec();
 
-    /** What this instance last saw of it (for creating a lost key as it was), or empty. */
+    /**
+     * What this instance last saw of it (for creating a lost key as it was; a counter's floor: the units it
+     * knows the counter holds), or empty.
+     */
     byte[] seen();
 
-    /** Notes what a reply showed, at the caller's time {@code nowMicros}. */
-    void noted(long nowMicros, long[] tokens);
+    /**
+     * Notes what a reply showed, at the caller's time {@code nowMicros}; {@code refund} if the reply is of a
+     * refund (which may lower what is known of a counter).
+     */
+    void noted(long nowMicros, long[] tokens, boolean refund);
 }

@@ -9,7 +9,9 @@
 --          A key whose limits start with '#' is a calendar quota's counter in one period:
 --          '#limit,expiresAtMillis,waitMicros' (the wait until its period ends, on the calendar's clock);
 --          its value is the units used, an integer (as INCRBY keeps it), it holds limit - used units,
---          refills nothing, and a refused request waits until the reset.
+--          refills nothing, and a refused request waits until the reset. Its ARGV[2k + 1] is its floor,
+--          the units the instance knows it holds, or '': a missing counter (Redis lost its data) is
+--          rebuilt at the floor by the first operation that writes, so no unit is granted twice.
 -- then per operation, from ARGV[2 + 2 #KEYS]: its letter, its units, m, and the indexes (into KEYS) of
 --          its m keys. Letters: 't' take (all or none), 'l' look (waits, writes nothing), 'r' refund,
 --          'f' force (take, into debt if need be), 'a' available (read), 'm' move (to the limits given
@@ -20,7 +22,8 @@
 -- A value:  'q2<limits>;' then, packed as big-endian doubles, the time (micros) and each bandwidth's
 --          tokens (doubles: refill is continuous); packed, not printed, as formatting costs more than the
 --          rest of the script. Each key is read once and written at most once per call.
--- Reply:   { now, then per operation: 1 if done (taken) else 0, then per key of it: repaired (0/1),
+-- Reply:   { now, then per operation: 1 if done (taken) else 0, then per key of it: repaired (0/1; 2 for a
+--          counter rebuilt at its floor),
 --          wait (micros until the units fit; 0 if they fit now; -1 never), n, the n bandwidths' tokens
 --          after the operation (rounded down) }
 local now = tonumber(ARGV[1])
@@ -120,7 +123,8 @@ local function load(key, spec, seen)
   return st
 end
 
-local function counterOf(key, spec)
+-- repaired: 1 if the value was none of ours, 2 if a missing counter was rebuilt at its floor
+local function counterOf(key, spec, floor)
   local limit, expires, waitToReset = string.match(spec, '^#(%d+),(%d+),(%d+)$')
   local ok, v = pcall(call, 'GET', key)
   local st = { counter = true, limit = tonumber(limit), expires = expires, waitToReset = tonumber(waitToReset),
@@ -130,6 +134,9 @@ local function counterOf(key, spec)
   elseif v then
     local used = tonumber(v)
     if used then st.used, st.fresh = used, false else st.repaired = 1 end
+  else
+    local f = tonumber(floor)
+    if f and f > 0 then st.used, st.fresh, st.restored, st.repaired = f, false, true, 2 end
   end
   return st
 end
@@ -179,7 +186,8 @@ local states = {}
 for k = 1, nkeys do
   local spec = ARGV[2 * k]
   local st
-  if sub(spec, 1, 1) == '#' then st = counterOf(KEYS[k], spec) else st = load(KEYS[k], spec, ARGV[2 * k + 1]) end
+  if sub(spec, 1, 1) == '#' then st = counterOf(KEYS[k], spec, ARGV[2 * k + 1])
+  else st = load(KEYS[k], spec, ARGV[2 * k + 1]) end
   -- a value replaced (none of ours) is written by any operation that may write
   st.broken = st.repaired == 1
   states[k] = st
@@ -224,7 +232,7 @@ while a <= nargs do
   for j = 1, m do
     local k = places[j]
     local st = states[k]
-    if writes and st.broken then st.dirty, st.pxat = true, true end
+    if writes and (st.broken or st.restored) then st.dirty, st.pxat = true, true end
     if st.counter then
       if takes then
         st.used, st.fresh, st.dirty, st.pxat = st.used + units, false, true, true

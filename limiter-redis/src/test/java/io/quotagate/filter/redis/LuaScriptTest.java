@@ -75,12 +75,12 @@ class LuaScriptTest {
             String[] exists = Stream.concat(Stream.of("SCRIPT", "EXISTS"),
                     Arrays.stream(LuaScript.values()).map(LuaScript::sha)).toArray(String[]::new);
             try (RedisStore store = RedisStore.connect(settings, 100, clock.wallClock(), clock);
-                 RedisConnection connection = new RedisConnection(settings, Clock.systemUTC())) {
+                 RedisConnection connection = new RedisConnection(settings, systemClock())) {
                 assertThat((List<Object>) own.command(exists)).as("every script loaded at startup")
                         .hasSize(LuaScript.values().length).allMatch("1"::equals);
                 LimitsChannel limits = store.limitsChannel().orElseThrow();
                 QuotaCounters quotas = store.quotaCounters().orElseThrow();
-                InstanceRegistry registry = new InstanceRegistry(connection, settings);
+                InstanceRegistry registry = new InstanceRegistry(connection, settings, systemClock());
                 ValueRepair repair = new ValueRepair(connection);
                 String counter = "daily:acme:2026-12-03";
                 long now = clock.wallClock().millis();
@@ -110,5 +110,9 @@ class LuaScriptTest {
                 assertThat(store.fallbackDecisions()).isZero();
             }
         }
+    }
+
+    private static RedisClock systemClock() {
+        return new RedisClock(Clock.systemUTC(), io.quotagate.filter.store.QuotaClock.system());
     }
 }

@@ -77,6 +77,63 @@ class SlowRedisQuotaTest {
     }
 
     /**
+     * A Redis that answers in 3 s ({@code DEBUG SLEEP 3} over and over on a server of this test's own) is
+     * slower than {@code quota-timeout} (2 s) and makes Redis down for the buckets, yet it is no outage for a
+     * calendar quota: a request Redis did not count within 2 s gets 503, never a decision on a local share,
+     * and what Redis counted after all goes back, so the count ends equal to what was admitted and never
+     * passes the limit. (It once logged "answering from local buckets" and admitted 452 of 400.)
+     */
+    @Test
+    void aRedisAnsweringInThreeSecondsAnswers503ForACalendarQuotaAndCountsExactlyWhatWasAdmitted() throws Exception {
+        try (RedisServer redis = RedisServer.startOwn(null, List.of(), List.of("--enable-debug-command", "yes"))) {
+            String prefix = RedisServer.randomPrefix();
+            RedisSettings s = RedisSettings.of(redis.uri()).withPrefix(prefix); // timeout 50 ms, quota-timeout 2 s
+            try (Instance a = Instance.start(s); Instance b = Instance.start(s)) {
+                Thread sleeper = new Thread(() -> {
+                    for (int i = 0; i < 3; i++) {
+                        try {
+                            redis.command("DEBUG", "SLEEP", "3");
+                        } catch (java.io.IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                    }
+                }, "debug-sleep");
+                sleeper.start();
+                Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
+                ExecutorService pool = Executors.newFixedThreadPool(16);
+                try {
+                    List<Future<?>> sent = new ArrayList<>();
+                    for (int t = 0; t < 16; t++) {
+                        Instance to = t % 2 == 0 ? a : b;
+                        sent.add(pool.submit(() -> {
+                            // while Redis sleeps (at most 3 x 3 s plus the bounded waits), then 5 more each
+                            for (int i = 0; i < 100 && sleeper.isAlive(); i++) note(statuses, get(to).statusCode());
+                            for (int i = 0; i < 5; i++) note(statuses, get(to).statusCode());
+                            return null;
+                        }));
+                    }
+                    for (Future<?> f : sent) f.get(2, TimeUnit.MINUTES);
+                } finally {
+                    pool.shutdownNow();
+                    sleeper.join(30_000);
+                }
+                int admitted = count(statuses, 200);
+                assertThat(statuses.keySet()).as("%s", statuses).isSubsetOf(200, 429, 503);
+                assertThat(count(statuses, 503)).as("refused while Redis was slow, of %s", statuses).isPositive();
+                assertThat(admitted).as("admitted of %s", statuses).isLessThanOrEqualTo(LIMIT);
+                assertThat(a.store().fallbackDecisions() + b.store().fallbackDecisions())
+                        .as("decided on a local share").isZero();
+                Await.within(30, "the daily count equals the admitted requests (" + admitted + ")",
+                        () -> counted(redis, prefix) == admitted);
+            }
+        }
+    }
+
+    private static void note(Map<Integer, AtomicInteger> statuses, int status) {
+        statuses.computeIfAbsent(status, k -> new AtomicInteger()).incrementAndGet();
+    }
+
+    /**
      * With bucket4j's buckets (a local allowance) a Redis slower than the timeout is an outage for the
      * buckets, and a calendar quota then counts on this instance's share of what was left (the bound of
      * docs/quotas.md); what holds whatever happens: Redis never keeps units of a request that was not admitted.

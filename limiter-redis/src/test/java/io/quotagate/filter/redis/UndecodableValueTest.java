@@ -55,7 +55,7 @@ class UndecodableValueTest {
             assertThat(bad.available()).as("a fresh bucket in place of the garbage, 16 taken").isEqualTo(100 - 16);
             assertThat(acme.available()).isEqualTo(90);
             assertThat(redis.command("TYPE", hash)).as("the hash replaced by a bucket").isEqualTo("string");
-            assertThat(warnings.messages()).as("once per key, naming it").hasSize(2)
+            assertThat(repairWarnings()).as("once per key, naming it").hasSize(2)
                     .anySatisfy(m -> assertThat(m).contains(text)).anySatisfy(m -> assertThat(m).contains(hash));
         }
     }
@@ -80,7 +80,7 @@ class UndecodableValueTest {
         assertThat(store.fallbackDecisions()).as("every decision made on Redis").isZero();
         assertThat(bad.available()).as("a fresh bucket in place of the garbage, 16 taken").isEqualTo(100 - 16);
         assertThat(redis.integer("EXISTS", prefix + ":tenant:acme")).isOne();
-        assertThat(warnings.messages()).as("logged once, naming the key").singleElement()
+        assertThat(repairWarnings()).as("logged once, naming the key").singleElement()
                 .satisfies(m -> assertThat(m).contains(key));
     }
 
@@ -96,7 +96,7 @@ class UndecodableValueTest {
         assertThat(store.fallbackDecisions()).isZero();
         assertThat(redis.command("TYPE", key)).isEqualTo("string");
         assertThat(acme.available()).isEqualTo(50);
-        assertThat(warnings.messages()).singleElement().satisfies(m -> assertThat(m).contains(key));
+        assertThat(repairWarnings()).singleElement().satisfies(m -> assertThat(m).contains(key));
     }
 
     @Test
@@ -114,7 +114,7 @@ class UndecodableValueTest {
         assertThat(store.available()).isTrue();
         assertThat(store.outages()).isZero();
         assertThat(store.fallbackDecisions()).as("acme's two decisions").isEqualTo(2);
-        assertThat(warnings.messages()).singleElement().satisfies(m -> assertThat(m).contains(key, "newer"));
+        assertThat(repairWarnings()).singleElement().satisfies(m -> assertThat(m).contains(key, "newer"));
     }
 
     @Test
@@ -145,6 +145,11 @@ class UndecodableValueTest {
         }
         assertThat(store.outages()).isZero();
         assertThat(store.available()).isTrue();
-        assertThat(warnings.messages()).as("one line per key").hasSize(1 + 3);
+        assertThat(repairWarnings()).as("one line per key").hasSize(1 + 3);
+    }
+
+    /** The warnings but the one a Redis keeping nothing on disk gets at start (the shared test server keeps nothing). */
+    private java.util.List<String> repairWarnings() {
+        return warnings.messages().stream().filter(m -> !m.contains("keeps nothing on disk")).toList();
     }
 }

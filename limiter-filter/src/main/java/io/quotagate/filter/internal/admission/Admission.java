@@ -75,7 +75,8 @@ final class Admission {
     Admission(BucketStore store, Clock wall) {
         this.store = Objects.requireNonNull(store, "store");
         this.counters = store.quotaCounters().orElse(null);
-        this.wall = Objects.requireNonNull(wall, "wall");
+        // a shared store's clock: every instance tells the same day on it, whatever its own clock says
+        this.wall = store.clock(Objects.requireNonNull(wall, "wall"));
         for (int i = 0; i < shadowed.length; i++) shadowed[i] = new LongAdder();
         this.compiler = new LimitsCompiler(store, counters);
     }
