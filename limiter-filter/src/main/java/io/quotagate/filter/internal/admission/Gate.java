@@ -120,6 +120,10 @@ public final class Gate {
      * a concurrency group is not read (nothing would bound how many of its bodies are read at once): it is
      * refused with the wait for the largest cost its buckets can admit, an upper bound.
      *
+     * <p>A tenant the directory cannot place (it throws: an outage, a lookup past its timeout, a row that cannot
+     * be used) is placed as {@code tenants.directory.unavailable} says: on the default plan in the guest table,
+     * or refused with 503 {@code directory_unavailable}; the failure is logged once per interval, never a 500.
+     *
      * @param policy the policy the request read
      * @param route  its route, limited
      * @param tenant the tenant id the resolvers found (not yet validated), or null for none
