@@ -89,10 +89,11 @@ class FailureContainmentTest {
                 }).build();
         try (LogCapture log = LogCapture.of(QuotaFilter.class, java.util.logging.Level.SEVERE);
              JettyServer server = JettyServer.start(filter)) {
-            for (int i = 0; i < 200; i++) assertThat(Http.get(server.uri("/items/1"), "stranger").statusCode()).isEqualTo(200);
+            // the default plan's answers (its 100 units a minute, then 429), never a 500
+            for (int i = 0; i < 200; i++) assertThat(Http.get(server.uri("/items/1"), "stranger").statusCode()).isIn(200, 429);
             assertThat(log.messages()).containsExactly("tenant directory failed for tenant stranger");
             clock.advance(java.time.Duration.ofSeconds(io.quotagate.filter.internal.admission.FailureLog.INTERVAL_SECONDS));
-            assertThat(Http.get(server.uri("/items/1"), "stranger").statusCode()).isEqualTo(200);
+            assertThat(Http.get(server.uri("/items/1"), "stranger").statusCode()).isIn(200, 429);
             assertThat(log.messages()).hasSize(2).last().asString()
                     .isEqualTo("tenant directory failed for tenant stranger (and 199 times more in the last 10 s or longer, not logged)");
         }
