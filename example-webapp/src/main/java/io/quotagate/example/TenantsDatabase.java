@@ -9,6 +9,7 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
+import java.util.Map;
 import java.util.Properties;
 import java.util.logging.Logger;
 import java.util.regex.Pattern;
@@ -85,22 +86,34 @@ final class TenantsDatabase {
     }
 
     /**
+     * The PostgreSQL driver's timeouts, in seconds, unless the URL sets them: a database that accepts
+     * connections and never answers (a stopped postmaster, a full backlog, a lost network) holds a
+     * lookup's thread for at most these. {@code connectTimeout}: the TCP connect; {@code loginTimeout}: the
+     * connect and the start-up exchange; {@code socketTimeout}: any one read, longer than the query timeout
+     * (2 s) so that the query's own cancellation comes first.
+     */
+    static final Map<String, String> POSTGRES_TIMEOUTS = Map.of("connectTimeout", "2", "loginTimeout", "3",
+            "socketTimeout", "5");
+
+    /**
      * A connection per call from {@link DriverManager}: no pool, which the directory's cache makes
      * enough for a demo (a lookup per tenant every few minutes).
      */
     private static final class UrlDataSource implements DataSource {
         private final String url;
-        private final Properties credentials = new Properties();
+        private final Properties properties = new Properties();
 
         UrlDataSource(String url, String user, String password) {
             this.url = url;
-            if (user != null) credentials.setProperty("user", user);
-            if (password != null) credentials.setProperty("password", password);
+            // the URL's own parameters win over these properties (the driver reads the URL last)
+            if (url.startsWith("jdbc:postgresql:")) POSTGRES_TIMEOUTS.forEach(properties::setProperty);
+            if (user != null) properties.setProperty("user", user);
+            if (password != null) properties.setProperty("password", password);
         }
 
         @Override
         public Connection getConnection() throws SQLException {
-            return DriverManager.getConnection(url, credentials);
+            return DriverManager.getConnection(url, properties);
         }
 
         @Override

@@ -198,7 +198,8 @@ final class FilterRuntime implements QuotaControl {
         TenantDirectory userDirectory = b.directory == null ? null
                 : TenantDirectory.cached(b.directory, settings.maxTracked(),
                 Duration.ofMinutes(QuotaFilter.Builder.DIRECTORY_TTL_MINUTES),
-                Duration.ofSeconds(QuotaFilter.Builder.DIRECTORY_NEGATIVE_TTL_SECONDS), b.clock::nanoTime);
+                Duration.ofSeconds(QuotaFilter.Builder.DIRECTORY_NEGATIVE_TTL_SECONDS), settings.directoryTimeout(),
+                settings.directoryLookups(), b.clock::nanoTime);
         RequestStatistics.Recorder statistics = new RequestStatistics.Recorder(b.topTenants,
                 settings.assignments().keySet());
         ConcurrencyListener user = b.concurrencyListener;

@@ -439,8 +439,12 @@ public final class QuotaFilter implements Filter {
         /**
          * Which plan each tenant is on, beyond the plans file's assignments (which are asked first).
          * The directory is cached ({@link TenantDirectory#cached}): at most {@code tenants.max-tracked}
-         * answers, a plan for {@value #DIRECTORY_TTL_MINUTES} minutes, "unknown" for
-         * {@value #DIRECTORY_NEGATIVE_TTL_SECONDS} s, timed by {@link #clock}.
+         * answers, a plan read again in the background after half of {@value #DIRECTORY_TTL_MINUTES} minutes
+         * (and served from the cache meanwhile, and while the directory fails), "unknown" for
+         * {@value #DIRECTORY_NEGATIVE_TTL_SECONDS} s, timed by {@link #clock}. A tenant the cache does not know
+         * waits at most {@code tenants.directory.timeout} for its lookup, at most
+         * {@code tenants.directory.max-lookups} run at once (both read when the filter is built), and a tenant
+         * the directory cannot place now gets what {@code tenants.directory.unavailable} says, never a 500.
          */
         public Builder tenantDirectory(TenantDirectory directory) {
             this.directory = Objects.requireNonNull(directory, "directory");

@@ -49,7 +49,7 @@ class FailureContainmentTest {
             """;
 
     @Test
-    void aThrowingTenantDirectoryGivesAProblem500NotAStackTrace() throws Exception {
+    void aThrowingTenantDirectoryPlacesTheTenantOnTheDefaultPlanNot500() throws Exception {
         Plans plans = PlansFile.parse("p.yml", PLANS);
         QuotaFilter filter = QuotaFilter.builder().plans(plans).clock(clock)
                 .tenantDirectory(tenant -> {
@@ -57,9 +57,27 @@ class FailureContainmentTest {
                 }).build();
         try (JettyServer server = JettyServer.start(filter)) {
             HttpResponse<String> r = Http.get(server.uri("/items/1"), "stranger");
-            assertThat(r.statusCode()).isEqualTo(500);
+            assertThat(r.statusCode()).as("tenants.directory.unavailable: default, the default").isEqualTo(200);
+            assertThat(r.body()).doesNotContain("billing database", "Exception");
+        }
+    }
+
+    @Test
+    void aThrowingTenantDirectoryUnderRefuseGives503WithRetryAfterNot500() throws Exception {
+        Plans plans = PlansFile.parse("p.yml", PLANS + "  directory: { unavailable: refuse }\n");
+        QuotaFilter filter = QuotaFilter.builder().plans(plans).clock(clock)
+                .tenantDirectory(tenant -> {
+                    throw new IllegalStateException("billing database is down");
+                }).build();
+        try (JettyServer server = JettyServer.start(filter)) {
+            HttpResponse<String> r = Http.get(server.uri("/items/1"), "stranger");
+            assertThat(r.statusCode()).isEqualTo(503);
+            assertThat(r.headers().firstValue("Retry-After")).contains("5");
             assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("application/problem+json");
-            assertThat(r.body()).contains("\"reason\":\"internal_error\"").doesNotContain("billing database", "Exception");
+            assertThat(r.body()).contains("\"reason\":\"directory_unavailable\"", "\"tenant\":\"stranger\"")
+                    .doesNotContain("billing database", "Exception");
+            assertThat(Http.get(server.uri("/items/1"), "small").statusCode())
+                    .as("a tenant of the file's assignments is never asked of the directory").isEqualTo(200);
         }
     }
 
@@ -71,10 +89,11 @@ class FailureContainmentTest {
                 }).build();
         try (LogCapture log = LogCapture.of(QuotaFilter.class, java.util.logging.Level.SEVERE);
              JettyServer server = JettyServer.start(filter)) {
-            for (int i = 0; i < 200; i++) assertThat(Http.get(server.uri("/items/1"), "stranger").statusCode()).isEqualTo(500);
+            // the default plan's answers (its 100 units a minute, then 429), never a 500
+            for (int i = 0; i < 200; i++) assertThat(Http.get(server.uri("/items/1"), "stranger").statusCode()).isIn(200, 429);
             assertThat(log.messages()).containsExactly("tenant directory failed for tenant stranger");
             clock.advance(java.time.Duration.ofSeconds(io.quotagate.filter.internal.admission.FailureLog.INTERVAL_SECONDS));
-            assertThat(Http.get(server.uri("/items/1"), "stranger").statusCode()).isEqualTo(500);
+            assertThat(Http.get(server.uri("/items/1"), "stranger").statusCode()).isIn(200, 429);
             assertThat(log.messages()).hasSize(2).last().asString()
                     .isEqualTo("tenant directory failed for tenant stranger (and 199 times more in the last 10 s or longer, not logged)");
         }

@@ -26,7 +26,7 @@ final class TenantBinder {
     TenantSettings tenants(YamlNode node, Map<String, Plan> plans, List<RouteRule> routes) {
         Mapping m = node == null ? new Mapping()
                 : in.mapping(node, "tenants", Set.of("resolvers", "users", "default-plan", "unresolved", "unknown",
-                "max-tracked", "assignments", "trusted-proxies", "api-keys", "overrides", "guests"));
+                "max-tracked", "assignments", "trusted-proxies", "api-keys", "overrides", "guests", "directory"));
         TenantSettings.Builder b = TenantSettings.builder();
         b.apiKeys(apiKeys(m.entries().get("api-keys")));
         b.resolvers(resolvers(m.entries().get("resolvers"), "tenants.resolvers"));
@@ -54,7 +54,30 @@ final class TenantBinder {
         b.assignments(assignments);
         b.trustedProxies(trustedProxies(m.entries().get("trusted-proxies")));
         b.guests(guests(m.entries().get("guests"), routes));
+        directory(m.entries().get("directory"), b);
         return b.build();
+    }
+
+    /** {@code tenants.directory}: how the application's tenant directory is asked, and what its failure answers. */
+    private void directory(YamlNode node, TenantSettings.Builder b) {
+        if (node == null) return;
+        String f = "tenants.directory";
+        Mapping d = in.mapping(node, f, Set.of("timeout", "max-lookups", "unavailable"));
+        YamlNode timeout = d.entries().get("timeout");
+        if (timeout != null) {
+            java.time.Duration t = in.period(timeout, f + ".timeout");
+            if (t.compareTo(TenantSettings.MAX_DIRECTORY_TIMEOUT) > 0) {
+                throw in.error(timeout.line(), f + ".timeout", "must be <= 10s (a request waits that long at most), was "
+                        + ((YamlNode.Scalar) timeout).text());
+            }
+            b.directoryTimeout(t);
+        }
+        YamlNode lookups = d.entries().get("max-lookups");
+        if (lookups != null) {
+            b.directoryLookups(in.positiveInt(lookups, f + ".max-lookups", TenantSettings.MAX_DIRECTORY_LOOKUPS));
+        }
+        b.directoryFailure(in.choice(d, "unavailable", f + ".unavailable", TenantSettings.DirectoryFailure.DEFAULT,
+                TenantSettings.DirectoryFailure.class));
     }
 
     private List<TenantSettings.ResolverSpec> resolvers(YamlNode node, String field) {

@@ -3,6 +3,7 @@ package io.quotagate.plans;
 import io.quotagate.plans.YamlNode.Mapping;
 import io.quotagate.plans.YamlNode.Scalar;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -19,6 +20,14 @@ public final class TenantSettings {
 
     /** Default for {@link #maxTracked()}. */
     public static final int DEFAULT_MAX_TRACKED = 100_000;
+    /** Default for {@link #directoryTimeout()}: 250 ms. */
+    public static final Duration DEFAULT_DIRECTORY_TIMEOUT = Duration.ofMillis(250);
+    /** The longest {@link #directoryTimeout()}: 10 s (a request waits that long at most for a lookup). */
+    public static final Duration MAX_DIRECTORY_TIMEOUT = Duration.ofSeconds(10);
+    /** Default for {@link #directoryLookups()}. */
+    public static final int DEFAULT_DIRECTORY_LOOKUPS = 8;
+    /** The most {@link #directoryLookups()}: each is a thread of the directory's own. */
+    public static final int MAX_DIRECTORY_LOOKUPS = 256;
 
     private final List<ResolverSpec> resolvers;
     private final List<ResolverSpec> users;
@@ -32,6 +41,9 @@ public final class TenantSettings {
     private final Map<String, List<Bandwidth>> overrides;
     private final Map<String, List<CalendarQuota>> overrideQuotas;
     private final GuestPool guests;
+    private final Duration directoryTimeout;
+    private final int directoryLookups;
+    private final DirectoryFailure directoryFailure;
 
     private TenantSettings(Builder b) {
         if (b.defaultPlan == null) throw new IllegalArgumentException("a default plan is required");
@@ -59,6 +71,9 @@ public final class TenantSettings {
         });
         this.overrideQuotas = Map.copyOf(q);
         this.guests = b.guests;
+        this.directoryTimeout = b.directoryTimeout;
+        this.directoryLookups = b.directoryLookups;
+        this.directoryFailure = b.directoryFailure;
     }
 
     /**
@@ -75,7 +90,8 @@ public final class TenantSettings {
                 .unresolved(prototype.unresolved).unknown(prototype.unknown).maxTracked(prototype.maxTracked)
                 .assignments(prototype.assignments).trustedProxies(prototype.trustedProxies)
                 .apiKeys(prototype.apiKeys).overrides(prototype.overrides).overrideQuotas(prototype.overrideQuotas)
-                .guests(prototype.guests);
+                .guests(prototype.guests).directoryTimeout(prototype.directoryTimeout)
+                .directoryLookups(prototype.directoryLookups).directoryFailure(prototype.directoryFailure);
     }
 
     /** Resolver specs in order, first match wins; empty means one header resolver on {@code X-Tenant-Id}. */
@@ -150,19 +166,49 @@ public final class TenantSettings {
         return guests;
     }
 
+    /**
+     * How long a request waits at most for the application's tenant directory to place a tenant its
+     * cache does not know ({@code tenants.directory.timeout}); past it, the request gets
+     * {@link #directoryFailure()}'s answer and the lookup goes on in the background. Read when the
+     * filter is built.
+     */
+    public Duration directoryTimeout() {
+        return directoryTimeout;
+    }
+
+    /**
+     * The most lookups of the application's tenant directory running at once ({@code
+     * tenants.directory.max-lookups}), each on a thread of the directory's own; a tenant the cache does
+     * not know, arriving while that many run, gets {@link #directoryFailure()}'s answer at once. Read when
+     * the filter is built.
+     */
+    public int directoryLookups() {
+        return directoryLookups;
+    }
+
+    /**
+     * The answer for a tenant that the application's tenant directory cannot place now (it failed, or did
+     * not answer within {@link #directoryTimeout()}) and that its cache does not know
+     * ({@code tenants.directory.unavailable}).
+     */
+    public DirectoryFailure directoryFailure() {
+        return directoryFailure;
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof TenantSettings t && resolvers.equals(t.resolvers) && users.equals(t.users) && defaultPlan.equals(t.defaultPlan)
                 && unresolved == t.unresolved && unknown == t.unknown && maxTracked == t.maxTracked
                 && assignments.equals(t.assignments) && trustedProxies.equals(t.trustedProxies)
                 && apiKeys.equals(t.apiKeys) && overrides.equals(t.overrides) && overrideQuotas.equals(t.overrideQuotas)
-                && guests.equals(t.guests);
+                && guests.equals(t.guests) && directoryTimeout.equals(t.directoryTimeout)
+                && directoryLookups == t.directoryLookups && directoryFailure == t.directoryFailure;
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(resolvers, users, defaultPlan, unresolved, unknown, maxTracked, assignments, trustedProxies,
-                apiKeys, overrides, overrideQuotas, guests);
+                apiKeys, overrides, overrideQuotas, guests, directoryTimeout, directoryLookups, directoryFailure);
     }
 
     @Override
@@ -171,7 +217,8 @@ public final class TenantSettings {
         return "TenantSettings[resolvers=" + resolvers + ", defaultPlan=" + defaultPlan + ", unresolved=" + unresolved
                 + ", unknown=" + unknown + ", maxTracked=" + maxTracked + ", assignments=" + assignments
                 + ", trustedProxies=" + trustedProxies + ", apiKeys=" + apiKeys.size() + " hashes, overrides="
-                + overrides + ", guests=" + guests + "]";
+                + overrides + ", guests=" + guests + ", directoryTimeout=" + directoryTimeout + ", directoryLookups="
+                + directoryLookups + ", directoryFailure=" + directoryFailure + "]";
     }
 
     /** Builds {@link TenantSettings}; each setting is checked as it is given. */
@@ -188,6 +235,9 @@ public final class TenantSettings {
         private Map<String, List<Bandwidth>> overrides = Map.of();
         private Map<String, List<CalendarQuota>> overrideQuotas = Map.of();
         private GuestPool guests = GuestPool.NONE;
+        private Duration directoryTimeout = DEFAULT_DIRECTORY_TIMEOUT;
+        private int directoryLookups = DEFAULT_DIRECTORY_LOOKUPS;
+        private DirectoryFailure directoryFailure = DirectoryFailure.DEFAULT;
 
         private Builder() {
         }
@@ -266,6 +316,39 @@ public final class TenantSettings {
         }
 
         /**
+         * The longest wait of a request for a lookup of the application's tenant directory, &gt; 0 and at
+         * most {@link #MAX_DIRECTORY_TIMEOUT} (default {@link #DEFAULT_DIRECTORY_TIMEOUT}).
+         */
+        public Builder directoryTimeout(Duration timeout) {
+            Objects.requireNonNull(timeout, "directoryTimeout");
+            if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(MAX_DIRECTORY_TIMEOUT) > 0) {
+                throw new IllegalArgumentException("directoryTimeout must be > 0 and <= " + MAX_DIRECTORY_TIMEOUT
+                        + ", was " + timeout);
+            }
+            this.directoryTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * The most lookups of the application's tenant directory at once, from 1 to
+         * {@link #MAX_DIRECTORY_LOOKUPS} (default {@link #DEFAULT_DIRECTORY_LOOKUPS}).
+         */
+        public Builder directoryLookups(int lookups) {
+            if (lookups <= 0 || lookups > MAX_DIRECTORY_LOOKUPS) {
+                throw new IllegalArgumentException("directoryLookups must be > 0 and <= " + MAX_DIRECTORY_LOOKUPS
+                        + ", was " + lookups);
+            }
+            this.directoryLookups = lookups;
+            return this;
+        }
+
+        /** The answer for a tenant the directory cannot place now (default {@link DirectoryFailure#DEFAULT}). */
+        public Builder directoryFailure(DirectoryFailure failure) {
+            this.directoryFailure = Objects.requireNonNull(failure, "directoryFailure");
+            return this;
+        }
+
+        /**
          * The settings.
          *
          * @throws IllegalArgumentException if no default plan was given or an override has no limit
@@ -289,6 +372,21 @@ public final class TenantSettings {
         DEFAULT,
         /** Answer 403. */
         REJECT
+    }
+
+    /**
+     * The answer for a tenant that the application's tenant directory cannot place now (it fails, or does
+     * not answer within {@link #directoryTimeout()}) and that its cache does not know; a tenant it does
+     * know is answered from the cache, however old.
+     */
+    public enum DirectoryFailure {
+        /**
+         * The default plan, in the guest table, as for an unknown tenant under {@link Unknown#DEFAULT}
+         * (also under {@link Unknown#REJECT}: the tenant may well be a customer): it shares the guest pool.
+         */
+        DEFAULT,
+        /** Answer 503 {@code directory_unavailable} with {@code Retry-After}. */
+        REFUSE
     }
 
     /**

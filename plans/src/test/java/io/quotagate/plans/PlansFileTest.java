@@ -185,7 +185,31 @@ class PlansFileTest {
         assertThat(plans.tenants().defaultPlan()).isEqualTo("only");
         assertThat(plans.tenants().unresolved()).isEqualTo(TenantSettings.Unresolved.REJECT);
         assertThat(plans.tenants().maxTracked()).isEqualTo(TenantSettings.DEFAULT_MAX_TRACKED);
+        assertThat(plans.tenants().directoryTimeout()).isEqualTo(Duration.ofMillis(250));
+        assertThat(plans.tenants().directoryLookups()).isEqualTo(8);
+        assertThat(plans.tenants().directoryFailure()).isEqualTo(TenantSettings.DirectoryFailure.DEFAULT);
         assertThat(plans.plan("only").orElseThrow().limits().get(0).period()).isEqualTo(Duration.ofMillis(500));
+    }
+
+    @Test
+    void readsHowTheTenantDirectoryIsAskedAndWhatItsFailureAnswers() {
+        Plans plans = PlansFile.parse("p.yml", """
+                plans:
+                  only: { limits: [ { capacity: 5, refill: 1, period: 1s } ] }
+                tenants:
+                  directory: { timeout: 100ms, max-lookups: 4, unavailable: refuse }
+                """);
+        assertThat(plans.tenants().directoryTimeout()).isEqualTo(Duration.ofMillis(100));
+        assertThat(plans.tenants().directoryLookups()).isEqualTo(4);
+        assertThat(plans.tenants().directoryFailure()).isEqualTo(TenantSettings.DirectoryFailure.REFUSE);
+        TenantSettings copy = TenantSettings.from(plans.tenants()).build();
+        assertThat(copy).isEqualTo(plans.tenants());
+        assertThat(TenantSettings.from(copy).directoryFailure(TenantSettings.DirectoryFailure.DEFAULT).build())
+                .isNotEqualTo(plans.tenants());
+        assertThatThrownBy(() -> TenantSettings.from(copy).directoryTimeout(Duration.ZERO))
+                .hasMessage("directoryTimeout must be > 0 and <= PT10S, was PT0S");
+        assertThatThrownBy(() -> TenantSettings.from(copy).directoryLookups(257))
+                .hasMessage("directoryLookups must be > 0 and <= 256, was 257");
     }
 
     @Test
@@ -337,6 +361,19 @@ class PlansFileTest {
                         0, "tenants.default-plan", "required when more than one plan"),
                 arguments("bad unresolved policy", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "tenants:\n  unresolved: ignore\n", 6, "tenants.unresolved", "expected one of [reject, anonymous]"),
+                arguments("directory timeout without a unit", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  directory: { timeout: 250 }\n", 6, "tenants.directory.timeout", "a number needs a unit"),
+                arguments("directory timeout over 10 s", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  directory: { timeout: 30s }\n", 6, "tenants.directory.timeout", "must be <= 10s"),
+                arguments("zero directory lookups", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  directory:\n    max-lookups: 0\n", 7, "tenants.directory.max-lookups", "must be > 0"),
+                arguments("too many directory lookups", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  directory:\n    max-lookups: 1000\n", 7, "tenants.directory.max-lookups", "must be <= 256"),
+                arguments("bad directory answer", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  directory:\n    unavailable: fail\n", 7, "tenants.directory.unavailable",
+                        "expected one of [default, refuse]"),
+                arguments("unknown directory setting", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
+                        + "tenants:\n  directory:\n    retries: 3\n", 7, "tenants.directory.retries", "retries"),
                 arguments("zero max-tracked", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"
                         + "tenants:\n  max-tracked: 0\n", 6, "tenants.max-tracked", "must be > 0"),
                 arguments("resolver without a type", plan + "      - { capacity: 5, refill: 5, period: 1s }\n"

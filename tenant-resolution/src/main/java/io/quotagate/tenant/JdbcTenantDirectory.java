@@ -48,15 +48,19 @@ import java.util.function.BiFunction;
  * </ul>
  * Any other column, a missing {@code plan} column, a NULL plan, bad limits or quotas or a second row is an
  * {@link IllegalStateException} naming the tenant, the column and the reason; so is a failing query
- * (its {@link SQLException} is the cause). The filter answers that request with 500
- * {@code internal_error} and logs the message, rate-limited. Nothing is cached here: wrap the
- * directory in {@link TenantDirectory#cached} (the filter does so itself for the directory its
- * builder is given) and call {@link TenantDirectory#invalidate} on the cache after a tenant's row
- * changes.
+ * (its {@link SQLException} is the cause). The filter cannot place that tenant then: it gets the answer
+ * of the plans file's {@code tenants.directory.unavailable} (the default plan, or 503
+ * {@code directory_unavailable}; never a 500), and the message is logged, rate-limited. Nothing is
+ * cached here: wrap the directory in {@link TenantDirectory#cached} (the filter does so itself for the
+ * directory its builder is given, and asks it on threads of its own, so no request waits for a hung
+ * database longer than the lookup timeout) and call {@link TenantDirectory#invalidate} on the cache after
+ * a tenant's row changes.
  *
  * <p>Each lookup borrows a connection from the {@link DataSource} and returns it; use a pooled one in
- * production. The query timeout bounds the query, not the wait for a connection: set the pool's or
- * driver's connect timeout as well. Thread-safe.
+ * production. The query timeout bounds the query, not the wait for a connection, nor a server that
+ * accepts a connection and never answers: set the pool's connection timeout and the driver's connect,
+ * login and socket timeouts as well (docs/tenants.md shows them), or a hung database holds a lookup
+ * thread until the operating system gives up. Thread-safe.
  */
 public final class JdbcTenantDirectory implements TenantDirectory {
     /** The query unless {@link Builder#query} says otherwise: the table docs/tenants.md documents. */
@@ -231,8 +235,9 @@ public final class JdbcTenantDirectory implements TenantDirectory {
 
         /**
          * How long one lookup's query may run before the driver cancels it (whole seconds, rounded up);
-         * default {@link #DEFAULT_QUERY_TIMEOUT}. A lookup runs on a request's thread when the cache
-         * has no answer for the tenant.
+         * default {@link #DEFAULT_QUERY_TIMEOUT}. Behind {@link TenantDirectory#cached} a lookup runs on one
+         * of the cache's own threads, which this bounds; a request waits for it at most the cache's lookup
+         * timeout.
          *
          * @throws IllegalArgumentException if not &gt; 0
          */

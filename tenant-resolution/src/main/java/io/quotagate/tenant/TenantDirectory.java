@@ -23,6 +23,10 @@ import java.util.function.LongSupplier;
  */
 @FunctionalInterface
 public interface TenantDirectory {
+    /** How long a caller of {@link #cached} waits at most for a lookup, unless told otherwise: 250 ms. */
+    Duration DEFAULT_LOOKUP_TIMEOUT = Duration.ofMillis(250);
+    /** How many lookups {@link #cached} runs at once at most, unless told otherwise. */
+    int DEFAULT_MAX_LOOKUPS = 8;
 
     /** The plan name assigned to this (valid) tenant id, or empty if the directory does not know it. */
     Optional<String> planOf(String tenantId);
@@ -102,30 +106,62 @@ public interface TenantDirectory {
     }
 
     /**
-     * {@code source} behind a bounded Caffeine cache of contracts: a known tenant's answer is kept for
-     * {@code expireAfter} and asked again (refreshed) once half of that has passed, on its next
-     * request, so a busy tenant never waits for an expired entry; an unknown tenant is kept for
-     * {@code negativeExpireAfter} (short, so a tenant created a moment ago is soon found, while a flood
-     * of made-up ids costs one lookup per id). A refresh that brings the same answer keeps the cached
-     * instance. Exceptions are not cached. {@link #invalidate} forgets one tenant at once.
-     *
-     * @param maximumSize         most answers kept
-     * @param expireAfter         how long an answer is kept (a contract change shows after at most this)
-     * @param negativeExpireAfter how long "unknown" is kept
-     * @param nanoTicker          time source in nanoseconds ({@code System::nanoTime})
+     * {@code source} behind a bounded cache of contracts, asked so that it never hangs a caller, with
+     * {@link #DEFAULT_LOOKUP_TIMEOUT} and {@link #DEFAULT_MAX_LOOKUPS}: see
+     * {@link #cached(TenantDirectory, long, Duration, Duration, Duration, int, LongSupplier)}.
      */
     static TenantDirectory cached(TenantDirectory source, long maximumSize, Duration expireAfter,
                                   Duration negativeExpireAfter, LongSupplier nanoTicker) {
+        return cached(source, maximumSize, expireAfter, negativeExpireAfter, DEFAULT_LOOKUP_TIMEOUT,
+                DEFAULT_MAX_LOOKUPS, nanoTicker);
+    }
+
+    /**
+     * {@code source} behind a bounded cache of contracts, asked so that it never hangs a caller.
+     *
+     * <p>A tenant the cache knows is answered from it at once, never waiting for {@code source}: once half of
+     * {@code expireAfter} has passed since its answer was read, its next request starts a read in the
+     * background, and the cached answer stands until that read returns, and for as long as {@code source}
+     * fails (a failed read is tried again on a request 5 s later at the soonest; failures of these reads are
+     * logged at most once per 10 s). A read that brings an equal contract keeps the cached instance. A found
+     * answer is kept while requests ask for it at least once per {@code expireAfter}; an unknown tenant is
+     * kept for {@code negativeExpireAfter} (short, so a tenant created a moment ago is soon found, while a
+     * flood of made-up ids costs one lookup per id).
+     *
+     * <p>A tenant the cache does not know is looked up on a thread of the cache's own (at most
+     * {@code maxLookups} lookups at once, one per tenant), and the caller waits at most {@code lookupTimeout}
+     * for it. {@link #contractOf} and {@link #planOf} throw an {@link IllegalStateException} if the lookup
+     * fails (the source's exception is its cause), does not answer in time (its answer is cached when it
+     * comes), or cannot start because {@code maxLookups} run already; failures are not cached.
+     * {@link #invalidate} forgets one tenant at once.
+     *
+     * @param maximumSize         most answers kept
+     * @param expireAfter         a found answer is read again after half of this, and dropped if no request
+     *                            asks for it during this long
+     * @param negativeExpireAfter how long "unknown" is kept
+     * @param lookupTimeout       the longest a caller waits for a lookup
+     * @param maxLookups          the most lookups running at once
+     * @param nanoTicker          time source in nanoseconds ({@code System::nanoTime})
+     */
+    static TenantDirectory cached(TenantDirectory source, long maximumSize, Duration expireAfter,
+                                  Duration negativeExpireAfter, Duration lookupTimeout, int maxLookups,
+                                  LongSupplier nanoTicker) {
         Objects.requireNonNull(source, "source");
         Objects.requireNonNull(nanoTicker, "nanoTicker");
         if (maximumSize <= 0) throw new IllegalArgumentException("maximum size must be > 0, was " + maximumSize);
         long positive = Objects.requireNonNull(expireAfter, "expireAfter").toNanos();
         long negative = Objects.requireNonNull(negativeExpireAfter, "negativeExpireAfter").toNanos();
         if (positive <= 0 || negative <= 0) throw new IllegalArgumentException("expiry must be > 0");
-        return new CachedDirectory(source, maximumSize, positive, negative, nanoTicker);
+        long timeout = Objects.requireNonNull(lookupTimeout, "lookupTimeout").toNanos();
+        if (timeout <= 0) throw new IllegalArgumentException("lookup timeout must be > 0, was " + lookupTimeout);
+        if (maxLookups <= 0) throw new IllegalArgumentException("max lookups must be > 0, was " + maxLookups);
+        return new CachedDirectory(source, maximumSize, positive, negative, timeout, maxLookups, nanoTicker);
     }
 
-    /** {@code source} cached for 5 minutes (unknown tenants for 30 s), at most 100,000 answers. */
+    /**
+     * {@code source} cached for 5 minutes (unknown tenants for 30 s), at most 100,000 answers, lookups
+     * bounded by {@link #DEFAULT_LOOKUP_TIMEOUT} and {@link #DEFAULT_MAX_LOOKUPS}.
+     */
     static TenantDirectory cached(TenantDirectory source) {
         return cached(source, 100_000, Duration.ofMinutes(5), Duration.ofSeconds(30), System::nanoTime);
     }

@@ -273,10 +273,12 @@ class ResolverStrategiesTest {
         AtomicLong now = new AtomicLong();
         AtomicInteger asked = new AtomicInteger();
         Map<String, String> db = new java.util.concurrent.ConcurrentHashMap<>(Map.of("acme", "pro"));
-        TenantDirectory d = TenantDirectory.cached(t -> {
+        // lookups on the calling thread: a background read has ended when planOf returns
+        TenantDirectory d = new CachedDirectory(t -> {
             asked.incrementAndGet();
             return Optional.ofNullable(db.get(t));
-        }, 100, Duration.ofMinutes(5), Duration.ofSeconds(30), now::get);
+        }, 100, Duration.ofMinutes(5).toNanos(), Duration.ofSeconds(30).toNanos(), Duration.ofMillis(250).toNanos(), 8,
+                now::get, Runnable::run);
         for (int i = 0; i < 5; i++) assertThat(d.planOf("acme")).contains("pro");
         for (int i = 0; i < 5; i++) assertThat(d.planOf("newco")).isEmpty();
         assertThat(asked).hasValue(2);
@@ -285,8 +287,10 @@ class ResolverStrategiesTest {
         now.addAndGet(Duration.ofSeconds(31).toNanos());
         assertThat(d.planOf("newco")).contains("free");
         assertThat(d.planOf("acme")).as("still cached").contains("pro");
-        now.addAndGet(Duration.ofMinutes(5).toNanos());
+        now.addAndGet(Duration.ofMinutes(3).toNanos());
+        assertThat(d.planOf("acme")).as("past the refresh time: the cached answer, while it is read again").contains("pro");
         assertThat(d.planOf("acme")).contains("enterprise");
+        assertThat(asked).hasValue(4);
 
         TenantDirectory chained = TenantDirectory.of(Map.of("a", "x")).orElse(t -> Optional.of("y"));
         assertThat(chained.planOf("a")).contains("x");

@@ -83,6 +83,10 @@ class DocYamlSnippetsTest {
             TenantResolvers.check(PlansFile.parse(where, MINIMAL + tenants).tenants());
             return "resolvers";
         }
+        if (first.startsWith("tenants:")) { // a plans file's tenants section
+            QuotaFilter.builder().plans(PlansFile.parse(where, MINIMAL + yaml)).tenantResolver(HEADER).build();
+            return "tenants";
+        }
         if (first.startsWith("quotagate:")) {
             assertThat(page.getFileName()).as(where + ": Spring Boot properties, started by InlineLimitsApplicationTest")
                     .hasToString("spring-boot.md");

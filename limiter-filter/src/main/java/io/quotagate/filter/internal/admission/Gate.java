@@ -38,6 +38,9 @@ public final class Gate {
     static final Outcome.Refused MISSING_TENANT = new Outcome.Refused(401, "missing_tenant",
             "No tenant could be identified for this request.", null, 0);
 
+    /** The {@code Retry-After} of a 503 {@code directory_unavailable}, in seconds. */
+    public static final long DIRECTORY_RETRY_AFTER_SECONDS = 5;
+
     private final Admission admission;
     private final ConcurrencyLimits concurrency;
     private final FailureLog directoryFailures;
@@ -117,6 +120,10 @@ public final class Gate {
      * a concurrency group is not read (nothing would bound how many of its bodies are read at once): it is
      * refused with the wait for the largest cost its buckets can admit, an upper bound.
      *
+     * <p>A tenant the directory cannot place (it throws: an outage, a lookup past its timeout, a row that cannot
+     * be used) is placed as {@code tenants.directory.unavailable} says: on the default plan in the guest table,
+     * or refused with 503 {@code directory_unavailable}; the failure is logged once per interval, never a 500.
+     *
      * @param policy the policy the request read
      * @param route  its route, limited
      * @param tenant the tenant id the resolvers found (not yet validated), or null for none
@@ -133,12 +140,18 @@ public final class Gate {
         if (tenant != null) {
             if (!TenantId.isValid(tenant)) return INVALID_TENANT;
             try {
-                // may ask the application's directory (a database...)
+                // may ask the application's directory (a database...), within its lookup timeout
                 placement = policy.placement().place(tenant).orElse(null);
             } catch (RuntimeException directoryFailure) {
+                // an operator's outage (or a row that cannot be used) is never the client's 500: the tenant
+                // gets the answer tenants.directory.unavailable names, and the log a line per interval
                 directoryFailures.failed(" for tenant " + tenant, directoryFailure);
-                return new Outcome.Refused(500, "internal_error",
-                        "The plan of tenant " + tenant + " could not be determined.", unplaced(tenant), 0);
+                if (policy.plans().tenants().directoryFailure() == TenantSettings.DirectoryFailure.REFUSE) {
+                    return new Outcome.Refused(503, "directory_unavailable", "The plan of tenant " + tenant
+                            + " cannot be looked up now; retry after " + DIRECTORY_RETRY_AFTER_SECONDS + " s.",
+                            unplaced(tenant), DIRECTORY_RETRY_AFTER_SECONDS);
+                }
+                placement = policy.placement().unavailable();
             }
             if (placement == null) {
                 return new Outcome.Refused(403, "unknown_tenant", "Tenant " + tenant + " is not known.",

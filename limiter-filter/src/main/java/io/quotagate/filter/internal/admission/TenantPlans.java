@@ -103,6 +103,14 @@ final class TenantPlans {
         return unknownPlacement;
     }
 
+    /**
+     * The placement of a tenant the directory cannot place now, under {@code tenants.directory.unavailable:
+     * default}: the default plan, in the guest table, as an unknown tenant under {@code unknown: default}.
+     */
+    public Placement unavailable() {
+        return anonymous;
+    }
+
     /** The placement of an anonymous client: the default plan, in the guest table. */
     public Placement anonymous() {
         return anonymous;
