@@ -197,6 +197,53 @@ public abstract class ContainerBehaviourContract {
     }
 
     /**
+     * Issue 56: the servlet of a throttled route need not support async. The filter starts async mode and, after the
+     * delay, dispatches the request back to its path, where it reaches the servlet as an {@code ASYNC} dispatch
+     * that the servlet serves synchronously. Plan {@code spaced}: one unit every 3 s, {@code max-delay: 5s}; the
+     * second of two requests sent at once is delayed (up to 3 s), then answered by the servlet
+     * registered without async support. Seen the same on Jetty 12, Tomcat 11 and 10.1 and Undertow 2.3.
+     */
+    @Test
+    void aServletWithoutAsyncSupportIsStillDelayedNotRefused() throws Exception {
+        String tenant = "spaced-plain";
+        List<CompletableFuture<HttpResponse<String>>> sent = List.of(
+                CLIENT.sendAsync(request("/plain/1", tenant), HttpResponse.BodyHandlers.ofString()),
+                CLIENT.sendAsync(request("/plain/2", tenant), HttpResponse.BodyHandlers.ofString()));
+        int delayed = 0;
+        for (CompletableFuture<HttpResponse<String>> r : sent) {
+            HttpResponse<String> response = r.get(30, TimeUnit.SECONDS);
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+            assertThat(response.body()).as("answered by the servlet").isEqualTo("ok");
+            java.util.Optional<String> delay = response.headers().firstValue("Quota-Delay");
+            if (delay.isPresent()) {
+                delayed++;
+                assertThat(Long.parseLong(delay.get())).as("planned delay, ms").isBetween(1L, 3000L);
+            }
+        }
+        // two requests sent together arrive well within the 3 s the second one's unit takes to refill
+        assertThat(delayed).as("requests delayed of the two").isEqualTo(1);
+    }
+
+    /**
+     * What does need async support is the chain in front of the servlet: the quota filter and every filter before it.
+     * Behind a filter registered without it ({@code /front/*}) the request cannot go async, so one that would be
+     * delayed is refused at once, {@code throttle_full}, with the wait its units had (plan {@code dropping}: one unit
+     * every 50 s), and its reservation is given back: the next request is refused with the same wait, not twice it.
+     */
+    @Test
+    void behindAFilterWithoutAsyncSupportAThrottledRequestIsRefusedThrottleFull() throws Exception {
+        String tenant = "dropping-front";
+        assertThat(get("/front/1", tenant).statusCode()).isEqualTo(200);
+        for (int i = 2; i <= 3; i++) {
+            HttpResponse<String> refused = get("/front/" + i, tenant);
+            assertThat(refused.statusCode()).as(refused.body()).isEqualTo(429);
+            assertThat(refused.body()).contains("\"reason\":\"throttle_full\"");
+            assertThat(Integer.parseInt(refused.headers().firstValue("Retry-After").orElseThrow()))
+                    .as("the wait for one unit (50 s), not for two").isBetween(1, 50);
+        }
+    }
+
+    /**
      * Issue 42's contract: a tenant sending at twice its plan's rate ({@code paced}: 20 a second, here one
      * request every 25 ms) with {@code max-delay: 2s} gets no 429; each request short of units is delayed by at
      * most max-delay and then answered. Thirty requests need 1.45 s of refill, so even if they all arrived at

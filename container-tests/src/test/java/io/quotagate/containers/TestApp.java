@@ -72,6 +72,11 @@ final class TestApp {
         @Override
         public void onStartup(Set<Class<?>> classes, ServletContext servletContext) {
             servletContext.setAttribute(QuotaFilter.METER_REGISTRY_ATTRIBUTE, newMeters());
+            // before the quota filter, without async support: the requests it passes on cannot go async. Said
+            // explicitly: Tomcat takes a filter whose registration never set it as supporting async
+            FilterRegistration.Dynamic front = servletContext.addFilter("front", PassFilter.class);
+            front.setAsyncSupported(false);
+            front.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/front/*");
             // before the filter under test, so it sees each dispatch return from it
             FilterRegistration.Dynamic suspensions = servletContext.addFilter("suspensions", SuspensionCounter.class);
             suspensions.setAsyncSupported(true);
@@ -81,14 +86,16 @@ final class TestApp {
             quota.setAsyncSupported(true);
             quota.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
 
-            servletContext.addServlet("ok", OkServlet.class).addMapping("/items/*", "/health");
-            // a throttled request waits in async mode: the servlets of its route need async support
+            servletContext.addServlet("ok", OkServlet.class).addMapping("/items/*", "/health", "/front/*");
+            // async support for the suspensions filter's sake; the servlet of a throttled route needs none ("plain")
             ServletRegistration.Dynamic paced = servletContext.addServlet("paced", OkServlet.class);
             paced.setAsyncSupported(true);
             paced.addMapping("/paced/*");
             ServletRegistration.Dynamic reports = servletContext.addServlet("reports", ReportServlet.class);
             reports.setAsyncSupported(true);
             reports.addMapping("/reports/*");
+            // registered without async support (the default): a throttled request on its path is still delayed
+            servletContext.addServlet("plain", OkServlet.class).addMapping("/plain/*");
         }
     }
 
@@ -99,6 +106,15 @@ final class TestApp {
                              jakarta.servlet.FilterChain chain) throws IOException, jakarta.servlet.ServletException {
             chain.doFilter(request, response);
             if (request.isAsyncStarted()) SUSPENDED.incrementAndGet();
+        }
+    }
+
+    /** Passes every request on; registered without async support ({@code /front/*}). */
+    public static final class PassFilter implements jakarta.servlet.Filter {
+        @Override
+        public void doFilter(jakarta.servlet.ServletRequest request, jakarta.servlet.ServletResponse response,
+                             jakarta.servlet.FilterChain chain) throws IOException, jakarta.servlet.ServletException {
+            chain.doFilter(request, response);
         }
     }
 

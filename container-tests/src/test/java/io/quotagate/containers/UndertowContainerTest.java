@@ -29,10 +29,13 @@ class UndertowContainerTest extends ContainerBehaviourContract {
                 .addFilter(Servlets.filter("quota", QuotaFilter.class)
                         .addInitParam(QuotaFilter.PLANS_PARAM, TestApp.PLANS)
                         .setAsyncSupported(true))
+                .addFilter(Servlets.filter("front", TestApp.PassFilter.class)) // async off: Undertow's default
+                .addFilterUrlMapping("front", "/front/*", DispatcherType.REQUEST)
                 .addFilterUrlMapping("quota", "/*", DispatcherType.REQUEST)
                 .addServlets(
-                        Servlets.servlet("ok", TestApp.OkServlet.class).addMappings("/items/*", "/health"),
+                        Servlets.servlet("ok", TestApp.OkServlet.class).addMappings("/items/*", "/health", "/front/*"),
                         Servlets.servlet("paced", TestApp.OkServlet.class).addMapping("/paced/*").setAsyncSupported(true),
+                        Servlets.servlet("plain", TestApp.OkServlet.class).addMapping("/plain/*"),
                         Servlets.servlet("reports", TestApp.ReportServlet.class)
                                 .addMapping("/reports/*")
                                 .setAsyncSupported(true));
