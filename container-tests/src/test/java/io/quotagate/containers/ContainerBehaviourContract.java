@@ -38,6 +38,16 @@ public abstract class ContainerBehaviourContract {
     private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     private int port;
+    /** False while this leg cannot run here ({@link #virtualThreads()} on a JDK before 21): nothing to stop. */
+    private boolean runnable;
+
+    /**
+     * Whether this leg's container runs requests on virtual threads (the {@code *VirtualThreadsTest} legs, JDK 21 or
+     * later: on an older JDK the class is skipped by an assumption that says so).
+     */
+    protected boolean virtualThreads() {
+        return false;
+    }
 
     /** Starts the container serving {@link TestApp} on 127.0.0.1, port 0; returns the bound port. */
     protected abstract int start() throws Exception;
@@ -47,11 +57,14 @@ public abstract class ContainerBehaviourContract {
 
     @BeforeAll
     void startContainer() throws Exception {
+        if (virtualThreads()) VirtualThreadLeg.assumeAvailable(); // skips the class, naming the reason
+        runnable = true;
         port = start();
     }
 
     @AfterAll
     void stopContainer() throws Exception {
+        if (!runnable) return;
         // release anything a failed test left held, so the container can stop without waiting
         TestApp.RELEASE.values().forEach(java.util.concurrent.CountDownLatch::countDown);
         stop();
@@ -104,6 +117,49 @@ public abstract class ContainerBehaviourContract {
         assertThat(first.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
         // the slot is freed by the async listener, which may run just after the response was sent
         assertThat(pollUntilAdmitted("/reports/3", tenant)).isEqualTo(200);
+    }
+
+    /**
+     * An adaptive group ({@code adaptive}: its limit pinned at 2 by {@code min} = {@code max}) keeps a quiet tenant's
+     * share: a tenant alone holds its fair share, 2 / (1 + a newcomer) = 1, and is refused a second slot
+     * ({@code concurrency}), while a second tenant still gets the slot kept for it.
+     */
+    @Test
+    void anAdaptiveGroupKeepsAQuietTenantsShare() throws Exception {
+        String busy = tenant();
+        String quiet = tenant();
+        CompletableFuture<HttpResponse<String>> busyFirst = hold("/adaptive/1", busy, busy + "-adaptive");
+
+        HttpResponse<String> busySecond = get("/adaptive/2", busy);
+        assertThat(busySecond.statusCode()).as(busySecond.body()).isEqualTo(429);
+        assertThat(busySecond.body()).contains("\"reason\":\"concurrency\"");
+
+        CompletableFuture<HttpResponse<String>> quietFirst = hold("/adaptive/1", quiet, quiet + "-adaptive");
+        TestApp.release(busy + "-adaptive").countDown();
+        TestApp.release(quiet + "-adaptive").countDown();
+        assertThat(busyFirst.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertThat(quietFirst.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    }
+
+    /**
+     * The servlet runs on the threads this leg promises: virtual ones on a {@link #virtualThreads()} leg, platform
+     * ones otherwise, for a request served at once and for one resumed after its delay (plan {@code spaced}: the
+     * second of two requests sent at once waits for its unit), which the container dispatches again.
+     */
+    @Test
+    void requestsRunOnTheThreadsOfThisLeg() throws Exception {
+        String expected = virtualThreads() ? "virtual" : "platform";
+        List<CompletableFuture<HttpResponse<String>>> sent = List.of(
+                CLIENT.sendAsync(request("/paced/threads-1", "spaced-threads"), HttpResponse.BodyHandlers.ofString()),
+                CLIENT.sendAsync(request("/paced/threads-2", "spaced-threads"), HttpResponse.BodyHandlers.ofString()));
+        int delayed = 0;
+        for (CompletableFuture<HttpResponse<String>> r : sent) {
+            HttpResponse<String> response = r.get(30, TimeUnit.SECONDS);
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+            assertThat(response.headers().firstValue(TestApp.SERVED_ON)).as("the servlet's thread").contains(expected);
+            if (response.headers().firstValue("Quota-Delay").isPresent()) delayed++;
+        }
+        assertThat(delayed).as("requests delayed, then dispatched again, of the two").isEqualTo(1);
     }
 
     @Test
@@ -346,8 +402,13 @@ public abstract class ContainerBehaviourContract {
 
     /** Starts {@code GET /reports/1?hold=key} and returns once the servlet runs it (its slot is taken). */
     private CompletableFuture<HttpResponse<String>> holdReport(String tenant, String key) throws Exception {
+        return hold("/reports/1", tenant, key);
+    }
+
+    /** Starts {@code GET path?hold=key} (an async report) and returns once the servlet runs it (its slot is taken). */
+    private CompletableFuture<HttpResponse<String>> hold(String path, String tenant, String key) throws Exception {
         CompletableFuture<HttpResponse<String>> response = CLIENT.sendAsync(
-                request("/reports/1?hold=" + key, tenant), HttpResponse.BodyHandlers.ofString());
+                request(path + "?hold=" + key, tenant), HttpResponse.BodyHandlers.ofString());
         boolean started = TestApp.started(key).await(20, TimeUnit.SECONDS);
         assertThat(started).as("held report started; early answer: %s", response.getNow(null)).isTrue();
         return response;

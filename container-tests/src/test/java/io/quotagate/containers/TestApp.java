@@ -24,6 +24,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /** The application every container of the matrix serves: the filter, an OK servlet and an async servlet. */
 final class TestApp {
     static final String PLANS = "classpath:container-plans.yml";
+    /** The response header in which {@link OkServlet} says whether it ran on a {@code virtual} or a {@code platform} thread. */
+    static final String SERVED_ON = "Served-On";
 
     /** Per {@code ?hold=key}: counted down when the async request has started (so it holds its slot). */
     static final Map<String, CountDownLatch> STARTED = new ConcurrentHashMap<>();
@@ -93,7 +95,7 @@ final class TestApp {
             paced.addMapping("/paced/*");
             ServletRegistration.Dynamic reports = servletContext.addServlet("reports", ReportServlet.class);
             reports.setAsyncSupported(true);
-            reports.addMapping("/reports/*");
+            reports.addMapping("/reports/*", "/adaptive/*");
             // registered without async support (the default): a throttled request on its path is still delayed
             servletContext.addServlet("plain", OkServlet.class).addMapping("/plain/*");
         }
@@ -123,6 +125,7 @@ final class TestApp {
         @Override
         protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
             resp.setContentType("text/plain");
+            resp.setHeader(SERVED_ON, VirtualThreadLeg.isVirtual(Thread.currentThread()) ? "virtual" : "platform");
             resp.getWriter().write("ok");
         }
     }

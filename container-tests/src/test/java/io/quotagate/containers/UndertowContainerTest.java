@@ -37,9 +37,9 @@ class UndertowContainerTest extends ContainerBehaviourContract {
                         Servlets.servlet("paced", TestApp.OkServlet.class).addMapping("/paced/*").setAsyncSupported(true),
                         Servlets.servlet("plain", TestApp.OkServlet.class).addMapping("/plain/*"),
                         Servlets.servlet("reports", TestApp.ReportServlet.class)
-                                .addMapping("/reports/*")
+                                .addMappings("/reports/*", "/adaptive/*")
                                 .setAsyncSupported(true));
-        manager = Servlets.defaultContainer().addDeployment(deployment);
+        manager = Servlets.defaultContainer().addDeployment(configure(deployment));
         manager.deploy();
         server = Undertow.builder()
                 .addHttpListener(0, "127.0.0.1")
@@ -48,6 +48,11 @@ class UndertowContainerTest extends ContainerBehaviourContract {
                 .build();
         server.start();
         return ((InetSocketAddress) server.getListenerInfo().get(0).getAddress()).getPort();
+    }
+
+    /** What a leg changes on the deployment (the virtual-thread leg: the executor of servlet requests). */
+    protected DeploymentInfo configure(DeploymentInfo deployment) {
+        return deployment;
     }
 
     /**
