@@ -27,6 +27,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * suite's throttled burst, concurrency cap, adaptive group and refusals; no pinned event may have a frame of
  * {@code io.quotagate.*} on its stack.
  *
+ * <p>The recording starts after one pass of the same traffic, unrecorded: the first requests load, link and initialize
+ * classes (quotagate's, the container's, Caffeine's, the JDK's), and a virtual thread that blocks while it does is
+ * pinned on every JDK, class initialization and linkage running under a native frame. Without that pass this test
+ * fails on JDK 25 with such pins under quotagate's frames, once per class and JVM, 4 µs to 7 ms (measured: Caffeine
+ * linking a VarHandle for a bucket's cache node, {@code ActualCost}'s initializer waiting for the JDK's logger
+ * registry): docs/installation.md#supported-platforms says so. What is checked is the traffic after start-up.
+ *
  * <p>A virtual thread is pinned when it blocks where it cannot leave its carrier: until JDK 23 inside
  * {@code synchronized} (JDK 24 and later unmount there too, JEP 491), on every JDK under a native frame, such as a
  * class initializer. So that a pass cannot come from a recording that sees nothing, each run also makes one pin of
@@ -54,16 +61,13 @@ class VirtualThreadPinningTest {
         List<RecordedEvent> pins;
         try (Recording recording = new Recording()) {
             recording.enable(PINNED).withThreshold(Duration.ZERO).withStackTrace();
-            recording.start();
             ContainerBehaviourContract suite = leg.get();
             suite.startContainer();
             try {
                 suite.requestsRunOnTheThreadsOfThisLeg(); // virtual threads indeed, also for a resumed request
-                suite.aThrottledBurstIsDelayedNotRefused();
-                suite.concurrencyCapHoldsAcrossAsyncCompletion();
-                suite.anAdaptiveGroupKeepsAQuietTenantsShare();
-                suite.burstIsRefusedWith429RetryAfterAndProblemJson();
-                suite.missingTenantIs401AndInvalidTenantIs400();
+                traffic(suite); // start-up: classes loaded and initialized, unrecorded (see above)
+                recording.start();
+                traffic(suite);
             } finally {
                 suite.stopContainer();
             }
@@ -83,6 +87,15 @@ class VirtualThreadPinningTest {
                 .map(VirtualThreadPinningTest::describe).collect(Collectors.toList());
         assertThat(ours).as("pinned virtual threads on %s with quotagate's code on the stack (or a stack too deep to"
                 + " tell), of %d pinned events recorded", container, pins.size()).isEmpty();
+    }
+
+    /** Throttled, capped, adaptive, refused and admitted requests, each test on tenants of its own or refilled. */
+    private static void traffic(ContainerBehaviourContract suite) throws Exception {
+        suite.aThrottledBurstIsDelayedNotRefused();
+        suite.concurrencyCapHoldsAcrossAsyncCompletion();
+        suite.anAdaptiveGroupKeepsAQuietTenantsShare();
+        suite.burstIsRefusedWith429RetryAfterAndProblemJson();
+        suite.missingTenantIs401AndInvalidTenantIs400();
     }
 
     private static boolean hasQuotagateFrame(RecordedEvent event) {
