@@ -20,7 +20,7 @@ class JettyVirtualThreadsTest extends JettyContainerTest {
     protected Server newServer() {
         QueuedThreadPool threads = new QueuedThreadPool();
         VirtualThreadPool virtual = new VirtualThreadPool();
-        virtual.setMaxThreads(256); // at most this many requests in the application at once, as a platform pool bounds
+        virtual.setMaxConcurrentTasks(256); // at most this many requests in the application at once, as a platform pool
         threads.setVirtualThreadsExecutor(virtual);
         return new Server(threads);
     }

@@ -27,8 +27,7 @@ class TomcatSnippet {
         tomcat.setBaseDir(workDir.toString());                // Tomcat's work files
         tomcat.setPort(port);
         Context context = tomcat.addContext("", null);        // the root context, no static files
-        Tomcat.addServlet(context, "api", new ApiServlet());
-        context.addServletMappingDecoded("/*", "api");
+        Tomcat.addServlet(context, "api", new ApiServlet()).addMapping("/*");
         // the filter instance, registered as the container starts the context
         context.addServletContainerInitializer((classes, servletContext) -> {
             FilterRegistration.Dynamic quota = servletContext.addFilter("quota", filter);
