@@ -4,6 +4,7 @@ import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
@@ -40,6 +41,16 @@ public abstract class ContainerBehaviourContract {
     private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     private int port;
+    /** False while this leg cannot run here ({@link #virtualThreads()} on a JDK before 21): nothing to stop. */
+    private boolean runnable;
+
+    /**
+     * Whether this leg's container runs requests on virtual threads (the {@code *VirtualThreadsTest} legs, JDK 21 or
+     * later: on an older JDK the class is skipped by an assumption that says so).
+     */
+    protected boolean virtualThreads() {
+        return false;
+    }
 
     /** Starts the container serving {@link TestApp} on 127.0.0.1, port 0; returns the bound port. */
     protected abstract int start() throws Exception;
@@ -49,11 +60,23 @@ public abstract class ContainerBehaviourContract {
 
     @BeforeAll
     void startContainer() throws Exception {
+        if (virtualThreads() && !VirtualThreadLeg.available()) return; // each test is skipped, see below
+        runnable = true;
         port = start();
+    }
+
+    /**
+     * Skips each test of a leg that cannot run on this JDK, naming the reason: per test, not in {@link #startContainer},
+     * because a class skipped there is reported as no test at all, which looks like a pass.
+     */
+    @BeforeEach
+    void skipWhereThisLegCannotRun() {
+        if (virtualThreads()) VirtualThreadLeg.assumeAvailable();
     }
 
     @AfterAll
     void stopContainer() throws Exception {
+        if (!runnable) return;
         // release anything a failed test left held, so the container can stop without waiting
         TestApp.RELEASE.values().forEach(java.util.concurrent.CountDownLatch::countDown);
         stop();
@@ -106,6 +129,49 @@ public abstract class ContainerBehaviourContract {
         assertThat(first.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
         // the slot is freed by the async listener, which may run just after the response was sent
         assertThat(pollUntilAdmitted("/reports/3", tenant)).isEqualTo(200);
+    }
+
+    /**
+     * An adaptive group ({@code adaptive}: its limit pinned at 2 by {@code min} = {@code max}) keeps a quiet tenant's
+     * share: a tenant alone holds its fair share, 2 / (1 + a newcomer) = 1, and is refused a second slot
+     * ({@code concurrency}), while a second tenant still gets the slot kept for it.
+     */
+    @Test
+    void anAdaptiveGroupKeepsAQuietTenantsShare() throws Exception {
+        String busy = tenant();
+        String quiet = tenant();
+        CompletableFuture<HttpResponse<String>> busyFirst = hold("/adaptive/1", busy, busy + "-adaptive");
+
+        HttpResponse<String> busySecond = get("/adaptive/2", busy);
+        assertThat(busySecond.statusCode()).as(busySecond.body()).isEqualTo(429);
+        assertThat(busySecond.body()).contains("\"reason\":\"concurrency\"");
+
+        CompletableFuture<HttpResponse<String>> quietFirst = hold("/adaptive/1", quiet, quiet + "-adaptive");
+        TestApp.release(busy + "-adaptive").countDown();
+        TestApp.release(quiet + "-adaptive").countDown();
+        assertThat(busyFirst.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertThat(quietFirst.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    }
+
+    /**
+     * The servlet runs on the threads this leg promises: virtual ones on a {@link #virtualThreads()} leg, platform
+     * ones otherwise, for a request served at once and for one resumed after its delay (plan {@code spaced}: the
+     * second of two requests sent at once waits for its unit), which the container dispatches again.
+     */
+    @Test
+    void requestsRunOnTheThreadsOfThisLeg() throws Exception {
+        String expected = virtualThreads() ? "virtual" : "platform";
+        List<CompletableFuture<HttpResponse<String>>> sent = List.of(
+                CLIENT.sendAsync(request("/paced/threads-1", "spaced-threads"), HttpResponse.BodyHandlers.ofString()),
+                CLIENT.sendAsync(request("/paced/threads-2", "spaced-threads"), HttpResponse.BodyHandlers.ofString()));
+        int delayed = 0;
+        for (CompletableFuture<HttpResponse<String>> r : sent) {
+            HttpResponse<String> response = r.get(30, TimeUnit.SECONDS);
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+            assertThat(response.headers().firstValue(TestApp.SERVED_ON)).as("the servlet's thread").contains(expected);
+            if (response.headers().firstValue("Quota-Delay").isPresent()) delayed++;
+        }
+        assertThat(delayed).as("requests delayed, then dispatched again, of the two").isEqualTo(1);
     }
 
     @Test
@@ -232,6 +298,53 @@ public abstract class ContainerBehaviourContract {
     }
 
     /**
+     * Issue 56: the servlet of a throttled route need not support async. The filter starts async mode and, after the
+     * delay, dispatches the request back to its path, where it reaches the servlet as an {@code ASYNC} dispatch
+     * that the servlet serves synchronously. Plan {@code spaced}: one unit every 3 s, {@code max-delay: 5s}; the
+     * second of two requests sent at once is delayed (up to 3 s), then answered by the servlet
+     * registered without async support. Seen the same on Jetty 12, Tomcat 11 and 10.1 and Undertow 2.3.
+     */
+    @Test
+    void aServletWithoutAsyncSupportIsStillDelayedNotRefused() throws Exception {
+        String tenant = "spaced-plain";
+        List<CompletableFuture<HttpResponse<String>>> sent = List.of(
+                CLIENT.sendAsync(request("/plain/1", tenant), HttpResponse.BodyHandlers.ofString()),
+                CLIENT.sendAsync(request("/plain/2", tenant), HttpResponse.BodyHandlers.ofString()));
+        int delayed = 0;
+        for (CompletableFuture<HttpResponse<String>> r : sent) {
+            HttpResponse<String> response = r.get(30, TimeUnit.SECONDS);
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+            assertThat(response.body()).as("answered by the servlet").isEqualTo("ok");
+            java.util.Optional<String> delay = response.headers().firstValue("Quota-Delay");
+            if (delay.isPresent()) {
+                delayed++;
+                assertThat(Long.parseLong(delay.get())).as("planned delay, ms").isBetween(1L, 3000L);
+            }
+        }
+        // two requests sent together arrive well within the 3 s the second one's unit takes to refill
+        assertThat(delayed).as("requests delayed of the two").isEqualTo(1);
+    }
+
+    /**
+     * What does need async support is the chain in front of the servlet: the quota filter and every filter before it.
+     * Behind a filter registered without it ({@code /front/*}) the request cannot go async, so one that would be
+     * delayed is refused at once, {@code throttle_full}, with the wait its units had (plan {@code dropping}: one unit
+     * every 50 s), and its reservation is given back: the next request is refused with the same wait, not twice it.
+     */
+    @Test
+    void behindAFilterWithoutAsyncSupportAThrottledRequestIsRefusedThrottleFull() throws Exception {
+        String tenant = "dropping-front";
+        assertThat(get("/front/1", tenant).statusCode()).isEqualTo(200);
+        for (int i = 2; i <= 3; i++) {
+            HttpResponse<String> refused = get("/front/" + i, tenant);
+            assertThat(refused.statusCode()).as(refused.body()).isEqualTo(429);
+            assertThat(refused.body()).contains("\"reason\":\"throttle_full\"");
+            assertThat(Integer.parseInt(refused.headers().firstValue("Retry-After").orElseThrow()))
+                    .as("the wait for one unit (50 s), not for two").isBetween(1, 50);
+        }
+    }
+
+    /**
      * Issue 42's contract: a tenant sending at twice its plan's rate ({@code paced}: 20 a second, here one
      * request every 25 ms) with {@code max-delay: 2s} gets no 429; each request short of units is delayed by at
      * most max-delay and then answered. Thirty requests need 1.45 s of refill, so even if they all arrived at
@@ -334,8 +447,13 @@ public abstract class ContainerBehaviourContract {
 
     /** Starts {@code GET /reports/1?hold=key} and returns once the servlet runs it (its slot is taken). */
     private CompletableFuture<HttpResponse<String>> holdReport(String tenant, String key) throws Exception {
+        return hold("/reports/1", tenant, key);
+    }
+
+    /** Starts {@code GET path?hold=key} (an async report) and returns once the servlet runs it (its slot is taken). */
+    private CompletableFuture<HttpResponse<String>> hold(String path, String tenant, String key) throws Exception {
         CompletableFuture<HttpResponse<String>> response = CLIENT.sendAsync(
-                request("/reports/1?hold=" + key, tenant), HttpResponse.BodyHandlers.ofString());
+                request(path + "?hold=" + key, tenant), HttpResponse.BodyHandlers.ofString());
         boolean started = TestApp.started(key).await(20, TimeUnit.SECONDS);
         assertThat(started).as("held report started; early answer: %s", response.getNow(null)).isTrue();
         return response;

@@ -15,7 +15,7 @@ class JettyContainerTest extends ContainerBehaviourContract {
 
     @Override
     protected int start() throws Exception {
-        server = new Server();
+        server = newServer();
         HttpConfiguration http = new HttpConfiguration();
         // h2c beside HTTP/1.1
         ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http),
@@ -28,6 +28,11 @@ class JettyContainerTest extends ContainerBehaviourContract {
         server.setHandler(context);
         server.start();
         return connector.getLocalPort();
+    }
+
+    /** The server, before its connector and handler are added: the virtual-thread leg gives it its thread pool. */
+    protected Server newServer() {
+        return new Server();
     }
 
     /**

@@ -24,6 +24,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /** The application every container of the matrix serves: the filter, an OK servlet and an async servlet. */
 final class TestApp {
     static final String PLANS = "classpath:container-plans.yml";
+    /** The response header in which {@link OkServlet} says whether it ran on a {@code virtual} or a {@code platform} thread. */
+    static final String SERVED_ON = "Served-On";
 
     /**
      * The plans of a second filter, in front of {@code /estimated/*} only: a route priced by {@link #FAULTY}, one
@@ -102,6 +104,11 @@ final class TestApp {
         @Override
         public void onStartup(Set<Class<?>> classes, ServletContext servletContext) {
             servletContext.setAttribute(QuotaFilter.METER_REGISTRY_ATTRIBUTE, newMeters());
+            // before the quota filter, without async support: the requests it passes on cannot go async. Said
+            // explicitly: Tomcat takes a filter whose registration never set it as supporting async
+            FilterRegistration.Dynamic front = servletContext.addFilter("front", PassFilter.class);
+            front.setAsyncSupported(false);
+            front.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/front/*");
             // before the filter under test, so it sees each dispatch return from it
             FilterRegistration.Dynamic suspensions = servletContext.addFilter("suspensions", SuspensionCounter.class);
             suspensions.setAsyncSupported(true);
@@ -111,8 +118,8 @@ final class TestApp {
             quota.setAsyncSupported(true);
             quota.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
 
-            servletContext.addServlet("ok", OkServlet.class).addMapping("/items/*", "/health");
-            // a throttled request waits in async mode: the servlets of its route need async support
+            servletContext.addServlet("ok", OkServlet.class).addMapping("/items/*", "/health", "/front/*");
+            // async support for the suspensions filter's sake; the servlet of a throttled route needs none ("plain")
             ServletRegistration.Dynamic paced = servletContext.addServlet("paced", OkServlet.class);
             paced.setAsyncSupported(true);
             paced.addMapping("/paced/*");
@@ -122,7 +129,9 @@ final class TestApp {
             servletContext.addServlet("estimated", OkServlet.class).addMapping("/estimated/*");
             ServletRegistration.Dynamic reports = servletContext.addServlet("reports", ReportServlet.class);
             reports.setAsyncSupported(true);
-            reports.addMapping("/reports/*");
+            reports.addMapping("/reports/*", "/adaptive/*");
+            // registered without async support (the default): a throttled request on its path is still delayed
+            servletContext.addServlet("plain", OkServlet.class).addMapping("/plain/*");
         }
     }
 
@@ -136,11 +145,21 @@ final class TestApp {
         }
     }
 
+    /** Passes every request on; registered without async support ({@code /front/*}). */
+    public static final class PassFilter implements jakarta.servlet.Filter {
+        @Override
+        public void doFilter(jakarta.servlet.ServletRequest request, jakarta.servlet.ServletResponse response,
+                             jakarta.servlet.FilterChain chain) throws IOException, jakarta.servlet.ServletException {
+            chain.doFilter(request, response);
+        }
+    }
+
     /** Answers 200 {@code ok}. */
     public static final class OkServlet extends HttpServlet {
         @Override
         protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
             resp.setContentType("text/plain");
+            resp.setHeader(SERVED_ON, VirtualThreadLeg.isVirtual(Thread.currentThread()) ? "virtual" : "platform");
             resp.getWriter().write("ok");
         }
 

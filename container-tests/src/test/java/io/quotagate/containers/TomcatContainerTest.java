@@ -25,11 +25,16 @@ class TomcatContainerTest extends ContainerBehaviourContract {
         connector.setPort(0);
         connector.setProperty("address", "127.0.0.1");
         connector.addUpgradeProtocol(new Http2Protocol()); // h2c beside HTTP/1.1
+        configure(connector);
         tomcat.setConnector(connector);
         Context context = tomcat.addContext("", null);
         context.addServletContainerInitializer(new TestApp.Initializer(), null);
         tomcat.start();
         return connector.getLocalPort();
+    }
+
+    /** Sets what a leg changes on the connector (the virtual-thread leg: {@code useVirtualThreads}). */
+    protected void configure(Connector connector) {
     }
 
     @Override

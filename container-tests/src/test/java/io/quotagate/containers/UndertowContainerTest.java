@@ -29,19 +29,22 @@ class UndertowContainerTest extends ContainerBehaviourContract {
                 .addFilter(Servlets.filter("quota", QuotaFilter.class)
                         .addInitParam(QuotaFilter.PLANS_PARAM, TestApp.PLANS)
                         .setAsyncSupported(true))
+                .addFilter(Servlets.filter("front", TestApp.PassFilter.class)) // async off: Undertow's default
+                .addFilterUrlMapping("front", "/front/*", DispatcherType.REQUEST)
                 .addFilterUrlMapping("quota", "/*", DispatcherType.REQUEST)
                 .addFilter(Servlets.filter("quota-estimated", QuotaFilter.class,
                                 new io.undertow.servlet.util.ImmediateInstanceFactory<>(TestApp.estimatedFilter()))
                         .setAsyncSupported(true))
                 .addFilterUrlMapping("quota-estimated", "/estimated/*", DispatcherType.REQUEST)
                 .addServlets(
-                        Servlets.servlet("ok", TestApp.OkServlet.class).addMappings("/items/*", "/health"),
+                        Servlets.servlet("ok", TestApp.OkServlet.class).addMappings("/items/*", "/health", "/front/*"),
                         Servlets.servlet("estimated", TestApp.OkServlet.class).addMapping("/estimated/*"),
                         Servlets.servlet("paced", TestApp.OkServlet.class).addMapping("/paced/*").setAsyncSupported(true),
+                        Servlets.servlet("plain", TestApp.OkServlet.class).addMapping("/plain/*"),
                         Servlets.servlet("reports", TestApp.ReportServlet.class)
-                                .addMapping("/reports/*")
+                                .addMappings("/reports/*", "/adaptive/*")
                                 .setAsyncSupported(true));
-        manager = Servlets.defaultContainer().addDeployment(deployment);
+        manager = Servlets.defaultContainer().addDeployment(configure(deployment));
         manager.deploy();
         server = Undertow.builder()
                 .addHttpListener(0, "127.0.0.1")
@@ -50,6 +53,11 @@ class UndertowContainerTest extends ContainerBehaviourContract {
                 .build();
         server.start();
         return ((InetSocketAddress) server.getListenerInfo().get(0).getAddress()).getPort();
+    }
+
+    /** What a leg changes on the deployment (the virtual-thread leg: the executor of servlet requests). */
+    protected DeploymentInfo configure(DeploymentInfo deployment) {
+        return deployment;
     }
 
     /**

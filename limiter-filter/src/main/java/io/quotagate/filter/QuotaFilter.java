@@ -299,7 +299,8 @@ public final class QuotaFilter implements Filter {
     /**
      * Delays a throttled request in async mode until its reserved units have arrived ({@link DelayedRequest});
      * refuses it at once, giving its reservation back, if its tenant's or the filter's room for delayed
-     * requests is full, or the request cannot go async (a servlet or filter without async support): then
+     * requests is full, or the request cannot go async (this filter or one before it without async support;
+     * the servlet's does not matter, it is reached by the dispatch that resumes the request): then
      * the answer is a 429 whose Retry-After is the wait its units had.
      */
     private static void delay(FilterRuntime rt, FilterRuntime.Engine engine, Route route, Outcome.Delayed delayed,
