@@ -43,6 +43,16 @@ class OneTripTest {
                 .withTimeout(timeout).withHeartbeat(heartbeat, Duration.ofSeconds(2).plus(heartbeat)), 1_000);
     }
 
+    /**
+     * The script calls the requests made: every {@code EVALSHA} but the shared limits' version checks, which
+     * a filter on the store runs once a second ({@code SharedLimits.CHECK_INTERVAL}) whatever the traffic, so
+     * a slow machine's requests that take longer than that see one or two of them between the reset and the
+     * count. Each check is one {@code limits-read.lua}, the only script that calls {@code HSTRLEN}.
+     */
+    private static long requestScriptCalls(RedisServer own) throws java.io.IOException {
+        return own.calls("evalsha") - own.calls("hstrlen");
+    }
+
     @Test
     void everyDecisionAdmittedOrRefusedPublishedOrNotCostsOneScriptCall() throws Exception {
         String prefix = RedisServer.randomPrefix();
@@ -76,7 +86,7 @@ class OneTripTest {
                 assertThat(guest).containsExactly(200, 200, 200, 429);
                 assertThat(last.headers().firstValue("Retry-After")).as("the wait for one unit").hasValue("3600");
                 assertThat(last.headers().firstValue("RateLimit")).isPresent();
-                assertThat(own.calls("evalsha")).as("one script call per request, whatever its buckets")
+                assertThat(requestScriptCalls(own)).as("one script call per request, whatever its buckets")
                         .isEqualTo(acme.length + guest.length);
                 assertThat(own.calls("eval")).isZero();
                 long keysRead = own.calls("get");
@@ -120,7 +130,7 @@ class OneTripTest {
                 }
                 assertThat(statuses).containsExactly(200, 200, 200, 200, 429, 200, 200, 429);
                 assertThat(last.body()).contains("\"reason\":\"quota\"").contains("monthly");
-                assertThat(own.calls("evalsha")).as("tenant, user, route and quota: one call per request")
+                assertThat(requestScriptCalls(own)).as("tenant, user, route and quota: one call per request")
                         .isEqualTo(statuses.length);
                 assertThat(own.calls("eval")).isZero();
                 assertThat(own.command("GET", prefix + ":quota:monthly:acme:"
@@ -265,7 +275,7 @@ class OneTripTest {
                 assertThat(fields.get(1)).contains("\"monthly\";r=1;");
                 assertThat(fields.get(2)).contains("\"monthly\";r=0;");
                 assertThat(fields.get(3)).startsWith("\"monthly\";r=0;");
-                assertThat(own.calls("evalsha")).as("one script call per request").isEqualTo(statuses.length);
+                assertThat(requestScriptCalls(own)).as("one script call per request").isEqualTo(statuses.length);
                 assertThat(own.calls("get")).as("the script's reads only: the bucket and the counter")
                         .isEqualTo(2L * statuses.length);
                 assertThat(store.fallbackDecisions()).isZero();
@@ -317,7 +327,7 @@ class OneTripTest {
                 assertThat(fields.get(5)).contains("\"per-user.seat\";r=1;").contains("\"login.client-address.attempts\";r=0");
                 assertThat(fields.get(6)).as("the address's attempts alone, without pk")
                         .matches("\"login\\.client-address\\.attempts\";r=0;t=\\d+");
-                assertThat(own.calls("evalsha")).as("one script call per request").isEqualTo(statuses.length);
+                assertThat(requestScriptCalls(own)).as("one script call per request").isEqualTo(statuses.length);
                 assertThat(own.calls("get")).as("the script's reads only: the tenant's, the user's and the address's")
                         .isEqualTo(3L * statuses.length);
                 assertThat(store.fallbackDecisions()).isZero();
