@@ -17,11 +17,15 @@ import java.util.Objects;
  * @param refill   units added per period, &gt; 0
  * @param period   the refill period, &gt; 0 and at most 10 years ({@code 3650d}: nanosecond arithmetic
  *                 on it never overflows)
+ * @param algorithm how the limit counts ({@link Algorithm#TOKEN_BUCKET} unless written); a
+ *                 {@link Algorithm#SLIDING_WINDOW} limit admits at most {@code capacity} in any {@code period}
+ *                 and has {@code refill == capacity}
  */
-public record Bandwidth(String name, long capacity, long refill, Duration period) {
+public record Bandwidth(String name, long capacity, long refill, Duration period, Algorithm algorithm) {
     public Bandwidth {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(period, "period");
+        Objects.requireNonNull(algorithm, "algorithm");
         if (capacity <= 0) throw new IllegalArgumentException("capacity must be > 0, was " + capacity);
         if (refill <= 0) throw new IllegalArgumentException("refill must be > 0, was " + refill);
         if (period.isZero() || period.isNegative()) {
@@ -35,6 +39,11 @@ public record Bandwidth(String name, long capacity, long refill, Duration period
             throw new IllegalArgumentException("name must be 1-32 characters of a-z 0-9 _ - starting with a letter, was '"
                     + name + "'");
         }
+    }
+
+    /** A token bucket's limit ({@link Algorithm#TOKEN_BUCKET}). */
+    public Bandwidth(String name, long capacity, long refill, Duration period) {
+        this(name, capacity, refill, period, Algorithm.TOKEN_BUCKET);
     }
 
     /** Nanoseconds an empty bucket of this bandwidth needs to be full again. */
