@@ -29,6 +29,8 @@ final class LocalQuotaCounters implements QuotaCounters {
     private final int maxCounters;
     final ConcurrentHashMap<String, Counter> counters = new ConcurrentHashMap<>();
     private final LongAdder untracked = new LongAdder();
+    /** Claims of quota events, each until it expires; bounded like the counters (expired ones go first). */
+    private final ConcurrentHashMap<String, Long> claims = new ConcurrentHashMap<>();
     private volatile boolean fullLogged;
 
     LocalQuotaCounters(int maxCounters) {
@@ -69,6 +71,27 @@ final class LocalQuotaCounters implements QuotaCounters {
     public long used(String key) {
         Counter c = counters.get(key);
         return c == null ? 0 : c.used.get();
+    }
+
+    /**
+     * Set-if-absent in a table of this JVM, bounded by {@code maxCounters}: when it is full, claims whose
+     * time has passed go; if none has, the claim is granted without being kept (the filter remembers its
+     * own, so an event is still raised once).
+     */
+    @Override
+    public boolean claim(String key, long expiresAtMillis) {
+        long now = System.currentTimeMillis();
+        if (claims.size() >= maxCounters) {
+            claims.values().removeIf(until -> until <= now);
+            if (claims.size() >= maxCounters) return !claims.containsKey(key);
+        }
+        boolean[] mine = {false};
+        claims.compute(key, (k, until) -> {
+            if (until != null && until > now) return until;
+            mine[0] = true;
+            return expiresAtMillis;
+        });
+        return mine[0];
     }
 
     /** Requests admitted without being counted because the table was full. */
