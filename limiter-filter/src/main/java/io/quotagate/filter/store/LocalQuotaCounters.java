@@ -74,24 +74,18 @@ final class LocalQuotaCounters implements QuotaCounters {
     }
 
     /**
-     * Set-if-absent in a table of this JVM, bounded by {@code maxCounters}: when it is full, claims whose
-     * time has passed go; if none has, the claim is granted without being kept (the filter remembers its
-     * own, so an event is still raised once).
+     * Set-if-absent in a table of this JVM (a key names its period, so it is never claimed twice), bounded
+     * by {@code maxCounters}: when it is full, claims whose time has passed go; if none has, the claim is
+     * granted without being kept (the filter remembers its own, so an event is still raised once).
      */
     @Override
     public boolean claim(String key, long expiresAtMillis) {
-        long now = System.currentTimeMillis();
-        if (claims.size() >= maxCounters) {
+        if (claims.size() >= maxCounters && !claims.containsKey(key)) {
+            long now = System.currentTimeMillis();
             claims.values().removeIf(until -> until <= now);
             if (claims.size() >= maxCounters) return !claims.containsKey(key);
         }
-        boolean[] mine = {false};
-        claims.compute(key, (k, until) -> {
-            if (until != null && until > now) return until;
-            mine[0] = true;
-            return expiresAtMillis;
-        });
-        return mine[0];
+        return claims.putIfAbsent(key, expiresAtMillis) == null;
     }
 
     /** Requests admitted without being counted because the table was full. */
