@@ -16,7 +16,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * {@code signals:}: near-limit thresholds (a default, and per plan and limit), the global quota's,
+ * {@code signals:}: near-limit thresholds (a default, and per plan and limit), the calendar quotas'
+ * ({@code quota-near-limit}: lists, a default and per plan and quota), the global quota's,
  * throttled-for-long, recovery, the event queue and the webhook.
  */
 final class SignalBinder {
