@@ -40,6 +40,7 @@ class QuotaPeriodEventsTest {
                           pro:
                             limits: [ { name: burst, capacity: 100, refill: 100, period: 1s } ]
                             quotas: [ { name: monthly, limit: 10, per: month } ]
+                        routes: [ { name: export, paths: ["/export"], cost: 3 } ]
                         tenants: { assignments: { %s: pro } }
                         """.formatted(tenant) + signals)).clock(clock)
                 .wallClock(clock.wallClock(START)).listener(events::add).build();
@@ -133,6 +134,25 @@ class QuotaPeriodEventsTest {
         send(5, 200);
         check();
         assertThat(drain()).extracting(QuotaEvent::type).containsExactly("exhausted");
+    }
+
+    @Test
+    void aRequestRefusedByTheQuotaWithUnitsLeftMakesItUsedUpOnce() throws Exception {
+        start("");
+        for (int i = 0; i < 3; i++) {
+            assertThat(Http.get(server.uri("/export"), tenant).statusCode()).isEqualTo(200);
+        }
+        assertThat(Http.get(server.uri("/export"), tenant).statusCode()).as("9 used, 3 more do not fit")
+                .isEqualTo(429);
+        check();
+        check();
+        List<QuotaEvent> got = drain();
+        assertThat(got).extracting(QuotaEvent::type).containsExactly("near_limit", "near_limit", "exhausted");
+        assertThat(got.get(2)).isInstanceOfSatisfying(QuotaEvent.Exhausted.class,
+                e -> assertThat(e.quota()).isEqualTo("monthly"));
+        send(1, 200); // the last unit: used up for good, already said
+        check();
+        assertThat(drain()).isEmpty();
     }
 
     private static String e80Logfmt(QuotaEvent e) {

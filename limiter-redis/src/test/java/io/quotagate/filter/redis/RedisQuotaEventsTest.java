@@ -149,7 +149,9 @@ class RedisQuotaEventsTest {
             assertThat(bodies).anySatisfy(body -> assertThat(body).contains("\"quota\":\"monthly\"",
                     "\"periodStart\":\"" + PERIOD_START + "\"", "\"periodEnd\":\"" + PERIOD_END + "\""));
             assertThat(a.filter().control().signals().raised("near_limit")
-                    + b.filter().control().signals().raised("near_limit")).isEqualTo(2);
+                    + b.filter().control().signals().raised("near_limit")).as("raised, whatever was delivered").isEqualTo(2);
+            assertThat(a.filter().control().signals().raised("exhausted")
+                    + b.filter().control().signals().raised("exhausted")).isEqualTo(1);
         } finally {
             checkers.shutdownNow();
             receiver.stop(0);
