@@ -185,9 +185,23 @@ public final class Gate {
     /**
      * The second half of {@link #decide}: the route's cost from every bucket of the request (holding
      * {@code permit}, if its route is capped), in one store operation, into a ticket, a delay or a refusal.
+     * The one place the slot goes back when the request will not run: whatever ends the decision (a refusal,
+     * a failure of the store), unless the outcome holds the slot (a ticket, a delay).
      */
     private <R> Outcome take(Policy policy, Route route, String tenant, String key, TenantPlans.Placement placement,
                              Permit permit, R request, RequestFacts<? super R> facts) {
+        Outcome outcome = null;
+        try {
+            outcome = charge(policy, route, tenant, key, placement, permit, request, facts);
+            return outcome;
+        } finally {
+            if (permit != null && !(outcome instanceof Ticket || outcome instanceof Outcome.Delayed)) permit.cancel();
+        }
+    }
+
+    /** {@link #take}'s decision; the slot it may hold is {@link #take}'s to give back. */
+    private <R> Outcome charge(Policy policy, Route route, String tenant, String key, TenantPlans.Placement placement,
+                               Permit permit, R request, RequestFacts<? super R> facts) {
         BucketKind kind = placement.kind();
         String plan = placement.plan();
         boolean estimated = facts.estimated(route);
@@ -196,21 +210,17 @@ public final class Gate {
         Caller caller = policy.scopedBuckets ? new Caller(tenant, key, kind, plan) : null;
         ScopedCharge scoped;
         Ticket ticket;
-        Rejection rejected;
         Throttle throttle;
+        Rejection rejected;
         try {
             try {
                 scoped = caller == null ? null : admission.scoped(policy, caller, route.name(), request, facts);
             } catch (TenantRejectedException unreadable) {
                 // the user is named twice, or as a list: which one a gateway meant is not guessed, and the
                 // request does not fall into the bucket of requests without a user either
-                if (permit != null) permit.cancel();
                 return new Outcome.Refused(400, INVALID_USER.reason(), unreadable.getMessage(), null, 0);
             }
-            if (scoped == ScopedCharge.INVALID_USER) {
-                if (permit != null) permit.cancel();
-                return INVALID_USER;
-            }
+            if (scoped == ScopedCharge.INVALID_USER) return INVALID_USER;
             // the ticket is the record of the charge: an admitted request allocates nothing beside it
             ticket = scoped == null ? new Ticket(policy, route, permit) : new Ticket.Scoped(policy, route, permit, scoped);
             // an estimated route is not delayed: its charge is settled once the body is read, after the decision
@@ -218,11 +228,7 @@ public final class Gate {
             rejected = admission.charge(policy, kind, key, plan, route.cost(), estimated ? null : scoped, ticket,
                     throttle == null ? 0 : throttle.maxDelayNanos());
         } catch (StoreUnavailableException unavailable) {
-            if (permit != null) permit.cancel();
             return Outcome.Refused.unavailable(unavailable, placed(caller, tenant, key, kind, plan));
-        } catch (RuntimeException | Error failure) {
-            if (permit != null) permit.cancel();
-            throw failure;
         }
         if (rejected != null) {
             return refused(policy, route, placed(caller, tenant, key, kind, plan), permit, scoped, ticket, rejected,
@@ -230,17 +236,8 @@ public final class Gate {
         }
         if (estimated && scoped != null) {
             // an estimated route's minimum is charged to its tenant first, then to its buckets beside it
-            Outcome.Refused over;
-            try {
-                over = admission.chargeScoped(ticket, caller, scoped);
-            } catch (RuntimeException | Error failure) {
-                if (permit != null) permit.cancel();
-                throw failure;
-            }
-            if (over != null) {
-                if (permit != null) permit.cancel();
-                return over;
-            }
+            Outcome.Refused over = admission.chargeScoped(ticket, caller, scoped);
+            if (over != null) return over;
         }
         // a throttled request short of units: reserved, it runs once they have arrived. A capped route's
         // slot stays held meanwhile: given back and taken again after the wait, it could refuse a request
@@ -270,8 +267,8 @@ public final class Gate {
             rejected = admission.longerOf(policy, caller, rejected,
                     policy.readout().maxCost(caller.kind(), caller.key(), caller.plan()), scoped);
         }
-        // the refusal already waits for the longest of all the request's buckets (one store operation)
-        if (permit != null) permit.cancel(); // the request does not run: free its slot at once
+        // the refusal already waits for the longest of all the request's buckets (one store operation); the
+        // request does not run: take gives its slot back at once
         // Retry-After and the published fields from the refusing operation's own probe: nothing read again
         return policy.readout().tooMany(rejected, caller, ticket.remaining(), scoped);
     }
