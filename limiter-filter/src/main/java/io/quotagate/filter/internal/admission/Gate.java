@@ -209,9 +209,8 @@ public final class Gate {
         // a policy without them (no route limits, no per-user limits) does not even look
         Caller caller = policy.scopedBuckets ? new Caller(tenant, key, kind, plan) : null;
         ScopedCharge scoped;
-        Ticket ticket;
         Throttle throttle;
-        Rejection rejected;
+        Charged charged;
         try {
             try {
                 scoped = caller == null ? null : admission.scoped(policy, caller, route.name(), request, facts);
@@ -221,19 +220,18 @@ public final class Gate {
                 return new Outcome.Refused(400, INVALID_USER.reason(), unreadable.getMessage(), null, 0);
             }
             if (scoped == ScopedCharge.INVALID_USER) return INVALID_USER;
-            // the ticket is the record of the charge: an admitted request allocates nothing beside it
-            ticket = scoped == null ? new Ticket(policy, route, permit) : new Ticket.Scoped(policy, route, permit, scoped);
             // an estimated route is not delayed: its charge is settled once the body is read, after the decision
             throttle = estimated ? null : policy.throttle(route.name(), plan);
-            rejected = admission.charge(policy, kind, key, plan, route.cost(), estimated ? null : scoped, ticket,
-                    throttle == null ? 0 : throttle.maxDelayNanos());
+            // the ticket is the record of the charge: an admitted request allocates nothing beside it
+            charged = admission.charge(policy, route, permit, scoped, kind, key, plan, route.cost(),
+                    estimated ? null : scoped, throttle == null ? 0 : throttle.maxDelayNanos());
         } catch (StoreUnavailableException unavailable) {
             return Outcome.Refused.unavailable(unavailable, placed(caller, tenant, key, kind, plan));
         }
-        if (rejected != null) {
-            return refused(policy, route, placed(caller, tenant, key, kind, plan), permit, scoped, ticket, rejected,
-                    estimated);
+        if (charged instanceof Rejection rejected) {
+            return refused(policy, route, placed(caller, tenant, key, kind, plan), permit, scoped, rejected, estimated);
         }
+        Ticket ticket = (Ticket) charged;
         if (estimated && scoped != null) {
             // an estimated route's minimum is charged to its tenant first, then to its buckets beside it
             Outcome.Refused over = admission.chargeScoped(ticket, caller, scoped);
@@ -256,7 +254,7 @@ public final class Gate {
 
     /** A request its buckets refused: the refusal from the refusing operation's own probe, its slot freed. */
     private Outcome refused(Policy policy, Route route, Caller caller, Permit permit, ScopedCharge scoped,
-                            Ticket ticket, Rejection rejected, boolean estimated) {
+                            Rejection rejected, boolean estimated) {
         if (estimated) {
             // the slot bounds the bodies read for refusals, as the minimum bounds the others
             if (permit != null) {
@@ -265,14 +263,14 @@ public final class Gate {
                         : new Ticket.Scoped(policy, caller, route, permit, scoped);
             }
             rejected = admission.longerOf(policy, caller, rejected,
-                    policy.readout().maxCost(caller.kind(), caller.key(), caller.plan()), scoped);
+                    policy.readout().maxCost(caller.kind(), caller.key(), caller.plan()), scoped)
+                    .publishing(rejected.remaining());
         }
         // the refusal already waits for the longest of all the request's buckets (one store operation); the
-        // request does not run: take gives its slot back at once
+        // request does not run: take gives its slot back at once.
         // Retry-After and the published fields from the refusing operation's own probe: nothing read again
-        return policy.readout().tooMany(rejected, caller, ticket.remaining(), scoped);
+        return policy.readout().tooMany(rejected, caller, rejected.remaining(), scoped);
     }
-
 
     /**
      * The state of each bandwidth of a tenant's bucket as its next request would find it, in plan

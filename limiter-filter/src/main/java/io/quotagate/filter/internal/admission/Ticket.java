@@ -28,7 +28,7 @@ import java.util.Objects;
  * the one that resumes or drops it through the scheduler (a happens-before edge), and only one of them
  * uses it.
  */
-public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scoped {
+public sealed class Ticket implements Outcome, AutoCloseable, Charged permits Ticket.Scoped {
     private static final BucketKind[] KINDS = BucketKind.values();
 
     /** {@link #flags}: the units are taken (a paid ticket; shadow mode's 0 units included). */
@@ -73,22 +73,58 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     private long charged;
     private long quotaNanos;
     /** How long the request waits before it runs (its units reserved into debt, {@code throttle:}); 0 for none. */
-    long delayNanos;
+    private final long delayNanos;
     private byte kind;
     private byte flags;
     /** {@link #DECIDED} ... {@link #ENDED}; read and written through {@link #STATE}. */
     private byte state;
 
-    /** A ticket that {@link Admission#charge} fills in; until then nothing is charged. */
-    Ticket(Policy policy, Route route, Permit permit) {
+    /**
+     * The ticket of an admitted request, made from the reply of the store operation that decided it (see
+     * {@link Admission#charge}): {@code charged} units from the bucket of {@code key} in the {@code kind} table
+     * (sized by {@code plan}), and the same from the global quota and the guest pool if flagged; counted in the
+     * calendar quotas at {@code quotaNanos} (0: not counted); in shadow mode 0 units and the {@code escaped}
+     * refusal; the tenant's bucket's {@code remaining} units for a plan that publishes (else null); the
+     * {@code delayNanos} it waits before it runs.
+     */
+    private Ticket(Policy policy, Route route, Permit permit, BucketKind kind, String key, String plan, long charged,
+                   byte flags, long quotaNanos, Rejection escaped, long[] remaining, long delayNanos) {
         this.policy = policy;
         this.route = route;
         this.permit = permit;
+        this.delayNanos = delayNanos;
+        placed(kind, key, plan);
+        this.charged = charged;
+        this.quotaNanos = quotaNanos;
+        this.flags = flags;
+        if (escaped != null || remaining != null) {
+            notes = new Notes();
+            notes.escaped = escaped;
+            notes.remaining = remaining;
+        }
+    }
+
+    /**
+     * An admitted request's ticket (see the constructor): a {@link Scoped} one if {@code held} (the buckets beside
+     * the tenant's it holds, or will be charged in once its tenant's are) is not null.
+     */
+    static Ticket admitted(Policy policy, Route route, Permit permit, ScopedCharge held, BucketKind kind, String key,
+                           String plan, long charged, boolean globalCharged, boolean guestsCharged, long quotaNanos,
+                           Rejection escaped, long[] remaining, long delayNanos) {
+        byte flags = (byte) (PAID | (globalCharged ? GLOBAL : 0) | (guestsCharged ? GUESTS : 0));
+        return held == null
+                ? new Ticket(policy, route, permit, kind, key, plan, charged, flags, quotaNanos, escaped, remaining,
+                delayNanos)
+                : new Scoped(policy, route, permit, kind, key, plan, charged, flags, quotaNanos, escaped, remaining,
+                delayNanos, held);
     }
 
     /** An {@link #unpaid()} ticket of {@code caller}: it holds the slot and nothing else. */
     Ticket(Policy policy, Caller caller, Route route, Permit permit) {
-        this(policy, route, permit);
+        this.policy = policy;
+        this.route = route;
+        this.permit = permit;
+        this.delayNanos = 0;
         placed(caller.kind(), caller.key(), caller.plan());
     }
 
@@ -100,19 +136,15 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     }
 
     /**
-     * What {@link Admission#charge} took: {@code charged} units from the bucket of {@code key} in the
-     * {@code kind} table (sized by {@code plan}), and the same from the global quota and the guest pool if
-     * flagged; counted in the calendar quotas at {@code quotaNanos} (0: not counted); in shadow mode 0
-     * units and the {@code shadowRejection} the request escaped.
+     * {@link Admission#reprice}: the one place a ticket's charge is replaced, by the charge of {@code repriced}
+     * (the decision at the request's own cost); what the caller asked of this ticket ({@link #keepCharge()}) stays.
      */
-    void charged(BucketKind kind, String key, String plan, long charged, boolean globalCharged, boolean guestsCharged,
-                 long quotaNanos, Rejection shadowRejection) {
-        placed(kind, key, plan);
-        this.charged = charged;
-        this.quotaNanos = quotaNanos;
-        if (shadowRejection != null) notes().escaped = shadowRejection;
-        else if (notes != null) notes.escaped = null;
-        this.flags = (byte) ((flags & KEEP_CHARGE) | PAID | (globalCharged ? GLOBAL : 0) | (guestsCharged ? GUESTS : 0));
+    void recharge(Ticket repriced) {
+        placed(repriced.kind(), repriced.key, repriced.plan);
+        this.charged = repriced.charged;
+        this.quotaNanos = repriced.quotaNanos;
+        this.notes = repriced.notes;
+        this.flags = (byte) ((flags & KEEP_CHARGE) | repriced.flags);
     }
 
     /**
@@ -204,17 +236,6 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
      */
     long[] remaining() {
         return notes == null ? null : notes.remaining;
-    }
-
-    /** Notes what the request's probe said of its tenant's bucket (null: nothing to publish). */
-    void remaining(long[] tokens) {
-        if (tokens != null) notes().remaining = tokens;
-        else if (notes != null) notes.remaining = null;
-    }
-
-    private Notes notes() {
-        if (notes == null) notes = new Notes();
-        return notes;
     }
 
     /**
@@ -389,8 +410,9 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     static final class Scoped extends Ticket {
         private final ScopedCharge scoped;
 
-        Scoped(Policy policy, Route route, Permit permit, ScopedCharge scoped) {
-            super(policy, route, permit);
+        Scoped(Policy policy, Route route, Permit permit, BucketKind kind, String key, String plan, long charged,
+               byte flags, long quotaNanos, Rejection escaped, long[] remaining, long delayNanos, ScopedCharge scoped) {
+            super(policy, route, permit, kind, key, plan, charged, flags, quotaNanos, escaped, remaining, delayNanos);
             this.scoped = scoped;
         }
 
