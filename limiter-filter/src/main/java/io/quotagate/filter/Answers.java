@@ -39,7 +39,7 @@ final class Answers {
             if (published != null) RateLimitHeaders.write(response, published, rt.setup.legacyHeaders());
         } catch (RuntimeException failure) {
             // the request will not run: closing the ticket gives back its slot and every unit it was charged
-            ticket.close();
+            rt.gate.release(ticket);
             LOG.log(System.Logger.Level.ERROR, "quota filter failed after admitting a request", failure);
             if (!response.isCommitted()) {
                 response.reset();

@@ -97,7 +97,7 @@ final class Admission {
     public Policy policy(Plans plans, TenantDirectory directory, Policy previous) {
         Objects.requireNonNull(plans, "plans");
         Limits limits = compiler.compile(plans, previous == null ? null : previous.limits);
-        return new Policy(this, plans, directory, limits, new LimitsReadout(limits, store, counters, wall));
+        return new Policy(plans, directory, limits, new LimitsReadout(limits, store, counters, wall));
     }
 
     /**
@@ -384,7 +384,7 @@ final class Admission {
     }
 
     /**
-     * {@link Ticket#reprice}: the one place a ticket's charge is replaced. Gives back what it reserved (the
+     * {@link Gate#reprice}: the one place a ticket's charge is replaced. Gives back what it reserved (the
      * route's minimum, nothing if unpaid), then charges {@code cost} as a new admission: its tenant's
      * buckets, then those beside them; all or none. A refusal states the wait for {@code cost}, in all of
      * them, from their own probes.
@@ -443,7 +443,7 @@ final class Admission {
     }
 
     /**
-     * {@link Ticket#settle}: the request's actual cost against what it was charged, by the policy that admitted
+     * {@link Gate#settle}: the request's actual cost against what it was charged, by the policy that admitted
      * it; the buckets beside the tenant's get back what it did not use of the cost they took (an excess is
      * charged to the plan's buckets only).
      */
@@ -455,7 +455,7 @@ final class Admission {
     }
 
     /**
-     * What {@link Ticket#close()} does with the units of a request that does not run: gives them back; or,
+     * What {@link Gate#release} does with the units of a request that does not run: gives them back; or,
      * if it {@link Ticket#keepCharge() keeps its charge}, keeps them, and an unpaid ticket is charged the
      * route's minimum cost, even into debt (holding a slot is never free). A store failure is logged: the
      * request is refused either way, and the units come back as the bucket refills.

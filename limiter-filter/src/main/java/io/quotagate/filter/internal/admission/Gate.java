@@ -115,7 +115,7 @@ public final class Gate {
      * <p>On a route whose cost is {@linkplain RequestFacts#estimated estimated} from its body, a request its
      * buckets refuse at the route's minimum cost while it holds the route's concurrency slot gets a
      * {@link Ticket} all the same, one that holds the slot and nothing else ({@link Ticket#unpaid()}): the
-     * caller reads the body within its limits, estimates the cost and {@link Ticket#reprice reprices} it, so
+     * caller reads the body within its limits, estimates the cost and {@link #reprice reprices} it, so
      * the refusal states the wait for the request's own cost. A refused request of an estimated route without
      * a concurrency group is not read (nothing would bound how many of its bodies are read at once): it is
      * refused with the wait for the largest cost its buckets can admit, an upper bound.
@@ -127,7 +127,7 @@ public final class Gate {
      * @param policy the policy the request read
      * @param route  its route, limited
      * @param tenant the tenant id the resolvers found (not yet validated), or null for none
-     * @return a {@link Ticket} to close (try-with-resources) or hand over to run, an {@link Outcome.Delayed}
+     * @return a {@link Ticket} to {@link #release} (in a {@code finally}) or hand over to run, an {@link Outcome.Delayed}
      *         (a throttled request's ticket and its wait), or the refusal
      * @throws RuntimeException a store failure other than the fail-closed {@link StoreUnavailableException}
      *                          (nothing is held then)
@@ -245,6 +245,45 @@ public final class Gate {
             return new Outcome.Delayed(ticket, ticket.delayNanos(), throttle);
         }
         return ticket;
+    }
+
+    /**
+     * Frees what a request that does not run holds ({@code ticket}'s slot, cancelled, and its units given
+     * back), unless it was handed over to run ({@link Ticket#run()}) or released already: call it on every
+     * exit between the decision and the chain (a {@code finally}). A ticket that
+     * {@linkplain Ticket#keepCharge() keeps its charge} keeps its units; an unpaid one is charged the route's
+     * minimum then, even into debt (holding a slot is never free).
+     */
+    public void release(Ticket ticket) {
+        if (!ticket.close()) return;
+        try {
+            if (ticket.permit() != null) ticket.permit().cancel();
+        } finally {
+            admission.release(ticket);
+        }
+    }
+
+    /**
+     * Charges {@code ticket} {@code cost} units in place of what was reserved (the route's minimum, held while
+     * the body arrived; nothing for an {@linkplain Ticket#unpaid() unpaid} ticket): the reservation goes back,
+     * then {@code cost} is taken as a new admission, under the policy that admitted it. A refusal states the
+     * wait for {@code cost}.
+     *
+     * @return null if the request may run at that cost; otherwise the refusal (nothing is charged then, and
+     *         {@link #release} frees the slot)
+     */
+    public Outcome.Refused reprice(Ticket ticket, long cost) {
+        return admission.reprice(ticket, cost);
+    }
+
+    /**
+     * Settles a request's actual cost against what {@code ticket} was charged, by the policy that admitted it:
+     * gives back what it did not use, or charges the excess (capped; see docs/design.md).
+     *
+     * @return the units settled: negative for a refund, positive for an extra charge
+     */
+    public long settle(Ticket ticket, long actualCost) {
+        return admission.settle(ticket, actualCost);
     }
 
     /** {@code caller} if the decision made one already, else the caller of these values. */

@@ -10,25 +10,25 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * An admitted request's hold on its units and its concurrency slot, from the decision until the
- * request really ends; it is also the record of what was charged to whom (an admitted request makes
- * this one object, not a decision beside it).
+ * An admitted request's receipt: the record of what was charged to whom and the concurrency slot it
+ * holds, from the decision until the request really ends (an admitted request makes this one object,
+ * not a decision beside it). It acts on nothing: the {@link Gate} does, taking the receipt.
  *
- * <p>Release is structural: {@link #close()} gives back the slot (cancelled, not counted as a
- * completed request) and every unit reserved, unless the request was handed over to run
- * ({@link #run()}), after which {@link #end()} marks its end once, whichever thread sees it first: its
- * caller then releases the {@link #permit()} and settles the units with {@link #settle}. Use it in
- * try-with-resources, so every exit between the decision and the chain frees what the decision took.
+ * <p>{@link Gate#release} gives back the slot (cancelled, not counted as a completed request) and every
+ * unit reserved, unless the request was handed over to run ({@link #run()}), after which {@link #end()}
+ * marks its end once, whichever thread sees it first: its caller then releases the {@link #permit()} and
+ * settles the units with {@link Gate#settle}. Release it in a {@code finally}, so every exit between the
+ * decision and the chain frees what the decision took.
  *
  * <p>A ticket of an estimated route may hold the slot alone ({@link #unpaid()}): its buckets refused
  * the route's minimum cost, and the body is read only to state the wait for the request's own cost.
  *
- * <p>Confined to the thread that decides until it runs; {@link #end()} and {@link #settle} may be called
+ * <p>Confined to the thread that decides until it runs; {@link #end()} and {@link Gate#settle} may be called
  * later from any thread. A delayed ticket ({@link Outcome.Delayed}) is handed from the deciding thread to
  * the one that resumes or drops it through the scheduler (a happens-before edge), and only one of them
  * uses it.
  */
-public sealed class Ticket implements Outcome, AutoCloseable, Charged permits Ticket.Scoped {
+public sealed class Ticket implements Outcome, Charged permits Ticket.Scoped {
     private static final BucketKind[] KINDS = BucketKind.values();
 
     /** {@link #flags}: the units are taken (a paid ticket; shadow mode's 0 units included). */
@@ -40,7 +40,7 @@ public sealed class Ticket implements Outcome, AutoCloseable, Charged permits Ti
     /** {@link #flags}: {@link #keepCharge()}. */
     private static final byte KEEP_CHARGE = 8;
 
-    /** {@link #state}: decided; {@link #close()} frees what it holds. */
+    /** {@link #state}: decided; {@link Gate#release} frees what it holds. */
     private static final byte DECIDED = 0;
     /** {@link #state}: closed without running; nothing is freed again. */
     private static final byte CLOSED = 1;
@@ -60,7 +60,7 @@ public sealed class Ticket implements Outcome, AutoCloseable, Charged permits Ti
         }
     }
 
-    /** The policy that decided: reprices, refunds and settlements go to its admission. */
+    /** The policy that decided: reprices, refunds and settlements are made by its limits. */
     final Policy policy;
     private final Route route;
     private final Permit permit;
@@ -202,7 +202,7 @@ public sealed class Ticket implements Outcome, AutoCloseable, Charged permits Ti
 
     /**
      * True if nothing is charged: the buckets refused the route's minimum cost and the ticket holds
-     * only the concurrency slot, so the body can be read and {@link #reprice priced}; the request runs
+     * only the concurrency slot, so the body can be read and {@link Gate#reprice priced}; the request runs
      * only if its buckets can take that cost by then.
      */
     public boolean unpaid() {
@@ -279,18 +279,6 @@ public sealed class Ticket implements Outcome, AutoCloseable, Charged permits Ti
     }
 
     /**
-     * Charges {@code cost} units in place of what was reserved (the route's minimum, held while the
-     * body arrived; nothing for an {@link #unpaid()} ticket): the reservation goes back, then
-     * {@code cost} is taken as a new admission. A refusal states the wait for {@code cost}.
-     *
-     * @return null if the request may run at that cost; otherwise the refusal (nothing is charged
-     *         then, and {@link #close()} frees the slot)
-     */
-    public Outcome.Refused reprice(long cost) {
-        return policy.admission.reprice(this, cost);
-    }
-
-    /**
      * Keeps what was charged when the ticket closes without running: the request made the server
      * read and parse its body before it was refused as bad input, or held its slot with a body that
      * never came, and that is paid for. An {@link #unpaid()} ticket is charged the route's minimum
@@ -309,9 +297,9 @@ public sealed class Ticket implements Outcome, AutoCloseable, Charged permits Ti
     }
 
     /**
-     * Hands the request over to run: from now on {@link #close()} frees nothing; {@link #end()} marks the
+     * Hands the request over to run: from now on {@link Gate#release} frees nothing; {@link #end()} marks the
      * request's end, once, then the caller releases the {@link #permit()} and settles the units with
-     * {@link #settle}.
+     * {@link Gate#settle}.
      */
     public void run() {
         if (unpaid()) throw new IllegalStateException("an unpaid ticket must be repriced before it runs");
@@ -360,25 +348,13 @@ public sealed class Ticket implements Outcome, AutoCloseable, Charged permits Ti
     }
 
     /**
-     * Settles the request's actual cost against what was charged (see
-     * {@link Admission#reconcile}), by the policy that admitted it.
-     *
-     * @return the units settled: negative for a refund, positive for an extra charge
+     * Marks a ticket whose request does not run as closed ({@link Gate#release}): true for the one call that
+     * closes it, while it is decided; false once it runs, or for a second call (a second release frees nothing).
      */
-    public long settle(long actualCost) {
-        return policy.admission.settle(this, actualCost);
-    }
-
-    /** Frees the slot and gives back the units, unless the request runs (see the class comment). */
-    @Override
-    public void close() {
-        if ((byte) STATE.get(this) != DECIDED) return;
-        STATE.set(this, CLOSED); // closed: a second close frees nothing
-        try {
-            if (permit != null) permit.cancel();
-        } finally {
-            policy.admission.release(this);
-        }
+    boolean close() {
+        if ((byte) STATE.get(this) != DECIDED) return false;
+        STATE.set(this, CLOSED);
+        return true;
     }
 
     /** True if {@link #keepCharge()} was called. */

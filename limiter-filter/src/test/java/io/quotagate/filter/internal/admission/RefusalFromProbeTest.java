@@ -78,7 +78,7 @@ class RefusalFromProbeTest {
         assertThat(first.published()).extracting(BandwidthStatus::remaining).containsExactly(4L, 99L);
         ((Ticket) decide("acme")).run(); // another request: the first one's fields do not move
         assertThat(first.published()).extracting(BandwidthStatus::remaining).containsExactly(4L, 99L);
-        first.close(); // not run: its unit goes back, and its fields say so (capped at capacity)
+        gate.release(first); // not run: its unit goes back, and its fields say so (capped at capacity)
         assertThat(first.published()).extracting(BandwidthStatus::remaining).containsExactly(5L, 100L);
     }
 
