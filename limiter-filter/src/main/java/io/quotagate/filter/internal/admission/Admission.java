@@ -147,7 +147,10 @@ final class Admission {
             Probe probe = takeTogether(pl, key, cost, maxDelay, tenantBucket(kind, key, pl), guests, global, scoped,
                     quotas, nowNanos);
             int own = guests == null ? 0 : 1;
-            if (pl.publish()) remaining = LimitsReadout.remainder(probe, own, pl.limits());
+            if (pl.publish()) {
+                int quotasAt = own + 1 + (global == null ? 0 : 1) + (scoped == null ? 0 : scoped.size());
+                remaining = LimitsReadout.remainder(probe, own, pl.limits(), quotas, quotasAt);
+            }
             // the request runs when every bucket has its units: after the longest wait
             delay = maxDelay > 0 ? probe.longestWait() : 0;
             if (probe.taken()) {
@@ -364,7 +367,7 @@ final class Admission {
             long refund = charged - actualCost;
             // a refund caps at capacity: it can never push a bucket above full
             store.bucketToSettle(kind, key, pl.limits()).refund(refund); // not moved back to old limits
-            ticket.refunded(refund, pl.limits());
+            ticket.refunded(refund, pl);
             if (guests != null) guests.refund(refund);
             if (global != null) global.refund(refund);
             settleQuotas(pl, key, ticket.quotaNanos(), -refund);

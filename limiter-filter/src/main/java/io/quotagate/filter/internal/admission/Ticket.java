@@ -262,13 +262,22 @@ public sealed class Ticket implements Outcome, Charged permits Ticket.Scoped {
         return quotaNanos;
     }
 
-    /** Notes {@code units} given back to the tenant's bucket at {@code limits} (each bandwidth capped at its capacity). */
-    void refunded(long units, io.quotagate.filter.store.BucketLimits limits) {
+    /**
+     * Notes {@code units} given back to the tenant's bucket at {@code pl}'s limits (each bandwidth capped at its
+     * capacity) and, if they were counted there, to its calendar quotas (each capped at its limit).
+     */
+    void refunded(long units, Limits.PlanLimits pl) {
         long[] before = remaining();
-        if (before == null || before.length != limits.bandwidths().size()) return;
+        int bandwidths = pl.limits().bandwidths().size();
+        int quotas = pl.quotas() == null ? 0 : pl.quotas().size();
+        if (before == null || (before.length != bandwidths && before.length != bandwidths + quotas)) return;
         long[] after = new long[before.length]; // the probe's array may be the store's note of the bucket: not changed
-        for (int i = 0; i < after.length; i++) {
-            after[i] = Math.min(limits.bandwidths().get(i).capacity(), before[i] + units);
+        for (int i = 0; i < bandwidths; i++) {
+            after[i] = Math.min(pl.limits().bandwidths().get(i).capacity(), before[i] + units);
+        }
+        for (int i = bandwidths; i < after.length; i++) {
+            long limit = pl.quotas().quotas()[i - bandwidths].limit();
+            after[i] = quotaNanos == 0 ? before[i] : Math.min(limit, before[i] + units);
         }
         notes.remaining = after;
     }
