@@ -186,7 +186,7 @@ final class Admission {
      * The request's buckets beside its tenant's (guest pool, global quota, {@code scoped}, calendar quotas),
      * or a plan that publishes its remainders: one store operation for all of them (on Redis one round
      * trip), all or none. The guest pool goes first: a guest the pool refuses writes no bucket of its own
-     * (with Redis, no key per made-up id of a flood). The buckets are laid out as {@link #longest} reads them.
+     * (with Redis, no key per made-up id of a flood). The buckets are laid out by {@link #layout}.
      *
      * @return the store's reply: taken or not, each bucket's wait and (if the plan publishes) remainder
      */
@@ -194,16 +194,10 @@ final class Admission {
                                QuotaBucket guests, QuotaBucket global, ScopedCharge scoped,
                                QuotaWindows quotas, long nowNanos) {
         boolean publish = pl.publish();
-        int size = 3 + (scoped == null ? 0 : scoped.size()) + (quotas == null ? 0 : quotas.size());
-        QuotaBucket[] buckets = new QuotaBucket[size];
-        int n = 0;
-        if (guests != null) buckets[n++] = guests;
-        buckets[n++] = tenantBucket;
-        if (global != null) buckets[n++] = global;
-        int further = n;
-        if (scoped != null) n = scoped.addTo(buckets, n);
-        // the calendar quotas' counters last: counted only if every bucket takes the units
-        if (quotas != null) n = quotas.addTo(buckets, n, counters, key, nowNanos);
+        QuotaBucket[] buckets = new QuotaBucket[3 + (scoped == null ? 0 : scoped.size())
+                + (quotas == null ? 0 : quotas.size())];
+        int n = layout(buckets, guests, tenantBucket, global, scoped, quotas, key, nowNanos);
+        int further = (guests == null ? 1 : 2) + (global == null ? 0 : 1);
         // a plan that publishes its limits reads each bucket's remainder from the same operation (the probe)
         Probe probe = maxDelay == 0 ? store.takeAll(buckets, n, cost, publish)
                 : store.reserveAll(buckets, n, cost, maxDelay, publish);
@@ -212,9 +206,28 @@ final class Admission {
     }
 
     /**
-     * The refusal of the request's buckets laid out as {@link #takeTogether} put them (the guest pool if
-     * {@code own} is 1, the tenant's at {@code own}, the global quota if {@code global}, then {@code scoped}'s, then
-     * the calendar quotas), from their {@code waits}. The client must find every bucket able to take it when it
+     * Lays a request's buckets out at {@code into[0..]} in the one order its store operations use and
+     * {@link #longest} reads: the guest pool (if any) first, so a guest the pool refuses writes no bucket of
+     * its own (with Redis, no key per made-up id of a flood); the tenant's; the global quota (if any);
+     * {@code scoped}'s (if any); the calendar quotas' counters last (counted only if every bucket takes the
+     * units). Returns how many.
+     */
+    private int layout(QuotaBucket[] into, QuotaBucket guests, QuotaBucket tenantBucket, QuotaBucket global,
+                       ScopedCharge scoped, QuotaWindows quotas, String key, long nowNanos) {
+        int n = 0;
+        if (guests != null) into[n++] = guests;
+        into[n++] = tenantBucket;
+        if (global != null) into[n++] = global;
+        if (scoped != null) n = scoped.addTo(into, n);
+        if (quotas != null) n = quotas.addTo(into, n, counters, key, nowNanos);
+        return n;
+    }
+
+    /**
+     * The one place a request's refusal is found: the longest wait of its buckets laid out by {@link #layout} (the
+     * guest pool if {@code own} is 1, the tenant's at {@code own}, the global quota if {@code global}, then
+     * {@code scoped}'s, then the calendar quotas), from the {@code waits} of the store operation that took or
+     * asked them. The client must find every bucket able to take it when it
      * comes back: the longest wait wins, on a tie the tenant's own bucket, then the guest pool, then the global
      * quota, then the user's and the route's own, then the quotas.
      */
@@ -307,20 +320,11 @@ final class Admission {
         QuotaWindows quotas = caller.kind() == BucketKind.TENANT ? pl.quotas() : null;
         // every bucket's wait in one store operation (on Redis one round trip), nothing taken
         QuotaBucket[] buckets = new QuotaBucket[3 + (quotas == null ? 0 : quotas.size())];
-        int n = 0;
-        buckets[n++] = tenantBucket(caller.kind(), caller.key(), pl);
-        if (guests != null) buckets[n++] = guests;
-        int shared = n;
-        if (l.global() != null) buckets[n++] = l.global();
-        int counted = n;
-        if (quotas != null) n = quotas.addTo(buckets, n, counters, caller.key(), QuotaWindows.nanos(wall.instant()));
-        long[] waits = store.waits(buckets, n, cost, false).waits();
-        if (waits[0] > refusal.nanosToWait()) refusal = new Rejection(Reason.TENANT_RATE, waits[0]);
-        if (guests != null && waits[1] > refusal.nanosToWait()) refusal = new Rejection(Reason.GUEST_RATE, waits[1]);
-        if (l.global() != null && waits[shared] > refusal.nanosToWait()) {
-            refusal = new Rejection(Reason.GLOBAL_RATE, waits[shared]);
-        }
-        if (quotas != null) refusal = quotas.longest(refusal, waits, counted);
+        int n = layout(buckets, guests, tenantBucket(caller.kind(), caller.key(), pl), l.global(), null, quotas,
+                caller.key(), quotas == null ? 0 : QuotaWindows.nanos(wall.instant()));
+        Rejection plan = longest(store.waits(buckets, n, cost, false).waits(), guests == null ? 0 : 1,
+                l.global() != null, null, quotas);
+        if (plan.nanosToWait() > refusal.nanosToWait()) refusal = plan; // on a tie, the refusal it had
         // the buckets beside the plan's: no cost above their smallest capacity is ever admitted on this route
         return scoped == null ? refusal : scoped.longerOf(store, refusal, Math.min(cost, scoped.smallestCapacity()),
                 policy.readout().publishes(caller.plan()));
