@@ -97,20 +97,19 @@ final class LimitsReadout {
         long[] tokens = remaining == null || remaining.length == pl.limits().bandwidths().size() ? remaining
                 : Arrays.copyOf(remaining, pl.limits().bandwidths().size()); // its quotas' figures follow
         statuses(tokens, pl.limits(), null, Gate.isAnonymousKey(tenant) ? null : tenant, all);
-        if (kind == BucketKind.TENANT && pl.quotas() != null) {
+        CalendarQuota[] quotas = kind == BucketKind.TENANT && pl.quotas() != null ? pl.quotas().quotas() : null;
+        int bandwidths = pl.limits().bandwidths().size();
+        // what is left of each quota as the request's own store operation replied, after the bucket's
+        // bandwidths; a reply without them (a bucket at other limits during a change) publishes none, as it
+        // publishes no bandwidth then
+        if (quotas != null && remaining != null && remaining.length == bandwidths + quotas.length) {
             String pk = tenant; // an assigned tenant's: never an anonymous client's address
             // each calendar quota is a policy too: q = its limit, w = its period, r = what is left, and a unit
             // spent now comes back only at the reset, which is t
             long now = QuotaWindows.nanos(wall.instant());
-            CalendarQuota[] quotas = pl.quotas().quotas();
-            int bandwidths = pl.limits().bandwidths().size();
-            // what is left of each quota as the request's own store operation replied, after the bucket's
-            // bandwidths; without a reply of that shape (none, or a bucket at other limits), the counter's
-            boolean replied = remaining != null && remaining.length == bandwidths + quotas.length;
             for (int i = 0; i < quotas.length; i++) {
                 QuotaWindows.Period p = pl.quotas().period(i, now);
-                long used = replied ? quotas[i].limit() - remaining[bandwidths + i]
-                        : counters.notedUsed(QuotaWindows.key(quotas[i], tenant, p.label()));
+                long used = quotas[i].limit() - remaining[bandwidths + i];
                 long toReset = p.endNanos() - now;
                 all.add(new BandwidthStatus(quotas[i].name(), quotas[i].limit(),
                         RetryAfter.seconds(p.endNanos() - p.startNanos()), Math.max(0, quotas[i].limit() - used),
@@ -148,7 +147,7 @@ final class LimitsReadout {
         long[] all = Arrays.copyOf(tokens, bandwidths + quotas.size());
         for (int i = 0; i < quotas.size(); i++) {
             long[] left = remaining[quotasAt + i];
-            if (left == null || left.length != 1) return tokens; // no figure: the counters are read instead
+            if (left == null || left.length != 1) return tokens; // no figure: no quota is published
             all[bandwidths + i] = left[0];
         }
         return all;
