@@ -30,8 +30,8 @@ import java.util.List;
  * not known here: they are the bound's "one extra burst".
  *
  * <p><b>Algorithms.</b> bucket4j keeps token buckets: a {@link Algorithm#GCRA} bandwidth is kept as the token
- * bucket it admits the same requests as; a {@link Algorithm#SLIDING_WINDOW} cannot be kept here (a local
- * allowance on such limits is refused when the bucket is made).
+ * bucket it admits the same requests as; a {@link Algorithm#SLIDING_WINDOW} cannot be kept here: the store
+ * keeps limits with one in its script ({@link ScriptBucket}) even with a local allowance.
  */
 final class RemoteBucket implements RedisBucket {
     /** Tokens per bandwidth (in the order of the limits) at a time of the Redis buckets' clock. */
@@ -127,6 +127,17 @@ final class RemoteBucket implements RedisBucket {
     public long[] notedPerBandwidth() {
         Seen s = seen;
         return s != null ? s.tokens().clone() : availablePerBandwidth();
+    }
+
+    @Override
+    public Noted lastSeen() {
+        Seen s = seen;
+        return s == null ? null : new Noted(s.atNanos(), s.tokens().clone());
+    }
+
+    @Override
+    public void seed(Noted noted) {
+        if (seen == null) seen = new Seen(noted.tokens().clone(), noted.atNanos());
     }
 
     /** Notes the tokens the reply shows, and returns its value. */

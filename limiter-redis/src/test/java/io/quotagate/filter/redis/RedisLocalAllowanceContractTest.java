@@ -12,10 +12,4 @@ class RedisLocalAllowanceContractTest extends RedisBucketStoreContractTest {
     RedisSettings settings(RedisSettings base) {
         return base.withLocalAllowance(new RedisSettings.LocalAllowance(5, Duration.ofSeconds(1)));
     }
-
-    /** bucket4j keeps token buckets (a GCRA cell as the token bucket it equals): no sliding window. */
-    @Override
-    protected boolean keeps(io.quotagate.plans.Algorithm algorithm) {
-        return algorithm != io.quotagate.plans.Algorithm.SLIDING_WINDOW;
-    }
 }
