@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>It holds no configuration of its own: every call names the {@link Policy} that decides it, so
  * one request is decided and settled by one policy however the limits change meanwhile. A new policy
  * ({@link #policy}) keeps every bucket's state: the shared buckets are moved at once, each tenant
- * bucket lazily on its next use, both with {@link BucketLimits#INHERITANCE} (the store moves a bucket when handed
+ * bucket lazily on its next use, both with {@link BucketLimits} (the store moves a bucket when handed
  * other {@link BucketLimits}). A plan (or the whole plans file) in shadow mode refuses nothing: the refusal
  * is counted ({@link #shadowRejections}) and reported in {@link Ticket#shadowRejection()}.
  *
@@ -89,7 +89,7 @@ final class Admission {
 
     /**
      * The policy of these plans, placing tenants with {@code directory}. With a {@code previous}
-     * policy, every bucket keeps its state (see {@link BucketLimits#INHERITANCE}): the shared buckets move to the
+     * policy, every bucket keeps its state (see {@link BucketLimits}): the shared buckets move to the
      * new limits now, each tenant's bucket on its next request; a plan whose limits did not change
      * keeps its buckets untouched. Callers that put policies in force one after another must build
      * them one at a time (a shared bucket is moved here).

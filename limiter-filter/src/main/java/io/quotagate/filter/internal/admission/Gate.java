@@ -67,7 +67,7 @@ public final class Gate {
     /**
      * The policy of {@code plans}, placing tenants with {@code directory}; with the {@code previous}
      * policy, every bucket keeps its tokens across the change (see
-     * {@link io.quotagate.filter.store.BucketLimits#INHERITANCE}).
+     * {@link io.quotagate.filter.store.BucketLimits}).
      */
     public Policy policy(Plans plans, TenantDirectory directory, Policy previous) {
         return admission.policy(plans, directory, previous);

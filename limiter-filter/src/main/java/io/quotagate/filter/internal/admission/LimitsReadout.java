@@ -166,10 +166,11 @@ final class LimitsReadout {
             long window = RetryAfter.seconds(nanosToRefill(b, b.capacity()));
             long missing = b.capacity() - tokens[i];
             // the next whole unit: one more than now, or (in debt) the first one above 0; a full
-            // bandwidth gives back a unit spent now after one unit's refill time
-            long nextUnit = nanosToRefill(b, Math.max(1, 1 - tokens[i]));
+            // bandwidth gives back a unit spent now after one unit's refill time (a sliding window: its units
+            // are back within a period and a sub-window, the bound its tokens alone can tell)
+            long nextUnit = limits.nanosToReturn(i, Math.max(1, 1 - tokens[i]));
             out.add(new BandwidthStatus(prefix == null ? b.name() : prefix + '.' + b.name(), b.capacity(), window,
-                    Math.max(0, tokens[i]), missing <= 0 ? 0 : nanosToRefill(b, missing), nextUnit, pk));
+                    Math.max(0, tokens[i]), missing <= 0 ? 0 : limits.nanosToReturn(i, missing), nextUnit, pk));
         }
     }
 
