@@ -106,7 +106,7 @@ final class LimitsReadout {
                 long toReset = p.endNanos() - now;
                 all.add(new BandwidthStatus(quotas[i].name(), quotas[i].limit(),
                         RetryAfter.seconds(p.endNanos() - p.startNanos()), Math.max(0, quotas[i].limit() - used),
-                        used <= 0 ? 0 : toReset, toReset, pk));
+                        used <= 0 ? 0 : toReset, toReset, pk, null));
             }
         }
         if (scoped != null) scoped.published(all);
@@ -150,7 +150,7 @@ final class LimitsReadout {
             // bandwidth gives back a unit spent now after one unit's refill time
             long nextUnit = nanosToRefill(b, Math.max(1, 1 - tokens[i]));
             out.add(new BandwidthStatus(prefix == null ? b.name() : prefix + '.' + b.name(), b.capacity(), window,
-                    Math.max(0, tokens[i]), missing <= 0 ? 0 : nanosToRefill(b, missing), nextUnit, pk));
+                    Math.max(0, tokens[i]), missing <= 0 ? 0 : nanosToRefill(b, missing), nextUnit, pk, b.algorithm()));
         }
     }
 
