@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.status.RetryAfter;
+import io.quotagate.plans.Algorithm;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.GlobalQuota;
 import io.quotagate.plans.PlansFile;
@@ -40,7 +41,7 @@ final class AdminQuota extends ApiServlet {
     /** Wrong tokens are counted per connection address: the management port is not behind the public proxies. */
     private static final ClientAddress ADDRESSES = ClientAddress.behind(List.of());
     private static final int MAX_BODY = 4096;
-    private static final Set<String> KEYS = Set.of("capacity", "refill", "period");
+    private static final Set<String> KEYS = Set.of("capacity", "refill", "period", "algorithm");
 
     private final transient QuotaFilter filter;
     private final byte[] token;
@@ -115,11 +116,12 @@ final class AdminQuota extends ApiServlet {
             String key = it.next();
             if (!KEYS.contains(key)) {
                 throw new IllegalArgumentException("Unknown field " + JSON.getNodeFactory().textNode(key)
-                        + "; expected capacity, refill and period.");
+                        + "; expected capacity, refill and period (and optionally algorithm).");
             }
         }
+        Algorithm algorithm = algorithm(root, "");
         long capacity = positive(root, "capacity");
-        long refill = positive(root, "refill");
+        long refill = refill(root, "", algorithm, capacity, () -> positive(root, "refill"));
         JsonNode period = root.get("period");
         if (period == null) throw new IllegalArgumentException("period is required, a string such as \"1m\".");
         if (!period.isTextual()) throw new IllegalArgumentException("period must be a string such as \"1m\", was " + period + ".");
@@ -129,7 +131,33 @@ final class AdminQuota extends ApiServlet {
         } catch (IllegalArgumentException e) { // its message quotes the text as given
             throw new IllegalArgumentException("period: " + e.getMessage());
         }
-        return new Bandwidth(name, capacity, refill, d);
+        return new Bandwidth(name, capacity, refill, d, algorithm);
+    }
+
+    /**
+     * The optional {@code algorithm} of a bandwidth in a body: {@code token-bucket} (when absent), {@code gcra} or
+     * {@code sliding-window}; {@code prefix} names where the bandwidth is ({@code limits[0].}).
+     */
+    static Algorithm algorithm(JsonNode node, String prefix) {
+        JsonNode a = node.get("algorithm");
+        if (a == null) return Algorithm.TOKEN_BUCKET;
+        Algorithm algorithm = a.isTextual() ? Algorithm.ofFileName(a.textValue())
+                .filter(x -> x.fileName().equals(a.textValue())).orElse(null) : null;
+        if (algorithm == null) {
+            throw new IllegalArgumentException(prefix + "algorithm must be token-bucket, gcra or sliding-window, was " + a + ".");
+        }
+        return algorithm;
+    }
+
+    /** The {@code refill} of a body's bandwidth: none for a sliding window (its capacity), else required. */
+    static long refill(JsonNode node, String prefix, Algorithm algorithm, long capacity,
+                       java.util.function.LongSupplier required) {
+        if (algorithm != Algorithm.SLIDING_WINDOW) return required.getAsLong();
+        if (node.has("refill")) {
+            throw new IllegalArgumentException(prefix + "refill: a sliding window takes no refill: it admits at most "
+                    + "capacity in any period.");
+        }
+        return capacity;
     }
 
     private static long positive(JsonNode root, String field) {
@@ -176,6 +204,7 @@ final class AdminQuota extends ApiServlet {
             o.put("capacity", b.capacity());
             o.put("refill", b.refill());
             o.put("period", b.period().toString());
+            o.put("algorithm", b.algorithm().fileName());
         }
         return JSON.writeValueAsString(root);
     }

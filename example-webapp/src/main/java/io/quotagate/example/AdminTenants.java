@@ -9,6 +9,7 @@ import io.quotagate.filter.QuotaControl;
 import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.status.BandwidthStatus;
 import io.quotagate.filter.status.LimitsReport;
+import io.quotagate.plans.Algorithm;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.TenantId;
@@ -232,13 +233,15 @@ final class AdminTenants extends HttpServlet {
 
     private static Bandwidth bandwidth(JsonNode node, String field) {
         if (!node.isObject()) throw new IllegalArgumentException(field + " must be an object, was " + node + ".");
-        fields(node, field + ".", Set.of("name", "capacity", "refill", "period"));
+        fields(node, field + ".", Set.of("name", "algorithm", "capacity", "refill", "period"));
         JsonNode name = node.get("name");
         if (name != null && (!name.isTextual() || name.textValue().isBlank())) {
             throw new IllegalArgumentException(field + ".name must be a non-empty string, was " + name + ".");
         }
+        Algorithm algorithm = AdminQuota.algorithm(node, field + ".");
         long capacity = positive(node, field, "capacity");
-        long refill = positive(node, field, "refill");
+        long refill = AdminQuota.refill(node, field + ".", algorithm, capacity,
+                () -> positive(node, field, "refill"));
         JsonNode period = node.get("period");
         if (period == null || !period.isTextual()) {
             throw new IllegalArgumentException(field + ".period must be a string such as \"1m\", was " + period + ".");
@@ -251,7 +254,7 @@ final class AdminTenants extends HttpServlet {
         }
         String n = name == null ? field.replace("limits[", "b").replace("]", "") : name.textValue();
         try {
-            return new Bandwidth(n, capacity, refill, d);
+            return new Bandwidth(n, capacity, refill, d, algorithm);
         } catch (IllegalArgumentException e) { // a name unsafe in a header, a period past 10 years
             throw new IllegalArgumentException(field + ": " + e.getMessage());
         }

@@ -234,7 +234,13 @@ class CompletionsAndAdminTest {
                         "capacity must be a whole number > 0, was 99999999999999999999."),
                 arguments("{\"refill\": 10, \"period\": \"1m\"}", "capacity is required, a whole number > 0."),
                 arguments("{\"capacity\": 10, \"refill\": 10, \"period\": \"1m\", \"burst\": 3}",
-                        "Unknown field \"burst\"; expected capacity, refill and period."),
+                        "Unknown field \"burst\"; expected capacity, refill and period (and optionally algorithm)."),
+                arguments("{\"capacity\": 10, \"refill\": 10, \"period\": \"1m\", \"algorithm\": \"leaky\"}",
+                        "algorithm must be token-bucket, gcra or sliding-window, was \"leaky\"."),
+                arguments("{\"capacity\": 10, \"refill\": 10, \"period\": \"1m\", \"algorithm\": \"sliding-window\"}",
+                        "refill: a sliding window takes no refill: it admits at most capacity in any period."),
+                arguments("{\"capacity\": 10, \"period\": \"1m\", \"algorithm\": \"gcra\"}",
+                        "refill is required, a whole number > 0."),
                 arguments("[10, 10, \"1m\"]", "The body must be a JSON object such as " + EXAMPLE + ", was [10,10,\"1m\"]."),
                 arguments("null", "The body must be a JSON object such as " + EXAMPLE + ", was null."),
                 arguments("", "The body must be a JSON object such as " + EXAMPLE + ", was empty."),
@@ -342,7 +348,7 @@ class CompletionsAndAdminTest {
         HttpResponse<String> r = send("PUT", "/admin/quota", null, "Bearer s3cret",
                 "{\"capacity\": 6, \"refill\": 6, \"period\": \"1m\"}");
         assertThat(r.statusCode()).isEqualTo(200);
-        assertThat(r.body()).contains("\"capacity\":6", "\"period\":\"PT1M\"");
+        assertThat(r.body()).contains("\"capacity\":6", "\"period\":\"PT1M\"", "\"algorithm\":\"token-bucket\"");
         // 2997 tokens kept, capped at 6
         for (int i = 0; i < 6; i++) assertThat(Http.get(URI.create(app.baseUri() + "/items/1"), "u" + i).statusCode()).isEqualTo(200);
         HttpResponse<String> refused = Http.get(URI.create(app.baseUri() + "/items/1"), "fresh");
@@ -350,5 +356,14 @@ class CompletionsAndAdminTest {
         assertThat(refused.body()).contains("\"reason\":\"global_rate\"");
         assertThat(refused.headers().firstValue("Retry-After")).contains("10"); // 6 per minute
         assertThat(refused.headers().map().keySet()).noneMatch(h -> h.toLowerCase().contains("ratelimit"));
+    }
+
+    @Test
+    void theAdminQuotaTakesAndShowsTheAlgorithm() {
+        assertThat(AdminQuota.parse("{\"capacity\": 60, \"period\": \"1m\", \"algorithm\": \"sliding-window\"}"
+                .getBytes(StandardCharsets.UTF_8), "api"))
+                .isEqualTo(io.quotagate.plans.Bandwidth.slidingWindow("api", 60, java.time.Duration.ofMinutes(1)));
+        assertThat(AdminQuota.parse("{\"capacity\": 60, \"refill\": 6, \"period\": \"1m\", \"algorithm\": \"gcra\"}"
+                .getBytes(StandardCharsets.UTF_8), "api").algorithm()).isEqualTo(io.quotagate.plans.Algorithm.GCRA);
     }
 }

@@ -4,8 +4,11 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * One limit of a token bucket: at most {@code capacity} units at once, refilled smoothly at
- * {@code refill} units per {@code period}.
+ * One limit of a bucket, counted by its {@link Algorithm}: for a token bucket (the default), at most
+ * {@code capacity} units at once, refilled smoothly at {@code refill} units per {@code period}; for
+ * {@link Algorithm#GCRA}, the same admissions kept as one timestamp ({@code capacity} the burst,
+ * {@code refill} per {@code period} the rate); for {@link Algorithm#SLIDING_WINDOW}, at most {@code capacity}
+ * units in any {@code period} ({@code refill} is {@code capacity}: build one with {@link #slidingWindow}).
  *
  * <p>A plan usually has several: a burst ({@code capacity: 200, refill: 100, period: 10s}) and a
  * daily budget ({@code capacity: 100000, refill: 100000, period: 1d}); a request must fit in all of
@@ -35,6 +38,10 @@ public record Bandwidth(String name, long capacity, long refill, Duration period
             throw new IllegalArgumentException("period must be at most " + PlansFile.MAX_PERIOD.toDays()
                     + "d (10 years), was " + period);
         }
+        if (algorithm == Algorithm.SLIDING_WINDOW && refill != capacity) {
+            throw new IllegalArgumentException("a sliding window takes no refill of its own (it admits at most capacity in"
+                    + " any period): refill must equal capacity " + capacity + ", was " + refill);
+        }
         if (!FieldCursor.NAME.matcher(name).matches()) {
             throw new IllegalArgumentException("name must be 1-32 characters of a-z 0-9 _ - starting with a letter, was '"
                     + name + "'");
@@ -44,6 +51,19 @@ public record Bandwidth(String name, long capacity, long refill, Duration period
     /** A token bucket's limit ({@link Algorithm#TOKEN_BUCKET}). */
     public Bandwidth(String name, long capacity, long refill, Duration period) {
         this(name, capacity, refill, period, Algorithm.TOKEN_BUCKET);
+    }
+
+    /**
+     * A GCRA limit: the same admissions as a token bucket of burst {@code burst} refilled at {@code rate} units per
+     * {@code period}, kept as one timestamp per key.
+     */
+    public static Bandwidth gcra(String name, long burst, long rate, Duration period) {
+        return new Bandwidth(name, burst, rate, period, Algorithm.GCRA);
+    }
+
+    /** A sliding-window limit: at most {@code capacity} units in any {@code period}, whichever window is looked at. */
+    public static Bandwidth slidingWindow(String name, long capacity, Duration period) {
+        return new Bandwidth(name, capacity, capacity, period, Algorithm.SLIDING_WINDOW);
     }
 
     /** Nanoseconds an empty bucket of this bandwidth needs to be full again. */

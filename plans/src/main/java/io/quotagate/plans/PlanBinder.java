@@ -22,6 +22,16 @@ final class PlanBinder {
     private final FieldCursor in;
     /** The line of each plan's {@code per-user:} key, for the error of a file that names no user resolver. */
     final Map<String, Integer> perUserLines = new LinkedHashMap<>();
+    /**
+     * Where each sliding-window limit is written, by its list's field and its name ({@code plans.free.limits#b0}),
+     * and the line of each {@code throttle:}, by its field: for the error of a throttle that would reserve in one.
+     */
+    final Map<String, Where> slidingWindows = new LinkedHashMap<>();
+    final Map<String, Integer> throttleLines = new LinkedHashMap<>();
+
+    /** A field as written: its line and its path. */
+    record Where(int line, String field) {
+    }
 
     PlanBinder(FieldCursor in) {
         this.in = in;
@@ -64,6 +74,7 @@ final class PlanBinder {
     Optional<Throttle> throttle(YamlNode node, String field) {
         if (node == null) return Optional.empty();
         Mapping m = in.mapping(node, field, Set.of("max-delay", "queue"));
+        throttleLines.put(field, m.line());
         YamlNode delayNode = in.required(m, "max-delay", field);
         Duration maxDelay = in.period(delayNode, field + ".max-delay");
         if (maxDelay.compareTo(Throttle.MAX_DELAY) > 0) {
@@ -96,21 +107,43 @@ final class PlanBinder {
         Set<String> names = new HashSet<>();
         for (int i = 0; i < seq.items().size(); i++) {
             String f = field + "[" + i + "]";
-            Mapping m = in.mapping(seq.items().get(i), f, Set.of("name", "capacity", "refill", "period"));
+            Mapping m = in.mapping(seq.items().get(i), f, LIMIT_KEYS);
             out.add(bandwidth(m, f, "b" + i, names));
         }
         return out;
     }
 
-    /** One bandwidth's {@code name} ({@code defaultName} if not written, unique among {@code names}), {@code capacity}, {@code refill}, {@code period}. */
+    /** The keys of one limit. */
+    static final Set<String> LIMIT_KEYS = Set.of("name", "algorithm", "capacity", "refill", "period");
+
+    /**
+     * One bandwidth's {@code name} ({@code defaultName} if not written, unique among {@code names}), {@code algorithm}
+     * ({@code token-bucket} if not written), {@code capacity}, {@code refill} (none for a sliding window: it is its
+     * capacity), {@code period}. {@code f} is the limit's field in its list ({@code plans.free.limits[0]}).
+     */
     Bandwidth bandwidth(Mapping m, String f, String defaultName, Set<String> names) {
         YamlNode nameNode = m.entries().get("name");
         String name = nameNode == null ? defaultName : in.matching(nameNode, f + ".name", NAME);
         if (!names.add(name)) throw in.error(m.line(), f + ".name", "duplicate limit name '" + name + "'");
+        Algorithm algorithm = in.choice(m, "algorithm", f + ".algorithm", Algorithm.TOKEN_BUCKET, Algorithm.class);
         long capacity = in.positive(in.required(m, "capacity", f), f + ".capacity", Long.MAX_VALUE);
-        long refill = in.positive(in.required(m, "refill", f), f + ".refill", Long.MAX_VALUE);
+        long refill;
+        if (algorithm == Algorithm.SLIDING_WINDOW) {
+            YamlNode refillNode = m.entries().get("refill");
+            if (refillNode != null) {
+                throw in.error(refillNode.line(), f + ".refill", "a sliding window takes no refill: it admits at most"
+                        + " capacity in any period (remove refill, or use algorithm token-bucket or gcra)");
+            }
+            refill = capacity;
+            YamlNode algorithmNode = m.entries().get("algorithm");
+            int at = f.lastIndexOf('[');
+            slidingWindows.putIfAbsent((at < 0 ? f : f.substring(0, at)) + "#" + name,
+                    new Where(algorithmNode.line(), f + ".algorithm"));
+        } else {
+            refill = in.positive(in.required(m, "refill", f), f + ".refill", Long.MAX_VALUE);
+        }
         Duration period = in.period(in.required(m, "period", f), f + ".period");
-        return new Bandwidth(name, capacity, refill, period);
+        return new Bandwidth(name, capacity, refill, period, algorithm);
     }
 
     /**

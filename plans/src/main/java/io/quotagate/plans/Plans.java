@@ -47,6 +47,81 @@ public final class Plans {
         if (!plans.containsKey(tenants.defaultPlan())) {
             throw new IllegalArgumentException("default plan " + tenants.defaultPlan() + " is not defined");
         }
+        reserveConflict(plans, routes, global, tenants).ifPresent(c -> {
+            throw new IllegalArgumentException(c.limits() + " limit '" + c.limit() + "': " + c.reason());
+        });
+    }
+
+    /**
+     * A sliding-window limit a throttled request would be charged in: a throttle reserves units ahead (the bucket
+     * goes into debt until they arrive), which a sliding window cannot do, since units it admitted stay counted
+     * for a whole period whenever they were meant to arrive.
+     *
+     * @param limits   the field of the list the limit is in ({@code plans.free.limits}, {@code routes[2].limits})
+     * @param limit    the limit's name
+     * @param throttle the field of the throttle that reaches it ({@code plans.free.throttle})
+     */
+    record ReserveConflict(String limits, String limit, String throttle) {
+        String reason() {
+            return reason(throttle);
+        }
+
+        /** The reason, naming the throttle as {@code throttleAt} (its field, and maybe its line). */
+        String reason(String throttleAt) {
+            return "a sliding window cannot reserve units ahead, as the throttle " + throttleAt + " does for the"
+                    + " requests it delays: use algorithm token-bucket or gcra here, or no throttle";
+        }
+    }
+
+    /**
+     * The first sliding-window limit a throttle reaches, if any. A request is charged in its plan's limits (or its
+     * tenant's own), its plan's per-user limits, its route's own, the guest pool and the global quota, all reserved
+     * together under its throttle: the route's, else its plan's.
+     */
+    static Optional<ReserveConflict> reserveConflict(Map<String, Plan> plans, List<RouteRule> routes,
+                                                     Optional<GlobalQuota> global, TenantSettings tenants) {
+        String routeThrottle = null;
+        for (int i = 0; i < routes.size() && routeThrottle == null; i++) {
+            if (routes.get(i).throttle().isPresent()) routeThrottle = "routes[" + i + "].throttle";
+        }
+        String planThrottle = null;
+        for (Plan p : plans.values()) {
+            if (planThrottle == null && p.throttle().isPresent()) planThrottle = "plans." + p.name() + ".throttle";
+        }
+        if (routeThrottle == null && planThrottle == null) return Optional.empty();
+        for (Plan p : plans.values()) {
+            String t = p.throttle().isPresent() ? "plans." + p.name() + ".throttle" : routeThrottle;
+            if (t == null) continue;
+            Optional<ReserveConflict> c = sliding(p.limits(), "plans." + p.name() + ".limits", t)
+                    .or(() -> sliding(p.perUser(), "plans." + p.name() + ".per-user.limits", t));
+            if (c.isPresent()) return c;
+            for (Map.Entry<String, List<Bandwidth>> own : tenants.overrides().entrySet()) {
+                if (!p.name().equals(tenants.assignments().get(own.getKey()))) continue;
+                c = sliding(own.getValue(), "tenants.overrides." + own.getKey() + ".limits", t);
+                if (c.isPresent()) return c;
+            }
+        }
+        String any = routeThrottle != null ? routeThrottle : planThrottle;
+        Optional<ReserveConflict> c = global.flatMap(g -> sliding(g.limits(), "global.limits", any))
+                .or(() -> sliding(tenants.guests().limits(), "tenants.guests.limits", any));
+        if (c.isPresent()) return c;
+        for (int i = 0; i < routes.size(); i++) {
+            RouteRule r = routes.get(i);
+            String t = r.throttle().isPresent() ? "routes[" + i + "].throttle" : planThrottle;
+            if (t == null) continue;
+            for (ScopedLimit l : r.limits()) {
+                c = sliding(l.limits(), "routes[" + i + "].limits", t);
+                if (c.isPresent()) return c;
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<ReserveConflict> sliding(List<Bandwidth> limits, String field, String throttle) {
+        for (Bandwidth b : limits) {
+            if (b.algorithm() == Algorithm.SLIDING_WINDOW) return Optional.of(new ReserveConflict(field, b.name(), throttle));
+        }
+        return Optional.empty();
     }
 
     /**
@@ -312,6 +387,23 @@ public final class Plans {
         } catch (IllegalArgumentException refused) {
             return Optional.of(refused.getMessage());
         }
+    }
+
+    /**
+     * As {@link #limitsRefusal(String, List)}, for the own limits of a tenant on {@code plan}: also refused if one
+     * is a sliding window and a throttle would reserve in it (the plan's {@code throttle:} or a route's), which a
+     * sliding window cannot do.
+     */
+    public Optional<String> limitsRefusal(String owner, String plan, List<Bandwidth> limits) {
+        Optional<String> refusal = limitsRefusal(owner, limits);
+        if (refusal.isPresent()) return refusal;
+        Plan p = plans.get(plan);
+        String throttle = p != null && p.throttle().isPresent() ? "plans." + plan + ".throttle" : null;
+        for (int i = 0; i < routes.size() && throttle == null; i++) {
+            if (routes.get(i).throttle().isPresent()) throttle = "routes[" + i + "].throttle";
+        }
+        if (throttle == null) return Optional.empty();
+        return sliding(limits, owner, throttle).map(c -> owner + " limit '" + c.limit() + "': " + c.reason());
     }
 
     /**

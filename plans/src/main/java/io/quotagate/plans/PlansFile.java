@@ -188,6 +188,13 @@ public final class PlansFile {
         boolean shadow = in.bool(top, "shadow", "shadow", false);
         StoreSpec store = new StoreBinder(in).store(top.entries().get("store"));
         SignalSettings signals = new SignalBinder(in).signals(top.entries().get("signals"), plans);
+        Plans.reserveConflict(plans, routes, global, tenants).ifPresent(c -> {
+            PlanBinder.Where at = planBinder.slidingWindows.get(c.limits() + "#" + c.limit());
+            Integer throttleLine = planBinder.throttleLines.get(c.throttle());
+            String reason = c.reason(c.throttle() + (throttleLine == null ? "" : " (line " + throttleLine + ")"));
+            if (at == null) throw in.error(0, c.limits(), "limit '" + c.limit() + "': " + reason);
+            throw in.error(at.line(), at.field(), reason);
+        });
         return Plans.builder(in.source())
                 .global(global)
                 .plans(plans.values())
@@ -205,8 +212,10 @@ public final class PlansFile {
      * tenant's contract in a database column): YAML, usually on one line
      * ({@code [{capacity: 200, refill: 100, period: 10s}, {name: day, capacity: 100000, refill: 100000, period: 1d}]}),
      * or the same as JSON, which is YAML too. The checks are the file's: at least one limit, only the
-     * keys {@code name}, {@code capacity}, {@code refill}, {@code period}, whole numbers &gt; 0, periods
-     * as {@link #parsePeriod} reads them, unique names ({@code b0}, {@code b1}... when none is written).
+     * keys {@code name}, {@code algorithm}, {@code capacity}, {@code refill}, {@code period}, whole numbers
+     * &gt; 0, periods as {@link #parsePeriod} reads them, unique names ({@code b0}, {@code b1}... when none is
+     * written), {@code algorithm} one of {@code token-bucket} (the default), {@code gcra}, {@code sliding-window},
+     * no {@code refill} on a sliding window.
      * A route's cost is not checked here: the caller knows the routes.
      *
      * @param source names the text in error messages (a table and column, a tenant)

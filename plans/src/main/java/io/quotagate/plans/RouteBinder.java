@@ -20,6 +20,15 @@ final class RouteBinder {
     private static final Set<String> KEYS = Set.of("name", "methods", "paths", "cost", "group", "limited", "limits",
             "throttle");
 
+    /** A route limit's keys: a limit's, and whose bucket it is. */
+    private static final Set<String> ROUTE_LIMIT_KEYS;
+
+    static {
+        Set<String> keys = new HashSet<>(PlanBinder.LIMIT_KEYS);
+        keys.add("per");
+        ROUTE_LIMIT_KEYS = Set.copyOf(keys);
+    }
+
     private final FieldCursor in;
     private final PlanBinder bandwidths;
     /** The line of the first route limit {@code per: user}, for the error of a file that names no user resolver. */
@@ -117,7 +126,7 @@ final class RouteBinder {
         Set<String> names = new HashSet<>();
         for (int i = 0; i < seq.items().size(); i++) {
             String f = field + "[" + i + "]";
-            Mapping m = in.mapping(seq.items().get(i), f, Set.of("name", "capacity", "refill", "period", "per"));
+            Mapping m = in.mapping(seq.items().get(i), f, ROUTE_LIMIT_KEYS);
             ScopedLimit.Scope per = in.choice(m, "per", f + ".per", ScopedLimit.Scope.TENANT, ScopedLimit.Scope.class);
             Bandwidth b = bandwidths.bandwidth(m, f, "b" + i, names);
             if (cost > b.capacity()) {

@@ -42,7 +42,7 @@ import java.util.Optional;
  *     instance's plans file agrees, records refused) and the runtime {@code overrides} (global, plans,
  *     tenants).</li>
  * <li>{@code GET /actuator/quotagate/{tenant}} (or {@code /tenant/{tenant}}): the tenant's {@code contract}
- *     (plan and own limits), its bandwidths (capacity, remaining, seconds to full), its calendar quotas' use this
+ *     (plan and own limits), its bandwidths (capacity, algorithm, remaining, seconds to full), its calendar quotas' use this
  *     period ({@code quotas}: limit, used, remaining, resetsAt; absent if its plan has none) and its requests in flight
  *     and queued per concurrency group; 404 if nothing knows the tenant and it has no bucket state.</li>
  * <li>{@code POST /actuator/quotagate} {@code {"capacity":1500,"refill":1500,"period":"1m"}}: sets the global
@@ -64,7 +64,10 @@ import java.util.Optional;
  * /actuator/quotagate/tenant} sets the limits of a plan named {@code tenant}.
  *
  * <p>A write changes one bandwidth, named by the optional {@code bandwidth} field, and keeps the others; without
- * it the list must have at most one (which is replaced). A new name adds a bandwidth. Bad
+ * it the list must have at most one (which is replaced). A new name adds a bandwidth. The optional
+ * {@code algorithm} ({@code token-bucket}, {@code gcra}, {@code sliding-window}) chooses how it counts; without
+ * it a replaced bandwidth keeps its algorithm and a new one is a token bucket. A sliding window takes no
+ * {@code refill} (it admits at most {@code capacity} in any {@code period}); the others require one. Bad
  * values (not &gt; 0, an unknown period or plan, a capacity below a route's cost, an invalid tenant id) answer
  * 400 with {@code {"error": "..."}} naming the field; a shared store that cannot be reached, or whose record
  * cannot be used, answers 503 with the reason, and nothing changed.
@@ -140,6 +143,7 @@ public class QuotagateEndpoint {
             Map<String, Object> b = new LinkedHashMap<>();
             b.put("name", s.name());
             b.put("capacity", s.capacity());
+            if (s.algorithm() != null) b.put("algorithm", s.algorithm().fileName());
             b.put("windowSeconds", s.windowSeconds());
             b.put("remaining", s.remaining());
             b.put("secondsToFull", s.secondsToFull()); // as the RateLimit field's t
@@ -179,11 +183,12 @@ public class QuotagateEndpoint {
 
     /** Sets one bandwidth of the global quota (creating the quota if there is none). */
     @WriteOperation
-    public WebEndpointResponse<Map<String, Object>> setGlobalQuota(long capacity, long refill, String period,
-                                                                 @Nullable String bandwidth) {
+    public WebEndpointResponse<Map<String, Object>> setGlobalQuota(long capacity, @Nullable Long refill, String period,
+                                                                 @Nullable String bandwidth,
+                                                                 @Nullable String algorithm) {
         List<Bandwidth> current = control.plans().global().map(GlobalQuota::limits).orElse(List.of());
         try {
-            List<Bandwidth> limits = WriteBody.withBandwidth(current, bandwidth, capacity, refill, period);
+            List<Bandwidth> limits = WriteBody.withBandwidth(current, bandwidth, algorithm, capacity, refill, period);
             control.setGlobalQuota(limits);
             return new WebEndpointResponse<>(Map.of("global", bandwidths(limits)));
         } catch (IllegalArgumentException e) {
@@ -195,15 +200,18 @@ public class QuotagateEndpoint {
 
     /** Sets one bandwidth of a plan; its tenants move to it on their next request, keeping their tokens. */
     @WriteOperation
-    public WebEndpointResponse<Map<String, Object>> setPlanLimits(@Selector String plan, long capacity, long refill,
-                                                                String period, @Nullable String bandwidth) {
+    public WebEndpointResponse<Map<String, Object>> setPlanLimits(@Selector String plan, long capacity,
+                                                                @Nullable Long refill, String period,
+                                                                @Nullable String bandwidth,
+                                                                @Nullable String algorithm) {
         Plan current = control.plans().plan(plan).orElse(null);
         if (current == null) {
             return badRequest("plan: unknown plan " + WriteBody.describe(plan) + ", defined: "
                     + control.plans().plans().keySet());
         }
         try {
-            List<Bandwidth> limits = WriteBody.withBandwidth(current.limits(), bandwidth, capacity, refill, period);
+            List<Bandwidth> limits = WriteBody.withBandwidth(current.limits(), bandwidth, algorithm, capacity, refill,
+                    period);
             control.setPlanLimits(plan, limits);
             return new WebEndpointResponse<>(Map.of("plan", plan, "limits", bandwidths(limits)));
         } catch (IllegalArgumentException e) {
@@ -225,7 +233,7 @@ public class QuotagateEndpoint {
     public WebEndpointResponse<Map<String, Object>> write(@Selector String kind, @Selector String tenant,
                                                         @Nullable String plan, @Nullable String capacity,
                                                         @Nullable String refill, @Nullable String period,
-                                                        @Nullable String bandwidth) {
+                                                        @Nullable String bandwidth, @Nullable String algorithm) {
         if (!TENANT.equals(kind) && !INVALIDATE.equals(kind)) return notFound(kind, TENANT + " or " + INVALIDATE);
         if (!TenantId.isValid(tenant)) return badRequest(invalidTenant(tenant));
         try {
@@ -234,7 +242,7 @@ public class QuotagateEndpoint {
                 return new WebEndpointResponse<>(Map.of("tenant", tenant, "invalidated", true));
             }
             TenantContract contract = WriteBody.contract(control.plans(), control.tenant(tenant), plan, capacity,
-                    refill, period, bandwidth);
+                    refill, period, bandwidth, algorithm);
             control.setTenant(tenant, contract);
             return new WebEndpointResponse<>(Map.of("tenant", tenant, "contract", contract(contract)));
         } catch (IllegalArgumentException e) {

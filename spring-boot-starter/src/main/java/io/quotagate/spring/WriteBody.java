@@ -1,5 +1,6 @@
 package io.quotagate.spring;
 
+import io.quotagate.plans.Algorithm;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.Plan;
 import io.quotagate.plans.Plans;
@@ -30,26 +31,27 @@ final class WriteBody {
     /**
      * The contract a tenant write asks for under the plans in force: {@code plan} alone places the tenant on the
      * plan with its limits; with {@code capacity}, {@code refill} and {@code period} the tenant gets limits of its
-     * own, one bandwidth changed (or added) in its current own limits on that plan, else in the plan's.
+     * own, one bandwidth changed (or added) in its current own limits on that plan, else in the plan's; its
+     * {@code algorithm} as {@link #withBandwidth} chooses it.
      *
      * @param current the tenant's contract in force, if any
      * @throws IllegalArgumentException naming the field: a missing or unknown plan, a bandwidth field without the
      *                                  others, a bad number, period or name, a capacity below a route's cost
      */
     static TenantContract contract(Plans plans, Optional<TenantContract> current, String plan, String capacity,
-                                   String refill, String period, String bandwidth) {
+                                   String refill, String period, String bandwidth, String algorithm) {
         if (plan == null || plan.isBlank()) {
             throw new IllegalArgumentException("plan: required, one of " + plans.plans().keySet());
         }
         Plan onPlan = plans.plan(plan).orElseThrow(() -> new IllegalArgumentException("plan: unknown plan "
                 + describe(plan) + ", defined: " + plans.plans().keySet()));
-        if (capacity == null && refill == null && period == null && bandwidth == null) {
+        if (capacity == null && refill == null && period == null && bandwidth == null && algorithm == null) {
             return TenantContract.onPlan(plan);
         }
         List<Bandwidth> base = current.filter(c -> c.plan().equals(plan) && c.hasOwnLimits())
                 .map(TenantContract::limits).orElse(onPlan.limits());
-        List<Bandwidth> own = withBandwidth(base, bandwidth, whole(capacity, "capacity"), whole(refill, "refill"),
-                period);
+        List<Bandwidth> own = withBandwidth(base, bandwidth, algorithm, whole(capacity, "capacity"),
+                refill == null ? null : whole(refill, "refill"), period);
         for (RouteRule route : plans.routes()) {
             for (Bandwidth b : own) {
                 if (route.limited() && route.cost() > b.capacity()) {
@@ -64,10 +66,12 @@ final class WriteBody {
 
     /**
      * The list with the named bandwidth replaced (or added); unnamed, the list's only one, or {@code b0} (the
-     * plans file's default name) when the list is empty.
+     * plans file's default name) when the list is empty. Its algorithm is {@code algorithm} if given, else the
+     * replaced bandwidth's, else a token bucket; a sliding window takes no {@code refill} (it is its capacity),
+     * the others require one.
      */
-    static List<Bandwidth> withBandwidth(List<Bandwidth> current, String name, long capacity, long refill,
-                                         String period) {
+    static List<Bandwidth> withBandwidth(List<Bandwidth> current, String name, String algorithm, long capacity,
+                                         Long refill, String period) {
         Duration duration = period(period);
         if (name == null) {
             if (current.size() > 1) {
@@ -78,7 +82,17 @@ final class WriteBody {
         } else if (!NAME.matcher(name).matches()) {
             throw new IllegalArgumentException("bandwidth: must match " + NAME + ", was " + describe(name));
         }
-        Bandwidth changed = new Bandwidth(name, capacity, refill, duration);
+        String n = name;
+        Algorithm a = algorithm != null ? algorithm(algorithm) : current.stream().filter(b -> b.name().equals(n))
+                .map(Bandwidth::algorithm).findFirst().orElse(Algorithm.TOKEN_BUCKET);
+        if (a == Algorithm.SLIDING_WINDOW && refill != null) {
+            throw new IllegalArgumentException("refill: a sliding window takes no refill: it admits at most capacity in"
+                    + " any period (leave refill out, or send algorithm token-bucket or gcra)");
+        }
+        if (a != Algorithm.SLIDING_WINDOW && refill == null) {
+            throw new IllegalArgumentException("refill: required, a whole number > 0");
+        }
+        Bandwidth changed = new Bandwidth(name, capacity, a == Algorithm.SLIDING_WINDOW ? capacity : refill, duration, a);
         List<Bandwidth> limits = new ArrayList<>();
         boolean replaced = false;
         for (Bandwidth b : current) {
@@ -91,6 +105,15 @@ final class WriteBody {
         }
         if (!replaced) limits.add(changed);
         return List.copyOf(limits);
+    }
+
+    /** An algorithm as the plans file writes it: {@code token-bucket}, {@code gcra}, {@code sliding-window}. */
+    private static Algorithm algorithm(String text) {
+        for (Algorithm a : Algorithm.values()) {
+            if (a.fileName().equals(text)) return a;
+        }
+        throw new IllegalArgumentException("algorithm: unknown value " + describe(text) + ", expected one of "
+                + java.util.Arrays.stream(Algorithm.values()).map(Algorithm::fileName).toList());
     }
 
     /** A period as the plans file writes it ({@code 10s}, {@code 1m}, {@code PT10S}). */

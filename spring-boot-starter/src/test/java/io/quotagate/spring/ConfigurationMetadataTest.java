@@ -68,5 +68,15 @@ class ConfigurationMetadataTest {
         Set<String> sections = new TreeSet<>(List.of(reason.substring(reason.indexOf('[') + 1, reason.indexOf(']'))
                 .split(", ")));
         assertThat(hinted).isEqualTo(sections);
+        // each limit's algorithm, with the names the parser accepts
+        for (JsonNode hint : metadata.get("hints")) {
+            if (!hint.get("name").asText().equals("quotagate.limits.keys")) continue;
+            hint.get("values").forEach(v -> {
+                if (v.get("value").asText().equals("plans") || v.get("value").asText().equals("global")) {
+                    assertThat(v.get("description").asText()).contains("algorithm", "token-bucket", "gcra",
+                            "sliding-window");
+                }
+            });
+        }
     }
 }

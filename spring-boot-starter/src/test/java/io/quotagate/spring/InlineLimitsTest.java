@@ -98,6 +98,57 @@ class InlineLimitsTest {
     }
 
     @Test
+    void theAlgorithmOfEachLimitIsReadFromPropertiesAndShownByTheEndpoint() {
+        runner.withPropertyValues(
+                        "quotagate.limits.plans.free.limits[0].algorithm=sliding-window",
+                        "quotagate.limits.plans.free.limits[0].capacity=100",
+                        "quotagate.limits.plans.free.limits[0].period=1m",
+                        "quotagate.limits.plans.free.limits[1].name=burst",
+                        "quotagate.limits.plans.free.limits[1].algorithm=gcra",
+                        "quotagate.limits.plans.free.limits[1].capacity=20",
+                        "quotagate.limits.plans.free.limits[1].refill=10",
+                        "quotagate.limits.plans.free.limits[1].period=10s",
+                        "quotagate.limits.global.limits[0].capacity=500",
+                        "quotagate.limits.global.limits[0].refill=500",
+                        "quotagate.limits.global.limits[0].period=1m")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Plans plans = context.getBean(QuotaFilter.class).control().plans();
+                    assertThat(plans.plans().get("free").limits()).containsExactly(
+                            io.quotagate.plans.Bandwidth.slidingWindow("b0", 100, java.time.Duration.ofMinutes(1)),
+                            io.quotagate.plans.Bandwidth.gcra("burst", 20, 10, java.time.Duration.ofSeconds(10)));
+                    Map<String, Object> body = new QuotagateEndpoint(context.getBean(QuotaFilter.class).control()).quotas();
+                    assertThat(body).extractingByKey("plans").asString()
+                            .contains("algorithm=sliding-window", "algorithm=gcra");
+                    assertThat(body).extractingByKey("global").asString().contains("algorithm=token-bucket");
+                });
+    }
+
+    @Test
+    void aRefillOnASlidingWindowOrAnUnknownAlgorithmFailsStartUpNamingTheProperty() {
+        runner.withPropertyValues(
+                        "quotagate.limits.plans.free.limits[0].algorithm=sliding-window",
+                        "quotagate.limits.plans.free.limits[0].capacity=100",
+                        "quotagate.limits.plans.free.limits[0].refill=100",
+                        "quotagate.limits.plans.free.limits[0].period=1m")
+                .run(context -> {
+                    InvalidConfigurationPropertyValueException e = invalidProperty(context);
+                    assertThat(e.getName()).isEqualTo("quotagate.limits.plans.free.limits[0].refill");
+                    assertThat(e.getMessage()).contains("a sliding window takes no refill");
+                });
+        runner.withPropertyValues(
+                        "quotagate.limits.plans.free.limits[0].algorithm=fixed-window",
+                        "quotagate.limits.plans.free.limits[0].capacity=100",
+                        "quotagate.limits.plans.free.limits[0].refill=100",
+                        "quotagate.limits.plans.free.limits[0].period=1m")
+                .run(context -> {
+                    InvalidConfigurationPropertyValueException e = invalidProperty(context);
+                    assertThat(e.getName()).isEqualTo("quotagate.limits.plans.free.limits[0].algorithm");
+                    assertThat(e.getMessage()).endsWith("expected one of [token-bucket, gcra, sliding-window]");
+                });
+    }
+
+    @Test
     void aMissingRequiredKeyIsNamedAsTheKeyItLacks() {
         runner.withPropertyValues("quotagate.limits.plans.free.limits[0].capacity=20",
                         "quotagate.limits.plans.free.limits[0].period=10s")

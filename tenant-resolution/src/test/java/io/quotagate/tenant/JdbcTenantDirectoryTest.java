@@ -92,6 +92,22 @@ class JdbcTenantDirectoryTest {
     }
 
     @Test
+    void aRowsLimitsChooseTheirAlgorithmTokenBucketWhenNoneIsWritten() {
+        tenant("own-algorithms", "pro", "[{algorithm: sliding-window, capacity: 100, period: 1m},"
+                + " {name: burst, algorithm: gcra, capacity: 20, refill: 10, period: 10s},"
+                + " {name: day, capacity: 100000, refill: 100000, period: 1d}]");
+        tenant("own-algorithms-json", "pro", "[{\"algorithm\": \"sliding-window\", \"capacity\": 100, \"period\": \"1m\"},"
+                + " {\"name\": \"burst\", \"algorithm\": \"gcra\", \"capacity\": 20, \"refill\": 10, \"period\": \"10s\"},"
+                + " {\"name\": \"day\", \"capacity\": 100000, \"refill\": 100000, \"period\": \"PT24H\"}]");
+
+        TenantContract expected = new TenantContract("pro", List.of(Bandwidth.slidingWindow("b0", 100, Duration.ofMinutes(1)),
+                Bandwidth.gcra("burst", 20, 10, Duration.ofSeconds(10)),
+                new Bandwidth("day", 100000, 100000, Duration.ofDays(1), io.quotagate.plans.Algorithm.TOKEN_BUCKET)));
+        assertThat(directory.contractOf("own-algorithms")).contains(expected);
+        assertThat(directory.contractOf("own-algorithms-json")).contains(expected);
+    }
+
+    @Test
     void aRowWithQuotasGivesTheTenantItsOwnCalendarQuotasWrittenAsInThePlansFileOrAsJson() {
         tenant("quotas-yaml", "pro", null, "[{name: monthly, limit: 100000, per: month, zone: Europe/Berlin}, "
                 + "{name: daily, limit: 5000, per: day}]");
@@ -158,6 +174,10 @@ class JdbcTenantDirectoryTest {
                 arguments("pro", "{capacity: 5, refill: 5, period: 1s}", "column limits: expected a list, found"),
                 arguments("pro", "[]", "column limits: at least one limit is required"),
                 arguments("pro", "capacity=5", "column limits: expected a list"),
+                arguments("pro", "[{capacity: 5, refill: 5, period: 1s, algorithm: leaky-bucket}]",
+                        "column limits[0].algorithm: unknown value 'leaky-bucket', expected one of [token-bucket, gcra, sliding-window]"),
+                arguments("pro", "[{algorithm: sliding-window, capacity: 5, refill: 5, period: 1s}]",
+                        "column limits[0].refill: a sliding window takes no refill"),
                 arguments("pro", "[{capacity: 5", "column limits: not valid YAML"));
     }
 

@@ -19,7 +19,8 @@ class RuntimeChangesSnippet {
         // README snippet
         QuotaControl control = filter.control();
         control.setGlobalQuota(List.of(new Bandwidth("api", 1500, 1500, Duration.ofMinutes(1)))); // List.of(): none
-        control.setPlanLimits("free", List.of(new Bandwidth("burst", 40, 20, Duration.ofSeconds(10))));
+        control.setPlanLimits("free", List.of(new Bandwidth("burst", 40, 20, Duration.ofSeconds(10)),   // a token bucket
+                Bandwidth.slidingWindow("minute", 100, Duration.ofMinutes(1))));   // or .gcra(name, burst, rate, period)
         control.apply(PlansFile.load(path));   // a whole new plans set
         control.reload();                      // re-read the plans file given to builder().plansFile(path)
         control.tenantLimits("acme");          // each bandwidth of acme's bucket: capacity, remaining, time to full

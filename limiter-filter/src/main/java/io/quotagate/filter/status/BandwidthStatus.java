@@ -1,5 +1,7 @@
 package io.quotagate.filter.status;
 
+import io.quotagate.plans.Algorithm;
+
 /**
  * The state of one bandwidth of a tenant's bucket (or of a bucket beside it: per user, a route's own), as
  * published in {@code RateLimit-Policy} and {@code RateLimit} fields.
@@ -17,18 +19,26 @@ package io.quotagate.filter.status;
  *                        (draft-ietf-httpapi-ratelimit-headers-11 §3.1.4): the tenant id, or
  *                        {@code <tenant>/<user>}; null when none is published (a status that is not a
  *                        response's, or a bucket kept per client address)
+ * @param algorithm       how the bandwidth counts ({@code token-bucket}, {@code gcra}, {@code sliding-window});
+ *                        null for a calendar quota, a counter per calendar period rather than a bandwidth
  */
 public record BandwidthStatus(String name, long capacity, long windowSeconds, long remaining, long nanosToFull,
-                          long nanosToNextUnit, String partitionKey) {
+                          long nanosToNextUnit, String partitionKey, Algorithm algorithm) {
 
-    /** A status without a partition key. */
+    /** A token bucket's status ({@link Algorithm#TOKEN_BUCKET}). */
+    public BandwidthStatus(String name, long capacity, long windowSeconds, long remaining, long nanosToFull,
+                       long nanosToNextUnit, String partitionKey) {
+        this(name, capacity, windowSeconds, remaining, nanosToFull, nanosToNextUnit, partitionKey, Algorithm.TOKEN_BUCKET);
+    }
+
+    /** A token bucket's status without a partition key. */
     public BandwidthStatus(String name, long capacity, long windowSeconds, long remaining, long nanosToFull,
                        long nanosToNextUnit) {
         this(name, capacity, windowSeconds, remaining, nanosToFull, nanosToNextUnit, null);
     }
 
     /**
-     * A status whose next unit is taken to come at the bandwidth's average pace
+     * A token bucket's status whose next unit is taken to come at the bandwidth's average pace
      * ({@code nanosToFull / (capacity − remaining)}), or at once when it is full.
      */
     public BandwidthStatus(String name, long capacity, long windowSeconds, long remaining, long nanosToFull) {

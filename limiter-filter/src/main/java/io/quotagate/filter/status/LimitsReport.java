@@ -92,7 +92,10 @@ public final class LimitsReport {
         return out;
     }
 
-    /** Each bandwidth as {@code name}, {@code capacity}, {@code refill}, {@code period} (ISO-8601). */
+    /**
+     * Each bandwidth as {@code name}, {@code capacity}, {@code refill}, {@code period} (ISO-8601) and {@code algorithm}
+     * ({@code token-bucket}, {@code gcra}, {@code sliding-window}).
+     */
     public static List<Map<String, Object>> bandwidths(List<Bandwidth> limits) {
         List<Map<String, Object>> out = new ArrayList<>(limits.size());
         for (Bandwidth b : limits) {
@@ -101,6 +104,7 @@ public final class LimitsReport {
             m.put("capacity", b.capacity());
             m.put("refill", b.refill());
             m.put("period", b.period().toString());
+            m.put("algorithm", b.algorithm().fileName());
             out.add(m);
         }
         return out;

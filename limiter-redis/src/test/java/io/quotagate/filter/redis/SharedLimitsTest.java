@@ -251,7 +251,7 @@ class SharedLimitsTest {
             Await.within(2, "both on the file's quota", () -> a.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 3000.0
                     && b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 3000.0);
             // a newer format is never overwritten, not even by an explicit publish
-            writeUnannounced(redis, prefix, "{\"format\": 4, \"x\": 1}");
+            writeUnannounced(redis, prefix, "{\"format\": 5, \"x\": 1}");
             assertThatThrownBy(() -> a.control().apply(PLANS)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("newer");
         }

@@ -75,6 +75,12 @@ public final class BenchCommand implements Callable<Integer> {
                     + "in the commandstats."})
     String redis;
 
+    @Option(names = "--algorithm", paramLabel = "ALGORITHM", description = {"How QuotaFilter's limit counts in the "
+            + "quotagate and redis modes: token-bucket (default), gcra or sliding-window; the other filters are what "
+            + "they are. One per run: compare algorithms over runs of the same modes (with --redis: the local store "
+            + "and the Redis store's script with that algorithm)."})
+    String algorithm = io.quotagate.plans.Algorithm.TOKEN_BUCKET.fileName();
+
     @Option(names = "--modes", split = ",", paramLabel = "MODE", description = {
             "Run only these modes (comma-separated labels, e.g. quotagate-10000-tenants); bare, and the bare mode "
                     + "fed the same traffic, are always run, as every ratio is to one of them, and with a Redis mode "
@@ -159,6 +165,10 @@ public final class BenchCommand implements Callable<Integer> {
         }
         if (warmup.isNegative()) throw new IllegalArgumentException("--warmup must be >= 0, was " + text(warmup));
         if (connections <= 0) throw new IllegalArgumentException("--connections must be > 0, was " + connections);
+        if (io.quotagate.plans.Algorithm.ofFileName(algorithm).isEmpty()) {
+            throw new IllegalArgumentException("--algorithm: unknown algorithm '" + algorithm
+                    + "'; algorithms: token-bucket, gcra, sliding-window");
+        }
         Set<Mode> toRun = modesToRun();
         if (json != null) writable("--json", json);
         if (profile != null) {
@@ -180,13 +190,14 @@ public final class BenchCommand implements Callable<Integer> {
         BenchProfiler profiler = null;
         try {
             for (Mode mode : toRun) {
-                servers.add(BenchServer.start(mode, redis));
+                servers.add(BenchServer.start(mode, redis, FilterBenchmark.algorithm(algorithm)));
                 results.put(mode, new ArrayList<>());
                 redisCalls.put(mode, new ArrayList<>());
             }
-            out.printf(Locale.ROOT, "bench: %d mode(s) x %d run(s) of %s, %d connection(s), warmup %s, %d CPU(s)%n",
+            out.printf(Locale.ROOT, "bench: %d mode(s) x %d run(s) of %s, %d connection(s), warmup %s, %d CPU(s), "
+                            + "QuotaFilter's algorithm %s%n",
                     servers.size(), runs, text(duration), connections, text(warmup),
-                    Runtime.getRuntime().availableProcessors());
+                    Runtime.getRuntime().availableProcessors(), algorithm);
             if (!warmup.isZero()) {
                 for (BenchServer server : servers) {
                     RunResult r = generator.run(server, warmup);

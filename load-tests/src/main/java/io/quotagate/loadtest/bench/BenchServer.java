@@ -76,6 +76,11 @@ final class BenchServer implements AutoCloseable {
 
     /** Starts a server for this mode on a free port; Redis modes use {@code redisUri}. */
     static BenchServer start(Mode mode, String redisUri) throws Exception {
+        return start(mode, redisUri, io.quotagate.plans.Algorithm.TOKEN_BUCKET);
+    }
+
+    /** As {@link #start(Mode, String)}, QuotaFilter's limit counted by {@code algorithm}. */
+    static BenchServer start(Mode mode, String redisUri, io.quotagate.plans.Algorithm algorithm) throws Exception {
         if (!THREAD_MX.isThreadCpuTimeSupported()) {
             throw new IllegalStateException("this JVM cannot measure per-thread CPU time");
         }
@@ -93,7 +98,7 @@ final class BenchServer implements AutoCloseable {
 
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");
-        FilterHolder filter = mode.filter(prefix, redisUri).orElse(null);
+        FilterHolder filter = mode.filter(prefix, redisUri, algorithm).orElse(null);
         if (filter != null) context.addFilter(filter, "/*", EnumSet.of(DispatcherType.REQUEST));
         context.addServlet(new ServletHolder(new Ok()), "/");
         server.setHandler(context);

@@ -1,5 +1,6 @@
 package io.quotagate.loadtest.bench;
 
+import io.quotagate.plans.Algorithm;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -44,6 +45,13 @@ import java.util.concurrent.TimeUnit;
  * dwarfs them and moves by up to ±15 % between rounds on a shared machine; this measures the
  * difference itself.
  *
+ * <p>{@code algorithm} chooses how QuotaFilter's limit counts ({@code token-bucket}, the default, {@code gcra},
+ * {@code sliding-window}; the other filters are what they are), and {@code tenants} how many tenant ids a mode is fed
+ * ({@code mode}, the default: the number in its label; or a number, such as 1, 10000 or 1000000, for every mode).
+ * Each algorithm at each count: {@code jmh FilterBenchmark -p mode=quotagate-10000-tenants,bucket4j-map-10000-tenants
+ * -p algorithm=token-bucket,gcra,sliding-window -p tenants=1,10000,1000000 -jvmArgsAppend -Xmx4g} (a million tenants
+ * take about 1 GB in each filter's tables, besides their ids).
+ *
  * <p>Run: {@code java -jar load-tests/target/load-tests.jar jmh FilterBenchmark -f 10 -prof gc}. At 10,000
  * tenants each filter's speed moves by up to a factor of two from one fork to the next (where the collector lays
  * out its objects), so two forks cannot rank them; BENCHMARKS.md names the forks of every run it reports.
@@ -64,6 +72,14 @@ public class FilterBenchmark {
             "bucket4j-map-10000-tenants", "resilience4j-10000-tenants"})
     String mode;
 
+    /** How QuotaFilter's limit counts: {@code token-bucket}, {@code gcra} or {@code sliding-window}. */
+    @Param({"token-bucket"})
+    String algorithm = "token-bucket";
+
+    /** Tenant ids fed: {@code mode} for the number in the mode's label, or a number (1, 10000, 1000000...). */
+    @Param({"mode"})
+    String tenants = "mode";
+
     Filter filter;
     private String[] ids;
     private StubRequest request;
@@ -72,13 +88,15 @@ public class FilterBenchmark {
     @Setup(Level.Trial)
     public void setUp() throws Exception {
         Mode m = Mode.ofLabel(mode);
-        filter = m.newFilter("bench-jmh-", null).orElse(null);
+        Algorithm a = algorithm(algorithm);
+        int n = tenantCount(tenants, m);
+        filter = m.newFilter("bench-jmh-", null, a, n).orElse(null);
         Map<String, String> params = new HashMap<>(m.initParameters());
         // one benchmark thread sends millions a second, far more than the bench's servers see: a
         // DoSFilter at the bench's limit would delay it (and ask for async support)
         if (m == Mode.JETTY_DOSFILTER) params.put("maxRequestsPerSec", Integer.toString(DOS_MAX_REQUESTS_PER_SEC));
         if (filter != null) filter.init(new StubConfig(params));
-        ids = new String[m.tenants()];
+        ids = new String[n];
         for (int i = 0; i < ids.length; i++) ids[i] = String.format("tenant-%05d", i);
         request = new StubRequest();
         response = new StubResponse();
@@ -86,6 +104,27 @@ public class FilterBenchmark {
             int status = run(id);
             if (status != 200) throw new IllegalStateException(mode + " refused " + id + ": " + status);
         }
+    }
+
+    /** The algorithm written as {@code text}, or an error naming the valid ones. */
+    static Algorithm algorithm(String text) {
+        return Algorithm.ofFileName(text).orElseThrow(() -> new IllegalArgumentException("unknown algorithm '" + text
+                + "'; algorithms: token-bucket, gcra, sliding-window"));
+    }
+
+    /** The tenants of {@code text}: {@code mode} for the mode's own count, else a number from 1 to 10,000,000. */
+    static int tenantCount(String text, Mode mode) {
+        if (text.equals("mode")) return mode.tenants();
+        int n;
+        try {
+            n = Integer.parseInt(text.replace("_", ""));
+        } catch (NumberFormatException e) {
+            n = 0;
+        }
+        if (n < 1 || n > 10_000_000) {
+            throw new IllegalArgumentException("tenants must be 'mode' or 1 to 10000000, was '" + text + "'");
+        }
+        return n;
     }
 
     @TearDown(Level.Trial)

@@ -1,5 +1,6 @@
 package io.quotagate.loadtest.bench;
 
+import io.quotagate.plans.Algorithm;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -35,6 +36,12 @@ import java.util.concurrent.Callable;
  * 10,000-tenant filters by half. And run it several times: within one JVM the rounds agree closely,
  * but the JIT's choices differ from one JVM to the next by more (the 1-tenant ratio moved between 0.82
  * and 1.14 over six runs), so the figure is the median over runs.
+ *
+ * <p>{@code --algorithms} sets QuotaFilter up once per algorithm, each measured in the same rounds (labelled
+ * {@code quotagate-10000-tenants/gcra}; the token bucket keeps the plain label), each held against the peers and
+ * against the token bucket. {@code --tenants} feeds every filter that many tenants instead of its label's count:
+ * {@code --tenants 1000000 --modes quotagate-10000-tenants,bucket4j-map-10000-tenants} holds QuotaFilter against
+ * a {@code ConcurrentHashMap} of bucket4j buckets at a million tenants, in one process (give it {@code -Xmx4g}).
  */
 @Command(name = "filter-rounds", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"FilterBenchmark's filters alone (no server), measured in interleaved rounds in one JVM: "
@@ -72,6 +79,14 @@ public final class FilterRoundsCommand implements Callable<Integer> {
             + "(comma-separated labels; default: ${DEFAULT-VALUE})")
     List<String> modes = MODES.stream().map(Mode::label).toList();
 
+    @Option(names = "--algorithms", split = ",", paramLabel = "ALGORITHM", description = "QuotaFilter's limit counted "
+            + "by each of these, in the same rounds: token-bucket, gcra, sliding-window (default ${DEFAULT-VALUE})")
+    List<String> algorithms = List.of(Algorithm.TOKEN_BUCKET.fileName());
+
+    @Option(names = "--tenants", description = "Tenants fed to every filter, 1 to 10000000, instead of the count in "
+            + "its label (e.g. 1000000 with the 10000-tenant modes; give the JVM -Xmx4g)")
+    Integer tenants;
+
     @Spec
     CommandSpec spec;
 
@@ -83,7 +98,7 @@ public final class FilterRoundsCommand implements Callable<Integer> {
      * request (QuotaFilter's over the peer's), its 95 % interval (NaN with too few rounds) and how many
      * rounds were at most 1.
      */
-    record Comparison(Mode mode, Mode peer, double ratio, double low, double high, int atMost1, int rounds) {
+    record Comparison(Filter mode, Filter peer, double ratio, double low, double high, int atMost1, int rounds) {
         String verdict() {
             return BenchReport.verdict(low, high);
         }
@@ -95,61 +110,87 @@ public final class FilterRoundsCommand implements Callable<Integer> {
         String invalid = rounds <= 0 ? "--rounds must be > 0, was " + rounds
                 : roundTime.isZero() || roundTime.isNegative() ? "--round-time must be > 0, was " + roundTime
                 : warmup.isNegative() ? "--warmup must be >= 0, was " + warmup : null;
-        List<Mode> chosen = new ArrayList<>();
+        List<Algorithm> chosenAlgorithms = new ArrayList<>();
+        for (String text : algorithms) {
+            Algorithm a = Algorithm.ofFileName(text).orElse(null);
+            if (a == null && invalid == null) invalid = "unknown algorithm '" + text + "'; algorithms: token-bucket, gcra, sliding-window";
+            if (a != null && !chosenAlgorithms.contains(a)) chosenAlgorithms.add(a);
+        }
+        if (tenants != null && (tenants < 1 || tenants > 10_000_000) && invalid == null) {
+            invalid = "--tenants must be in 1..10000000, was " + tenants;
+        }
+        List<Filter> chosen = new ArrayList<>();
         for (String label : modes) {
             Mode m = MODES.stream().filter(x -> x.label().equals(label.trim())).findFirst().orElse(null);
             if (m == null && invalid == null) {
                 invalid = "unknown mode '" + label + "'; modes: " + String.join(", ", MODES.stream().map(Mode::label).toList());
             }
-            if (m != null && !chosen.contains(m)) chosen.add(m);
+            if (m == null) continue;
+            for (Algorithm a : m.quotagate() ? chosenAlgorithms : List.of(Algorithm.TOKEN_BUCKET)) {
+                Filter f = new Filter(m, a);
+                if (!chosen.contains(f)) chosen.add(f);
+            }
         }
         if (invalid != null) {
             spec.commandLine().getErr().println("filter-rounds: " + invalid);
             return 2;
         }
-        Map<Mode, FilterBenchmark> benches = new LinkedHashMap<>();
+        Map<Filter, FilterBenchmark> benches = new LinkedHashMap<>();
         try {
-            for (Mode m : chosen) {
+            for (Filter f : chosen) {
                 FilterBenchmark b = new FilterBenchmark();
-                b.mode = m.label();
+                b.mode = f.mode().label();
+                b.algorithm = f.algorithm().fileName();
+                b.tenants = tenants == null ? "mode" : Integer.toString(tenants);
                 b.setUp(); // every limiter created, each tenant admitted once
-                benches.put(m, b);
+                benches.put(f, b);
             }
-            out.printf(Locale.ROOT, "filter-rounds: %d filter(s) x %d round(s) of %s each, warmup %s, %d CPU(s)%n",
+            out.printf(Locale.ROOT, "filter-rounds: %d filter(s) x %d round(s) of %s each, warmup %s, %d CPU(s)%s%n",
                     chosen.size(), rounds, BenchCommand.text(roundTime), BenchCommand.text(warmup),
-                    Runtime.getRuntime().availableProcessors());
+                    Runtime.getRuntime().availableProcessors(),
+                    tenants == null ? "" : String.format(Locale.ROOT, ", %,d tenants each", tenants));
             long warmupNanos = warmup.toNanos();
             for (int pass = 0; warmupNanos > 0; pass++) {
-                for (Map.Entry<Mode, FilterBenchmark> b : inOrderOf(pass, benches)) {
+                for (Map.Entry<Filter, FilterBenchmark> b : inOrderOf(pass, benches)) {
                     if (run(b.getValue(), Math.min(roundTime.toNanos(), warmupNanos)) < 0) return refused(b.getKey());
                 }
                 warmupNanos -= roundTime.toNanos();
             }
-            Map<Mode, double[]> nanos = new LinkedHashMap<>();
-            for (Mode m : chosen) nanos.put(m, new double[rounds]);
+            Map<Filter, double[]> nanos = new LinkedHashMap<>();
+            for (Filter f : chosen) nanos.put(f, new double[rounds]);
             for (int round = 0; round < rounds; round++) {
-                for (Map.Entry<Mode, FilterBenchmark> b : inOrderOf(round, benches)) {
+                for (Map.Entry<Filter, FilterBenchmark> b : inOrderOf(round, benches)) {
                     double perRequest = run(b.getValue(), roundTime.toNanos());
                     if (perRequest < 0) return refused(b.getKey());
                     nanos.get(b.getKey())[round] = perRequest;
                 }
             }
-            print(out, nanos, compare(nanos));
+            print(out, nanos, compareFilters(nanos));
             return 0;
         } finally {
             for (FilterBenchmark b : benches.values()) b.tearDown();
         }
     }
 
-    private int refused(Mode mode) {
+    /**
+     * One filter measured: a mode, and for QuotaFilter the algorithm of its limit. Labelled as the mode, with
+     * {@code /gcra} or {@code /sliding-window} for those.
+     */
+    record Filter(Mode mode, Algorithm algorithm) {
+        String label() {
+            return algorithm == Algorithm.TOKEN_BUCKET ? mode.label() : mode.label() + "/" + algorithm.fileName();
+        }
+    }
+
+    private int refused(Filter mode) {
         spec.commandLine().getErr().println("filter-rounds: " + mode.label() + " refused a request: its limits are out of reach "
                 + "in the bench's plans, so this is a defect");
         return 1;
     }
 
     /** Every other round in reverse, so no filter always runs right after the same one. */
-    private static List<Map.Entry<Mode, FilterBenchmark>> inOrderOf(int round, Map<Mode, FilterBenchmark> benches) {
-        List<Map.Entry<Mode, FilterBenchmark>> order = new ArrayList<>(benches.entrySet());
+    private static List<Map.Entry<Filter, FilterBenchmark>> inOrderOf(int round, Map<Filter, FilterBenchmark> benches) {
+        List<Map.Entry<Filter, FilterBenchmark>> order = new ArrayList<>(benches.entrySet());
         if (round % 2 == 1) java.util.Collections.reverse(order);
         return order;
     }
@@ -171,45 +212,66 @@ public final class FilterRoundsCommand implements Callable<Integer> {
         return (double) elapsed / requests;
     }
 
+    /** {@link #compareFilters} of token-bucket filters keyed by their modes. */
     static List<Comparison> compare(Map<Mode, double[]> nanos) {
+        Map<Filter, double[]> filters = new LinkedHashMap<>();
+        nanos.forEach((m, v) -> filters.put(new Filter(m, Algorithm.TOKEN_BUCKET), v));
+        return compareFilters(filters);
+    }
+
+    /**
+     * QuotaFilter with each algorithm measured against each peer of {@link #PAIRS}, then each algorithm other
+     * than the token bucket against the token bucket of the same mode (the peer, in that row).
+     */
+    static List<Comparison> compareFilters(Map<Filter, double[]> nanos) {
         List<Comparison> comparisons = new ArrayList<>();
         for (Mode[] pair : PAIRS) {
-            double[] ours = nanos.get(pair[0]);
-            double[] theirs = nanos.get(pair[1]);
-            if (ours == null || theirs == null) continue;
-            double[] ratios = new double[ours.length];
-            int atMost1 = 0;
-            for (int i = 0; i < ours.length; i++) {
-                ratios[i] = ours[i] / theirs[i];
-                if (ratios[i] <= 1) atMost1++;
+            Filter peer = new Filter(pair[1], Algorithm.TOKEN_BUCKET);
+            for (Algorithm a : Algorithm.values()) compare(nanos, new Filter(pair[0], a), peer, comparisons);
+        }
+        for (Filter f : nanos.keySet()) {
+            if (f.algorithm() != Algorithm.TOKEN_BUCKET) {
+                compare(nanos, f, new Filter(f.mode(), Algorithm.TOKEN_BUCKET), comparisons);
             }
-            double[] interval = BenchReport.medianInterval(ratios);
-            comparisons.add(new Comparison(pair[0], pair[1], BenchReport.median(ratios),
-                    interval == null ? Double.NaN : interval[0], interval == null ? Double.NaN : interval[1],
-                    atMost1, ratios.length));
         }
         return comparisons;
     }
 
-    private static void print(PrintWriter out, Map<Mode, double[]> nanos, List<Comparison> comparisons) {
+    private static void compare(Map<Filter, double[]> nanos, Filter mode, Filter peer, List<Comparison> into) {
+        double[] ours = nanos.get(mode);
+        double[] theirs = nanos.get(peer);
+        if (ours == null || theirs == null) return;
+        double[] ratios = new double[ours.length];
+        int atMost1 = 0;
+        for (int i = 0; i < ours.length; i++) {
+            ratios[i] = ours[i] / theirs[i];
+            if (ratios[i] <= 1) atMost1++;
+        }
+        double[] interval = BenchReport.medianInterval(ratios);
+        into.add(new Comparison(mode, peer, BenchReport.median(ratios),
+                interval == null ? Double.NaN : interval[0], interval == null ? Double.NaN : interval[1],
+                atMost1, ratios.length));
+    }
+
+    private static void print(PrintWriter out, Map<Filter, double[]> nanos, List<Comparison> comparisons) {
         out.println();
         out.println("nanoseconds per request (median and quartiles of the rounds; each request a fresh tenant string, "
                 + "as FilterBenchmark's bare mode: about 10 ns)");
-        out.printf(Locale.ROOT, "%-28s %10s %21s%n", "filter", "median", "quartiles");
+        out.printf(Locale.ROOT, "%-38s %10s %21s%n", "filter", "median", "quartiles");
         for (var e : nanos.entrySet()) {
             double[] v = e.getValue();
-            out.printf(Locale.ROOT, "%-28s %10.1f %10.1f-%-10.1f%n", e.getKey().label(), BenchReport.median(v),
+            out.printf(Locale.ROOT, "%-38s %10.1f %10.1f-%-10.1f%n", e.getKey().label(), BenchReport.median(v),
                     BenchReport.quantile(v, 0.25), BenchReport.quantile(v, 0.75));
         }
         out.println();
         out.println("QuotaFilter against its peers, round by round (median of the per-round ratios of ns per request; "
                 + "95 % CI: where that median lies; the verdict names a cheaper filter only if the whole CI is on its "
                 + "side of 1)");
-        out.printf(Locale.ROOT, "%-24s %-28s %7s %15s %10s  %s%n", "QuotaFilter", "peer", "ratio", "95 % CI",
+        out.printf(Locale.ROOT, "%-38s %-28s %7s %15s %10s  %s%n", "QuotaFilter", "peer", "ratio", "95 % CI",
                 "rounds<=1", "verdict");
         for (Comparison c : comparisons) {
             String interval = Double.isNaN(c.low()) ? "n/a" : String.format(Locale.ROOT, "%.3f-%.3f", c.low(), c.high());
-            out.printf(Locale.ROOT, "%-24s %-28s %7.3f %15s %10s  %s%n", c.mode().label(), c.peer().label(), c.ratio(),
+            out.printf(Locale.ROOT, "%-38s %-28s %7.3f %15s %10s  %s%n", c.mode().label(), c.peer().label(), c.ratio(),
                     interval, c.atMost1() + "/" + c.rounds(), c.verdict());
         }
         out.flush();

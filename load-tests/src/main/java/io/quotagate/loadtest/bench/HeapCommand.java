@@ -1,5 +1,6 @@
 package io.quotagate.loadtest.bench;
 
+import io.quotagate.plans.Algorithm;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -21,6 +22,8 @@ import java.util.concurrent.Callable;
  * {@code --tenants} distinct tenants over HTTP, and compares the live heap after a full collection
  * before and after; the bare server fed the same requests is subtracted, so what remains is what
  * the filter keeps per tenant (its table entry, its bucket or limiter, its key), not Jetty's own.
+ * {@code --algorithms} measures QuotaFilter once per algorithm of its limit ({@code quotagate} is the token
+ * bucket, {@code quotagate/gcra} and {@code quotagate/sliding-window} the others).
  */
 @Command(name = "heap", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Heap bytes per tracked tenant: QuotaFilter's local store next to a ConcurrentHashMap of bucket4j "
@@ -44,6 +47,10 @@ public final class HeapCommand implements Callable<Integer> {
     @Option(names = "--runs", description = "Measurements per filter; the median is reported (default ${DEFAULT-VALUE})")
     int runs = 3;
 
+    @Option(names = "--algorithms", split = ",", paramLabel = "ALGORITHM", description = "QuotaFilter measured with its "
+            + "limit counted by each of these: token-bucket, gcra, sliding-window (default ${DEFAULT-VALUE})")
+    List<String> algorithms = List.of(Algorithm.TOKEN_BUCKET.fileName());
+
     @Spec
     CommandSpec spec;
 
@@ -62,6 +69,12 @@ public final class HeapCommand implements Callable<Integer> {
         String invalid = tenants <= 0 || tenants > LoadGenerator.MAX_TENANTS
                 ? "--tenants must be in 1.." + LoadGenerator.MAX_TENANTS + ", was " + tenants
                 : runs <= 0 ? "--runs must be > 0, was " + runs : null;
+        List<Algorithm> chosen = new ArrayList<>();
+        for (String text : algorithms) {
+            Algorithm a = Algorithm.ofFileName(text).orElse(null);
+            if (a == null && invalid == null) invalid = "unknown algorithm '" + text + "'; algorithms: token-bucket, gcra, sliding-window";
+            if (a != null && !chosen.contains(a)) chosen.add(a);
+        }
         if (invalid != null) {
             spec.commandLine().getErr().println("heap: " + invalid);
             return 2;
@@ -69,11 +82,20 @@ public final class HeapCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "heap: %,d tenants, one request each, per filter; %d run(s); heap after a full GC, %s%n",
                 tenants, runs, ManagementFactory.getGarbageCollectorMXBeans().stream().map(b -> b.getName()).toList());
         Map<String, List<Growth>> results = new LinkedHashMap<>();
+        Map<String, Mode> filters = new LinkedHashMap<>();
+        Map<String, Algorithm> algorithmOf = new LinkedHashMap<>();
+        FILTERS.forEach((name, mode) -> {
+            for (Algorithm a : mode.quotagate() ? chosen : List.of(Algorithm.TOKEN_BUCKET)) {
+                String n = a == Algorithm.TOKEN_BUCKET ? name : name + "/" + a.fileName();
+                filters.put(n, mode);
+                algorithmOf.put(n, a);
+            }
+        });
         for (int run = 1; run <= runs; run++) {
-            for (var e : FILTERS.entrySet()) {
-                Growth g = measure(e.getKey(), e.getValue(), tenants);
+            for (var e : filters.entrySet()) {
+                Growth g = measure(e.getKey(), e.getValue(), tenants, algorithmOf.get(e.getKey()));
                 results.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(g);
-                out.printf(Locale.ROOT, "run %d/%d %-14s %,12d bytes  %8.1f bytes/tenant%s%n", run, runs, g.filter(), g.bytes(),
+                out.printf(Locale.ROOT, "run %d/%d %-24s %,12d bytes  %8.1f bytes/tenant%s%n", run, runs, g.filter(), g.bytes(),
                         g.perTenant(), g.non200() == 0 ? "" : "  " + BenchReport.FLAG + ": " + g.non200() + " non-200");
             }
         }
@@ -82,7 +104,7 @@ public final class HeapCommand implements Callable<Integer> {
         out.println("median heap per tracked tenant, the bare server's growth subtracted (goal for quotagate: <= 400 bytes)");
         for (var e : results.entrySet()) {
             if (e.getKey().equals("bare")) continue;
-            out.printf(Locale.ROOT, "%-14s %8.0f bytes/tenant%n", e.getKey(), median(e.getValue()) - bare);
+            out.printf(Locale.ROOT, "%-24s %8.0f bytes/tenant%n", e.getKey(), median(e.getValue()) - bare);
         }
         out.printf(Locale.ROOT, "(bare server: %+.0f bytes/tenant, subtracted)%n", bare);
         out.flush();
@@ -92,7 +114,12 @@ public final class HeapCommand implements Callable<Integer> {
 
     /** One filter's growth: a server of its own, warmed on one tenant, then one request per tenant. */
     static Growth measure(String name, Mode mode, int tenants) throws Exception {
-        try (BenchServer server = BenchServer.start(mode);
+        return measure(name, mode, tenants, Algorithm.TOKEN_BUCKET);
+    }
+
+    /** As {@link #measure(String, Mode, int)}, QuotaFilter's limit counted by {@code algorithm}. */
+    static Growth measure(String name, Mode mode, int tenants, Algorithm algorithm) throws Exception {
+        try (BenchServer server = BenchServer.start(mode, null, algorithm);
              RawHttpConnection connection = new RawHttpConnection(server.address())) {
             byte[] request = LoadGenerator.request(server.address());
             int digitsAt = LoadGenerator.digitsAt(request);

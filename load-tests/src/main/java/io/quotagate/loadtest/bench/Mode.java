@@ -2,6 +2,7 @@ package io.quotagate.loadtest.bench;
 
 import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.redis.RedisSettings;
+import io.quotagate.plans.Algorithm;
 import io.quotagate.plans.Plans;
 import io.quotagate.plans.PlansFile;
 import io.quotagate.plans.StoreSpec;
@@ -105,6 +106,11 @@ enum Mode {
         return tenants == BARE_10000_TENANTS.tenants ? BARE_10000_TENANTS : BARE;
     }
 
+    /** Whether this mode's filter is a QuotaFilter (local or Redis store): the modes an algorithm applies to. */
+    boolean quotagate() {
+        return label.startsWith("quotagate-") || redis();
+    }
+
     /** Whether this mode keeps its buckets in Redis. */
     boolean redis() {
         return name().startsWith("REDIS_");
@@ -131,7 +137,12 @@ enum Mode {
      * @param redisUri     the Redis of the Redis modes (null when not running them)
      */
     Optional<FilterHolder> filter(String threadPrefix, String redisUri) {
-        return newFilter(threadPrefix, redisUri).map(f -> {
+        return filter(threadPrefix, redisUri, Algorithm.TOKEN_BUCKET);
+    }
+
+    /** As {@link #filter(String, String)}, QuotaFilter's limit counted by {@code algorithm}. */
+    Optional<FilterHolder> filter(String threadPrefix, String redisUri, Algorithm algorithm) {
+        return newFilter(threadPrefix, redisUri, algorithm, tenants).map(f -> {
             FilterHolder holder = new FilterHolder(f);
             holder.setInitParameters(initParameters());
             return holder;
@@ -146,10 +157,20 @@ enum Mode {
 
     /** A new filter of this mode, not yet initialised (see {@link #filter}), or empty for the bare modes. */
     Optional<Filter> newFilter(String threadPrefix, String redisUri) {
+        return newFilter(threadPrefix, redisUri, Algorithm.TOKEN_BUCKET, tenants);
+    }
+
+    /**
+     * As {@link #newFilter(String, String)}, for {@code tenants} tenants (whatever the label says) and with
+     * QuotaFilter's limit counted by {@code algorithm} (the other filters are what they are: a bucket4j map stays
+     * token buckets).
+     */
+    Optional<Filter> newFilter(String threadPrefix, String redisUri, Algorithm algorithm, int tenants) {
+        String yaml = BenchPlans.yaml(algorithm, tenants);
         return switch (this) {
             case BARE, BARE_10000_TENANTS -> Optional.empty();
             case QUOTAGATE_1_TENANT, QUOTAGATE_10000_TENANTS, QUOTAGATE_1000_TENANTS -> {
-                Plans plans = PlansFile.parse("bench-plans.yml", PLANS_YAML);
+                Plans plans = PlansFile.parse("bench-plans.yml", yaml);
                 yield Optional.of(QuotaFilter.builder().plans(plans).build());
             }
             case REDIS_1_TENANT, REDIS_1000_TENANTS, REDIS_1_TENANT_ALLOWANCE, REDIS_1000_TENANTS_ALLOWANCE -> {
@@ -161,7 +182,7 @@ enum Mode {
                 if (label.endsWith("-allowance")) {
                     store.put("local-allowance", Map.of("units", ALLOWANCE.units(), "max-delay", ALLOWANCE.maxDelay()));
                 }
-                Plans plans = PlansFile.parse("bench-plans.yml", PLANS_YAML)
+                Plans plans = PlansFile.parse("bench-plans.yml", yaml)
                         .withStore(StoreSpec.of(RedisSettings.TYPE, store));
                 // the filter created the store from the plans: it closes it when the server stops
                 yield Optional.of(QuotaFilter.builder().plans(plans).build());

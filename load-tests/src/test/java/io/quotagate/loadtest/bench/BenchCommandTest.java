@@ -158,7 +158,9 @@ class BenchCommandTest {
                 Map.entry(List.of("bench", "--redis", "redis://127.0.0.1:1"), "bench: cannot use --redis redis://127.0.0.1:1: "),
                 Map.entry(List.of("bench", "--duration", "99999999999999999999s"), "'99999999999999999999s' is too long a duration"),
                 Map.entry(List.of("heap", "--runs", "0"), "heap: --runs must be > 0, was 0"),
-                Map.entry(List.of("heap", "--tenants", "0"), "heap: --tenants must be in 1.."));
+                Map.entry(List.of("heap", "--tenants", "0"), "heap: --tenants must be in 1.."),
+                Map.entry(List.of("heap", "--algorithms", "gcra,leaky"), "heap: unknown algorithm 'leaky'; algorithms: "),
+                Map.entry(List.of("bench", "--algorithm", "leaky"), "bench: --algorithm: unknown algorithm 'leaky'"));
         for (Map.Entry<List<String>, String> refusal : refused) {
             List<String> args = refusal.getKey();
             String message = refusal.getValue();
@@ -410,6 +412,52 @@ class BenchCommandTest {
         double[] v = new double[n];
         for (int i = 0; i < n; i++) v[i] = i + 1;
         return v;
+    }
+
+    @Test
+    void heapIsMeasuredForEachAlgorithmOfQuotaFilter() {
+        StringWriter output = new StringWriter();
+        CommandLine cli = new CommandLine(new LoadTests());
+        cli.setOut(new PrintWriter(output, true));
+
+        int exit = cli.execute("heap", "--tenants", "2000", "--runs", "1", "--algorithms", "token-bucket,gcra,sliding-window");
+
+        String text = output.toString();
+        assertThat(exit).as(text).isZero();
+        for (String filter : List.of("quotagate", "quotagate/gcra", "quotagate/sliding-window", "bucket4j-map")) {
+            assertThat(text).containsPattern("(?m)^" + java.util.regex.Pattern.quote(filter) + " +(-?[0-9]+) bytes/tenant$");
+        }
+    }
+
+    @Test
+    void benchWithRedisRunsTheRedisStoreWithTheAlgorithmGiven() throws Exception {
+        try (io.quotagate.filter.testing.RedisServer redis = io.quotagate.filter.testing.RedisServer.startOwn()) {
+            StringWriter output = new StringWriter();
+            CommandLine cli = new CommandLine(new LoadTests());
+            cli.setOut(new PrintWriter(output, true));
+
+            int exit = cli.execute("bench", "--redis", redis.uri(), "--modes", "redis-1000-tenants", "--algorithm", "gcra",
+                    "--duration", "300ms", "--runs", "1", "--warmup", "0s", "--connections", "1");
+
+            String text = output.toString();
+            assertThat(exit).as(text).isZero();
+            assertThat(text).contains("QuotaFilter's algorithm gcra").contains("run 1/1 redis-1000-tenants ")
+                    .contains("run 1/1 quotagate-1000-tenants ").contains("Redis commands per request");
+        }
+    }
+
+    @Test
+    void benchRunsQuotaFiltersModesWithTheAlgorithmGiven() {
+        StringWriter output = new StringWriter();
+        CommandLine cli = new CommandLine(new LoadTests());
+        cli.setOut(new PrintWriter(output, true));
+
+        int exit = cli.execute("bench", "--modes", "quotagate-1-tenant", "--algorithm", "sliding-window", "--duration",
+                "300ms", "--runs", "1", "--warmup", "0s", "--connections", "1");
+
+        String text = output.toString();
+        assertThat(exit).as(text).isZero();
+        assertThat(text).contains("QuotaFilter's algorithm sliding-window").contains("run 1/1 quotagate-1-tenant ");
     }
 
     @Test

@@ -88,4 +88,36 @@ class FilterRoundsCommandTest {
                 .containsPattern("(?m)^quotagate-1-tenant +jetty-dosfilter +[0-9.]+ +[0-9.]+-[0-9.]+ +[0-6]/6  "
                         + "(QuotaFilter costs less|QuotaFilter costs more|cannot tell apart)$");
     }
+
+    @Test
+    void eachAlgorithmIsMeasuredInTheSameRoundsAgainstThePeerAndTheTokenBucketAtTheTenantsGiven() {
+        StringWriter output = new StringWriter();
+        StringWriter errors = new StringWriter();
+        CommandLine cli = new CommandLine(new LoadTests());
+        cli.setOut(new PrintWriter(output, true));
+        cli.setErr(new PrintWriter(errors, true));
+
+        int exit = cli.execute("filter-rounds", "--modes", "quotagate-10000-tenants,bucket4j-map-10000-tenants",
+                "--algorithms", "token-bucket,gcra,sliding-window", "--tenants", "2000", "--rounds", "2",
+                "--round-time", "10ms", "--warmup", "0");
+
+        String text = output.toString();
+        assertThat(exit).as("%s\n%s", text, errors).isZero();
+        assertThat(text).contains("4 filter(s) x 2 round(s)").contains("2,000 tenants each");
+        for (String label : List.of("quotagate-10000-tenants", "quotagate-10000-tenants/gcra",
+                "quotagate-10000-tenants/sliding-window", "bucket4j-map-10000-tenants")) {
+            assertThat(text).containsPattern("(?m)^" + java.util.regex.Pattern.quote(label) + " +[0-9.]+ +[0-9.]+-[0-9.]+");
+        }
+        assertThat(text).containsPattern("(?m)^quotagate-10000-tenants/gcra +bucket4j-map-10000-tenants +[0-9.]+ ")
+                .containsPattern("(?m)^quotagate-10000-tenants/sliding-window +bucket4j-map-10000-tenants +[0-9.]+ ")
+                .containsPattern("(?m)^quotagate-10000-tenants/gcra +quotagate-10000-tenants +[0-9.]+ ")
+                .containsPattern("(?m)^quotagate-10000-tenants/sliding-window +quotagate-10000-tenants +[0-9.]+ ");
+
+        StringWriter err = new StringWriter();
+        cli.setErr(new PrintWriter(err, true));
+        assertThat(cli.execute("filter-rounds", "--algorithms", "leaky-bucket")).isEqualTo(2);
+        assertThat(cli.execute("filter-rounds", "--tenants", "0")).isEqualTo(2);
+        assertThat(err.toString()).contains("filter-rounds: unknown algorithm 'leaky-bucket'; algorithms: token-bucket, gcra, sliding-window")
+                .contains("filter-rounds: --tenants must be in 1..10000000, was 0").doesNotContain("Exception");
+    }
 }

@@ -58,7 +58,7 @@ final class ContractLimits {
             table.put(tenant, new Entry(contract, e.limits));
             return;
         }
-        var refusal = plans.limitsRefusal("tenant " + tenant, contract.limits());
+        var refusal = plans.limitsRefusal("tenant " + tenant, contract.plan(), contract.limits());
         if (refusal.isEmpty() && contract.hasOwnQuotas()) refusal = plans.quotasRefusal("tenant " + tenant, contract.quotas());
         if (refusal.isPresent()) {
             table.invalidate(tenant);

@@ -113,7 +113,7 @@ final class LimitsReadout {
                 long toReset = p.endNanos() - now;
                 all.add(new BandwidthStatus(quotas[i].name(), quotas[i].limit(),
                         RetryAfter.seconds(p.endNanos() - p.startNanos()), Math.max(0, quotas[i].limit() - used),
-                        used <= 0 ? 0 : toReset, toReset, pk));
+                        used <= 0 ? 0 : toReset, toReset, pk, null));
             }
         }
         if (scoped != null) scoped.published(all);
@@ -170,7 +170,7 @@ final class LimitsReadout {
             // are back within a period and a sub-window, the bound its tokens alone can tell)
             long nextUnit = limits.nanosToReturn(i, Math.max(1, 1 - tokens[i]));
             out.add(new BandwidthStatus(prefix == null ? b.name() : prefix + '.' + b.name(), b.capacity(), window,
-                    Math.max(0, tokens[i]), missing <= 0 ? 0 : limits.nanosToReturn(i, missing), nextUnit, pk));
+                    Math.max(0, tokens[i]), missing <= 0 ? 0 : limits.nanosToReturn(i, missing), nextUnit, pk, b.algorithm()));
         }
     }
 

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.quotagate.filter.status.LimitOverrides;
+import io.quotagate.plans.Algorithm;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.ScopedLimit;
@@ -35,7 +36,7 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * The shared limits record, formats 1, 2 and 3: the JSON every instance sharing a store reads and writes (under
+ * The shared limits record, formats 1 to 4: the JSON every instance sharing a store reads and writes (under
  * {@code <prefix>:limits} on Redis, beside its version). Documented in docs/changing-limits.md
  * ("Several instances"):
  *
@@ -62,6 +63,11 @@ import java.util.TreeMap;
  * not empty. It is written only when the base has some, with the same rule for older instances as
  * format 2; the fingerprint of a base without them is that of formats 1 and 2. They are the file's
  * only: no runtime change sets them, so {@code overrides} has no such fields.
+ * Format 4 adds each bandwidth's algorithm: {@code "algorithm": "gcra"} or {@code "sliding-window"} on a bandwidth
+ * that is not a token bucket (a sliding window's {@code refill} is its {@code capacity}); a bandwidth without the
+ * field is a token bucket, as every bandwidth of formats 1 to 3 is. It is written only when some bandwidth has
+ * another algorithm, with the same rule for older instances as formats 2 and 3; the fingerprint of a base of
+ * token buckets only is that of formats 1 to 3.
  * {@code overrides.global} absent: the base's; {@code []}: removed. A record of a newer format, or
  * one that does not parse, is refused whole ({@link Unusable}).
  *
@@ -74,8 +80,10 @@ import java.util.TreeMap;
  */
 record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant publishedAt,
                     LimitOverrides overrides, Change lastChange) {
-    /** The newest format this code writes and reads (see the class comment for when it writes 1 or 2). */
-    static final int FORMAT = 3;
+    /** The newest format this code writes and reads (see the class comment for when it writes 1, 2 or 3). */
+    static final int FORMAT = 4;
+    /** The format of a record with per-user or route limits, and token buckets only. */
+    static final int FORMAT_SCOPED = 3;
     /** The format of a record with calendar quotas but without per-user or route limits. */
     static final int FORMAT_WITH_QUOTAS = 2;
     /** The format of a record without calendar quotas, per-user or route limits. */
@@ -131,7 +139,8 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
                 || base.tenants().values().stream().anyMatch(TenantContract::hasOwnQuotas)
                 || overrides.tenants().values().stream().anyMatch(TenantContract::hasOwnQuotas);
         boolean scoped = !base.perUser().isEmpty() || !base.routes().isEmpty();
-        root.put("format", scoped ? FORMAT : quotas ? FORMAT_WITH_QUOTAS : FORMAT_WITHOUT_QUOTAS);
+        root.put("format", otherAlgorithms() ? FORMAT : scoped ? FORMAT_SCOPED
+                : quotas ? FORMAT_WITH_QUOTAS : FORMAT_WITHOUT_QUOTAS);
         ObjectNode b = root.putObject("base");
         b.put("fingerprint", fingerprint());
         b.put("source", source);
@@ -153,6 +162,21 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /** True if some bandwidth of the record is not a token bucket (format 4). */
+    private boolean otherAlgorithms() {
+        List<List<Bandwidth>> all = new ArrayList<>();
+        all.add(base.global());
+        all.add(base.guests());
+        all.addAll(base.plans().values());
+        all.addAll(base.perUser().values());
+        base.routes().values().forEach(route -> route.forEach(l -> all.add(l.limits())));
+        base.tenants().values().forEach(c -> all.add(c.limits()));
+        overrides.global().ifPresent(all::add);
+        all.addAll(overrides.plans().values());
+        overrides.tenants().values().forEach(c -> all.add(c.limits()));
+        return all.stream().flatMap(List::stream).anyMatch(b -> b.algorithm() != Algorithm.TOKEN_BUCKET);
     }
 
     /**
@@ -178,7 +202,7 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
             throw new Unusable("format " + format.intValue() + " is unknown");
         }
         boolean quotas = format.intValue() >= FORMAT_WITH_QUOTAS;
-        boolean scoped = format.intValue() >= FORMAT;
+        boolean scoped = format.intValue() >= FORMAT_SCOPED;
         try {
             fields(root, "", Set.of("format", "base", "overrides", "lastChange"));
             JsonNode b = object(root, "base");
@@ -247,8 +271,8 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
         ArrayNode a = JSON.createArrayNode();
         for (ScopedLimit limit : limits) {
             for (Bandwidth bw : limit.limits()) {
-                a.addObject().put("name", bw.name()).put("capacity", bw.capacity()).put("refill", bw.refill())
-                        .put("period", bw.period().toString()).put("per", limit.per().toString());
+                algorithm(a.addObject().put("name", bw.name()), bw).put("capacity", bw.capacity())
+                        .put("refill", bw.refill()).put("period", bw.period().toString()).put("per", limit.per().toString());
             }
         }
         return a;
@@ -272,7 +296,7 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
                 String lf = f + "[" + i + "]";
                 JsonNode l = e.getValue().get(i);
                 if (!l.isObject()) throw new IllegalArgumentException(lf + ": not an object");
-                fields(l, lf + ".", Set.of("name", "capacity", "refill", "period", "per"));
+                fields(l, lf + ".", Set.of("name", "algorithm", "capacity", "refill", "period", "per"));
                 ScopedLimit.Scope per = scope(text(l, "per", lf + "."), lf + ".per");
                 Bandwidth bw = bandwidth(l, lf);
                 if (!names.add(bw.name())) throw new IllegalArgumentException(lf + ".name: duplicate name '" + bw.name() + "'");
@@ -370,10 +394,16 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
     private static ArrayNode bandwidths(List<Bandwidth> limits) {
         ArrayNode a = JSON.createArrayNode();
         for (Bandwidth bw : limits) {
-            a.addObject().put("name", bw.name()).put("capacity", bw.capacity()).put("refill", bw.refill())
-                    .put("period", bw.period().toString());
+            algorithm(a.addObject().put("name", bw.name()), bw).put("capacity", bw.capacity())
+                    .put("refill", bw.refill()).put("period", bw.period().toString());
         }
         return a;
+    }
+
+    /** A bandwidth's {@code algorithm}, written only when it is not a token bucket (so older records stay the same). */
+    private static ObjectNode algorithm(ObjectNode into, Bandwidth bw) {
+        if (bw.algorithm() != Algorithm.TOKEN_BUCKET) into.put("algorithm", bw.algorithm().fileName());
+        return into;
     }
 
     private static List<Bandwidth> bandwidths(JsonNode node, String field) {
@@ -383,13 +413,16 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
             String f = field + "[" + i + "]";
             JsonNode bw = node.get(i);
             if (!bw.isObject()) throw new IllegalArgumentException(f + ": not an object");
-            fields(bw, f + ".", Set.of("name", "capacity", "refill", "period"));
+            fields(bw, f + ".", Set.of("name", "algorithm", "capacity", "refill", "period"));
             out.add(bandwidth(bw, f));
         }
         return out;
     }
 
-    /** One bandwidth's {@code name}, {@code capacity}, {@code refill} and {@code period} (other fields checked by the caller). */
+    /**
+     * One bandwidth's {@code name}, {@code algorithm} (a token bucket when absent, as in every record before format 4),
+     * {@code capacity}, {@code refill} and {@code period} (other fields checked by the caller).
+     */
     private static Bandwidth bandwidth(JsonNode bw, String f) {
         Duration period;
         try {
@@ -401,8 +434,14 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
         String name = text(bw, "name", f + ".");
         long capacity = whole(bw, "capacity", f);
         long refill = whole(bw, "refill", f);
+        Algorithm algorithm = Algorithm.TOKEN_BUCKET;
+        if (bw.has("algorithm")) {
+            String text = text(bw, "algorithm", f + ".");
+            algorithm = Algorithm.ofFileName(text).filter(a -> a.fileName().equals(text))
+                    .orElseThrow(() -> new IllegalArgumentException(f + ".algorithm: not token-bucket, gcra or sliding-window"));
+        }
         try {
-            return new Bandwidth(name, capacity, refill, period);
+            return new Bandwidth(name, capacity, refill, period, algorithm);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(f + ": " + e.getMessage());
         }

@@ -560,7 +560,7 @@ public final class SharedLimits implements AutoCloseable {
         overrides.tenants().forEach((tenant, c) -> {
             Optional<String> why = plans.plan(c.plan()).isEmpty()
                     ? Optional.of("plan '" + c.plan() + "' is not defined in " + plans.source())
-                    : c.hasOwnLimits() ? plans.limitsRefusal("tenant " + tenant, c.limits()) : Optional.empty();
+                    : c.hasOwnLimits() ? plans.limitsRefusal("tenant " + tenant, c.plan(), c.limits()) : Optional.empty();
             if (why.isEmpty() && c.hasOwnQuotas()) why = plans.quotasRefusal("tenant " + tenant, c.quotas());
             if (why.isEmpty()) kept.put(tenant, c);
             else LOG.log(System.Logger.Level.WARNING, "quotagate: runtime entry of tenant " + tenant

@@ -18,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The shared record's formats: 1 while no plan has calendar quotas, 2 once one has, 3 once the file has
- * per-user or route limits.
+ * per-user or route limits, 4 once a bandwidth is not a token bucket.
  */
 class LimitsRecordFormatTest {
     private static final String WITHOUT = """
@@ -94,7 +94,7 @@ class LimitsRecordFormatTest {
         String two = record(PlansFile.parse("p.yml", WITH), LimitOverrides.NONE).toJson();
         assertThatThrownBy(() -> LimitsRecord.parse(two.replace("\"format\":2", "\"format\":1")))
                 .isInstanceOf(LimitsRecord.Unusable.class).hasMessage("base.quotas: unknown field");
-        assertThatThrownBy(() -> LimitsRecord.parse(two.replace("\"format\":2", "\"format\":4")))
+        assertThatThrownBy(() -> LimitsRecord.parse(two.replace("\"format\":2", "\"format\":5")))
                 .isInstanceOf(LimitsRecord.Unusable.class).hasMessageContaining("upgrade this instance");
         assertThatThrownBy(() -> LimitsRecord.parse(two.replace("\"per\":\"month\"", "\"per\":\"year\"")))
                 .isInstanceOf(LimitsRecord.Unusable.class).hasMessage("base.quotas.pro[0].per: not day, week or month");
@@ -181,9 +181,9 @@ class LimitsRecordFormatTest {
         String three = record(PlansFile.parse("scoped.yml", SCOPED), LimitOverrides.NONE).toJson();
         assertThatThrownBy(() -> LimitsRecord.parse(three.replace("\"format\":3", "\"format\":2")))
                 .isInstanceOf(LimitsRecord.Unusable.class).hasMessage("base.perUser: unknown field");
-        assertThatThrownBy(() -> LimitsRecord.parse(three.replace("\"format\":3", "\"format\":4")))
+        assertThatThrownBy(() -> LimitsRecord.parse(three.replace("\"format\":3", "\"format\":5")))
                 .isInstanceOf(LimitsRecord.Unusable.class)
-                .hasMessage("format 4 is newer than this version of quotagate reads (3): upgrade this instance");
+                .hasMessage("format 5 is newer than this version of quotagate reads (4): upgrade this instance");
         // per-user and route limits are the file's only: no runtime change carries them
         assertThatThrownBy(() -> LimitsRecord.parse(three.replace("\"overrides\":{", "\"overrides\":{\"routes\":{},")))
                 .isInstanceOf(LimitsRecord.Unusable.class).hasMessage("overrides.routes: unknown field");
@@ -238,11 +238,94 @@ class LimitsRecordFormatTest {
     @Test
     void onlyAFormatNumberAboveThisCodesIsANewerFormat() {
         String one = record(PlansFile.parse("p.yml", WITHOUT), LimitOverrides.NONE).toJson();
-        assertThatThrownBy(() -> LimitsRecord.parse(one.replace("\"format\":1", "\"format\":4")))
+        assertThatThrownBy(() -> LimitsRecord.parse(one.replace("\"format\":1", "\"format\":" + (LimitsRecord.FORMAT + 1))))
                 .isInstanceOfSatisfying(LimitsRecord.Unusable.class, u -> assertThat(u.newerFormat()).isTrue());
         for (String old : List.of("0", "-1", "1.5", "\"1\"")) {
             assertThatThrownBy(() -> LimitsRecord.parse(one.replace("\"format\":1", "\"format\":" + old))).as(old)
                     .isInstanceOfSatisfying(LimitsRecord.Unusable.class, u -> assertThat(u.newerFormat()).isFalse());
         }
+    }
+
+    /** Every kind of place a bandwidth is kept, each with an algorithm other than the token bucket somewhere. */
+    static final String ALGORITHMS = """
+            global:
+              limits: [ { algorithm: gcra, capacity: 3000, refill: 3000, period: 1m } ]
+            plans:
+              team:
+                limits:
+                  - { capacity: 100, refill: 100, period: 1h }
+                  - { name: minute, algorithm: sliding-window, capacity: 10, period: 1m }
+                per-user:
+                  limits: [ { name: seat, algorithm: gcra, capacity: 3, refill: 1, period: 1m } ]
+            routes:
+              - name: export
+                paths: ["/export"]
+                limits:
+                  - { name: hourly, algorithm: sliding-window, capacity: 2, period: 1h }
+                  - { name: addr, per: client-address, capacity: 50, refill: 50, period: 1h }
+            tenants:
+              users:
+                - { type: header, name: X-User-Id }
+              guests:
+                limits: [ { algorithm: sliding-window, capacity: 20, period: 1s } ]
+              overrides:
+                acme: { plan: team, limits: [ { algorithm: gcra, capacity: 40, refill: 20, period: 10s } ] }
+            """;
+
+    @Test
+    void algorithmsMakeItFormatFourAndComeBackWhole() throws Exception {
+        Plans plans = PlansFile.parse("algorithms.yml", ALGORITHMS);
+        LimitOverrides overrides = LimitOverrides.NONE
+                .withPlan("team", List.of(Bandwidth.slidingWindow("minute", 12, Duration.ofMinutes(1))))
+                .withTenant("globex", new io.quotagate.tenant.TenantContract("team",
+                        List.of(Bandwidth.gcra("b0", 5, 5, Duration.ofSeconds(1)))));
+        LimitsRecord r = record(plans, overrides);
+        String json = r.toJson();
+        assertThat(json).startsWith("{\"format\":4,")
+                .contains("\"global\":[{\"name\":\"b0\",\"algorithm\":\"gcra\",\"capacity\":3000,\"refill\":3000,")
+                .contains("{\"name\":\"minute\",\"algorithm\":\"sliding-window\",\"capacity\":10,\"refill\":10,")
+                .contains("{\"name\":\"hourly\",\"algorithm\":\"sliding-window\",\"capacity\":2,\"refill\":2,\"period\":\"PT1H\",\"per\":\"tenant\"}")
+                // a token bucket is written as before: no field
+                .contains("{\"name\":\"addr\",\"capacity\":50,");
+        LimitsRecord back = LimitsRecord.parse(json);
+        assertThat(back.base()).isEqualTo(r.base()).isEqualTo(LimitsBase.of(plans));
+        assertThat(back.overrides()).isEqualTo(overrides);
+        assertThat(back.fingerprint()).isEqualTo(r.fingerprint());
+        assertThat(back.toJson()).isEqualTo(json);
+        Plans effective = EffectiveLimits.of(plans, back.base(), back.overrides());
+        assertThat(effective.plan("team").orElseThrow().limits())
+                .containsExactly(Bandwidth.slidingWindow("minute", 12, Duration.ofMinutes(1)));
+        assertThat(effective.tenants().overrides().get("globex"))
+                .containsExactly(Bandwidth.gcra("b0", 5, 5, Duration.ofSeconds(1)));
+    }
+
+    @Test
+    void aRecordOfTokenBucketsOnlyKeepsItsFormatAndFingerprintAndOldRecordsReadAsTokenBuckets() throws Exception {
+        // written before the algorithm existed: no field, format 3; read as token buckets
+        String old = record(PlansFile.parse("scoped.yml", SCOPED), LimitOverrides.NONE).toJson();
+        assertThat(old).startsWith("{\"format\":3,").doesNotContain("algorithm");
+        LimitsRecord back = LimitsRecord.parse(old);
+        assertThat(back.base().plans().get("team")).extracting(Bandwidth::algorithm)
+                .containsOnly(io.quotagate.plans.Algorithm.TOKEN_BUCKET);
+        // an explicit token-bucket in the file is the default: same base, same fingerprint
+        String explicit = SCOPED.replace("limits: [ { capacity: 100,", "limits: [ { algorithm: token-bucket, capacity: 100,");
+        assertThat(explicit).isNotEqualTo(SCOPED);
+        assertThat(LimitsRecord.fingerprint(LimitsBase.of(PlansFile.parse("scoped.yml", explicit))))
+                .isEqualTo(back.fingerprint());
+        // the algorithm is part of the limits: changing it changes the fingerprint
+        String gcra = SCOPED.replace("limits: [ { capacity: 100,", "limits: [ { algorithm: gcra, capacity: 100,");
+        assertThat(LimitsRecord.fingerprint(LimitsBase.of(PlansFile.parse("scoped.yml", gcra))))
+                .isNotEqualTo(back.fingerprint());
+    }
+
+    @Test
+    void anUnknownAlgorithmInARecordIsRefusedNamingTheField() throws Exception {
+        String four = record(PlansFile.parse("algorithms.yml", ALGORITHMS), LimitOverrides.NONE).toJson();
+        assertThatThrownBy(() -> LimitsRecord.parse(four.replace("\"algorithm\":\"gcra\"", "\"algorithm\":\"leaky\"")))
+                .isInstanceOf(LimitsRecord.Unusable.class)
+                .hasMessageMatching("base\\.[a-zA-Z.]+\\[0\\]\\.algorithm: not token-bucket, gcra or sliding-window");
+        assertThatThrownBy(() -> LimitsRecord.parse(four.replace("\"capacity\":10,\"refill\":10,", "\"capacity\":10,\"refill\":5,")))
+                .isInstanceOf(LimitsRecord.Unusable.class)
+                .hasMessageStartingWith("base.plans.team[1]: a sliding window takes no refill");
     }
 }
