@@ -230,7 +230,7 @@ class SharedLimitsTest {
             a.control().setGlobalQuota(TEN_PER_MINUTE);
             Await.within(2, "B at 10", () -> b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 10.0);
             String good = (String) field(redis, prefix + ":limits", "body");
-            for (String garbage : List.of("garbage", "{\"format\": 4}",
+            for (String garbage : List.of("garbage", "{\"format\": 5}",
                     good.replace("\"tenants\":{}}", "\"tenants\":{\"x\":{\"plan\":\"platinum\"}}}"), // a plan no file defines
                     good.replace("\"capacity\":10", "\"capacity\":-1"))) {
                 long refusedBefore = b.control().limitsStatus().refused();
@@ -251,7 +251,7 @@ class SharedLimitsTest {
             Await.within(2, "both on the file's quota", () -> a.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 3000.0
                     && b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 3000.0);
             // a newer format is never overwritten, not even by an explicit publish
-            writeUnannounced(redis, prefix, "{\"format\": 4, \"x\": 1}");
+            writeUnannounced(redis, prefix, "{\"format\": 5, \"x\": 1}");
             assertThatThrownBy(() -> a.control().apply(PLANS)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("newer");
         }

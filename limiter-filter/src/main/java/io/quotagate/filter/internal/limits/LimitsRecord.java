@@ -189,6 +189,7 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
         }
         boolean quotas = format.intValue() >= FORMAT_WITH_QUOTAS;
         boolean scoped = format.intValue() >= FORMAT_SCOPED;
+        boolean anchors = format.intValue() >= FORMAT;
         try {
             fields(root, "", Set.of("format", "base", "overrides", "lastChange"));
             JsonNode b = object(root, "base");
@@ -206,7 +207,7 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
             }
             LimitsBase base = new LimitsBase(bandwidths(b.get("global"), "base.global"),
                     bandwidths(b.get("guests"), "base.guests"), plans,
-                    tenants(b.get("tenants"), "base.tenants", quotas), quotaPlans(b.get("quotas"), "base.quotas"),
+                    tenants(b.get("tenants"), "base.tenants", quotas, anchors), quotaPlans(b.get("quotas"), "base.quotas", anchors),
                     perUser, routes(b.get("routes"), "base.routes"));
             String fingerprint = text(b, "fingerprint", "base.");
             if (!fingerprint.equals(fingerprint(base))) {
@@ -218,7 +219,8 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
             Optional<List<Bandwidth>> global = o.has("global")
                     ? Optional.of(bandwidths(o.get("global"), "overrides.global")) : Optional.empty();
             LimitOverrides overrides = new LimitOverrides(global, plans(o.get("plans"), "overrides.plans"),
-                    tenants(o.get("tenants"), "overrides.tenants", quotas), quotaPlans(o.get("quotas"), "overrides.quotas"));
+                    tenants(o.get("tenants"), "overrides.tenants", quotas, anchors),
+                    quotaPlans(o.get("quotas"), "overrides.quotas", anchors));
             JsonNode c = object(root, "lastChange");
             fields(c, "lastChange.", Set.of("by", "at", "what"));
             return new LimitsRecord(base, text(b, "source", "base."), text(b, "publishedBy", "base."),
@@ -340,25 +342,25 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
     }
 
     /** {@code plan → quotas}; none if {@code node} is absent. */
-    private static Map<String, List<CalendarQuota>> quotaPlans(JsonNode node, String field) {
+    private static Map<String, List<CalendarQuota>> quotaPlans(JsonNode node, String field, boolean anchors) {
         Map<String, List<CalendarQuota>> out = new TreeMap<>();
         if (node == null) return out;
         if (!node.isObject()) throw new IllegalArgumentException(field + ": not an object");
         for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
-            out.put(e.getKey(), quotaList(e.getValue(), field + "." + e.getKey()));
+            out.put(e.getKey(), quotaList(e.getValue(), field + "." + e.getKey(), anchors));
         }
         return out;
     }
 
-    private static List<CalendarQuota> quotaList(JsonNode node, String f) {
+    private static List<CalendarQuota> quotaList(JsonNode node, String f, boolean anchors) {
         if (!node.isArray()) throw new IllegalArgumentException(f + ": not a list");
         List<CalendarQuota> list = new ArrayList<>();
         for (int i = 0; i < node.size(); i++) {
             String qf = f + "[" + i + "]";
             JsonNode q = node.get(i);
             if (!q.isObject()) throw new IllegalArgumentException(qf + ": not an object");
-            fields(q, qf + ".", Set.of("name", "limit", "per", "zone", "anchor"));
+            fields(q, qf + ".", anchors ? Set.of("name", "limit", "per", "zone", "anchor") : Set.of("name", "limit", "per", "zone"));
             CalendarQuota.Per per;
             ZoneId zone;
             try {
@@ -470,17 +472,18 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
         return out;
     }
 
-    private static Map<String, TenantContract> tenants(JsonNode node, String field, boolean quotas) {
+    private static Map<String, TenantContract> tenants(JsonNode node, String field, boolean quotas, boolean anchors) {
         if (node == null || !node.isObject()) throw new IllegalArgumentException(field + ": missing or not an object");
         Map<String, TenantContract> out = new TreeMap<>();
         for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             String f = field + "." + e.getKey();
             if (!e.getValue().isObject()) throw new IllegalArgumentException(f + ": not an object");
-            fields(e.getValue(), f + ".", quotas ? Set.of("plan", "limits", "quotas", "zone") : Set.of("plan", "limits"));
+            fields(e.getValue(), f + ".", anchors ? Set.of("plan", "limits", "quotas", "zone")
+                    : quotas ? Set.of("plan", "limits", "quotas") : Set.of("plan", "limits"));
             List<Bandwidth> limits = e.getValue().has("limits") ? bandwidths(e.getValue().get("limits"), f + ".limits")
                     : List.of();
-            List<CalendarQuota> own = e.getValue().has("quotas") ? quotaList(e.getValue().get("quotas"), f + ".quotas")
+            List<CalendarQuota> own = e.getValue().has("quotas") ? quotaList(e.getValue().get("quotas"), f + ".quotas", anchors)
                     : null;
             ZoneId zone;
             try {

@@ -18,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The shared record's formats: 1 while no plan has calendar quotas, 2 once one has, 3 once the file has
- * per-user or route limits.
+ * per-user or route limits, 4 once a quota has an anchor or a tenant a zone.
  */
 class LimitsRecordFormatTest {
     private static final String WITHOUT = """
@@ -94,7 +94,7 @@ class LimitsRecordFormatTest {
         String two = record(PlansFile.parse("p.yml", WITH), LimitOverrides.NONE).toJson();
         assertThatThrownBy(() -> LimitsRecord.parse(two.replace("\"format\":2", "\"format\":1")))
                 .isInstanceOf(LimitsRecord.Unusable.class).hasMessage("base.quotas: unknown field");
-        assertThatThrownBy(() -> LimitsRecord.parse(two.replace("\"format\":2", "\"format\":4")))
+        assertThatThrownBy(() -> LimitsRecord.parse(two.replace("\"format\":2", "\"format\":5")))
                 .isInstanceOf(LimitsRecord.Unusable.class).hasMessageContaining("upgrade this instance");
         assertThatThrownBy(() -> LimitsRecord.parse(two.replace("\"per\":\"month\"", "\"per\":\"year\"")))
                 .isInstanceOf(LimitsRecord.Unusable.class).hasMessage("base.quotas.pro[0].per: not day, week or month");
@@ -181,9 +181,9 @@ class LimitsRecordFormatTest {
         String three = record(PlansFile.parse("scoped.yml", SCOPED), LimitOverrides.NONE).toJson();
         assertThatThrownBy(() -> LimitsRecord.parse(three.replace("\"format\":3", "\"format\":2")))
                 .isInstanceOf(LimitsRecord.Unusable.class).hasMessage("base.perUser: unknown field");
-        assertThatThrownBy(() -> LimitsRecord.parse(three.replace("\"format\":3", "\"format\":4")))
+        assertThatThrownBy(() -> LimitsRecord.parse(three.replace("\"format\":3", "\"format\":5")))
                 .isInstanceOf(LimitsRecord.Unusable.class)
-                .hasMessage("format 4 is newer than this version of quotagate reads (3): upgrade this instance");
+                .hasMessage("format 5 is newer than this version of quotagate reads (4): upgrade this instance");
         // per-user and route limits are the file's only: no runtime change carries them
         assertThatThrownBy(() -> LimitsRecord.parse(three.replace("\"overrides\":{", "\"overrides\":{\"routes\":{},")))
                 .isInstanceOf(LimitsRecord.Unusable.class).hasMessage("overrides.routes: unknown field");
@@ -238,11 +238,42 @@ class LimitsRecordFormatTest {
     @Test
     void onlyAFormatNumberAboveThisCodesIsANewerFormat() {
         String one = record(PlansFile.parse("p.yml", WITHOUT), LimitOverrides.NONE).toJson();
-        assertThatThrownBy(() -> LimitsRecord.parse(one.replace("\"format\":1", "\"format\":4")))
+        assertThatThrownBy(() -> LimitsRecord.parse(one.replace("\"format\":1", "\"format\":5")))
                 .isInstanceOfSatisfying(LimitsRecord.Unusable.class, u -> assertThat(u.newerFormat()).isTrue());
         for (String old : List.of("0", "-1", "1.5", "\"1\"")) {
             assertThatThrownBy(() -> LimitsRecord.parse(one.replace("\"format\":1", "\"format\":" + old))).as(old)
                     .isInstanceOfSatisfying(LimitsRecord.Unusable.class, u -> assertThat(u.newerFormat()).isFalse());
         }
+    }
+
+    @Test
+    void anchorsAndTenantZonesMakeItFormatFourAndComeBackWholeWhileUnanchoredQuotasStayFormatTwo() throws Exception {
+        Plans plans = PlansFile.parse("p.yml", WITHOUT + """
+                    quotas: [ { name: monthly, limit: 1000, per: month, zone: Europe/Berlin, anchor: { day: 31, time: "09:00" } } ]
+                """);
+        java.time.ZoneId ny = java.time.ZoneId.of("America/New_York");
+        List<CalendarQuota> weekly = List.of(new CalendarQuota("weekly", 50, CalendarQuota.Per.WEEK, ZoneId.of("UTC"),
+                CalendarQuota.Anchor.weekly(java.time.DayOfWeek.WEDNESDAY, java.time.LocalTime.of(6, 30))));
+        LimitsRecord r = record(plans, LimitOverrides.NONE.withPlanQuotas("pro", weekly)
+                .withTenant("acme", io.quotagate.tenant.TenantContract.onPlan("pro").withZone(ny)));
+        String json = r.toJson();
+        assertThat(json).startsWith("{\"format\":4,")
+                .contains("\"anchor\":{\"day\":31,\"time\":\"09:00\"}")
+                .contains("\"anchor\":{\"weekday\":\"wednesday\",\"time\":\"06:30\"}")
+                .contains("\"acme\":{\"plan\":\"pro\",\"zone\":\"America/New_York\"}");
+        LimitsRecord back = LimitsRecord.parse(json);
+        assertThat(back.base()).isEqualTo(r.base());
+        assertThat(back.overrides()).isEqualTo(r.overrides());
+        // another instance's file: this record's quotas, acme's counted in New York
+        Plans effective = EffectiveLimits.of(PlansFile.parse("p.yml", WITHOUT), back.base(), back.overrides());
+        assertThat(effective.tenants().overrideQuotas().get("acme")).containsExactly(weekly.get(0).inZone(ny));
+        // format 4's fields in an older format are refused
+        assertThatThrownBy(() -> LimitsRecord.parse(json.replace("\"format\":4", "\"format\":2")))
+                .isInstanceOf(LimitsRecord.Unusable.class).hasMessageContaining("anchor: unknown field");
+        assertThatThrownBy(() -> LimitsRecord.parse(json.replace("\"day\":31", "\"day\":32")))
+                .isInstanceOf(LimitsRecord.Unusable.class).hasMessageContaining("base.quotas.pro[0].anchor: day must be 1 to 31");
+        // an unanchored quota writes no anchor: format 2 and its fingerprint as before
+        assertThat(record(PlansFile.parse("p.yml", WITH), LimitOverrides.NONE).toJson()).startsWith("{\"format\":2,")
+                .doesNotContain("anchor");
     }
 }
