@@ -186,8 +186,10 @@ final class PlanBinder {
             String text = in.string(timeNode, f + ".time");
             Matcher t = TIME.matcher(text);
             if (!t.matches()) {
+                boolean number = timeNode instanceof YamlNode.Scalar s && s.type() != YamlNode.Scalar.Type.STRING;
                 throw in.error(timeNode.line(), f + ".time", "expected a local time HH:MM from 00:00 to 23:59 "
-                        + "(quoted, \"09:00\"), was '" + text + "'");
+                        + "(quoted, \"09:00\"), was " + (number ? "the number " + text
+                        + " (YAML 1.1 reads an unquoted time such as 18:30 as a number: quote it)" : "'" + text + "'"));
             }
             time = LocalTime.of(Integer.parseInt(t.group(1)), Integer.parseInt(t.group(2)));
         }

@@ -93,6 +93,17 @@ class InlineQuotaAnchorsTest {
         });
     }
 
+    @Test
+    void anUnquotedTimeThatYamlReadsAsANumberFailsStartUpNamingIt() {
+        // YAML 1.1 (Boot's loader) reads 18:30 unquoted as the base-60 number 1110
+        withYaml(PLANS.replace("{ weekday: wednesday }", "{ weekday: wednesday, time: 18:30 }")).run(context -> {
+            InvalidConfigurationPropertyValueException e = invalidProperty(context);
+            assertThat(e.getName()).isEqualTo("quotagate.limits.plans.pro.quotas[1].anchor.time");
+            assertThat(e.getMessage()).contains("expected a local time HH:MM from 00:00 to 23:59 (quoted, \"09:00\"), "
+                    + "was the number 1110 (YAML 1.1 reads an unquoted time such as 18:30 as a number: quote it)");
+        });
+    }
+
     private WebApplicationContextRunner withYaml(String yaml) {
         return runner.withInitializer(c -> c.getEnvironment().getPropertySources().addLast(yaml(yaml)));
     }
