@@ -162,8 +162,17 @@ class AnchoredQuotaFilterTest {
         // Tokyo's period began on 2027-11-07 (06:00 JST) as UTC's did: the same label, the same count, used up
         assertThat(retryAfter(get("initech"))).isEqualTo(String.valueOf(10 * 3_600 + 1_800));
 
-        clock.advance(Duration.ofMinutes(30)); // 11:00Z: New York's 06:00 EST, a 25-hour day begins
-        useUp("umbrella", 1);
+        // a runtime contract follows the plan's quotas as they change, in its zone
+        filter.control().setPlanQuotas("daily", List.of(new CalendarQuota("daily", 3, CalendarQuota.Per.DAY,
+                ZoneId.of("UTC"), Anchor.daily(LocalTime.of(6, 0)))));
+        assertThat(filter.control().tenantQuotas("initech")).singleElement().satisfies(u -> {
+            assertThat(u.limit()).isEqualTo(3);
+            assertThat(u.resetsAt()).isEqualTo(Instant.parse("2027-11-07T21:00:00Z"));
+        });
+
+        // 11:00Z: New York's 06:00 EST ends umbrella's 25-hour day (from 06:00 EDT, 10:00Z yesterday); the next is 24 h
+        clock.advance(Duration.ofMinutes(30));
+        useUp("umbrella", 3);
         assertThat(retryAfter(get("umbrella"))).isEqualTo(String.valueOf(24 * 3_600));
     }
 
