@@ -29,6 +29,8 @@ final class LocalQuotaCounters implements QuotaCounters {
     private final int maxCounters;
     final ConcurrentHashMap<String, Counter> counters = new ConcurrentHashMap<>();
     private final LongAdder untracked = new LongAdder();
+    /** Claims of quota events, each until it expires; bounded like the counters (expired ones go first). */
+    private final ConcurrentHashMap<String, Long> claims = new ConcurrentHashMap<>();
     private volatile boolean fullLogged;
 
     LocalQuotaCounters(int maxCounters) {
@@ -69,6 +71,21 @@ final class LocalQuotaCounters implements QuotaCounters {
     public long used(String key) {
         Counter c = counters.get(key);
         return c == null ? 0 : c.used.get();
+    }
+
+    /**
+     * Set-if-absent in a table of this JVM (a key names its period, so it is never claimed twice), bounded
+     * by {@code maxCounters}: when it is full, claims whose time has passed go; if none has, the claim is
+     * granted without being kept (the filter remembers its own, so an event is still raised once).
+     */
+    @Override
+    public boolean claim(String key, long expiresAtMillis) {
+        if (claims.size() >= maxCounters && !claims.containsKey(key)) {
+            long now = System.currentTimeMillis();
+            claims.values().removeIf(until -> until <= now);
+            if (claims.size() >= maxCounters) return !claims.containsKey(key);
+        }
+        return claims.putIfAbsent(key, expiresAtMillis) == null;
     }
 
     /** Requests admitted without being counted because the table was full. */

@@ -303,6 +303,19 @@ public final class Gate {
         return policy.readout().quotaUsage(placed.get().kind(), tenant, placed.get().plan());
     }
 
+    /**
+     * A tenant's calendar quotas in their current periods as this instance last saw them (see
+     * {@link QuotaPeriod}), in plan order; empty if its plan has none or it is not placed.
+     *
+     * @throws IllegalArgumentException if {@code tenant} is not a valid tenant id
+     */
+    public List<QuotaPeriod> tenantQuotaPeriods(Policy policy, String tenant) {
+        if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: " + tenant);
+        Optional<TenantPlans.Placement> placed = policy.placement().place(tenant);
+        if (placed.isEmpty()) return List.of();
+        return policy.readout().quotaPeriods(placed.get().kind(), tenant, placed.get().plan());
+    }
+
     /** A valid tenant id refused before it was placed on a plan. */
     private static Caller unplaced(String tenant) {
         return new Caller(tenant, tenant, null, null);

@@ -174,6 +174,27 @@ final class LimitsReadout {
         return out;
     }
 
+    /**
+     * The tenant's calendar quotas in their current periods, for the quota events: the units used as this
+     * instance last saw them ({@link QuotaCounters#notedUsed}: on Redis, the reply of its own latest count,
+     * no round trip; read only for a counter it has not seen), and each period's bounds and counter key.
+     */
+    List<QuotaPeriod> quotaPeriods(BucketKind kind, String tenant, String plan) {
+        PlanLimits pl = limits.limitsOf(kind, tenant, plan);
+        if (kind != BucketKind.TENANT || pl.quotas() == null) return List.of();
+        long now = QuotaWindows.nanos(wall.instant());
+        CalendarQuota[] quotas = pl.quotas().quotas();
+        List<QuotaPeriod> out = new ArrayList<>(quotas.length);
+        for (int i = 0; i < quotas.length; i++) {
+            QuotaWindows.Period p = pl.quotas().period(i, now);
+            String key = QuotaWindows.key(quotas[i], tenant, p.label());
+            out.add(new QuotaPeriod(quotas[i].name(), quotas[i].limit(), counters.notedUsed(key),
+                    QuotaWindows.instant(p.startNanos()), QuotaWindows.instant(p.endNanos()), key,
+                    p.expiresAtMillis()));
+        }
+        return out;
+    }
+
     /** True if a global quota is in force. */
     boolean hasGlobalQuota() {
         return limits.global() != null;
