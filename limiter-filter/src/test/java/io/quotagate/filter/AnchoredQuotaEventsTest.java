@@ -72,8 +72,8 @@ class AnchoredQuotaEventsTest {
         });
         clock.advance(Duration.ofHours(1)); // Apr 15 09:00 CEST: the next cycle, to May 15 09:00 CEST
         send(8, 200);
-        List<QuotaEvent> april = checkAndDrain();
-        assertThat(april).singleElement().isInstanceOfSatisfying(QuotaEvent.NearLimit.class, e -> {
+        List<QuotaEvent> april = checkAndDrain().stream().filter(e -> !(e instanceof QuotaEvent.Recovered)).toList();
+        assertThat(april).as("the refusal spell's recovery aside").singleElement().isInstanceOfSatisfying(QuotaEvent.NearLimit.class, e -> {
             assertThat(e.thresholdPercent()).isEqualTo(80);
             assertThat(e.periodStart()).isEqualTo(APRIL_15);
             assertThat(e.periodEnd()).isEqualTo(Instant.parse("2027-05-15T07:00:00Z"));
