@@ -17,7 +17,7 @@ import java.util.Optional;
 /**
  * A running {@link QuotaFilter}'s controls ({@link QuotaFilter#control()}): what is in force, and
  * how to change it while requests flow. Every change builds a new policy and swaps it in as one
- * reference; every bucket keeps its tokens ({@link io.quotagate.filter.store.BucketLimits#INHERITANCE}).
+ * reference; every bucket keeps its tokens ({@link io.quotagate.filter.store.BucketLimits}).
  * Changes are serialised; reads never block.
  *
  * <p>Also the filter's monitoring view ({@link QuotaSource}): {@code new QuotaMeterBinder(filter.control())}.

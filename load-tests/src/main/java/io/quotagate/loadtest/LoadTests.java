@@ -1,5 +1,6 @@
 package io.quotagate.loadtest;
 
+import io.quotagate.loadtest.algorithms.AlgorithmsCommand;
 import io.quotagate.loadtest.attack.AttackCommand;
 import io.quotagate.loadtest.bench.BenchCommand;
 import io.quotagate.loadtest.bench.FilterRoundsCommand;
@@ -19,6 +20,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "load-tests", mixinStandardHelpOptions = true,
         description = "quotagate load generator and benchmarks.",
         subcommands = {
+                AlgorithmsCommand.class,
                 AttackCommand.class,
                 BenchCommand.class,
                 ColleaguesCommand.class,

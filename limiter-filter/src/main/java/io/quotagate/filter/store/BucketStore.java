@@ -13,7 +13,7 @@ public interface BucketStore {
 
     /**
      * The bucket of this kind and id at {@code limits}: created full on first use; if it exists at
-     * other limits, first moved to these keeping its tokens ({@link BucketLimits#INHERITANCE}).
+     * other limits, first moved to these keeping its tokens ({@link BucketLimits}).
      * Implementations tell "already at these limits" by the identity of {@code limits} (see
      * {@link BucketLimits}), so a lookup with unchanged limits costs no more than the lookup.
      * Implementations must not hand out a fresh bucket for a {@link BucketKind#TENANT} or

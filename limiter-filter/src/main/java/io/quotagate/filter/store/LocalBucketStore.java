@@ -355,7 +355,10 @@ final class LocalBucketStore implements BucketStore {
     /** The longest time any bandwidth of an empty bucket needs to be full again. */
     static long nanosToFill(BucketLimits limits) {
         long max = 0;
-        for (Bandwidth b : limits.bandwidths()) max = Math.max(max, b.nanosToFill());
+        for (int i = 0; i < limits.bandwidths().size(); i++) {
+            // a sliding window's counters are all gone a period and a sub-window after its last use
+            max = Math.max(max, limits.nanosToReturn(i, limits.bandwidths().get(i).capacity()));
+        }
         return max;
     }
 }

@@ -1,8 +1,11 @@
 package io.quotagate.filter.store;
 
 import io.quotagate.filter.testing.ManualClock;
+import io.quotagate.plans.Algorithm;
 import io.quotagate.plans.Bandwidth;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.time.Duration;
 import java.util.List;
@@ -26,6 +29,102 @@ public abstract class BucketStoreContract {
 
     /** A store on {@link #clock} that no other test shares. */
     protected abstract BucketStore store();
+
+    /** Whether this store keeps limits of {@code algorithm} (a local allowance keeps no sliding window). */
+    protected boolean keeps(Algorithm algorithm) {
+        return true;
+    }
+
+    /**
+     * 10 units of {@code algorithm}: a token bucket and a GCRA cell of burst 10 refilled 1 a second, a
+     * sliding window of 10 in any 10 seconds; not the starting limits (so every store moves to them).
+     */
+    protected static BucketLimits tenOf(Algorithm algorithm) {
+        long refill = algorithm == Algorithm.SLIDING_WINDOW ? 10 : 1;
+        Duration period = algorithm == Algorithm.SLIDING_WINDOW ? Duration.ofSeconds(10) : Duration.ofSeconds(1);
+        return BucketLimits.next(null, List.of(new Bandwidth("burst", 10, refill, period, algorithm)));
+    }
+
+    /**
+     * The wait of 3 units after 10 were taken at once: 3 seconds for a token bucket and a GCRA cell; for a
+     * sliding window, until the sub-window of the 10 leaves the window, from 10 to 11 seconds depending on
+     * where in its sub-window (a second) the take fell.
+     */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void everyAlgorithmTakesRefusesWithItsWaitAndAdmitsOnceItIsWaited(Algorithm algorithm) {
+        if (!keeps(algorithm)) return;
+        BucketStore store = store();
+        BucketLimits limits = tenOf(algorithm);
+        QuotaBucket b = store.bucket(BucketKind.TENANT, "acme", limits);
+        assertThat(b.take(4)).isZero();
+        assertThat(b.take(6)).isZero();
+        assertThat(b.availablePerBandwidth()).containsExactly(0);
+        long wait = b.take(3);
+        if (algorithm == Algorithm.SLIDING_WINDOW) {
+            assertThat(wait).isBetween(Duration.ofSeconds(10).toNanos(), Duration.ofSeconds(11).toNanos());
+        } else {
+            assertThat(wait).isEqualTo(Duration.ofSeconds(3).toNanos());
+        }
+        assertThat(b.take(11)).as("more than the capacity: never").isEqualTo(Long.MAX_VALUE);
+        clock.advanceNanos(wait);
+        assertThat(b.take(3)).as("after the wait").isZero();
+        clock.advance(Duration.ofSeconds(1));
+        Probe p = store.takeAll(new QuotaBucket[]{store.bucket(BucketKind.TENANT, "acme", limits)}, 1, 1, true);
+        assertThat(p.taken()).isTrue();
+        // the window let all 10 go at once: 10 - 3 - 1; the others refilled 1 unit and took it
+        long left = algorithm == Algorithm.SLIDING_WINDOW ? 6 : 0;
+        assertThat(p.remaining()[0]).as("remaining from the same operation").containsExactly(left);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void movingToAnotherAlgorithmKeepsTheUnitsSpent(Algorithm from) {
+        if (!keeps(from)) return;
+        BucketStore store = store();
+        assertThat(store.bucket(BucketKind.TENANT, "acme", tenOf(from)).take(7)).isZero();
+        for (Algorithm to : Algorithm.values()) {
+            if (!keeps(to)) continue;
+            assertThat(store.bucket(BucketKind.TENANT, "acme", tenOf(to)).available())
+                    .as("%s to %s: neither reset nor charged twice", from, to).isEqualTo(3);
+        }
+        assertThat(store.bucket(BucketKind.TENANT, "acme", tenOf(from)).available()).as("back to %s", from).isEqualTo(3);
+    }
+
+    @Test
+    void oneOperationDecidesBucketsOfMixedAlgorithmsAllOrNone() {
+        BucketStore store = store();
+        List<Bandwidth> bandwidths = new java.util.ArrayList<>();
+        bandwidths.add(new Bandwidth("tokens", 10, 1, Duration.ofSeconds(1), Algorithm.TOKEN_BUCKET));
+        bandwidths.add(new Bandwidth("cell", 8, 1, Duration.ofSeconds(1), Algorithm.GCRA));
+        if (keeps(Algorithm.SLIDING_WINDOW)) {
+            bandwidths.add(new Bandwidth("window", 6, 6, Duration.ofSeconds(60), Algorithm.SLIDING_WINDOW));
+        }
+        BucketLimits mixed = BucketLimits.next(null, bandwidths);
+        QuotaBucket[] buckets = {store.bucket(BucketKind.TENANT, "acme", mixed),
+                store.bucket(BucketKind.GLOBAL, "all", tenOf(Algorithm.GCRA))};
+        Probe first = store.takeAll(buckets, 2, 5, true);
+        assertThat(first.taken()).isTrue();
+        assertThat(first.remaining()[0]).containsExactly(keeps(Algorithm.SLIDING_WINDOW) ? new long[]{5, 3, 1} : new long[]{5, 3});
+        assertThat(first.remaining()[1]).containsExactly(5);
+        Probe second = store.takeAll(buckets, 2, 4, true);
+        assertThat(second.taken()).as("the cell has 3").isFalse();
+        assertThat(second.waits()[0]).as("the slowest lane's wait").isGreaterThanOrEqualTo(Duration.ofSeconds(1).toNanos());
+        assertThat(buckets[1].available()).as("nothing taken from the other bucket").isEqualTo(5);
+    }
+
+    @Test
+    void aSlidingWindowReservesNothingAndRefusesWhatItCannotTakeNow() {
+        if (!keeps(Algorithm.SLIDING_WINDOW)) return;
+        BucketStore store = store();
+        QuotaBucket b = store.bucket(BucketKind.TENANT, "acme", tenOf(Algorithm.SLIDING_WINDOW));
+        assertThat(b.reserve(10, Duration.ofMinutes(1).toNanos())).as("there: taken without a wait").isZero();
+        long wait = b.reserve(1, Duration.ofMinutes(1).toNanos());
+        assertThat(wait).as("a wait within the max: refused all the same").isGreaterThan(Duration.ofMinutes(1).toNanos());
+        assertThat(b.available()).as("nothing taken").isZero();
+        clock.advance(Duration.ofSeconds(11));
+        assertThat(b.available()).isEqualTo(10);
+    }
 
     private void advance(Duration d) {
         clock.advance(d);

@@ -1,6 +1,8 @@
 package io.quotagate.filter.store;
 
+import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.BucketListener;
+import io.github.bucket4j.TokensInheritanceStrategy;
 import io.github.bucket4j.EstimationProbe;
 import io.github.bucket4j.MathType;
 import io.github.bucket4j.local.LocalBucket;
@@ -66,7 +68,7 @@ class MonitorBucketTest {
         for (BucketLimits limits : List.of(onePerPeriod, odd)) {
             ManualClock clock = new ManualClock();
             MonitorBucket ours = new MonitorBucket(limits, clock.timeMeter());
-            LocalBucket theirs = new SynchronizedBucket(limits.configuration(), MathType.INTEGER_64_BITS,
+            LocalBucket theirs = new SynchronizedBucket(config(limits), MathType.INTEGER_64_BITS,
                     clock.timeMeter(), BucketListener.NOPE);
             assertThat(ours.take(5)).isZero();
             assertThat(theirs.tryConsume(5)).isTrue();
@@ -119,7 +121,7 @@ class MonitorBucketTest {
                                             List<BucketLimits> limits) {
         ManualClock clock = new ManualClock(); // both buckets read the same one
         MonitorBucket ours = new MonitorBucket(limits.get(0), clock.timeMeter());
-        LocalBucket theirs = new SynchronizedBucket(limits.get(0).configuration(), MathType.INTEGER_64_BITS,
+        LocalBucket theirs = new SynchronizedBucket(config(limits.get(0)), MathType.INTEGER_64_BITS,
                 clock.timeMeter(), BucketListener.NOPE);
         for (int step = 0; step < steps; step++) {
             clock.advanceNanos(random.nextLong(0, maxStepNanos));
@@ -152,14 +154,27 @@ class MonitorBucketTest {
                 default -> {
                     BucketLimits next = limits.get(random.nextInt(limits.size()));
                     ours.moveTo(next);
-                    theirs.replaceConfiguration(next.configuration(), BucketLimits.INHERITANCE);
+                    theirs.replaceConfiguration(config(next), TokensInheritanceStrategy.AS_IS);
                 }
             }
             assertThat(ours.available()).as("step %d", step).isEqualTo(theirs.getAvailableTokens());
-            assertThat(ours.limits().configuration()).isSameAs(theirs.getConfiguration());
+            assertThat(config(ours.limits())).isSameAs(theirs.getConfiguration());
             // the whole state, refill times and the next tokens' fractions included, both refilled to now
             same(s, "state", stateOf(ours.toString()), stateOf(theirs.asVerbose().getAvailableTokens().getState().toString()));
         }
+    }
+
+    /** bucket4j's configuration of these bandwidths, one per distinct list (so the same limits give the same instance). */
+    private static final java.util.Map<List<Bandwidth>, BucketConfiguration> CONFIGS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    static BucketConfiguration config(BucketLimits limits) {
+        return CONFIGS.computeIfAbsent(limits.bandwidths(), bandwidths -> {
+            var builder = BucketConfiguration.builder();
+            for (Bandwidth b : bandwidths) {
+                builder.addLimit(l -> l.capacity(b.capacity()).refillGreedy(b.refill(), b.period()).id(b.name()));
+            }
+            return builder.build();
+        });
     }
 
     /** The state array a bucket's or a bucket4j state's {@code toString} ends with: per bandwidth, time, tokens, fraction. */

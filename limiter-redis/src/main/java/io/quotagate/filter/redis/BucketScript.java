@@ -6,6 +6,7 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.Probe;
+import io.quotagate.plans.Algorithm;
 import io.quotagate.plans.Bandwidth;
 
 import java.nio.charset.StandardCharsets;
@@ -495,13 +496,19 @@ final class BucketScript {
         return -1;
     }
 
-    /** The limits as the script reads them: {@code name,capacity,refill,periodMicros|...}. */
+    /**
+     * The limits as the script reads them: {@code name,capacity,refill,periodMicros[,a]|...}, {@code a} the
+     * algorithm ({@code g} GCRA, {@code s} sliding window; none for a token bucket, so a token bucket's
+     * values are those of before algorithms).
+     */
     static byte[] spec(BucketLimits limits) {
         StringBuilder s = new StringBuilder();
         for (Bandwidth b : limits.bandwidths()) {
             if (!s.isEmpty()) s.append('|');
             long micros = Math.max(1, b.period().toNanos() / 1000);
             s.append(b.name()).append(',').append(b.capacity()).append(',').append(b.refill()).append(',').append(micros);
+            if (b.algorithm() == Algorithm.GCRA) s.append(",g");
+            else if (b.algorithm() == Algorithm.SLIDING_WINDOW) s.append(",s");
         }
         return s.toString().getBytes(StandardCharsets.US_ASCII);
     }

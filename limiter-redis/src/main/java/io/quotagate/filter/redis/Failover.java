@@ -26,14 +26,20 @@ final class Failover {
     private final LocalShares shares;
     private final RedisSettings settings;
     private final ValueRepair values;
-    /** The store's script, or null when the buckets are bucket4j's (a local allowance). */
+    /**
+     * The store's script: every bucket's, or with a local allowance only those with a sliding-window limit
+     * (which bucket4j cannot keep: see {@link #remote}).
+     */
     private final BucketScript script;
+    /** Whether every bucket is the script's (no local allowance), so several are decided in one call. */
+    private final boolean allScripted;
     private final LongAdder moves = new LongAdder();
 
     Failover(RedisConnection redis, RedisHealth health, LocalShares shares, RedisSettings settings) {
         this.redis = redis;
         this.values = new ValueRepair(redis);
-        this.script = settings.localAllowance() == null ? new BucketScript(redis, values) : null;
+        this.script = new BucketScript(redis, values);
+        this.allScripted = settings.localAllowance() == null;
         this.health = health;
         this.shares = shares;
         this.settings = settings;
@@ -79,7 +85,7 @@ final class Failover {
 
     /** True if the buckets are the store's script's, so several of them are decided in one call. */
     boolean scripted() {
-        return script != null;
+        return allScripted;
     }
 
     /**
@@ -243,7 +249,16 @@ final class Failover {
         RedisBucket r = b.currentRemote();
         if (r != null) return r;
         if (redis.current() == null) return null;
-        r = script != null ? new ScriptBucket(script, b.key(), b.limits()) : new RemoteBucket(b.limits(), redis, b.key());
+        // a local allowance keeps bucket4j's token buckets; a sliding window is the script's all the same (one
+        // call per operation, no allowance: a window's guarantee needs every admission counted where it is kept)
+        r = allScripted || !b.limits().canReserve() ? new ScriptBucket(script, b.key(), b.limits())
+                : new RemoteBucket(b.limits(), redis, b.key());
+        FailoverBucket before = b.takePredecessor();
+        RedisBucket kept = before == null ? null : before.currentRemote();
+        // kept the other way before (a sliding window came or went under a local allowance): the value in Redis
+        // is unreadable to this one, which creates it from what the other saw rather than full
+        RedisBucket.Noted seen = kept == null || kept.getClass() == r.getClass() ? null : kept.lastSeen();
+        if (seen != null) r.seed(seen);
         b.remote(r);
         return r;
     }

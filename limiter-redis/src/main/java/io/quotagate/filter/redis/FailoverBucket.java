@@ -23,6 +23,11 @@ final class FailoverBucket implements QuotaBucket {
      * it gave this key others before): moved once, by the first operation Redis answers.
      */
     private volatile boolean moveFirst;
+    /**
+     * The bucket this one replaced for the key (other limits), until this one's Redis bucket is built: if that
+     * is kept the other way (bucket4j's or the script's), it is created from what the predecessor saw.
+     */
+    private volatile FailoverBucket predecessor;
     /** The last local share used, rebuilt only when the instance count changes. */
     private volatile LocalShares.Share share;
 
@@ -74,6 +79,19 @@ final class FailoverBucket implements QuotaBucket {
 
     void remote(RedisBucket r) {
         remote = r;
+    }
+
+    /** Notes the bucket this one replaced for the key (see {@link #predecessor}). */
+    FailoverBucket replacing(FailoverBucket old) {
+        predecessor = old;
+        return this;
+    }
+
+    /** The bucket this one replaced, once (then forgotten), or null. */
+    FailoverBucket takePredecessor() {
+        FailoverBucket p = predecessor;
+        predecessor = null;
+        return p;
     }
 
     @Override

@@ -112,7 +112,7 @@ final class LettuceBucketStore implements RedisStore {
         // record of the same file rebuilds them): only other limits, or an older bucket at other ones, do
         return buckets.asMap().compute(key, (k, old) -> old != null && old.limits() == limits ? old
                 : new FailoverBucket(failover, kind, id, k, limits,
-                !limits.initial() || (old != null && !old.limits().equals(limits))));
+                !limits.initial() || (old != null && !old.limits().equals(limits))).replacing(old));
     }
 
     /**

@@ -3,6 +3,7 @@ package io.quotagate.filter.redis;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.QuotaBucket;
+import io.quotagate.plans.Algorithm;
 import io.quotagate.plans.Bandwidth;
 
 import java.util.ArrayList;
@@ -43,14 +44,22 @@ final class LocalShares {
         return local.bucket(b.kind(), s.id(), s.limits());
     }
 
-    /** Every bandwidth divided by the instance count: capacity rounded down (at least 1), refill rate exact. */
+    /**
+     * Every bandwidth divided by the instance count, keeping its algorithm: capacity rounded down (at least 1),
+     * refill rate exact; a sliding window's capacity divided in the same period.
+     */
     static BucketLimits share(BucketLimits limits, int instances) {
         if (instances == 1) return limits;
         List<Bandwidth> shares = new ArrayList<>();
         for (Bandwidth b : limits.bandwidths()) {
             // tokens per (period x n) is exactly the n-th part of the rate, with no rounding
-            shares.add(new Bandwidth(b.name(), BucketStore.perInstanceShare(b.capacity(), instances), b.refill(),
-                    b.period().multipliedBy(instances)));
+            long capacity = BucketStore.perInstanceShare(b.capacity(), instances);
+            if (b.algorithm() == Algorithm.SLIDING_WINDOW) {
+                // a window's n-th part: capacity / n in the same period (a window's refill is its capacity)
+                shares.add(new Bandwidth(b.name(), capacity, capacity, b.period(), b.algorithm()));
+                continue;
+            }
+            shares.add(new Bandwidth(b.name(), capacity, b.refill(), b.period().multipliedBy(instances), b.algorithm()));
         }
         return BucketLimits.of(shares);
     }

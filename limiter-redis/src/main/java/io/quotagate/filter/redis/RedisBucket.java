@@ -12,4 +12,21 @@ interface RedisBucket extends QuotaBucket {
 
     /** Moves the Redis bucket to {@code limits}, keeping its tokens (AS_IS: repeating it changes nothing). */
     void moveTo(BucketLimits limits);
+
+    /**
+     * The units per bandwidth this instance last saw in the bucket and when (nanoseconds of the store's Redis
+     * clock), or null if it saw none.
+     */
+    Noted lastSeen();
+
+    /**
+     * Takes {@code seen} as what this instance last saw of the key: a bucket kept the other way before (a
+     * local allowance's bucket4j state, or the script's) that this one replaces is created from it, refilled
+     * since, not full.
+     */
+    void seed(Noted seen);
+
+    /** Units per bandwidth at a time of the store's Redis clock (nanoseconds). */
+    record Noted(long atNanos, long[] tokens) {
+    }
 }

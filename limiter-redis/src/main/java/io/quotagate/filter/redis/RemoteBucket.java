@@ -1,6 +1,7 @@
 package io.quotagate.filter.redis;
 
 import io.github.bucket4j.BucketConfiguration;
+import io.github.bucket4j.TokensInheritanceStrategy;
 import io.github.bucket4j.EstimationProbe;
 import io.github.bucket4j.VerboseBucket;
 import io.github.bucket4j.VerboseResult;
@@ -10,6 +11,7 @@ import io.github.bucket4j.distributed.remote.RemoteVerboseResult;
 import io.github.bucket4j.distributed.remote.commands.EstimateAbilityToConsumeCommand;
 import io.quotagate.filter.store.BucketLimits;
 import io.quotagate.filter.store.Debt;
+import io.quotagate.plans.Algorithm;
 import io.quotagate.plans.Bandwidth;
 
 import java.util.List;
@@ -26,6 +28,10 @@ import java.util.List;
  * and no fresh day; a key that expired after a full refill is created full, as before. Units another
  * instance took since this one last looked, and units decided on the local share during an outage, are
  * not known here: they are the bound's "one extra burst".
+ *
+ * <p><b>Algorithms.</b> bucket4j keeps token buckets: a {@link Algorithm#GCRA} bandwidth is kept as the token
+ * bucket it admits the same requests as; a {@link Algorithm#SLIDING_WINDOW} cannot be kept here: the store
+ * keeps limits with one in its script ({@link ScriptBucket}) even with a local allowance.
  */
 final class RemoteBucket implements RedisBucket {
     /** Tokens per bandwidth (in the order of the limits) at a time of the Redis buckets' clock. */
@@ -45,6 +51,12 @@ final class RemoteBucket implements RedisBucket {
      * @param key    the bucket's key
      */
     RemoteBucket(BucketLimits limits, RedisConnection redis, String key) {
+        for (Bandwidth b : limits.bandwidths()) {
+            if (b.algorithm() == Algorithm.SLIDING_WINDOW) {
+                throw new IllegalArgumentException("a local allowance keeps token buckets (bucket4j): limit '" + b.name()
+                        + "' is a sliding-window; use the store's script (no local-allowance) for it");
+            }
+        }
         this.limits = limits;
         this.redis = redis;
         this.key = key;
@@ -60,7 +72,7 @@ final class RemoteBucket implements RedisBucket {
     /** Moves the Redis bucket to {@code limits}, keeping its tokens (AS_IS: repeating it changes nothing). */
     @Override
     public void moveTo(BucketLimits limits) {
-        proxy.replaceConfiguration(limits.configuration(), BucketLimits.INHERITANCE);
+        proxy.replaceConfiguration(configuration(limits), TokensInheritanceStrategy.AS_IS);
     }
 
     @Override
@@ -117,6 +129,17 @@ final class RemoteBucket implements RedisBucket {
         return s != null ? s.tokens().clone() : availablePerBandwidth();
     }
 
+    @Override
+    public Noted lastSeen() {
+        Seen s = seen;
+        return s == null ? null : new Noted(s.atNanos(), s.tokens().clone());
+    }
+
+    @Override
+    public void seed(Noted noted) {
+        if (seen == null) seen = new Seen(noted.tokens().clone(), noted.atNanos());
+    }
+
     /** Notes the tokens the reply shows, and returns its value. */
     private <T> T noted(VerboseResult<T> r) {
         seen = new Seen(r.getDiagnostics().getAvailableTokensPerEachBandwidth(), r.getOperationTimeNanos());
@@ -131,7 +154,7 @@ final class RemoteBucket implements RedisBucket {
     BucketConfiguration creation() {
         Seen s = seen;
         List<Bandwidth> bandwidths = limits.bandwidths();
-        if (s == null || s.tokens().length != bandwidths.size()) return limits.configuration();
+        if (s == null || s.tokens().length != bandwidths.size()) return configuration(limits);
         long elapsed = Math.max(0, redis.clock().currentTimeNanos() - s.atNanos());
         var builder = BucketConfiguration.builder();
         for (int i = 0; i < bandwidths.size(); i++) {
@@ -140,6 +163,18 @@ final class RemoteBucket implements RedisBucket {
             long tokens = (long) Math.max(0, Math.min(b.capacity(), s.tokens()[i] + Math.floor(refilled)));
             builder.addLimit(l -> l.capacity(b.capacity()).refillGreedy(b.refill(), b.period()).initialTokens(tokens)
                     .id(b.name()));
+        }
+        return builder.build();
+    }
+
+    /**
+     * The bucket4j configuration of these limits (greedy refill: tokens arrive smoothly), each bandwidth a token
+     * bucket (a GCRA one admits the same requests).
+     */
+    static BucketConfiguration configuration(BucketLimits limits) {
+        var builder = BucketConfiguration.builder();
+        for (Bandwidth b : limits.bandwidths()) {
+            builder.addLimit(l -> l.capacity(b.capacity()).refillGreedy(b.refill(), b.period()).id(b.name()));
         }
         return builder.build();
     }

@@ -59,6 +59,17 @@ final class ScriptBucket implements RedisBucket, ScriptKey {
     }
 
     @Override
+    public Noted lastSeen() {
+        Seen s = seen;
+        return s == null ? null : new Noted(s.atMicros() * 1000, s.tokens().clone());
+    }
+
+    @Override
+    public void seed(Noted noted) {
+        if (seen == null) seen = new Seen(noted.atNanos() / 1000, noted.tokens().clone());
+    }
+
+    @Override
     public boolean tryTake(long units) {
         return run(BucketScript.TAKE, units).done();
     }

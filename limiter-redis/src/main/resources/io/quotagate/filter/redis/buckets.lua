@@ -4,7 +4,8 @@
 -- KEYS     the distinct keys of the call's operations
 -- ARGV[1]  now: the calling instance's wall clock, microseconds since 1970 (exact as a Lua double below
 --          2^53, the year 2255); a bucket's time never goes back (an instance behind it refills nothing)
--- per key k (1-based), ARGV[2k] = its limits 'name,capacity,refill,periodMicros|...' and
+-- per key k (1-based), ARGV[2k] = its limits 'name,capacity,refill,periodMicros[,a]|...' (a: the algorithm,
+--          'g' a GCRA cell, 's' a sliding window; none: a token bucket) and
 --          ARGV[2k + 1] = what the instance last saw of it, 'atMicros|tokens,tokens...' or ''.
 --          A key whose limits start with '#' is a calendar quota's counter in one period:
 --          '#limit,expiresAtMillis,waitMicros' (the wait until its period ends, on the calendar's clock);
@@ -20,8 +21,11 @@
 --          maxWaitMicros, a counter's 0 (a throttled request, resumed after the longest wait, is not
 --          charged again); the waits replied are those before the take, the request's delay per key.
 -- A value:  'q2<limits>;' then, packed as big-endian doubles, the time (micros) and each bandwidth's
---          tokens (doubles: refill is continuous); packed, not printed, as formatting costs more than the
---          rest of the script. Each key is read once and written at most once per call.
+--          state (doubles: refill is continuous): a token bucket's tokens; a GCRA cell's theoretical arrival
+--          time (micros); a sliding window's newest sub-window number then its SLOTS + 1 sub-window counters
+--          (a sub-window is periodMicros / SLOTS rounded up). Packed, not printed, as formatting costs more than
+--          the rest of the script. Each key is read once and written at most once per call.
+--          Moving a bandwidth to another algorithm keeps its units left (see docs/algorithms.md).
 -- Reply:   { now, then per operation: 1 if done (taken) else 0, then per key of it: repaired (0/1; 2 for a
 --          counter rebuilt at its floor),
 --          wait (micros until the units fit; 0 if they fit now; -1 never), n, the n bandwidths' tokens
@@ -31,11 +35,12 @@ local nkeys = #KEYS
 local floor, ceil, min, max = math.floor, math.ceil, math.min, math.max
 local call, find, sub = redis.call, string.find, string.sub
 local FORMATS = { '>dd', '>ddd', '>dddd' }
+local SLOTS = 10
 
 -- names, capacities, refills, periods of 'name,cap,refill,period|...', or nil if malformed
 local function parse(spec)
-  local names, caps, refills, periods = {}, {}, {}, {}
-  local n, at, len = 0, 1, #spec
+  local names, caps, refills, periods, algs, slots = {}, {}, {}, {}, {}, {}
+  local n, at, len, width, simple = 0, 1, #spec, 0, true
   while at <= len do
     local _, e, name, cap, refill, period = find(spec, '^([^,|]*),([^,|]+),([^,|]+),([^,|]+)', at)
     if not e then return nil end
@@ -43,7 +48,20 @@ local function parse(spec)
     if not (cap and refill and period) or refill <= 0 or period <= 0 then return nil end
     n = n + 1
     names[n], caps[n], refills[n], periods[n] = name, cap, refill, period
+    algs[n] = 't'
     at = e + 1
+    if sub(spec, at, at) == ',' then
+      local a = sub(spec, at + 1, at + 1)
+      if a ~= 'g' and a ~= 's' then return nil end
+      algs[n], simple = a, false
+      at = at + 2
+    end
+    if algs[n] == 's' then
+      slots[n] = ceil(period / SLOTS)
+      width = width + 2 + SLOTS
+    else
+      width = width + 1
+    end
     if at <= len then
       if sub(spec, at, at) ~= '|' then return nil end
       at = at + 1
@@ -51,8 +69,9 @@ local function parse(spec)
   end
   if n == 0 then return nil end
   -- head: how a value with these limits starts; fmt: how its numbers are packed
-  return { n = n, names = names, caps = caps, refills = refills, periods = periods,
-           head = 'q2' .. spec .. ';', fmt = FORMATS[n] or ('>' .. string.rep('d', n + 1)) }
+  return { n = n, names = names, caps = caps, refills = refills, periods = periods, algs = algs, slots = slots,
+           simple = simple, width = width, window = width > n,
+           head = 'q2' .. spec .. ';', fmt = simple and FORMATS[n] or ('>' .. string.rep('d', width + 1)) }
 end
 
 -- parsed once per call: the keys of one plan share their limits
@@ -64,6 +83,56 @@ local function limitsOf(spec)
     parsed[spec] = ls
   end
   return ls or nil
+end
+
+-- a sliding window moved on to the sub-window of now, its passed sub-windows emptied
+local function roll(win, slot)
+  local cur = floor(now / slot)
+  if cur <= win.newest then return end
+  if cur - win.newest > SLOTS then
+    for j = 1, SLOTS + 1 do win.c[j] = 0 end
+  else
+    for s = win.newest + 1, cur do win.c[(s % (SLOTS + 1)) + 1] = 0 end
+  end
+  win.newest = cur
+end
+
+local function counted(win)
+  local sum = 0
+  for j = 1, SLOTS + 1 do sum = sum + win.c[j] end
+  return sum
+end
+
+-- units left in lane i: a token bucket's tokens, a GCRA cell's capacity less the units its arrival time is
+-- ahead of now (rounded up), a sliding window's capacity less what its window counts
+local function left(st, i)
+  local ls = st.ls
+  local a = ls.algs[i]
+  if a == 't' then return st.tok[i] end
+  if a == 'g' then
+    local ahead = st.tok[i] - now
+    if ahead <= 0 then return ls.caps[i] end
+    return ls.caps[i] - ceil(ahead * ls.refills[i] / ls.periods[i] - 1e-9)
+  end
+  return ls.caps[i] - counted(st.win[i])
+end
+
+-- lane i of a state at limits ls holding `units` left (capped at its capacity): a token bucket holds them, a
+-- GCRA cell's arrival time is ahead of now by the units spent, a sliding window counts them in its sub-window
+local function fillLane(st, ls, i, units)
+  local cap = ls.caps[i]
+  units = min(cap, units)
+  local a = ls.algs[i]
+  if a == 't' then
+    st.tok[i] = units
+  elseif a == 'g' then
+    st.tok[i] = now + max(0, cap - units) * ls.periods[i] / ls.refills[i]
+  else
+    local win = { newest = floor(now / ls.slots[i]), c = {} }
+    for j = 1, SLOTS + 1 do win.c[j] = 0 end
+    win.c[(win.newest % (SLOTS + 1)) + 1] = max(0, cap - units)
+    st.win[i] = win
+  end
 end
 
 -- the bucket's state now: read (refilled up to now), or created (full, or from what was seen), or
@@ -84,7 +153,31 @@ local function load(key, spec, seen)
         ls = limitsOf(lspec)
       end
     end
-    if semi and ls and #v == semi + 8 * (ls.n + 1) then
+    if semi and ls and not ls.simple and #v == semi + 8 * (ls.width + 1) then
+      local packed = { struct.unpack(ls.fmt, v, semi + 1) }
+      local at = packed[1]
+      local tok, win, p = {}, {}, 2
+      local elapsed = now - at
+      if elapsed < 0 then elapsed = 0 else at = now end
+      for i = 1, ls.n do
+        local a = ls.algs[i]
+        if a == 's' then
+          local w = { newest = packed[p], c = {} }
+          for j = 1, SLOTS + 1 do w.c[j] = packed[p + j] end
+          p = p + 2 + SLOTS
+          roll(w, ls.slots[i])
+          win[i] = w
+        elseif a == 'g' then
+          tok[i] = packed[p]
+          p = p + 1
+        else
+          tok[i] = min(ls.caps[i], packed[p] + elapsed * ls.refills[i] / ls.periods[i])
+          p = p + 1
+        end
+      end
+      return { at = at, spec = lspec, ls = ls, tok = tok, win = win, repaired = 0 }
+    end
+    if semi and ls and ls.simple and #v == semi + 8 * (ls.n + 1) then
       local tok, caps, refills, periods = {}, ls.caps, ls.refills, ls.periods
       local at
       if ls.n == 1 then
@@ -106,7 +199,7 @@ local function load(key, spec, seen)
     repaired = 1 -- a hash, a list...: another type than ours
   end
   local ls = limitsOf(spec)
-  local st = { at = now, spec = spec, ls = ls, tok = {}, fresh = true, repaired = repaired }
+  local st = { at = now, spec = spec, ls = ls, tok = {}, win = {}, fresh = true, repaired = repaired }
   local sat, stoks = string.match(seen, '^(%d+)|(.+)$')
   local old = {}
   if sat then for x in string.gmatch(stoks, '[^,]+') do old[#old + 1] = tonumber(x) end end
@@ -114,11 +207,16 @@ local function load(key, spec, seen)
   -- last saw it, refilled since: no fresh burst; a debt counts as empty
   local since = sat and max(0, now - tonumber(sat)) or 0
   for i = 1, ls.n do
+    local units = ls.caps[i]
     if sat and #old == ls.n then
-      st.tok[i] = max(0, min(ls.caps[i], old[i] + floor(since * ls.refills[i] / ls.periods[i])))
-    else
-      st.tok[i] = ls.caps[i]
+      if ls.algs[i] == 's' then
+        -- a window's units come back at once when their sub-window leaves it: none before a period has passed
+        units = since >= ls.periods[i] + ls.slots[i] and ls.caps[i] or max(0, old[i])
+      else
+        units = max(0, min(ls.caps[i], old[i] + floor(since * ls.refills[i] / ls.periods[i])))
+      end
     end
+    fillLane(st, ls, i, units)
   end
   return st
 end
@@ -151,8 +249,28 @@ local function wait(st, units)
   local ls, tok = st.ls, st.tok
   for i = 1, ls.n do
     if units > ls.caps[i] then return -1 end
-    local missing = units - tok[i]
-    if missing > 0 then longest = max(longest, ceil(missing * ls.periods[i] / ls.refills[i])) end
+    local a = ls.algs[i]
+    if a == 't' then
+      local missing = units - tok[i]
+      if missing > 0 then longest = max(longest, ceil(missing * ls.periods[i] / ls.refills[i])) end
+    elseif a == 'g' then
+      -- fits once now >= TAT - (capacity - units) x period / refill
+      local w = tok[i] - (ls.caps[i] - units) * ls.periods[i] / ls.refills[i] - now
+      if w > 0 then longest = max(longest, ceil(w - 1e-9)) end
+    else
+      -- the oldest sub-windows leave the window in turn
+      local win, cap, slot = st.win[i], ls.caps[i], ls.slots[i]
+      local sum = counted(win)
+      if sum + units > cap then
+        for s = win.newest - SLOTS, win.newest do
+          sum = sum - win.c[(s % (SLOTS + 1)) + 1]
+          if sum + units <= cap then
+            longest = max(longest, (s + SLOTS + 1) * slot - now)
+            break
+          end
+        end
+      end
+    end
   end
   return longest
 end
@@ -160,6 +278,26 @@ end
 local function save(key, st)
   local ttl = 0
   local ls, tok = st.ls, st.tok
+  if not ls.simple then
+    local packed = { st.at }
+    for i = 1, ls.n do
+      local a = ls.algs[i]
+      if a == 't' then
+        ttl = max(ttl, (ls.caps[i] - tok[i]) * ls.periods[i] / ls.refills[i])
+        packed[#packed + 1] = tok[i]
+      elseif a == 'g' then
+        ttl = max(ttl, tok[i] - now)
+        packed[#packed + 1] = tok[i]
+      else
+        local win = st.win[i]
+        ttl = max(ttl, (win.newest + SLOTS + 1) * ls.slots[i] - now)
+        packed[#packed + 1] = win.newest
+        for j = 1, SLOTS + 1 do packed[#packed + 1] = win.c[j] end
+      end
+    end
+    call('SET', key, ls.head .. struct.pack(ls.fmt, unpack(packed)), 'PX', ceil(ttl / 1000) + 10000)
+    return
+  end
   for i = 1, ls.n do
     ttl = max(ttl, (ls.caps[i] - tok[i]) * ls.periods[i] / ls.refills[i])
   end
@@ -169,17 +307,64 @@ local function save(key, st)
   call('SET', key, ls.head .. packed, 'PX', ceil(ttl / 1000) + 10000)
 end
 
--- AS_IS: each bandwidth keeps its tokens (matched by name) capped at its new capacity; a new one is full
+-- AS_IS: each bandwidth keeps its units left (matched by name) capped at its new capacity, as its new
+-- algorithm counts them; one whose algorithm and figures did not change keeps its state; a new one is full
 local function move(st, spec)
   local ls = limitsOf(spec)
-  local byName = {}
-  for i = 1, st.ls.n do byName[st.ls.names[i]] = st.tok[i] end
-  local tok = {}
-  for i = 1, ls.n do
-    local had = byName[ls.names[i]]
-    tok[i] = had and min(ls.caps[i], had) or ls.caps[i]
+  local old = st.ls
+  local byName, same = {}, {}
+  for i = 1, old.n do
+    byName[old.names[i]] = i
   end
-  st.spec, st.ls, st.tok = spec, ls, tok
+  local moved = { tok = {}, win = {} }
+  for i = 1, ls.n do
+    local o = byName[ls.names[i]]
+    if o and old.algs[o] == ls.algs[i] and (ls.algs[i] == 't' or (old.caps[o] == ls.caps[i]
+        and old.refills[o] == ls.refills[i] and old.periods[o] == ls.periods[i])) then
+      if ls.algs[i] == 't' then moved.tok[i] = min(ls.caps[i], st.tok[o])
+      elseif ls.algs[i] == 'g' then moved.tok[i] = st.tok[o]
+      else moved.win[i] = st.win[o] end
+    else
+      fillLane(moved, ls, i, o and left(st, o) or ls.caps[i])
+    end
+  end
+  st.spec, st.ls, st.tok, st.win = spec, ls, moved.tok, moved.win
+end
+
+-- takes units from every lane (into debt if need be: a token bucket's tokens below 0, a GCRA cell's arrival
+-- time further ahead, a sliding window's count above its capacity)
+local function takeUnits(st, units)
+  local ls, tok = st.ls, st.tok
+  for i = 1, ls.n do
+    local a = ls.algs[i]
+    if a == 't' then tok[i] = tok[i] - units
+    elseif a == 'g' then tok[i] = max(tok[i], now) + units * ls.periods[i] / ls.refills[i]
+    else
+      local win = st.win[i]
+      local at = (win.newest % (SLOTS + 1)) + 1
+      win.c[at] = win.c[at] + units
+    end
+  end
+end
+
+-- gives units back to every lane, up to full; a sliding window's from its oldest sub-window on
+local function refundUnits(st, units)
+  local ls, tok = st.ls, st.tok
+  for i = 1, ls.n do
+    local a = ls.algs[i]
+    if a == 't' then tok[i] = min(ls.caps[i], tok[i] + units)
+    elseif a == 'g' then tok[i] = max(now, tok[i] - units * ls.periods[i] / ls.refills[i])
+    else
+      local win, back = st.win[i], units
+      for s = win.newest - SLOTS, win.newest do
+        if back <= 0 then break end
+        local at = (s % (SLOTS + 1)) + 1
+        local b = min(back, win.c[at])
+        win.c[at] = win.c[at] - b
+        back = back - b
+      end
+    end
+  end
 end
 
 local states = {}
@@ -220,7 +405,9 @@ while a <= nargs do
     waits[j] = w
     if op == 'w' then
       -- a calendar quota is never delayed into its next period: it refuses as a take does
-      if w < 0 or w > maxWait or (w > 0 and states[k].counter) then done = 0 end
+      -- nor is a sliding window (it has no debt to wait for): a wait refuses
+      local stk = states[k]
+      if w < 0 or w > maxWait or (w > 0 and (stk.counter or stk.ls.window)) then done = 0 end
     elseif w ~= 0 then
       done = 0
     end
@@ -248,25 +435,37 @@ while a <= nargs do
       local tok, ls = st.tok, st.ls
       local n = ls.n
       if takes then
-        for i = 1, n do tok[i] = tok[i] - units end
+        if ls.simple then
+          for i = 1, n do tok[i] = tok[i] - units end
+        else
+          takeUnits(st, units)
+        end
         st.fresh, st.dirty = false, true
       elseif op == 'r' then
         if not st.fresh then
-          local caps = ls.caps
-          for i = 1, n do tok[i] = min(caps[i], tok[i] + units) end
+          if ls.simple then
+            local caps = ls.caps
+            for i = 1, n do tok[i] = min(caps[i], tok[i] + units) end
+          else
+            refundUnits(st, units)
+          end
           st.dirty = true
         end
       elseif op == 'm' then
         if not st.fresh and st.spec ~= ARGV[2 * k] then
           move(st, ARGV[2 * k])
           st.dirty = true
-          tok, n = st.tok, st.ls.n
+          tok, ls, n = st.tok, st.ls, st.ls.n
         end
       end
       reply[r + 1] = st.repaired
       reply[r + 2] = waits[j]
       reply[r + 3] = n
-      for i = 1, n do reply[r + 3 + i] = floor(tok[i]) end
+      if ls.simple then
+        for i = 1, n do reply[r + 3 + i] = floor(tok[i]) end
+      else
+        for i = 1, n do reply[r + 3 + i] = floor(left(st, i)) end
+      end
       r = r + 3 + n
     end
     st.repaired = 0

@@ -97,6 +97,53 @@ class OneTripTest {
         }
     }
 
+    /**
+     * A plan whose one bucket counts a token bucket, a GCRA cell and a sliding window, and a GCRA global quota:
+     * still one script call per request, admitted or refused, its Retry-After the sliding window's.
+     */
+    @Test
+    void aRequestOnBucketsOfMixedAlgorithmsStillCostsOneScriptCall() throws Exception {
+        String prefix = RedisServer.randomPrefix();
+        try (RedisServer own = RedisServer.startOwn();
+             RedisStore store = scriptStore(own, prefix, Duration.ofSeconds(1), Duration.ofMinutes(1))) {
+            io.quotagate.plans.Plans parsed = PlansFile.parse("one-trip-mixed.yml", """
+                    plans:
+                      pro: { publish: true, limits: [ { capacity: 5, refill: 1, period: 1h } ] }
+                    global: { limits: [ { capacity: 1000, refill: 1000, period: 1s } ] }
+                    tenants:
+                      assignments: { acme: pro }
+                    """);
+            io.quotagate.plans.Plans mixed = io.quotagate.plans.Plans.from(parsed)
+                    .plan(io.quotagate.plans.Plan.from(parsed.plan("pro").orElseThrow()).limits(List.of(
+                            new Bandwidth("burst", 5, 1, Duration.ofHours(1), io.quotagate.plans.Algorithm.TOKEN_BUCKET),
+                            new Bandwidth("cell", 6, 1, Duration.ofHours(1), io.quotagate.plans.Algorithm.GCRA),
+                            new Bandwidth("window", 4, 4, Duration.ofHours(1), io.quotagate.plans.Algorithm.SLIDING_WINDOW)))
+                            .build())
+                    .global(new io.quotagate.plans.GlobalQuota(List.of(
+                            new Bandwidth("g", 1000, 1000, Duration.ofSeconds(1), io.quotagate.plans.Algorithm.GCRA))))
+                    .build();
+            QuotaFilter filter = QuotaFilter.builder().plans(mixed).store(store).build();
+            try (JettyServer server = JettyServer.start(filter)) {
+                own.command("CONFIG", "RESETSTAT");
+                int[] statuses = new int[6];
+                HttpResponse<String> last = null;
+                for (int i = 0; i < statuses.length; i++) {
+                    last = Http.get(server.uri("/items/" + i), "acme");
+                    statuses[i] = last.statusCode();
+                }
+                assertThat(statuses).as("the window's 4 in any hour").containsExactly(200, 200, 200, 200, 429, 429);
+                // the window lets its 4 go when their sub-window (6 minutes) leaves it: an hour and up to 6 minutes
+                long retryAfter = Long.parseLong(last.headers().firstValue("Retry-After").orElseThrow());
+                assertThat(retryAfter).isBetween(3600L, 3960L);
+                assertThat(last.headers().firstValue("RateLimit").orElseThrow()).contains("\"window\";r=0");
+                assertThat(requestScriptCalls(own)).as("one script call per request, whatever the algorithms")
+                        .isEqualTo(statuses.length);
+                assertThat(own.calls("eval")).isZero();
+                assertThat(store.fallbackDecisions()).isZero();
+            }
+        }
+    }
+
     @Test
     void aRequestWithAUserARouteAndAMonthlyQuotaStillCostsOneScriptCall() throws Exception {
         String prefix = RedisServer.randomPrefix();

@@ -79,6 +79,22 @@ class RedisDataLossTest {
         assertThat(store.fallbackDecisions()).isZero();
     }
 
+    /** A GCRA cell and a sliding window lost with Redis's data come back as this instance saw them, not full. */
+    @Test
+    void flushallGivesAGcraCellAndASlidingWindowNoFreshBurst() throws Exception {
+        BucketLimits limits = BucketLimits.of(List.of(
+                new Bandwidth("cell", 100, 10, Duration.ofSeconds(10), io.quotagate.plans.Algorithm.GCRA),
+                new Bandwidth("window", 50, 50, Duration.ofMinutes(1), io.quotagate.plans.Algorithm.SLIDING_WINDOW)));
+        QuotaBucket acme = store.bucket(BucketKind.TENANT, "acme", limits);
+        assertThat(acme.take(40)).isZero();
+        clock.advance(Duration.ofSeconds(3));
+
+        redis.command("FLUSHALL");
+        assertThat(acme.availablePerBandwidth()).as("the cell: 60 + 3 s of refill; the window: its 10 left")
+                .containsExactly(63, 10);
+        assertThat(store.fallbackDecisions()).isZero();
+    }
+
     @Test
     void aTenantThisInstanceNeverSawStartsFull() throws Exception {
         redis.command("FLUSHALL");

@@ -49,7 +49,7 @@ final class LimitsCompiler {
 
     /**
      * The limits of {@code plans}: at start ({@code previous} null) the initial ones; on a reload, those of
-     * {@code previous} wherever they did not change (see {@link BucketLimits#INHERITANCE}).
+     * {@code previous} wherever they did not change (see {@link BucketLimits}).
      *
      * @throws IllegalArgumentException if a plan or tenant has calendar quotas and the store keeps no counters
      */
