@@ -109,7 +109,7 @@ public final class ExampleApp implements Callable<Integer> {
 
     @Option(names = "--tenants-jdbc-query", paramLabel = "SQL",
             description = "Query of one tenant in tables of your own: one ? (the tenant id), columns plan and, "
-                    + "optionally, limits and quotas (default: " + JdbcTenantDirectory.DEFAULT_QUERY + ")")
+                    + "optionally, limits, quotas and zone (default: " + JdbcTenantDirectory.DEFAULT_QUERY + ")")
     String tenantsJdbcQuery;
 
     /** How often a {@code --plans} file is polled for changes. */

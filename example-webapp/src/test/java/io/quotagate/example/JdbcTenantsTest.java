@@ -92,7 +92,7 @@ class JdbcTenantsTest {
         assertThat(run("--port", "0", "--management-port", "0", "--tenants-jdbc", h2, "--tenants-jdbc-query",
                 "select plan, limits, tenant_id from quotagate_tenants where tenant_id = ?"))
                 .as("a query that runs, of the wrong shape").containsExactly("2", "example-webapp: --tenants-jdbc: " + h2
-                        + ": column 'TENANT_ID': unknown column; the tenant query must return the columns plan and, optionally, limits and quotas\n");
+                        + ": column 'TENANT_ID': unknown column; the tenant query must return the columns plan and, optionally, limits, quotas and zone\n");
         assertThat(run("--port", "0", "--management-port", "0", "--tenants-jdbc", h2, "--tenants-jdbc-query",
                 "select plan from quotagate_tenants"))
                 .containsExactly("2", "example-webapp: --tenants-jdbc: query must have exactly one ? parameter (the tenant id), "

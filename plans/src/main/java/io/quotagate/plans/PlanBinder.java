@@ -5,6 +5,8 @@ import io.quotagate.plans.YamlNode.Sequence;
 
 import java.time.DateTimeException;
 import java.time.Duration;
+import java.time.DayOfWeek;
+import java.time.LocalTime;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -14,6 +16,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static io.quotagate.plans.FieldCursor.NAME;
 
@@ -151,32 +155,84 @@ final class PlanBinder {
      * each name unique; none if {@code node} is null. {@code zone} defaults to UTC.
      */
     List<CalendarQuota> quotas(YamlNode node, String field) {
+        return quotas(node, field, ZoneOffset.UTC);
+    }
+
+    /**
+     * A {@code quotas:} list, each name unique; none if {@code node} is null. A quota without {@code zone}
+     * runs in {@code defaultZone} (a tenant's own zone for its own quotas, else UTC). A quota may carry an
+     * {@code anchor} ({@code { day: 15, time: "09:00" }} on a month, {@code { weekday: wednesday }} on a
+     * week, {@code { time: "06:00" }} on any).
+     */
+    List<CalendarQuota> quotas(YamlNode node, String field, ZoneId defaultZone) {
         List<CalendarQuota> out = new ArrayList<>();
         if (node == null) return out;
         Sequence seq = in.sequence(node, field);
         Set<String> names = new HashSet<>();
         for (int i = 0; i < seq.items().size(); i++) {
             String f = field + "[" + i + "]";
-            Mapping m = in.mapping(seq.items().get(i), f, Set.of("name", "limit", "per", "zone"));
+            Mapping m = in.mapping(seq.items().get(i), f, Set.of("name", "limit", "per", "zone", "anchor"));
             String name = in.matching(in.required(m, "name", f), f + ".name", NAME);
             if (!names.add(name)) throw in.error(m.line(), f + ".name", "duplicate quota name '" + name + "'");
             long limit = in.positive(in.required(m, "limit", f), f + ".limit", Long.MAX_VALUE);
             in.required(m, "per", f);
             CalendarQuota.Per per = in.choice(m, "per", f + ".per", null, CalendarQuota.Per.class);
-            ZoneId zone = ZoneOffset.UTC;
             YamlNode zoneNode = m.entries().get("zone");
-            if (zoneNode != null) {
-                String text = in.string(zoneNode, f + ".zone");
-                try {
-                    zone = ZoneId.of(text);
-                } catch (DateTimeException e) {
-                    throw in.error(zoneNode.line(), f + ".zone", "unknown time zone '" + text
-                            + "', expected an IANA name such as Europe/Berlin, or UTC");
-                }
-            }
-            out.add(new CalendarQuota(name, limit, per, zone));
+            ZoneId zone = zoneNode == null ? defaultZone : zone(zoneNode, f + ".zone");
+            YamlNode anchorNode = m.entries().get("anchor");
+            CalendarQuota.Anchor anchor = anchorNode == null ? null : anchor(anchorNode, f + ".anchor", per);
+            out.add(new CalendarQuota(name, limit, per, zone, anchor));
         }
         return out;
+    }
+
+    /** A time zone: an IANA name such as {@code Europe/Berlin}, or UTC. */
+    ZoneId zone(YamlNode node, String field) {
+        String text = in.string(node, field);
+        try {
+            return ZoneId.of(text);
+        } catch (DateTimeException e) {
+            throw in.error(node.line(), field, "unknown time zone '" + text
+                    + "', expected an IANA name such as Europe/Berlin, or UTC");
+        }
+    }
+
+    /** A local time of day as anchors write it: {@code HH:MM}, 00:00 to 23:59. */
+    private static final Pattern TIME = Pattern.compile("([01][0-9]|2[0-3]):([0-5][0-9])");
+
+    /** A quota's {@code anchor}: {@code day} (month only), {@code weekday} (week only), {@code time} (any). */
+    private CalendarQuota.Anchor anchor(YamlNode node, String f, CalendarQuota.Per per) {
+        Mapping a = in.mapping(node, f, Set.of("day", "weekday", "time"));
+        YamlNode dayNode = a.entries().get("day");
+        YamlNode weekdayNode = a.entries().get("weekday");
+        if (dayNode != null && per != CalendarQuota.Per.MONTH) {
+            throw in.error(dayNode.line(), f + ".day", "a day of the month anchors a monthly quota only"
+                    + (per == CalendarQuota.Per.WEEK ? "; a weekly quota takes weekday" : "; a daily quota takes time only"));
+        }
+        if (weekdayNode != null && per != CalendarQuota.Per.WEEK) {
+            throw in.error(weekdayNode.line(), f + ".weekday", "a weekday anchors a weekly quota only"
+                    + (per == CalendarQuota.Per.MONTH ? "; a monthly quota takes day" : "; a daily quota takes time only"));
+        }
+        LocalTime time = LocalTime.MIDNIGHT;
+        YamlNode timeNode = a.entries().get("time");
+        if (timeNode != null) {
+            String text = in.string(timeNode, f + ".time");
+            Matcher t = TIME.matcher(text);
+            if (!t.matches()) {
+                boolean number = timeNode instanceof YamlNode.Scalar s && s.type() != YamlNode.Scalar.Type.STRING;
+                throw in.error(timeNode.line(), f + ".time", "expected a local time HH:MM from 00:00 to 23:59 "
+                        + "(quoted, \"09:00\"), was " + (number ? "the number " + text
+                        + " (YAML 1.1 reads an unquoted time such as 18:30 as a number: quote it)" : "'" + text + "'"));
+            }
+            time = LocalTime.of(Integer.parseInt(t.group(1)), Integer.parseInt(t.group(2)));
+        }
+        return switch (per) {
+            case MONTH -> CalendarQuota.Anchor.monthly(
+                    dayNode == null ? 1 : (int) in.positive(dayNode, f + ".day", 31), time);
+            case WEEK -> CalendarQuota.Anchor.weekly(
+                    in.choice(a, "weekday", f + ".weekday", DayOfWeek.MONDAY, DayOfWeek.class), time);
+            case DAY -> CalendarQuota.Anchor.daily(time);
+        };
     }
 
     /**

@@ -12,6 +12,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.time.format.DateTimeParseException;
 import java.util.List;
 import java.util.Locale;
@@ -232,8 +234,10 @@ public final class PlansFile {
      * elsewhere (a tenant's contract in a database column): YAML, usually on one line
      * ({@code [{name: monthly, limit: 100000, per: month, zone: Europe/Berlin}]}), or the same as JSON.
      * The checks are the file's: only the keys {@code name}, {@code limit}, {@code per}, {@code zone},
-     * names required and unique, limits whole numbers &gt; 0, {@code per} one of {@code day},
-     * {@code week}, {@code month}, an IANA zone (UTC when none is written). {@code []} is a valid
+     * {@code anchor}, names required and unique, limits whole numbers &gt; 0, {@code per} one of {@code day},
+     * {@code week}, {@code month}, an IANA zone (UTC when none is written), an anchor that fits the period
+     * ({@code {day: 15, time: "09:00"}} on a month, {@code {weekday: wednesday}} on a week,
+     * {@code {time: "06:00"}} on any). {@code []} is a valid
      * answer: no quotas at all, as {@code tenants.overrides.<t>.quotas: []} says. A route's cost is not
      * checked here: the caller knows the routes.
      *
@@ -241,9 +245,21 @@ public final class PlansFile {
      * @throws InvalidPlansException naming the field ({@code quotas[0].per}) and the reason
      */
     public static List<CalendarQuota> parseQuotas(String source, String text) {
+        return parseQuotas(source, text, ZoneOffset.UTC);
+    }
+
+    /**
+     * Parses a list of calendar quotas as {@link #parseQuotas(String, String)} does, a quota written without
+     * a {@code zone} running in {@code defaultZone} (a tenant's own zone).
+     *
+     * @param source      names the text in error messages (a table and column, a tenant)
+     * @param defaultZone the zone of a quota that names none
+     * @throws InvalidPlansException naming the field ({@code quotas[0].anchor.day}) and the reason
+     */
+    public static List<CalendarQuota> parseQuotas(String source, String text, ZoneId defaultZone) {
         FieldCursor in = new FieldCursor(source);
         if (text == null || text.isBlank()) throw in.error(0, "quotas", "expected a list of quotas ([] for none)");
-        return new PlanBinder(in).quotas(YamlTree.read(in, text), "quotas");
+        return new PlanBinder(in).quotas(YamlTree.read(in, text), "quotas", defaultZone);
     }
 
     /**

@@ -3,6 +3,8 @@ package io.quotagate.plans;
 import io.quotagate.plans.YamlNode.Mapping;
 import io.quotagate.plans.YamlNode.Sequence;
 
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -125,7 +127,9 @@ final class TenantBinder {
 
     /**
      * {@code tenants.overrides}; each overridden tenant is added to {@code assignments}, and its own
-     * {@code quotas} (if written) to {@code overrideQuotas}; {@code limits} may be left out then.
+     * {@code quotas} (if written) to {@code overrideQuotas}; {@code limits} may be left out then. A
+     * {@code zone} is the tenant's: its own quotas written without a zone run in it, and without own
+     * quotas, its plan's quotas do (added to {@code overrideQuotas} in that zone).
      */
     private Map<String, List<Bandwidth>> overrides(YamlNode node, Map<String, Plan> plans, List<RouteRule> routes,
                                                    Map<String, String> assignments, String defaultPlan,
@@ -136,7 +140,7 @@ final class TenantBinder {
         om.entries().forEach((tenant, v) -> {
             String f = "tenants.overrides." + tenant;
             checkTenantId(tenant, om.keyLines().get(tenant), f);
-            Mapping o = in.mapping(v, f, Set.of("plan", "limits", "quotas"));
+            Mapping o = in.mapping(v, f, Set.of("plan", "limits", "quotas", "zone"));
             YamlNode planNode = o.entries().get("plan");
             if (planNode != null) {
                 String plan = in.string(planNode, f + ".plan");
@@ -154,8 +158,18 @@ final class TenantBinder {
             // an override makes its tenant known, on the default plan unless assigned another
             assignments.putIfAbsent(tenant, defaultPlan);
             YamlNode quotasNode = o.entries().get("quotas");
+            YamlNode zoneNode = o.entries().get("zone");
+            ZoneId zone = zoneNode == null ? null : limits.zone(zoneNode, f + ".zone");
+            if (quotasNode == null && zone != null) {
+                // the tenant's zone: its plan's quotas run in it (copied here, as its own)
+                Plan plan = plans.get(assignments.get(tenant));
+                List<CalendarQuota> planQuotas = plan == null ? List.of() : plan.quotas();
+                overrideQuotas.put(tenant, planQuotas.stream().map(q -> q.inZone(zone)).toList());
+                if (!o.entries().containsKey("limits")) return;
+            }
             if (quotasNode != null) {
-                List<CalendarQuota> own = limits.quotas(quotasNode, f + ".quotas");
+                // the tenant's own quotas run in its zone unless one names its own
+                List<CalendarQuota> own = limits.quotas(quotasNode, f + ".quotas", zone == null ? ZoneOffset.UTC : zone);
                 for (RouteRule r : routes) {
                     int i = r.limited() ? Plans.firstQuotaBelow(r.cost(), own) : -1;
                     if (i >= 0) {

@@ -12,6 +12,9 @@ import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.DateTimeException;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -43,8 +46,13 @@ import java.util.function.BiFunction;
  *   <li>{@code quotas}, optional: NULL or empty for the plan's calendar quotas, or the tenant's own as a
  *       plans file's {@code quotas:} writes them, in YAML or JSON
  *       ({@code [{name: monthly, limit: 100000, per: month, zone: Europe/Berlin}]}; {@code []} for none
- *       at all), read by {@link PlansFile#parseQuotas} with the file's checks. They replace the plan's
- *       quotas whether or not the row has own limits.</li>
+ *       at all), read by {@link PlansFile#parseQuotas} with the file's checks (anchors included:
+ *       {@code anchor: {day: 15, time: "09:00"}}). They replace the plan's quotas whether or not the row
+ *       has own limits.</li>
+ *   <li>{@code zone}, optional: NULL or empty for none, or the tenant's time zone (an IANA name such as
+ *       {@code America/New_York}): its plan's quotas run in it, and so do its own quotas that name no
+ *       zone. The default query does not read it: add it to yours
+ *       ({@code select plan, limits, quotas, zone from ...}).</li>
  * </ul>
  * Any other column, a missing {@code plan} column, a NULL plan, bad limits or quotas or a second row is an
  * {@link IllegalStateException} naming the tenant, the column and the reason; so is a failing query
@@ -71,7 +79,8 @@ public final class JdbcTenantDirectory implements TenantDirectory {
     private static final String PLAN = "plan";
     private static final String LIMITS = "limits";
     private static final String QUOTAS = "quotas";
-    private static final String SHAPE = "the tenant query must return the columns plan and, optionally, limits and quotas";
+    private static final String ZONE = "zone";
+    private static final String SHAPE = "the tenant query must return the columns plan and, optionally, limits, quotas and zone";
     /** How much of a bad limits or quotas value an error message quotes. */
     private static final int QUOTED = 200;
 
@@ -125,25 +134,27 @@ public final class JdbcTenantDirectory implements TenantDirectory {
                 String plan = rows.getString(columns.plan());
                 String limits = columns.limits() == 0 ? null : rows.getString(columns.limits());
                 String quotas = columns.quotas() == 0 ? null : rows.getString(columns.quotas());
+                String zone = columns.zone() == 0 ? null : rows.getString(columns.zone());
                 if (rows.next()) {
                     throw new IllegalStateException("tenant '" + tenantId + "': the tenant query returned more "
                             + "than one row; it must return at most one per tenant id");
                 }
-                return Optional.of(contract(tenantId, plan, limits, quotas));
+                return Optional.of(contract(tenantId, plan, limits, quotas, zone));
             }
         } catch (SQLException e) {
             throw new IllegalStateException("tenant '" + tenantId + "': the tenant query failed: " + e.getMessage(), e);
         }
     }
 
-    /** Where {@code plan}, {@code limits} and {@code quotas} are in the result (1-based; the optional ones 0 if absent). */
-    private record Columns(int plan, int limits, int quotas) {
+    /** Where {@code plan}, {@code limits}, {@code quotas} and {@code zone} are in the result (1-based; the optional ones 0 if absent). */
+    private record Columns(int plan, int limits, int quotas, int zone) {
     }
 
     private static Columns columns(String tenant, ResultSetMetaData meta) throws SQLException {
         int plan = 0;
         int limits = 0;
         int quotas = 0;
+        int zone = 0;
         for (int i = 1; i <= meta.getColumnCount(); i++) {
             String label = meta.getColumnLabel(i);
             String name = label == null ? "" : label.toLowerCase(Locale.ROOT);
@@ -153,19 +164,22 @@ public final class JdbcTenantDirectory implements TenantDirectory {
                 limits = i;
             } else if (name.equals(QUOTAS) && quotas == 0) {
                 quotas = i;
+            } else if (name.equals(ZONE) && zone == 0) {
+                zone = i;
             } else {
                 throw new IllegalStateException("tenant '" + tenant + "': column '" + label + "': "
-                        + (name.equals(PLAN) || name.equals(LIMITS) || name.equals(QUOTAS) ? "returned twice" : "unknown column")
+                        + (name.equals(PLAN) || name.equals(LIMITS) || name.equals(QUOTAS) || name.equals(ZONE) ? "returned twice" : "unknown column")
                         + "; " + SHAPE);
             }
         }
         if (plan == 0) {
             throw new IllegalStateException("tenant '" + tenant + "': column plan: missing; " + SHAPE);
         }
-        return new Columns(plan, limits, quotas);
+        return new Columns(plan, limits, quotas, zone);
     }
 
-    private static TenantContract contract(String tenant, String planValue, String limitsValue, String quotasValue) {
+    private static TenantContract contract(String tenant, String planValue, String limitsValue, String quotasValue,
+                                           String zoneValue) {
         if (planValue == null) {
             throw new IllegalStateException("tenant '" + tenant + "': column plan: is NULL; a tenant's row must name its plan");
         }
@@ -175,9 +189,21 @@ public final class JdbcTenantDirectory implements TenantDirectory {
         }
         List<Bandwidth> limits = limitsValue == null || limitsValue.isBlank() ? List.of()
                 : parsed(tenant, LIMITS, limitsValue, PlansFile::parseLimits);
+        ZoneId zone = null;
+        if (zoneValue != null && !zoneValue.isBlank()) {
+            try {
+                zone = ZoneId.of(zoneValue.strip());
+            } catch (DateTimeException e) {
+                String quoted = zoneValue.length() > QUOTED ? zoneValue.substring(0, QUOTED) + "..." : zoneValue;
+                throw new IllegalStateException("tenant '" + tenant + "': column zone: unknown time zone '" + quoted
+                        + "', expected an IANA name such as Europe/Berlin, or UTC");
+            }
+        }
+        // the tenant's own quotas run in its zone unless one names its own
+        ZoneId quotaZone = zone == null ? ZoneOffset.UTC : zone;
         List<CalendarQuota> quotas = quotasValue == null || quotasValue.isBlank() ? null
-                : parsed(tenant, QUOTAS, quotasValue, PlansFile::parseQuotas);
-        return new TenantContract(plan, limits, quotas);
+                : parsed(tenant, QUOTAS, quotasValue, (source, text) -> PlansFile.parseQuotas(source, text, quotaZone));
+        return new TenantContract(plan, limits, quotas, zone);
     }
 
     /** A column's value read by the plans file's parser, or an error naming the tenant, the field and the reason. */

@@ -223,13 +223,41 @@ class JdbcTenantDirectoryTest {
     }
 
     @Test
+    void aZoneColumnPutsTheTenantInItsZoneAndItsOwnQuotasWithoutAZoneInItAnchorsIncluded() {
+        db.execute("create table zoned (id text primary key, plan text not null, quotas text, zone varchar(64))",
+                "insert into zoned values ('ny', 'pro', null, 'America/New_York')",
+                "insert into zoned values ('ny-own', 'pro', '[{name: monthly, limit: 500, per: month, anchor: {day: 15, time: \"09:00\"}},"
+                        + " {\"name\": \"daily\", \"limit\": 50, \"per\": \"day\", \"zone\": \"UTC\", \"anchor\": {\"time\": \"06:00\"}}]',"
+                        + " 'America/New_York')",
+                "insert into zoned values ('nowhere', 'pro', null, ' ')",
+                "insert into zoned values ('mars', 'pro', null, 'Mars/Olympus')",
+                "insert into zoned values ('bad-anchor', 'pro', '[{name: m, limit: 5, per: month, anchor: {weekday: monday}}]', null)");
+        JdbcTenantDirectory zoned = JdbcTenantDirectory.builder(db.dataSource())
+                .query("select plan, quotas, zone from zoned where id = ?").build();
+        ZoneId ny = ZoneId.of("America/New_York");
+        assertThat(zoned.contractOf("ny")).contains(TenantContract.onPlan("pro").withZone(ny));
+        assertThat(zoned.contractOf("ny-own")).contains(new TenantContract("pro", List.of(), List.of(
+                new CalendarQuota("monthly", 500, CalendarQuota.Per.MONTH, ny,
+                        CalendarQuota.Anchor.monthly(15, java.time.LocalTime.of(9, 0))),
+                new CalendarQuota("daily", 50, CalendarQuota.Per.DAY, ZoneOffset.UTC,
+                        CalendarQuota.Anchor.daily(java.time.LocalTime.of(6, 0)))), ny));
+        assertThat(zoned.contractOf("nowhere")).as("blank: no zone").contains(TenantContract.onPlan("pro"));
+        assertThatThrownBy(() -> zoned.contractOf("mars")).isInstanceOf(IllegalStateException.class)
+                .hasMessage("tenant 'mars': column zone: unknown time zone 'Mars/Olympus', expected an IANA name such as "
+                        + "Europe/Berlin, or UTC");
+        assertThatThrownBy(() -> zoned.contractOf("bad-anchor")).isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("tenant 'bad-anchor': column quotas[0].anchor.weekday: a weekday anchors a weekly "
+                        + "quota only; a monthly quota takes day");
+    }
+
+    @Test
     void aQueryOfAnotherShapeIsAnErrorNamingTheColumn() {
         tenant("shape", "pro", null);
         assertThatThrownBy(() -> JdbcTenantDirectory.builder(db.dataSource())
                 .query("select plan, limits, id from tenants where id = ?").build().contractOf("shape"))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessage("tenant 'shape': column 'id': unknown column; the tenant query must return the columns plan "
-                        + "and, optionally, limits and quotas");
+                        + "and, optionally, limits, quotas and zone");
         assertThatThrownBy(() -> JdbcTenantDirectory.builder(db.dataSource())
                 .query("select plan, quotas, limits as quotas from tenants where id = ?").build().contractOf("shape"))
                 .isInstanceOf(IllegalStateException.class)

@@ -52,17 +52,22 @@ public final class LimitsReport {
 
     /**
      * {@code plan}, {@code limits} (empty when the tenant has the plan's) and, when the tenant has
-     * calendar quotas of its own, {@code quotas}.
+     * calendar quotas of its own, {@code quotas}; when it has a zone, {@code zone}.
      */
     public static Map<String, Object> contract(TenantContract contract) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("plan", contract.plan());
         out.put("limits", bandwidths(contract.limits()));
         if (contract.hasOwnQuotas()) out.put("quotas", quotas(contract.quotas()));
+        if (contract.zone() != null) out.put("zone", contract.zone().getId());
         return out;
     }
 
-    /** Each calendar quota as {@code name}, {@code limit}, {@code per} ({@code day}, {@code week}, {@code month}), {@code zone}. */
+    /**
+     * Each calendar quota as {@code name}, {@code limit}, {@code per} ({@code day}, {@code week},
+     * {@code month}), {@code zone} and, for an anchored one, {@code anchor} ({@code day} or
+     * {@code weekday}, and {@code time}), as a plans file writes them.
+     */
     public static List<Map<String, Object>> quotas(List<CalendarQuota> quotas) {
         List<Map<String, Object>> out = new ArrayList<>(quotas.size());
         for (CalendarQuota q : quotas) {
@@ -71,9 +76,18 @@ public final class LimitsReport {
             m.put("limit", q.limit());
             m.put("per", q.per().name().toLowerCase(Locale.ROOT));
             m.put("zone", q.zone().getId());
+            if (q.anchored()) m.put("anchor", anchor(q));
             out.add(m);
         }
         return out;
+    }
+
+    private static Map<String, Object> anchor(CalendarQuota q) {
+        Map<String, Object> a = new LinkedHashMap<>();
+        if (q.per() == CalendarQuota.Per.MONTH) a.put("day", q.anchor().day());
+        if (q.per() == CalendarQuota.Per.WEEK) a.put("weekday", q.anchor().weekday().name().toLowerCase(Locale.ROOT));
+        a.put("time", q.anchor().time().toString());
+        return a;
     }
 
     /** A tenant's use of each calendar quota this period: {@code name}, {@code per}, {@code limit}, {@code used}, {@code remaining}, {@code resetsAt}. */

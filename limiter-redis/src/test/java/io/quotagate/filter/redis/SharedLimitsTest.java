@@ -230,7 +230,7 @@ class SharedLimitsTest {
             a.control().setGlobalQuota(TEN_PER_MINUTE);
             Await.within(2, "B at 10", () -> b.gauge(QuotaMeterBinder.GLOBAL_CAPACITY) == 10.0);
             String good = (String) field(redis, prefix + ":limits", "body");
-            for (String garbage : List.of("garbage", "{\"format\": 4}",
+            for (String garbage : List.of("garbage", "{\"format\": 5}",
                     good.replace("\"tenants\":{}}", "\"tenants\":{\"x\":{\"plan\":\"platinum\"}}}"), // a plan no file defines
                     good.replace("\"capacity\":10", "\"capacity\":-1"))) {
                 long refusedBefore = b.control().limitsStatus().refused();

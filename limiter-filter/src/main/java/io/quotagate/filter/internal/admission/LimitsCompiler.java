@@ -121,8 +121,11 @@ final class LimitsCompiler {
                     BucketLimits limits = !contract.hasOwnLimits() && plan != null ? plan.limits()
                             : reload || before != null ? BucketLimits.next(before, contract.limits())
                             : BucketLimits.of(contract.limits());
+                    // a tenant's zone: its plan's quotas counted in that zone, in windows of its own
                     QuotaWindows quotas = contract.hasOwnQuotas() ? windows(contract.quotas(), null)
-                            : plan == null ? null : plan.quotas();
+                            : plan == null || plan.quotas() == null ? null
+                            : contract.zone() == null ? plan.quotas()
+                            : windows(contract.quotasOver(List.of(plan.quotas().quotas())), null);
                     BucketLimits perUser = plan == null ? null : plan.perUser();
                     return new PlanLimits(limits, Math.min(limits.smallestCapacity(),
                             userBound(perUser, quotaBound(quotas, globalMaxCost))), plan != null && plan.shadow(),

@@ -13,7 +13,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 /**
  * A plan's calendar quotas as admission counts them: for each quota, the period the wall clock is in
  * (computed once per period, not per request) and its counter key
- * {@code <quota>:<tenant>:<first day of the period>}, handed to the store as buckets ({@link #addTo}) so a
+ * {@code <quota>:<tenant>:<first day of the period>} (the local date it starts on: the 1st, a Monday, the
+ * day, or the date of its anchor, see {@link CalendarQuota#periodStartDate}), handed to the store as buckets ({@link #addTo}) so a
  * request is counted in every quota (and taken from every bucket) or in none.
  *
  * <p>Thread-safe; immutable but for the cached periods, which any thread may replace.

@@ -90,8 +90,11 @@ final class TenantPlans {
             Optional<Placement> placed = assignedPlacements.get(plan); // built once: no allocation per request
             if (placed != null) {
                 if (contracts != null) {
-                    if (contract.hasOwnLimits() || contract.hasOwnQuotas()) contracts.note(tenant, contract);
-                    else if (!contracts.isEmpty()) contracts.forget(tenant);
+                    if (contract.hasOwnLimits() || contract.hasOwnQuotas() || contract.zone() != null) {
+                        contracts.note(tenant, contract); // a zone of its own: its plan's quotas counted in it
+                    } else if (!contracts.isEmpty()) {
+                        contracts.forget(tenant);
+                    }
                 }
                 return placed;
             }

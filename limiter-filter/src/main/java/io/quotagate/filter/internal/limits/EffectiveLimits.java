@@ -73,10 +73,16 @@ final class EffectiveLimits {
             Map<String, String> assignments = new HashMap<>();
             Map<String, List<Bandwidth>> own = new HashMap<>();
             Map<String, List<CalendarQuota>> ownQuotas = new HashMap<>();
+            Plans pz = p;
             tenants.forEach((tenant, c) -> {
                 assignments.put(tenant, c.plan());
                 if (c.hasOwnLimits()) own.put(tenant, c.limits());
-                if (c.hasOwnQuotas()) ownQuotas.put(tenant, c.quotas());
+                if (c.hasOwnQuotas()) {
+                    ownQuotas.put(tenant, c.quotas());
+                } else if (c.zone() != null) {
+                    // the tenant's zone: its plan's quotas (as in force) counted in it, as its own
+                    pz.plan(c.plan()).ifPresent(plan -> ownQuotas.put(tenant, c.quotasOver(plan.quotas())));
+                }
             });
             p = p.withTenants(assignments, own, ownQuotas);
         }

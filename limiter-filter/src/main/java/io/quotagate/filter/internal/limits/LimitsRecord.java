@@ -20,7 +20,9 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.DateTimeException;
+import java.time.DayOfWeek;
 import java.time.Duration;
+import java.time.LocalTime;
 import java.time.ZoneId;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -63,11 +65,13 @@ import java.util.TreeMap;
  * not empty. It is written only when the base has some, with the same rule for older instances as
  * format 2; the fingerprint of a base without them is that of formats 1 and 2. They are the file's
  * only: no runtime change sets them, so {@code overrides} has no such fields.
- * Format 4 adds each bandwidth's algorithm: {@code "algorithm": "gcra"} or {@code "sliding-window"} on a bandwidth
- * that is not a token bucket (a sliding window's {@code refill} is its {@code capacity}); a bandwidth without the
- * field is a token bucket, as every bandwidth of formats 1 to 3 is. It is written only when some bandwidth has
- * another algorithm, with the same rule for older instances as formats 2 and 3; the fingerprint of a base of
- * token buckets only is that of formats 1 to 3.
+ * Format 4 adds each bandwidth's algorithm, billing anchors and tenant zones: {@code "algorithm": "gcra"} or
+ * {@code "sliding-window"} on a bandwidth that is not a token bucket (a sliding window's {@code refill} is its
+ * {@code capacity}; a bandwidth without the field is a token bucket, as every bandwidth of formats 1 to 3 is), a
+ * quota's {@code "anchor": {"day": 15, "time": "09:00"}} ({@code weekday} for a week), present only on an anchored
+ * quota, and a tenant's {@code "zone"}, present only when set. It is written only when some bandwidth has another
+ * algorithm, some quota is anchored or some tenant has a zone, with the same rule for older instances as formats 2
+ * and 3; the fingerprint of a base without them is that of formats 1 to 3.
  * {@code overrides.global} absent: the base's; {@code []}: removed. A record of a newer format, or
  * one that does not parse, is refused whole ({@link Unusable}).
  *
@@ -82,7 +86,7 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
                     LimitOverrides overrides, Change lastChange) {
     /** The newest format this code writes and reads (see the class comment for when it writes 1, 2 or 3). */
     static final int FORMAT = 4;
-    /** The format of a record with per-user or route limits, and token buckets only. */
+    /** The format of a record with per-user or route limits, token buckets only, no anchored quota or tenant zone. */
     static final int FORMAT_SCOPED = 3;
     /** The format of a record with calendar quotas but without per-user or route limits. */
     static final int FORMAT_WITH_QUOTAS = 2;
@@ -139,7 +143,8 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
                 || base.tenants().values().stream().anyMatch(TenantContract::hasOwnQuotas)
                 || overrides.tenants().values().stream().anyMatch(TenantContract::hasOwnQuotas);
         boolean scoped = !base.perUser().isEmpty() || !base.routes().isEmpty();
-        root.put("format", otherAlgorithms() ? FORMAT : scoped ? FORMAT_SCOPED
+        boolean anchored = anchored(base.quotas(), base.tenants()) || anchored(overrides.quotas(), overrides.tenants());
+        root.put("format", otherAlgorithms() || anchored ? FORMAT : scoped ? FORMAT_SCOPED
                 : quotas ? FORMAT_WITH_QUOTAS : FORMAT_WITHOUT_QUOTAS);
         ObjectNode b = root.putObject("base");
         b.put("fingerprint", fingerprint());
@@ -203,6 +208,7 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
         }
         boolean quotas = format.intValue() >= FORMAT_WITH_QUOTAS;
         boolean scoped = format.intValue() >= FORMAT_SCOPED;
+        boolean anchors = format.intValue() >= FORMAT;
         try {
             fields(root, "", Set.of("format", "base", "overrides", "lastChange"));
             JsonNode b = object(root, "base");
@@ -220,7 +226,7 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
             }
             LimitsBase base = new LimitsBase(bandwidths(b.get("global"), "base.global"),
                     bandwidths(b.get("guests"), "base.guests"), plans,
-                    tenants(b.get("tenants"), "base.tenants", quotas), quotaPlans(b.get("quotas"), "base.quotas"),
+                    tenants(b.get("tenants"), "base.tenants", quotas, anchors), quotaPlans(b.get("quotas"), "base.quotas", anchors),
                     perUser, routes(b.get("routes"), "base.routes"));
             String fingerprint = text(b, "fingerprint", "base.");
             if (!fingerprint.equals(fingerprint(base))) {
@@ -232,7 +238,8 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
             Optional<List<Bandwidth>> global = o.has("global")
                     ? Optional.of(bandwidths(o.get("global"), "overrides.global")) : Optional.empty();
             LimitOverrides overrides = new LimitOverrides(global, plans(o.get("plans"), "overrides.plans"),
-                    tenants(o.get("tenants"), "overrides.tenants", quotas), quotaPlans(o.get("quotas"), "overrides.quotas"));
+                    tenants(o.get("tenants"), "overrides.tenants", quotas, anchors),
+                    quotaPlans(o.get("quotas"), "overrides.quotas", anchors));
             JsonNode c = object(root, "lastChange");
             fields(c, "lastChange.", Set.of("by", "at", "what"));
             return new LimitsRecord(base, text(b, "source", "base."), text(b, "publishedBy", "base."),
@@ -322,6 +329,13 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
         return all;
     }
 
+    /** True if a quota has an anchor or a tenant a zone (format 4). */
+    private static boolean anchored(Map<String, List<CalendarQuota>> quotas, Map<String, TenantContract> tenants) {
+        return quotas.values().stream().flatMap(List::stream).anyMatch(CalendarQuota::anchored)
+                || tenants.values().stream().anyMatch(c -> c.zone() != null
+                || c.hasOwnQuotas() && c.quotas().stream().anyMatch(CalendarQuota::anchored));
+    }
+
     private static ObjectNode quotaPlans(Map<String, List<CalendarQuota>> quotas) {
         ObjectNode plans = JSON.createObjectNode();
         quotas.forEach((plan, list) -> plans.set(plan, quotaList(list)));
@@ -331,32 +345,41 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
     private static ArrayNode quotaList(List<CalendarQuota> list) {
         ArrayNode a = JSON.createArrayNode();
         for (CalendarQuota q : list) {
-            a.addObject().put("name", q.name()).put("limit", q.limit())
+            ObjectNode o = a.addObject().put("name", q.name()).put("limit", q.limit())
                     .put("per", q.per().name().toLowerCase(Locale.ROOT)).put("zone", q.zone().getId());
+            // only when anchored: an unanchored quota keeps the fingerprint of formats 2 and 3
+            if (q.anchored()) {
+                ObjectNode anchor = o.putObject("anchor");
+                if (q.per() == CalendarQuota.Per.MONTH) anchor.put("day", q.anchor().day());
+                if (q.per() == CalendarQuota.Per.WEEK) {
+                    anchor.put("weekday", q.anchor().weekday().name().toLowerCase(Locale.ROOT));
+                }
+                anchor.put("time", q.anchor().time().toString());
+            }
         }
         return a;
     }
 
     /** {@code plan → quotas}; none if {@code node} is absent. */
-    private static Map<String, List<CalendarQuota>> quotaPlans(JsonNode node, String field) {
+    private static Map<String, List<CalendarQuota>> quotaPlans(JsonNode node, String field, boolean anchors) {
         Map<String, List<CalendarQuota>> out = new TreeMap<>();
         if (node == null) return out;
         if (!node.isObject()) throw new IllegalArgumentException(field + ": not an object");
         for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
-            out.put(e.getKey(), quotaList(e.getValue(), field + "." + e.getKey()));
+            out.put(e.getKey(), quotaList(e.getValue(), field + "." + e.getKey(), anchors));
         }
         return out;
     }
 
-    private static List<CalendarQuota> quotaList(JsonNode node, String f) {
+    private static List<CalendarQuota> quotaList(JsonNode node, String f, boolean anchors) {
         if (!node.isArray()) throw new IllegalArgumentException(f + ": not a list");
         List<CalendarQuota> list = new ArrayList<>();
         for (int i = 0; i < node.size(); i++) {
             String qf = f + "[" + i + "]";
             JsonNode q = node.get(i);
             if (!q.isObject()) throw new IllegalArgumentException(qf + ": not an object");
-            fields(q, qf + ".", Set.of("name", "limit", "per", "zone"));
+            fields(q, qf + ".", anchors ? Set.of("name", "limit", "per", "zone", "anchor") : Set.of("name", "limit", "per", "zone"));
             CalendarQuota.Per per;
             ZoneId zone;
             try {
@@ -372,12 +395,37 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
             String name = text(q, "name", qf + ".");
             long limit = whole(q, "limit", qf);
             try {
-                list.add(new CalendarQuota(name, limit, per, zone));
+                list.add(new CalendarQuota(name, limit, per, zone, q.has("anchor") ? anchor(q.get("anchor"), qf) : null));
             } catch (IllegalArgumentException bad) {
                 throw new IllegalArgumentException(qf + ": " + bad.getMessage());
             }
         }
         return list;
+    }
+
+    /** A quota's {@code anchor}: {@code day}, {@code weekday} and {@code time}, each optional. */
+    private static CalendarQuota.Anchor anchor(JsonNode a, String qf) {
+        String f = qf + ".anchor";
+        if (!a.isObject()) throw new IllegalArgumentException(f + ": not an object");
+        fields(a, f + ".", Set.of("day", "weekday", "time"));
+        int day = a.has("day") ? (int) Math.max(-1, Math.min(whole(a, "day", f), 32)) : 0;
+        DayOfWeek weekday;
+        LocalTime time;
+        try {
+            weekday = a.has("weekday") ? DayOfWeek.valueOf(text(a, "weekday", f + ".").toUpperCase(Locale.ROOT)) : null;
+        } catch (IllegalArgumentException bad) {
+            throw new IllegalArgumentException(f + ".weekday: not a weekday");
+        }
+        try {
+            time = a.has("time") ? LocalTime.parse(text(a, "time", f + ".")) : LocalTime.MIDNIGHT;
+        } catch (DateTimeParseException bad) {
+            throw new IllegalArgumentException(f + ".time: not a local time HH:MM");
+        }
+        try {
+            return new CalendarQuota.Anchor(day, weekday, time);
+        } catch (IllegalArgumentException bad) {
+            throw new IllegalArgumentException(f + ": " + bad.getMessage());
+        }
     }
 
     private static ObjectNode tenants(Map<String, TenantContract> tenants) {
@@ -387,6 +435,7 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
             entry.put("plan", c.plan());
             if (c.hasOwnLimits()) entry.set("limits", bandwidths(c.limits()));
             if (c.hasOwnQuotas()) entry.set("quotas", quotaList(c.quotas()));
+            if (c.zone() != null) entry.put("zone", c.zone().getId());
         });
         return t;
     }
@@ -457,19 +506,26 @@ record LimitsRecord(LimitsBase base, String source, String publishedBy, Instant 
         return out;
     }
 
-    private static Map<String, TenantContract> tenants(JsonNode node, String field, boolean quotas) {
+    private static Map<String, TenantContract> tenants(JsonNode node, String field, boolean quotas, boolean anchors) {
         if (node == null || !node.isObject()) throw new IllegalArgumentException(field + ": missing or not an object");
         Map<String, TenantContract> out = new TreeMap<>();
         for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             String f = field + "." + e.getKey();
             if (!e.getValue().isObject()) throw new IllegalArgumentException(f + ": not an object");
-            fields(e.getValue(), f + ".", quotas ? Set.of("plan", "limits", "quotas") : Set.of("plan", "limits"));
+            fields(e.getValue(), f + ".", anchors ? Set.of("plan", "limits", "quotas", "zone")
+                    : quotas ? Set.of("plan", "limits", "quotas") : Set.of("plan", "limits"));
             List<Bandwidth> limits = e.getValue().has("limits") ? bandwidths(e.getValue().get("limits"), f + ".limits")
                     : List.of();
-            List<CalendarQuota> own = e.getValue().has("quotas") ? quotaList(e.getValue().get("quotas"), f + ".quotas")
+            List<CalendarQuota> own = e.getValue().has("quotas") ? quotaList(e.getValue().get("quotas"), f + ".quotas", anchors)
                     : null;
-            out.put(e.getKey(), new TenantContract(text(e.getValue(), "plan", f + "."), limits, own));
+            ZoneId zone;
+            try {
+                zone = e.getValue().has("zone") ? ZoneId.of(text(e.getValue(), "zone", f + ".")) : null;
+            } catch (DateTimeException bad) {
+                throw new IllegalArgumentException(f + ".zone: not a time zone");
+            }
+            out.put(e.getKey(), new TenantContract(text(e.getValue(), "plan", f + "."), limits, own, zone));
         }
         return out;
     }

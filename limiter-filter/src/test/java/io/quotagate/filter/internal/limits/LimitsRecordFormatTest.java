@@ -18,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The shared record's formats: 1 while no plan has calendar quotas, 2 once one has, 3 once the file has
- * per-user or route limits, 4 once a bandwidth is not a token bucket.
+ * per-user or route limits, 4 once a bandwidth is not a token bucket, a quota has an anchor or a tenant a zone.
  */
 class LimitsRecordFormatTest {
     private static final String WITHOUT = """
@@ -327,5 +327,36 @@ class LimitsRecordFormatTest {
         assertThatThrownBy(() -> LimitsRecord.parse(four.replace("\"capacity\":10,\"refill\":10,", "\"capacity\":10,\"refill\":5,")))
                 .isInstanceOf(LimitsRecord.Unusable.class)
                 .hasMessageStartingWith("base.plans.team[1]: a sliding window takes no refill");
+    }
+
+    @Test
+    void anchorsAndTenantZonesMakeItFormatFourAndComeBackWholeWhileUnanchoredQuotasStayFormatTwo() throws Exception {
+        Plans plans = PlansFile.parse("p.yml", WITHOUT + """
+                    quotas: [ { name: monthly, limit: 1000, per: month, zone: Europe/Berlin, anchor: { day: 31, time: "09:00" } } ]
+                """);
+        java.time.ZoneId ny = java.time.ZoneId.of("America/New_York");
+        List<CalendarQuota> weekly = List.of(new CalendarQuota("weekly", 50, CalendarQuota.Per.WEEK, ZoneId.of("UTC"),
+                CalendarQuota.Anchor.weekly(java.time.DayOfWeek.WEDNESDAY, java.time.LocalTime.of(6, 30))));
+        LimitsRecord r = record(plans, LimitOverrides.NONE.withPlanQuotas("pro", weekly)
+                .withTenant("acme", io.quotagate.tenant.TenantContract.onPlan("pro").withZone(ny)));
+        String json = r.toJson();
+        assertThat(json).startsWith("{\"format\":4,")
+                .contains("\"anchor\":{\"day\":31,\"time\":\"09:00\"}")
+                .contains("\"anchor\":{\"weekday\":\"wednesday\",\"time\":\"06:30\"}")
+                .contains("\"acme\":{\"plan\":\"pro\",\"zone\":\"America/New_York\"}");
+        LimitsRecord back = LimitsRecord.parse(json);
+        assertThat(back.base()).isEqualTo(r.base());
+        assertThat(back.overrides()).isEqualTo(r.overrides());
+        // another instance's file: this record's quotas, acme's counted in New York
+        Plans effective = EffectiveLimits.of(PlansFile.parse("p.yml", WITHOUT), back.base(), back.overrides());
+        assertThat(effective.tenants().overrideQuotas().get("acme")).containsExactly(weekly.get(0).inZone(ny));
+        // format 4's fields in an older format are refused
+        assertThatThrownBy(() -> LimitsRecord.parse(json.replace("\"format\":4", "\"format\":2")))
+                .isInstanceOf(LimitsRecord.Unusable.class).hasMessageContaining("anchor: unknown field");
+        assertThatThrownBy(() -> LimitsRecord.parse(json.replace("\"day\":31", "\"day\":32")))
+                .isInstanceOf(LimitsRecord.Unusable.class).hasMessageContaining("base.quotas.pro[0].anchor: day must be 1 to 31");
+        // an unanchored quota writes no anchor: format 2 and its fingerprint as before
+        assertThat(record(PlansFile.parse("p.yml", WITH), LimitOverrides.NONE).toJson()).startsWith("{\"format\":2,")
+                .doesNotContain("anchor");
     }
 }
