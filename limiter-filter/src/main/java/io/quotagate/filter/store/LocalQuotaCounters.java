@@ -71,6 +71,28 @@ final class LocalQuotaCounters implements QuotaCounters {
         return c == null ? 0 : c.used.get();
     }
 
+    /**
+     * The counters in the order of their keys, {@code count} a page: the page after {@code cursor} (the last
+     * key of the previous page) holds the smallest keys above it, found in one pass over the table keeping at
+     * most {@code count} of them. So a counter that exists for the whole scan is listed exactly once.
+     */
+    @Override
+    public Page scan(String cursor, int count) {
+        if (count < 1) throw new IllegalArgumentException("count must be >= 1, was " + count);
+        java.util.TreeSet<String> page = new java.util.TreeSet<>();
+        for (String key : counters.keySet()) {
+            if (cursor != null && key.compareTo(cursor) <= 0) continue;
+            if (page.size() < count) {
+                page.add(key);
+            } else if (key.compareTo(page.last()) < 0) {
+                page.pollLast();
+                page.add(key);
+            }
+        }
+        String next = page.size() < count ? null : page.last();
+        return new Page(new java.util.ArrayList<>(page), next);
+    }
+
     /** Requests admitted without being counted because the table was full. */
     long untracked() {
         return untracked.sum();

@@ -174,6 +174,16 @@ final class LimitsReadout {
         return out;
     }
 
+    /**
+     * One page of the usage export: every tenant the store holds quota counters of, placed by
+     * {@code placement}, with its use of the current and the kept closed periods ({@link UsageExport}).
+     *
+     * @throws IllegalArgumentException for a cursor no export gave, or {@code size < 1}
+     */
+    io.quotagate.filter.status.UsagePage usage(TenantPlans placement, String cursor, int size) {
+        return new UsageExport(limits, counters, wall).page(placement, cursor, size);
+    }
+
     /** True if a global quota is in force. */
     boolean hasGlobalQuota() {
         return limits.global() != null;
