@@ -80,7 +80,7 @@ final class UsageExport {
 
     /** One tenant found on this page: its plan, quotas and the keys of its counters, in export order. */
     private record Found(String tenant, String plan, QuotaWindows windows, List<QuotaWindows.Period>[] periods,
-                         List<String> keys, String trigger) {
+                         List<String> keys, java.util.Set<String> scanned) {
     }
 
     private void collect(TenantPlans placement, List<String> keys, long nowNanos, List<TenantUsage> out) {
@@ -91,7 +91,12 @@ final class UsageExport {
             int last = key.lastIndexOf(':');
             if (first <= 0 || last <= first + 1) continue;
             String tenant = key.substring(first + 1, last);
-            if (found.containsKey(tenant) || !TenantId.isValid(tenant)) continue;
+            Found known = found.get(tenant);
+            if (known != null) { // another counter of a tenant this page found already
+                known.scanned.add(key);
+                continue;
+            }
+            if (!TenantId.isValid(tenant)) continue;
             Optional<TenantPlans.Placement> placed = placement.place(tenant);
             if (placed.isEmpty() || placed.get().kind() != BucketKind.TENANT) continue;
             PlanLimits pl = limits.limitsOf(BucketKind.TENANT, tenant, placed.get().plan());
@@ -105,7 +110,9 @@ final class UsageExport {
                 for (QuotaWindows.Period p : periods[i]) own.add(QuotaWindows.key(quotas[i], tenant, p.label()));
             }
             if (!own.contains(key)) continue; // a quota its plan no longer has, or a period not exported
-            found.put(tenant, new Found(tenant, placed.get().plan(), pl.quotas(), periods, own, key));
+            java.util.Set<String> scanned = new java.util.HashSet<>();
+            scanned.add(key);
+            found.put(tenant, new Found(tenant, placed.get().plan(), pl.quotas(), periods, own, scanned));
             reads.addAll(own);
         }
         if (found.isEmpty()) return;
@@ -120,7 +127,7 @@ final class UsageExport {
                     break;
                 }
             }
-            if (owner == null || !owner.equals(f.trigger)) continue;
+            if (owner == null || !f.scanned.contains(owner)) continue;
             List<TenantUsage.Period> rows = new ArrayList<>(f.keys.size());
             CalendarQuota[] quotas = f.windows.quotas();
             int k = 0;
