@@ -6,11 +6,12 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The counters of the local store: a table of its own, never evicted with the buckets. Bounded by
- * {@code maxCounters}: when a new counter would exceed the bound, the counters whose period has ended
- * are dropped first; if none has, the new counter is not created and its request is admitted without
- * being counted ({@link #untracked()} counts such requests). So a full table never refuses a tenant
- * nor resets another tenant's count; size {@code tenants.max-tracked} above the number of tenants
- * times quotas to count every one.
+ * {@code maxCounters}: when a new counter would exceed the bound, the expired counters (their period
+ * ended, plus the closed periods kept for the usage export, plus the grace) are dropped first; if none
+ * has, the new counter is not created and its request is admitted without being counted
+ * ({@link #untracked()} counts such requests). So a full table never refuses a tenant nor resets another
+ * tenant's count; size {@code tenants.max-tracked} above tenants × quotas × (1 + periods kept) to count
+ * every one.
  */
 final class LocalQuotaCounters implements QuotaCounters {
     private static final System.Logger LOG = System.getLogger(LocalQuotaCounters.class.getName());
