@@ -126,4 +126,27 @@ class OwnUsageEndpointTest {
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("usage endpoint");
         }
     }
+
+    @Test
+    void aContainerCreatedFilterTakesTheEndpointAndThePeriodsKeptFromItsInitParams(@org.junit.jupiter.api.io.TempDir
+                                                                                    java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path plans = java.nio.file.Files.writeString(dir.resolve("plans.yml"), PLANS.formatted("default"));
+        QuotaFilter container = new QuotaFilter();
+        container.init(io.quotagate.filter.testing.FilterConfigs.of(java.util.Map.of(QuotaFilter.PLANS_PARAM,
+                plans.toString(), QuotaFilter.USAGE_ENDPOINT_PARAM, "/usage", QuotaFilter.USAGE_ENDPOINT_HIDDEN_PARAM,
+                "true", QuotaFilter.CLOSED_PERIODS_KEPT_PARAM, "0")));
+        server = JettyServer.start(container);
+        assertThat(get("/usage", "secret").body()).startsWith("{\"tenant\":\"secret\",\"plan\":\"hidden\"");
+        get("/items/1", "acme");
+        assertThat(container.control().usage(null, 10).tenants().get(0).periods()).as("the current period alone")
+                .hasSize(1);
+        for (String bad : new String[]{"-1", "37", "three"}) {
+            assertThatThrownBy(() -> new QuotaFilter().init(io.quotagate.filter.testing.FilterConfigs.of(java.util.Map.of(
+                    QuotaFilter.PLANS_PARAM, plans.toString(), QuotaFilter.CLOSED_PERIODS_KEPT_PARAM, bad))))
+                    .as(bad).hasMessageContaining("closed-periods-kept");
+        }
+        assertThatThrownBy(() -> new QuotaFilter().init(io.quotagate.filter.testing.FilterConfigs.of(java.util.Map.of(
+                QuotaFilter.PLANS_PARAM, plans.toString(), QuotaFilter.USAGE_ENDPOINT_PARAM, "rate_limit"))))
+                .hasMessageContaining("usage-endpoint");
+    }
 }
