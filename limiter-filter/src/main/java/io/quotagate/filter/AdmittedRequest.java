@@ -1,6 +1,7 @@
 package io.quotagate.filter;
 
 import io.quotagate.filter.internal.admission.Permit;
+import io.quotagate.filter.internal.admission.Gate;
 import io.quotagate.filter.internal.admission.Ticket;
 import io.quotagate.filter.internal.metrics.RequestStatistics;
 import io.quotagate.filter.store.StoreUnavailableException;
@@ -62,17 +63,21 @@ final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncLi
 
     /** What was charged, and whether the request has ended ({@link Ticket#end()}: once, whichever path comes first). */
     private final Ticket ticket;
+    /** Settles the reported cost (by the policy that admitted the request). */
+    private final Gate gate;
     /** Told of a settled cost (the meter binder's cost summaries). */
     private final RequestStatistics.Recorder statistics;
 
     /**
      * The request {@code ticket} admitted, handed over to run ({@link Ticket#run()}).
      *
+     * @param gate       settles the cost the application reports, if it reports one
      * @param statistics told of the settled cost, if the application reports one
      */
-    AdmittedRequest(HttpServletRequest request, Ticket ticket, RequestStatistics.Recorder statistics) {
+    AdmittedRequest(HttpServletRequest request, Ticket ticket, Gate gate, RequestStatistics.Recorder statistics) {
         super(request);
         this.ticket = ticket;
+        this.gate = gate;
         this.statistics = statistics;
         ticket.run();
     }
@@ -152,7 +157,7 @@ final class AdmittedRequest extends HttpServletRequestWrapper implements AsyncLi
             return;
         }
         try {
-            ticket.settle(actual);
+            gate.settle(ticket, actual);
         } catch (StoreUnavailableException unavailable) {
             // on-failure: closed and Redis went away during the request: the response is out already
             LOG.log(System.Logger.Level.WARNING, "actual cost of tenant " + ticket.key()

@@ -6,7 +6,6 @@ import io.quotagate.filter.internal.admission.Ticket;
 import io.quotagate.filter.internal.route.Route;
 import io.quotagate.filter.metrics.StatisticsView;
 import io.quotagate.filter.status.BandwidthStatus;
-import io.quotagate.filter.status.Reason;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
@@ -40,7 +39,7 @@ final class Answers {
             if (published != null) RateLimitHeaders.write(response, published, rt.setup.legacyHeaders());
         } catch (RuntimeException failure) {
             // the request will not run: closing the ticket gives back its slot and every unit it was charged
-            ticket.close();
+            rt.gate.release(ticket);
             LOG.log(System.Logger.Level.ERROR, "quota filter failed after admitting a request", failure);
             if (!response.isCommitted()) {
                 response.reset();
@@ -74,11 +73,9 @@ final class Answers {
                 StatisticsView.Result.REJECTED, refused.reason());
         rt.rejections.rejected(tenant, plan, route.name(), refused.reason(), refused.status(),
                 refused.retryAfterSeconds());
-        if (refused.status() == 429 && scopedRefusal(refused.reason())) {
-            rt.statistics.scopedRefused(route.name(), scopeOf(refused.reason()));
-        }
+        if (refused.byScopedBucket()) rt.statistics.scopedRefused(route.name(), refused.rate().scope());
         // a user's share or a route's own bucket refusing is not the tenant's limit reached: no tenant event
-        if (refused.status() == 429 && caller != null && caller.known() && !scopedRefusal(refused.reason())) {
+        if (refused.status() == 429 && caller != null && caller.known() && !refused.byScopedBucket()) {
             rt.signals.refused(caller.tenant(), plan, refused.reason());
         }
         // the fields come with the refusal, from its own store operation: no bucket is read again
@@ -100,21 +97,6 @@ final class Answers {
     static boolean hasHttp1Body(HttpServletRequest request) {
         return request.getProtocol().startsWith("HTTP/1.")
                 && (request.getContentLengthLong() > 0 || request.getHeader("Transfer-Encoding") != null);
-    }
-
-    /** True for the refusal of a bucket beside the tenant's: per-user, or a route's own. */
-    private static boolean scopedRefusal(String reason) {
-        return reason.equals(Reason.USER_RATE.code()) || reason.startsWith("route_");
-    }
-
-    /** The {@code scope} tag of a scoped refusal's reason. */
-    private static String scopeOf(String reason) {
-        return switch (reason) {
-            case "user_rate" -> "per-user";
-            case "route_user_rate" -> "user";
-            case "route_address_rate" -> "client-address";
-            default -> "tenant";
-        };
     }
 
     /** The tenant as counted in metrics and logs: anonymous clients under one marker. */

@@ -90,7 +90,7 @@ final class DelayedRequest implements AsyncListener, Runnable {
             }
             // from here on the admitted request releases its slot and settles its units when it ends,
             // heard on this async context (the dispatch below ends this cycle, not the request)
-            AdmittedRequest admitted = new AdmittedRequest(request, ticket, rt.statistics);
+            AdmittedRequest admitted = new AdmittedRequest(request, ticket, rt.gate, rt.statistics);
             admitted.listenTo(async);
             request.setAttribute(ActualCost.RESERVATION_ATTRIBUTE, ticket);
             async.dispatch();
@@ -108,7 +108,7 @@ final class DelayedRequest implements AsyncListener, Runnable {
         if (r != null) r.cancel(false);
         rt.throttling.leave(ticket);
         try {
-            ticket.close(); // its units back (and a capped route's slot) before the counters say it has ended
+            rt.gate.release(ticket); // its units back (and a capped route's slot) before the counters say it has ended
         } finally {
             rt.statistics.delayEnded(ticket.route().name(), delayNanos, false);
         }

@@ -5,6 +5,7 @@ import io.quotagate.filter.internal.admission.FailureLog;
 import io.quotagate.filter.internal.admission.Gate;
 import io.quotagate.filter.internal.admission.Outcome;
 import io.quotagate.filter.internal.admission.Policy;
+import io.quotagate.filter.internal.admission.QuotaPeriod;
 import io.quotagate.filter.internal.admission.RequestFacts;
 import io.quotagate.filter.internal.limits.SharedLimits;
 import io.quotagate.filter.internal.metrics.RequestStatistics;
@@ -141,6 +142,16 @@ final class FilterRuntime implements QuotaControl {
         @Override
         public List<BandwidthStatus> tenantLimits(String tenant) {
             return gate.tenantLimits(engine.policy(), tenant);
+        }
+
+        @Override
+        public List<QuotaPeriod> tenantQuotas(String tenant) {
+            return gate.tenantQuotaPeriods(engine.policy(), tenant);
+        }
+
+        @Override
+        public boolean claim(String key, long expiresAtMillis) {
+            return setup.store().quotaCounters().map(c -> c.claim(key, expiresAtMillis)).orElse(true);
         }
 
         @Override

@@ -212,9 +212,12 @@ public final class QuotaFilter implements Filter {
         }
         // frees the slot and the units on every exit before the chain; the refusals below close it
         // themselves before answering, so a client that reads the answer finds its units back
-        try (Ticket ticket = (Ticket) outcome) {
+        Ticket ticket = (Ticket) outcome;
+        try {
             HttpServletRequest priced = priced(rt, engine, ticket, request, response);
             if (priced != null) run(rt, ticket, priced, response, chain);
+        } finally {
+            rt.gate.release(ticket); // frees nothing once the request runs
         }
     }
 
@@ -276,16 +279,16 @@ public final class QuotaFilter implements Filter {
             // did the work or held the slot, and a client sending such bodies spends its own units
             // until it is refused before reading.
             if (estimate.keepsCharge()) ticket.keepCharge();
-            ticket.close(); // before the answer: a client that sees it finds its units already back
+            rt.gate.release(ticket); // before the answer: a client that sees it finds its units already back
             Problem p = estimate.problem();
             Answers.refuse(rt, response, ticket.route(),
                     new Outcome.Refused(p.status(), p.reason(), p.detail(), ticket.caller(), p.retryAfterSeconds()),
                     Answers.hasHttp1Body(request) && estimate.bodyLeftUnread());
             return null;
         }
-        Outcome.Refused refused = ticket.reprice(estimate.cost());
+        Outcome.Refused refused = rt.gate.reprice(ticket, estimate.cost());
         if (refused != null) {
-            ticket.close();
+            rt.gate.release(ticket);
             Answers.refuse(rt, response, ticket.route(), refused, false, estimate.cost()); // the body was read to its end
             return null;
         }
@@ -298,7 +301,7 @@ public final class QuotaFilter implements Filter {
      */
     private static void answerFailed(FilterRuntime rt, Ticket ticket, HttpServletRequest request,
                                      HttpServletResponse response) {
-        ticket.close();
+        rt.gate.release(ticket);
         try {
             if (response.isCommitted()) return;
             response.reset();
@@ -329,7 +332,7 @@ public final class QuotaFilter implements Filter {
                 rt.throttling.leave(ticket); // async mode refused: answered below like a full room
             }
         }
-        ticket.close(); // the reservation back before the answer: the client that sees it finds its units
+        rt.gate.release(ticket); // the reservation back before the answer: the client that sees it finds its units
         long seconds = io.quotagate.filter.status.RetryAfter.seconds(delayed.delayNanos());
         // its fields as its own reservation left the buckets, given back since
         List<BandwidthStatus> published = ticket.published();
@@ -343,7 +346,7 @@ public final class QuotaFilter implements Filter {
                             FilterChain chain) throws IOException, ServletException {
         if (!Answers.admitted(rt, ticket, response)) return;
         // from here on the admitted request itself releases the slot and settles the units when it ends
-        new AdmittedRequest(request, ticket, rt.statistics).chain(response, chain);
+        new AdmittedRequest(request, ticket, rt.gate, rt.statistics).chain(response, chain);
     }
 
     /**

@@ -109,14 +109,19 @@ class CalendarQuotaFilterTest {
                 .isEqualTo(3.0);
         assertThat(registry.get(QuotaMeterBinder.QUOTA_USED).tags("tenant", "acme", "quota", "monthly").gauge().value())
                 .isEqualTo(3.0);
+        assertThat(registry.get(QuotaMeterBinder.QUOTA_USAGE).tags("tenant", "acme", "quota", "monthly").gauge().value())
+                .as("used up: the ratio an alert watches").isEqualTo(1.0);
         assertThat(registry.find(QuotaMeterBinder.QUOTA_USED).tags("tenant", "globex").gauges())
                 .as("a plan without quotas has no quota series").isEmpty();
+        assertThat(registry.find(QuotaMeterBinder.QUOTA_USAGE).tags("tenant", "globex").gauges()).isEmpty();
         assertThat(registry.get(QuotaMeterBinder.REQUESTS).tags("tenant", "acme", "reason", "quota").functionCounter()
                 .count()).isEqualTo(1.0);
         filter.control().setPlanQuotas("pro", List.of());
         assertThat(registry.get(QuotaMeterBinder.QUOTA_LIMIT).tags("plan", "pro", "quota", "monthly").gauge().value())
                 .as("gone").isNaN();
         assertThat(registry.get(QuotaMeterBinder.QUOTA_USED).tags("tenant", "acme", "quota", "monthly").gauge().value())
+                .isNaN();
+        assertThat(registry.get(QuotaMeterBinder.QUOTA_USAGE).tags("tenant", "acme", "quota", "monthly").gauge().value())
                 .isNaN();
     }
 

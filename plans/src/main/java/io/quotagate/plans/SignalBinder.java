@@ -2,18 +2,22 @@ package io.quotagate.plans;
 
 import io.quotagate.plans.YamlNode.Mapping;
 import io.quotagate.plans.YamlNode.Scalar;
+import io.quotagate.plans.YamlNode.Sequence;
 
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * {@code signals:}: near-limit thresholds (a default, and per plan and limit), the global quota's,
+ * {@code signals:}: near-limit thresholds (a default, and per plan and limit), the calendar quotas'
+ * ({@code quota-near-limit}: lists, a default and per plan and quota), the global quota's,
  * throttled-for-long, recovery, the event queue and the webhook.
  */
 final class SignalBinder {
@@ -28,14 +32,20 @@ final class SignalBinder {
 
     SignalSettings signals(YamlNode node, Map<String, Plan> plans) {
         if (node == null) return SignalSettings.DEFAULTS;
-        Mapping m = in.mapping(node, "signals", Set.of("near-limit", "global-near-limit", "throttled-for-long",
-                "recovered-after", "queue", "webhook"));
+        Mapping m = in.mapping(node, "signals", Set.of("near-limit", "quota-near-limit", "global-near-limit",
+                "throttled-for-long", "recovered-after", "queue", "webhook"));
         SignalSettings.Builder b = SignalSettings.builder();
         YamlNode near = m.entries().get("near-limit");
         if (near instanceof Mapping nm) {
             nearLimits(nm, plans, b);
         } else if (near != null) {
             b.nearLimit(percent(near, "signals.near-limit"));
+        }
+        YamlNode quotaNear = m.entries().get("quota-near-limit");
+        if (quotaNear instanceof Mapping qm) {
+            quotaNearLimits(qm, plans, b);
+        } else if (quotaNear != null) {
+            b.quotaNearLimit(thresholds(quotaNear, "signals.quota-near-limit"));
         }
         YamlNode global = m.entries().get("global-near-limit");
         if (global != null) b.globalNearLimit(percent(global, "signals.global-near-limit"));
@@ -93,6 +103,44 @@ final class SignalBinder {
                 b.nearLimit(plan, limit, percent(v, pf + "." + limit));
             });
         });
+    }
+
+    /** {@code quota-near-limit: { default: [80%, 90%], plans: { pro: { monthly: [75%, 95%] } } }}. */
+    private void quotaNearLimits(Mapping qm, Map<String, Plan> plans, SignalSettings.Builder b) {
+        String f = "signals.quota-near-limit";
+        in.mapping(qm, f, Set.of("default", "plans"));
+        YamlNode def = qm.entries().get("default");
+        if (def != null) b.quotaNearLimit(thresholds(def, f + ".default"));
+        YamlNode byPlan = qm.entries().get("plans");
+        if (byPlan == null) return;
+        Mapping pm = in.mapping(byPlan, f + ".plans", null);
+        pm.entries().forEach((plan, quotasNode) -> {
+            String pf = f + ".plans." + plan;
+            Plan p = plans.get(plan);
+            if (p == null) {
+                throw in.error(pm.keyLines().get(plan), pf, "no such plan, defined: " + plans.keySet());
+            }
+            Mapping lm = in.mapping(quotasNode, pf, null);
+            lm.entries().forEach((quota, v) -> {
+                if (p.quotas().stream().noneMatch(q -> q.name().equals(quota))) {
+                    throw in.error(lm.keyLines().get(quota), pf + "." + quota, "plan " + plan + " has no quota '"
+                            + quota + "', its quotas: " + p.quotas().stream().map(CalendarQuota::name).toList());
+                }
+                b.quotaNearLimit(plan, quota, thresholds(v, pf + "." + quota));
+            });
+        });
+    }
+
+    /** {@code 80%}, or a list {@code [80%, 90%]} ({@code []}: none): each 1 % to 100 %, none twice. */
+    private List<Integer> thresholds(YamlNode node, String field) {
+        if (!(node instanceof Sequence seq)) return List.of(percent(node, field));
+        List<Integer> out = new ArrayList<>(seq.items().size());
+        for (YamlNode item : seq.items()) {
+            int v = percent(item, field);
+            if (out.contains(v)) throw in.error(item.line(), field, v + "% is listed twice");
+            out.add(v);
+        }
+        return out;
     }
 
     /** {@code 80%} or {@code 80}: percent of the capacity used, 1 to 100. */

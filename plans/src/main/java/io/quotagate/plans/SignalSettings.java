@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -29,12 +30,17 @@ public final class SignalSettings {
     /** The longest {@link #throttledWithin()}: a day of minutes. */
     public static final Duration MAX_THROTTLED_WITHIN = Duration.ofDays(1);
 
-    /** Everything at its default: no near-limit thresholds, no webhook. */
+    /** Default {@link #quotaNearLimit}: a calendar quota's {@code near_limit} at 80 % and at 90 % used. */
+    public static final List<Integer> DEFAULT_QUOTA_NEAR_LIMIT = List.of(80, 90);
+
+    /** Everything at its default: no near-limit thresholds on bandwidths, quotas at 80 % and 90 %, no webhook. */
     public static final SignalSettings DEFAULTS = builder().build();
 
     private final OptionalInt nearLimitDefault;
     private final Map<String, Map<String, Integer>> nearLimitByPlan;
     private final OptionalInt globalNearLimit;
+    private final List<Integer> quotaNearLimitDefault;
+    private final Map<String, Map<String, List<Integer>>> quotaNearLimitByPlan;
     private final int throttledMinutes;
     private final Duration throttledWithin;
     private final Duration recoveredAfter;
@@ -47,6 +53,10 @@ public final class SignalSettings {
         b.nearLimitByPlan.forEach((plan, limits) -> byPlan.put(plan, Map.copyOf(limits)));
         this.nearLimitByPlan = Map.copyOf(byPlan);
         this.globalNearLimit = b.globalNearLimit;
+        this.quotaNearLimitDefault = b.quotaNearLimitDefault;
+        Map<String, Map<String, List<Integer>>> quotasByPlan = new LinkedHashMap<>();
+        b.quotaNearLimitByPlan.forEach((plan, quotas) -> quotasByPlan.put(plan, Map.copyOf(quotas)));
+        this.quotaNearLimitByPlan = Map.copyOf(quotasByPlan);
         this.throttledMinutes = b.throttledMinutes;
         this.throttledWithin = b.throttledWithin;
         this.recoveredAfter = b.recoveredAfter;
@@ -76,6 +86,17 @@ public final class SignalSettings {
     /** True if some plan limit has a near-limit threshold. */
     public boolean hasNearLimit() {
         return nearLimitDefault.isPresent() || !nearLimitByPlan.isEmpty();
+    }
+
+    /**
+     * The {@code near_limit} thresholds of one calendar quota of a plan, in percent of its limit used,
+     * ascending: the plan's own for that quota, else the file's default ({@link #DEFAULT_QUOTA_NEAR_LIMIT}
+     * unless set); empty for none. Each is raised once per tenant, quota and period.
+     */
+    public List<Integer> quotaNearLimit(String plan, String quota) {
+        Map<String, List<Integer>> own = plan == null ? null : quotaNearLimitByPlan.get(plan);
+        if (own != null && own.containsKey(quota)) return own.get(quota);
+        return quotaNearLimitDefault;
     }
 
     /** The threshold of the global quota, in percent used; empty for none. */
@@ -112,19 +133,23 @@ public final class SignalSettings {
     public boolean equals(Object o) {
         return o instanceof SignalSettings s && nearLimitDefault.equals(s.nearLimitDefault)
                 && nearLimitByPlan.equals(s.nearLimitByPlan) && globalNearLimit.equals(s.globalNearLimit)
+                && quotaNearLimitDefault.equals(s.quotaNearLimitDefault)
+                && quotaNearLimitByPlan.equals(s.quotaNearLimitByPlan)
                 && throttledMinutes == s.throttledMinutes && throttledWithin.equals(s.throttledWithin)
                 && recoveredAfter.equals(s.recoveredAfter) && queue == s.queue && webhook.equals(s.webhook);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(nearLimitDefault, nearLimitByPlan, globalNearLimit, throttledMinutes, throttledWithin,
+        return Objects.hash(nearLimitDefault, nearLimitByPlan, globalNearLimit, quotaNearLimitDefault,
+                quotaNearLimitByPlan, throttledMinutes, throttledWithin,
                 recoveredAfter, queue, webhook);
     }
 
     @Override
     public String toString() {
         return "SignalSettings[nearLimit=" + nearLimitDefault + " " + nearLimitByPlan + ", global=" + globalNearLimit
+                + ", quotas=" + quotaNearLimitDefault + " " + quotaNearLimitByPlan
                 + ", throttled=" + throttledMinutes + " of " + throttledWithin + ", recoveredAfter=" + recoveredAfter
                 + ", queue=" + queue + ", webhook=" + webhook + "]";
     }
@@ -182,6 +207,8 @@ public final class SignalSettings {
         private OptionalInt nearLimitDefault = OptionalInt.empty();
         private final Map<String, Map<String, Integer>> nearLimitByPlan = new LinkedHashMap<>();
         private OptionalInt globalNearLimit = OptionalInt.empty();
+        private List<Integer> quotaNearLimitDefault = DEFAULT_QUOTA_NEAR_LIMIT;
+        private final Map<String, Map<String, List<Integer>>> quotaNearLimitByPlan = new LinkedHashMap<>();
         private int throttledMinutes = DEFAULT_THROTTLED_MINUTES;
         private Duration throttledWithin = DEFAULT_THROTTLED_WITHIN;
         private Duration recoveredAfter = DEFAULT_RECOVERED_AFTER;
@@ -207,6 +234,23 @@ public final class SignalSettings {
         /** The threshold of the global quota, in percent used (1-100). */
         public Builder globalNearLimit(int percent) {
             this.globalNearLimit = OptionalInt.of(percent(percent, "global near-limit"));
+            return this;
+        }
+
+        /**
+         * The {@code near_limit} thresholds of every calendar quota without its own, in percent used (each
+         * 1-100; an empty list: none). Default {@link #DEFAULT_QUOTA_NEAR_LIMIT}.
+         */
+        public Builder quotaNearLimit(List<Integer> percents) {
+            this.quotaNearLimitDefault = thresholds(percents, "quota near-limit");
+            return this;
+        }
+
+        /** The {@code near_limit} thresholds of one calendar quota of one plan (each 1-100; empty: none). */
+        public Builder quotaNearLimit(String plan, String quota, List<Integer> percents) {
+            quotaNearLimitByPlan.computeIfAbsent(Objects.requireNonNull(plan, "plan"), p -> new LinkedHashMap<>())
+                    .put(Objects.requireNonNull(quota, "quota"),
+                            thresholds(percents, "quota near-limit " + plan + "." + quota));
             return this;
         }
 
@@ -252,6 +296,17 @@ public final class SignalSettings {
 
         public SignalSettings build() {
             return new SignalSettings(this);
+        }
+
+        /** Sorted, each 1-100, no repeats. */
+        private static List<Integer> thresholds(List<Integer> percents, String what) {
+            Objects.requireNonNull(percents, what);
+            for (Integer p : percents) percent(Objects.requireNonNull(p, what), what);
+            List<Integer> sorted = percents.stream().sorted().toList();
+            if (sorted.stream().distinct().count() != sorted.size()) {
+                throw new IllegalArgumentException(what + " lists a percentage twice: " + percents);
+            }
+            return sorted;
         }
 
         private static int percent(int percent, String what) {

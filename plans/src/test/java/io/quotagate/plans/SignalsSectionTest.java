@@ -18,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class SignalsSectionTest {
     private static final String PLANS = """
             plans:
-              free: { limits: [ { name: burst, capacity: 20, refill: 10, period: 10s } ] }
+              free: { limits: [ { name: burst, capacity: 20, refill: 10, period: 10s } ], quotas: [ { name: monthly, limit: 1000, per: month } ] }
               pro:
                 limits:
                   - { name: burst, capacity: 200, refill: 100, period: 10s }
@@ -66,6 +66,29 @@ class SignalsSectionTest {
     }
 
     @Test
+    void calendarQuotasRaiseNearLimitAt80And90PercentByDefault() {
+        SignalSettings s = PlansFile.parse("p.yml", PLANS).signals();
+        assertThat(s.quotaNearLimit("pro", "monthly")).containsExactly(80, 90);
+        assertThat(s.quotaNearLimit("free", "anything")).containsExactly(80, 90);
+    }
+
+    @Test
+    void readsQuotaThresholdsAsAListOrAValuePerPlanAndQuotaOverTheDefault() {
+        SignalSettings s = PlansFile.parse("p.yml", PLANS + """
+                signals:
+                  quota-near-limit: { default: [95%, 50%], plans: { free: { monthly: 75 } } }
+                """).signals();
+        assertThat(s.quotaNearLimit("free", "monthly")).containsExactly(75);
+        assertThat(s.quotaNearLimit("pro", "monthly")).containsExactly(50, 95); // sorted: a tenant's own quota
+        assertThat(PlansFile.parse("p.yml", PLANS + "signals: { quota-near-limit: [] }\n").signals()
+                .quotaNearLimit("pro", "monthly")).isEmpty();
+        assertThat(PlansFile.parse("p.yml", PLANS + "signals: { quota-near-limit: 60% }\n").signals()
+                .quotaNearLimit("pro", "monthly")).containsExactly(60);
+        assertThat(PlansFile.parse("p.yml", PLANS + "signals: { quota-near-limit: { plans: { free: { monthly: [] } } } }\n")
+                .signals().quotaNearLimit("free", "monthly")).isEmpty();
+    }
+
+    @Test
     void aSingleValueIsTheThresholdOfEveryLimit() {
         SignalSettings s = PlansFile.parse("p.yml", PLANS + "signals: { near-limit: 75% }\n").signals();
         assertThat(s.nearLimit("free", "burst")).isEqualTo(OptionalInt.of(75));
@@ -96,7 +119,13 @@ class SignalsSectionTest {
             "signals: { webhook: { url: ftp://x/y, secret-env: S } }|p.yml:8: signals.webhook.url: expected an http:// or https:// URL, was 'ftp://x/y'",
             "signals: { webhook: { url: http://x/y } }|p.yml:8: signals.webhook.secret-env: exactly one of secret-env and secret-file is required (the secret that signs each body; never written in the plans file)",
             "signals: { webhook: { url: http://x/y, secret: abc } }|p.yml:8: signals.webhook.secret: unknown key, expected one of [queue, retries, secret-env, secret-file, timeout, url]",
-            "signals: { nearlimit: 80% }|p.yml:8: signals.nearlimit: unknown key, expected one of [global-near-limit, near-limit, queue, recovered-after, throttled-for-long, webhook]",
+            "signals: { quota-near-limit: [80%, 101%] }|p.yml:8: signals.quota-near-limit: must be 1% to 100%, was '101%'",
+            "signals: { quota-near-limit: [80%, 80] }|p.yml:8: signals.quota-near-limit: 80% is listed twice",
+            "signals: { quota-near-limit: soon }|p.yml:8: signals.quota-near-limit: expected a percentage such as 80%, found 'soon'",
+            "signals: { quota-near-limit: { plans: { gold: { monthly: 80% } } } }|p.yml:8: signals.quota-near-limit.plans.gold: no such plan, defined: [free, pro]",
+            "signals: { quota-near-limit: { plans: { free: { daily: 80% } } } }|p.yml:8: signals.quota-near-limit.plans.free.daily: plan free has no quota 'daily', its quotas: [monthly]",
+            "signals: { quota-near-limit: { default: 80%, every: 90% } }|p.yml:8: signals.quota-near-limit.every: unknown key, expected one of [default, plans]",
+            "signals: { nearlimit: 80% }|p.yml:8: signals.nearlimit: unknown key, expected one of [global-near-limit, near-limit, queue, quota-near-limit, recovered-after, throttled-for-long, webhook]",
     })
     void refusesMistakesNamingFileLineAndField(String section, String message) {
         assertThatThrownBy(() -> PlansFile.parse("p.yml", PLANS + section + "\n"))

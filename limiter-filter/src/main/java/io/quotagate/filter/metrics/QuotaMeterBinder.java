@@ -60,7 +60,10 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@value #QUOTA_LIMIT}: gauge per {@code plan} and {@code quota} of the plans' calendar quotas at
  *       bind time (NaN once gone); {@value #QUOTA_USED}: gauge per named {@code tenant} (the same
  *       bounded top-N as {@value #REQUESTS}, registered and removed with its name) and {@code quota} of
- *       the plan it was named under: units used in the current period (NaN when no longer its quota).
+ *       the plan it was named under: units used in the current period (NaN when no longer its quota);
+ *       {@value #QUOTA_USAGE}: the same tenants and quotas, the units used over the limit in force of the
+ *       tenant's own quota (0 to 1, above 1 only after requests settled at more than they reserved): a
+ *       series that exists from the tenant's first request, so an alert on it fires at its first sample.
  *       Refusals by a quota are {@value #REQUESTS} with {@code reason="quota"};</li>
  *   <li>{@value #SHADOW_REJECTIONS}: function counter per {@code reason}, the requests shadow mode
  *       let through although the limits would have refused them;</li>
@@ -111,6 +114,8 @@ public final class QuotaMeterBinder implements MeterBinder {
     public static final String QUOTA_LIMIT = "quotagate.quota.limit";
     /** Units a named tenant used of a calendar quota in the current period. */
     public static final String QUOTA_USED = "quotagate.quota.used";
+    /** The share of its calendar quota's limit a named tenant used in the current period (1: used up). */
+    public static final String QUOTA_USAGE = "quotagate.quota.usage";
 
     /** Bucket operations answered from local buckets instead of Redis. */
     public static final String STORE_FALLBACK = "quotagate.store.fallback";

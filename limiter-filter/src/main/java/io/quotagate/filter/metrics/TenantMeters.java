@@ -15,6 +15,7 @@ import java.util.Set;
 
 import static io.quotagate.filter.metrics.QuotaMeterBinder.INFLIGHT;
 import static io.quotagate.filter.metrics.QuotaMeterBinder.INFLIGHT_DESCRIPTION;
+import static io.quotagate.filter.metrics.QuotaMeterBinder.QUOTA_USAGE;
 import static io.quotagate.filter.metrics.QuotaMeterBinder.QUOTA_USED;
 import static io.quotagate.filter.metrics.QuotaMeterBinder.REQUESTS;
 
@@ -22,7 +23,7 @@ import static io.quotagate.filter.metrics.QuotaMeterBinder.REQUESTS;
  * The meters that come and go with the statistics' cells ({@link StatisticsView#onCell(java.util.function.Consumer,
  * java.util.function.Consumer)}): a {@value QuotaMeterBinder#REQUESTS} counter per cell, and per named tenant
  * its {@value QuotaMeterBinder#INFLIGHT} gauge in each concurrency group and its
- * {@value QuotaMeterBinder#QUOTA_USED} gauge per quota of the plan it is named under, registered with its
+ * {@value QuotaMeterBinder#QUOTA_USED} and {@value QuotaMeterBinder#QUOTA_USAGE} gauges per quota of the plan it is named under, registered with its
  * first cell and removed with its last. So the registry holds meters only for the tenants named now, however
  * often names change.
  *
@@ -96,20 +97,38 @@ final class TenantMeters {
                     .baseUnit("units")
                     .tag("tenant", tenant).tag("quota", quota)
                     .register(registry));
+            gauges.add(Gauge.builder(QUOTA_USAGE, source, s -> quotaUsage(s, tenant, quota))
+                    .description("Share of its calendar quota's limit a tenant used in the current period, "
+                            + "1 when used up (top-N tenants by recent traffic)")
+                    .baseUnit("ratio")
+                    .tag("tenant", tenant).tag("quota", quota)
+                    .register(registry));
         }
         return gauges;
     }
 
     /** Units used of a tenant's quota, NaN if it is no longer one of its quotas or cannot be read now. */
     private static double quotaUsed(QuotaSource source, String tenant, String quota) {
+        QuotaUsage u = usage(source, tenant, quota);
+        return u == null ? Double.NaN : u.used();
+    }
+
+    /** Units used over the limit of a tenant's own quota; NaN as {@link #quotaUsed}. */
+    private static double quotaUsage(QuotaSource source, String tenant, String quota) {
+        QuotaUsage u = usage(source, tenant, quota);
+        return u == null ? Double.NaN : (double) u.used() / u.limit();
+    }
+
+    /** The tenant's use of the quota now; null if it is no longer one of its quotas or cannot be read now. */
+    private static QuotaUsage usage(QuotaSource source, String tenant, String quota) {
         try {
             for (QuotaUsage u : source.tenantQuotas(tenant)) {
-                if (u.name().equals(quota)) return u.used();
+                if (u.name().equals(quota)) return u;
             }
         } catch (RuntimeException unreadable) {
             // a store that cannot be reached: no value rather than a failed scrape
         }
-        return Double.NaN;
+        return null;
     }
 
     /** A tag that names one tenant (not other/none/anonymous). */

@@ -20,10 +20,15 @@ final class EventText {
             f.put("threshold", e.thresholdPercent());
             f.put("used", e.used());
             f.put("capacity", e.capacity());
+            if (e.quota()) period(f, e.periodStart(), e.periodEnd());
         } else if (event instanceof QuotaEvent.Exhausted e) {
             f.put("tenant", e.tenant());
             f.put("plan", e.plan());
             f.put("reason", e.reason());
+            if (e.quota() != null) {
+                f.put("quota", e.quota());
+                period(f, e.periodStart(), e.periodEnd());
+            }
         } else if (event instanceof QuotaEvent.ThrottledForLong e) {
             f.put("tenant", e.tenant());
             f.put("plan", e.plan());
@@ -43,6 +48,12 @@ final class EventText {
             f.put("active", e.active());
         }
         return f;
+    }
+
+    /** A calendar quota's period: {@code periodStart}, {@code periodEnd} (ISO-8601 instants). */
+    private static void period(Map<String, Object> f, java.time.Instant start, java.time.Instant end) {
+        f.put("periodStart", start.toString());
+        f.put("periodEnd", end.toString());
     }
 
     static String logfmt(QuotaEvent event) {

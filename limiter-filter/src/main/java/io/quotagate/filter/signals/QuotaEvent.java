@@ -6,8 +6,9 @@ import java.util.Objects;
 
 /**
  * Something an operator or a billing system should hear about, as opposed to a single refusal (the
- * system working): the fixed set below, each raised once per crossing by one instance (see
- * docs/events.md). {@link #type()} is the wire name used in logs, metrics and webhook bodies.
+ * system working): the fixed set below, each raised once per crossing by one instance, and a calendar
+ * quota's {@code near_limit} and {@code exhausted} once per tenant, quota, period and threshold across
+ * the instances (see docs/events.md). {@link #type()} is the wire name used in logs, metrics and webhook bodies.
  */
 public sealed interface QuotaEvent {
 
@@ -32,19 +33,39 @@ public sealed interface QuotaEvent {
     }
 
     /**
-     * A tenant used at least {@code thresholdPercent} of one limit of its plan; raised once per crossing,
-     * raised again only after its usage fell back below the threshold (by 5 points).
+     * A tenant used at least {@code thresholdPercent} of one limit of its plan. For a bandwidth (a limit that
+     * refills) it is raised once per crossing by each instance that sees it, and again only after its usage
+     * fell back below the threshold (by 5 points); {@link #periodStart()} and {@link #periodEnd()} are null.
+     * For a calendar quota ({@link #quota()} true) it is raised once per tenant, quota, period and threshold,
+     * across all instances sharing a store, and carries the period.
      *
-     * @param limit    the bandwidth's name ({@code burst}, {@code daily})
-     * @param used     units used (capacity − available) when it was read
-     * @param capacity the bandwidth's capacity
+     * @param limit       the bandwidth's or the calendar quota's name ({@code burst}, {@code daily}, {@code monthly})
+     * @param used        units used (capacity − available) when it was read
+     * @param capacity    the bandwidth's capacity, or the quota's limit per period
+     * @param periodStart a calendar quota's current period: when it began; null for a bandwidth
+     * @param periodEnd   when that period ends (the quota is whole again); null for a bandwidth
      */
     record NearLimit(Instant at, String tenant, String plan, String limit, int thresholdPercent, long used,
-                     long capacity) implements QuotaEvent {
+                     long capacity, Instant periodStart, Instant periodEnd) implements QuotaEvent {
         public static final String TYPE = "near_limit";
 
+        /** Checks the tenant, and that a period has both ends or none. */
         public NearLimit {
             Objects.requireNonNull(tenant, "tenant");
+            if ((periodStart == null) != (periodEnd == null)) {
+                throw new IllegalArgumentException("a period needs both its start and its end");
+            }
+        }
+
+        /** The event of a bandwidth (no period), as before calendar quotas raised it. */
+        public NearLimit(Instant at, String tenant, String plan, String limit, int thresholdPercent, long used,
+                         long capacity) {
+            this(at, tenant, plan, limit, thresholdPercent, used, capacity, null, null);
+        }
+
+        /** True if {@link #limit()} names a calendar quota (the event carries its period). */
+        public boolean quota() {
+            return periodStart != null;
         }
 
         @Override
@@ -54,12 +75,31 @@ public sealed interface QuotaEvent {
     }
 
     /**
-     * A tenant's first refusal since it last recovered (or ever).
+     * A tenant's first refusal since it last recovered (or ever), raised by each instance that refused it;
+     * or, for a calendar quota ({@code quota} not null), the quota used up: raised once per tenant, quota and
+     * period across all instances sharing a store, carrying the period.
      *
-     * @param reason what refused it: {@code tenant_rate}, {@code global_rate}, {@code guest_rate}, {@code concurrency}
+     * @param reason      what refused it: {@code tenant_rate}, {@code global_rate}, {@code guest_rate},
+     *                    {@code concurrency}, {@code quota}...
+     * @param quota       the calendar quota used up, or null for a refusal by anything else
+     * @param periodStart the quota's current period: when it began; null without a quota
+     * @param periodEnd   when that period ends and the quota is whole again; null without a quota
      */
-    record Exhausted(Instant at, String tenant, String plan, String reason) implements QuotaEvent {
+    record Exhausted(Instant at, String tenant, String plan, String reason, String quota, Instant periodStart,
+                     Instant periodEnd) implements QuotaEvent {
         public static final String TYPE = "exhausted";
+
+        /** Checks that a quota comes with its period, and anything else without one. */
+        public Exhausted {
+            if ((quota == null) != (periodStart == null) || (periodStart == null) != (periodEnd == null)) {
+                throw new IllegalArgumentException("a quota needs its period's start and end, and only a quota has one");
+            }
+        }
+
+        /** The event of a refusal by something other than a calendar quota (no quota, no period). */
+        public Exhausted(Instant at, String tenant, String plan, String reason) {
+            this(at, tenant, plan, reason, null, null, null);
+        }
 
         @Override
         public String type() {

@@ -30,6 +30,8 @@ final class LocalQuotaCounters implements QuotaCounters {
     private final int maxCounters;
     final ConcurrentHashMap<String, Counter> counters = new ConcurrentHashMap<>();
     private final LongAdder untracked = new LongAdder();
+    /** Claims of quota events, each until it expires; bounded like the counters (expired ones go first). */
+    private final ConcurrentHashMap<String, Long> claims = new ConcurrentHashMap<>();
     private volatile boolean fullLogged;
 
     LocalQuotaCounters(int maxCounters) {
@@ -92,6 +94,21 @@ final class LocalQuotaCounters implements QuotaCounters {
         }
         String next = page.size() < count ? null : page.last();
         return new Page(new java.util.ArrayList<>(page), next);
+    }
+
+    /**
+     * Set-if-absent in a table of this JVM (a key names its period, so it is never claimed twice), bounded
+     * by {@code maxCounters}: when it is full, claims whose time has passed go; if none has, the claim is
+     * granted without being kept (the filter remembers its own, so an event is still raised once).
+     */
+    @Override
+    public boolean claim(String key, long expiresAtMillis) {
+        if (claims.size() >= maxCounters && !claims.containsKey(key)) {
+            long now = System.currentTimeMillis();
+            claims.values().removeIf(until -> until <= now);
+            if (claims.size() >= maxCounters) return !claims.containsKey(key);
+        }
+        return claims.putIfAbsent(key, expiresAtMillis) == null;
     }
 
     /** Requests admitted without being counted because the table was full. */

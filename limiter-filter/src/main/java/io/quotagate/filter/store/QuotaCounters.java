@@ -97,4 +97,19 @@ public interface QuotaCounters {
         for (int i = 0; i < out.length; i++) out[i] = used(keys.get(i));
         return out;
     }
+
+    /**
+     * Claims {@code key} once for all instances sharing this store: true for the first caller, false for
+     * every later one until {@code expiresAtMillis} has passed. The filter claims each calendar quota event
+     * ({@code <quota>:<tenant>:<period>:near:<percent>}, {@code ...:exhausted}) before raising it, so two
+     * instances raise it once; it is called off the request path (the signals thread), never with a request
+     * waiting. The default claims nothing (true every time): each instance then raises such an event once
+     * itself, the filter remembering its own claims.
+     *
+     * @param expiresAtMillis when the claim may be forgotten (the period's end, plus a grace), epoch millis
+     * @throws RuntimeException if the store cannot be asked now (the filter tries again at a later check)
+     */
+    default boolean claim(String key, long expiresAtMillis) {
+        return true;
+    }
 }

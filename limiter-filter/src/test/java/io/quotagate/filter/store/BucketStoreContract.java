@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * What every {@link BucketStore} must do, whatever holds the buckets: run by a subclass per store
@@ -44,6 +45,27 @@ public abstract class BucketStoreContract {
         assertThat(c.used("monthly:acme:2027-03-01")).isEqualTo(5);
         assertThat(c.used("monthly:acme:2027-04-01")).as("another period").isZero();
         assertThat(c.used("monthly:globex:2027-03-01")).as("another tenant").isZero();
+    }
+
+    /** True for a store that cannot reach its shared storage: it refuses to claim (throws) rather than claim locally. */
+    protected boolean unreachable() {
+        return false;
+    }
+
+    @Test
+    void aQuotaEventIsClaimedOnceAndEachPeriodAndThresholdApart() {
+        QuotaCounters c = store().quotaCounters().orElseThrow();
+        if (unreachable()) {
+            assertThatThrownBy(() -> c.claim("monthly:acme:2027-03-01:near:80", LATER))
+                    .as("no claim without the shared store: the event waits").isInstanceOf(RuntimeException.class);
+            return;
+        }
+        assertThat(c.claim("monthly:acme:2027-03-01:near:80", LATER)).isTrue();
+        assertThat(c.claim("monthly:acme:2027-03-01:near:80", LATER)).as("claimed already").isFalse();
+        assertThat(c.claim("monthly:acme:2027-03-01:near:90", LATER)).as("another threshold").isTrue();
+        assertThat(c.claim("monthly:acme:2027-04-01:near:80", LATER)).as("another period").isTrue();
+        assertThat(c.claim("monthly:globex:2027-03-01:near:80", LATER)).as("another tenant").isTrue();
+        assertThat(c.used("monthly:acme:2027-03-01")).as("a claim is no count").isZero();
     }
 
     @Test

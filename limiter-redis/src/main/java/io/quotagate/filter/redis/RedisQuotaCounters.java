@@ -9,6 +9,7 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.lettuce.core.SetArgs;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.QuotaBucket;
 import io.quotagate.filter.store.QuotaCounters;
@@ -62,6 +63,8 @@ final class RedisQuotaCounters implements QuotaCounters {
     private final QuotaCounters local;
     private final IntSupplier instances;
     private final String prefix;
+    /** Where the claims of quota events live: {@code <prefix>:event:<quota>:<tenant>:<period>:<what>}. */
+    private final String claimPrefix;
     private final Duration timeout;
     private final LongAdder lateRefunds = new LongAdder();
     /** The units used per counter as the latest reply showed them (for published fields). */
@@ -81,6 +84,7 @@ final class RedisQuotaCounters implements QuotaCounters {
         this.local = local.quotaCounters().orElseThrow();
         this.instances = instances;
         this.prefix = settings.prefix() + ":quota:";
+        this.claimPrefix = settings.prefix() + ":event:";
         this.timeout = settings.quotaTimeout();
         // bounded by size only: what was left of a quota when Redis last answered sizes the local share of
         // an outage, however long ago that was (a period's counter outlives idle minutes)
@@ -294,6 +298,19 @@ final class RedisQuotaCounters implements QuotaCounters {
             b.append(c);
         }
         return b.toString();
+    }
+
+    /**
+     * {@code SET <prefix>:event:<key> 1 NX PXAT <expiresAtMillis>}: the first instance to ask gets it.
+     * Called by the signals thread only, never on a request's; while Redis is unreachable it throws, and
+     * the filter asks again at a later check (so an event is late rather than raised by every instance).
+     */
+    @Override
+    public boolean claim(String key, long expiresAtMillis) {
+        if (!health.available()) throw new IllegalStateException("the shared store is unreachable");
+        String set = await(redis.link().commands().set(claimPrefix + key, bytes(1),
+                SetArgs.Builder.nx().pxAt(expiresAtMillis)));
+        return "OK".equals(set);
     }
 
     /** The noted use if this instance has seen the counter on Redis, else read; local while Redis is unreachable. */

@@ -35,34 +35,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class LostQuotaCountTest {
     private static final int LIMIT = 200;
     private static final int THREADS = 8;
-    private static final Plans PLANS = PlansFile.parse("lost.yml", """
-            plans:
-              free:
-                limits: [ { capacity: 100000, refill: 100000, period: 1s } ]
-              pro:
-                limits: [ { capacity: 100000, refill: 100000, period: 1s } ]
-                quotas: [ { name: daily, limit: %d, per: day } ]
-            tenants:
-              default-plan: free
-              assignments: { acme: pro }
-            """.formatted(LIMIT));
-
-    record Instance(RedisStore store, JettyServer server) implements AutoCloseable {
-        static Instance start(RedisSettings settings) throws Exception {
-            RedisStore store = RedisStore.connect(settings, 1_000);
-            return new Instance(store, JettyServer.start(QuotaFilter.builder().plans(PLANS).store(store).build()));
-        }
-
-        int get() throws Exception {
-            return Http.get(server.uri("/items/1"), "acme").statusCode();
-        }
-
-        @Override
-        public void close() throws Exception {
-            server.close();
-            store.close();
-        }
-    }
+    private static final Plans PLANS = DailyQuotaInstance.plans("lost.yml", LIMIT);
 
     private static RedisSettings settings(RedisServer redis) {
         return RedisSettings.of(redis.uri()).withPrefix(RedisServer.randomPrefix()).withTimeout(Duration.ofMillis(200))
@@ -79,7 +52,8 @@ class LostQuotaCountTest {
     void anEmptyRedisRestartedUnderLoadDoesNotGrantTheDaysQuotaAgain() throws Exception {
         try (RedisServer redis = RedisServer.startOwn()) {
             RedisSettings s = settings(redis).withOnFailure(RedisSettings.OnFailure.CLOSED);
-            try (Instance a = Instance.start(s); Instance b = Instance.start(s)) {
+            try (DailyQuotaInstance a = DailyQuotaInstance.start(PLANS, s);
+                 DailyQuotaInstance b = DailyQuotaInstance.start(PLANS, s)) {
                 Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
                 AtomicInteger admitted = new AtomicInteger();
                 AtomicInteger refused = new AtomicInteger();
@@ -87,7 +61,7 @@ class LostQuotaCountTest {
                 try {
                     List<Future<?>> sent = new ArrayList<>();
                     for (int t = 0; t < THREADS; t++) {
-                        Instance to = t % 2 == 0 ? a : b;
+                        DailyQuotaInstance to = t % 2 == 0 ? a : b;
                         // until the quota runs out (each thread sees its 429), not a fixed count: on a fast machine a
                         // fixed count was spent inside the restart's gap (503 under on-failure: closed), and the
                         // rebuild was never reached; bounded all the same

@@ -29,6 +29,11 @@ class RedisFailoverContractTest extends BucketStoreContract {
                 .withHeartbeat(Duration.ofSeconds(30), Duration.ofSeconds(60)), 1_000, clock.wallClock(), clock);
     }
 
+    @Override
+    protected boolean unreachable() {
+        return true;
+    }
+
     @AfterEach
     void close() {
         try {

@@ -1,12 +1,9 @@
 package io.quotagate.filter.redis;
 
-import io.quotagate.filter.QuotaFilter;
 import io.quotagate.filter.testing.Await;
 import io.quotagate.filter.testing.Http;
-import io.quotagate.filter.testing.JettyServer;
 import io.quotagate.filter.testing.RedisServer;
 import io.quotagate.plans.Plans;
-import io.quotagate.plans.PlansFile;
 import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpResponse;
@@ -31,30 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class SlowRedisQuotaTest {
     private static final int LIMIT = 50;
-    private static final Plans PLANS = PlansFile.parse("slow.yml", """
-            plans:
-              free:
-                limits: [ { capacity: 100000, refill: 100000, period: 1s } ]
-              pro:
-                limits: [ { capacity: 100000, refill: 100000, period: 1s } ]
-                quotas: [ { name: daily, limit: %d, per: day } ]
-            tenants:
-              default-plan: free
-              assignments: { acme: pro }
-            """.formatted(LIMIT));
-
-    record Instance(RedisStore store, JettyServer server) implements AutoCloseable {
-        static Instance start(RedisSettings settings) throws Exception {
-            RedisStore store = RedisStore.connect(settings, 1_000);
-            return new Instance(store, JettyServer.start(QuotaFilter.builder().plans(PLANS).store(store).build()));
-        }
-
-        @Override
-        public void close() throws Exception {
-            server.close();
-            store.close();
-        }
-    }
+    private static final Plans PLANS = DailyQuotaInstance.plans("slow.yml", LIMIT);
 
     @Test
     void aSlowRedisNeverMakesACalendarQuotaAdmitMoreThanItsLimitAndItsCountIsWhatWasAdmitted() throws Exception {
@@ -62,7 +36,8 @@ class SlowRedisQuotaTest {
         String prefix = RedisServer.randomPrefix();
         try (DelayingProxy slow = new DelayingProxy(redis.port(), 150)) {
             RedisSettings s = RedisSettings.of(slow.uri()).withPrefix(prefix);
-            try (Instance a = Instance.start(s); Instance b = Instance.start(s)) {
+            try (DailyQuotaInstance a = DailyQuotaInstance.start(PLANS, s);
+                 DailyQuotaInstance b = DailyQuotaInstance.start(PLANS, s)) {
                 Map<Integer, AtomicInteger> statuses = send(a, b);
                 int admitted = count(statuses, 200);
                 assertThat(statuses.keySet()).as("%s", statuses).isSubsetOf(200, 429, 503);
@@ -88,7 +63,8 @@ class SlowRedisQuotaTest {
         try (RedisServer redis = RedisServer.startOwn(null, List.of(), List.of("--enable-debug-command", "yes"))) {
             String prefix = RedisServer.randomPrefix();
             RedisSettings s = RedisSettings.of(redis.uri()).withPrefix(prefix); // timeout 50 ms, quota-timeout 2 s
-            try (Instance a = Instance.start(s); Instance b = Instance.start(s)) {
+            try (DailyQuotaInstance a = DailyQuotaInstance.start(PLANS, s);
+                 DailyQuotaInstance b = DailyQuotaInstance.start(PLANS, s)) {
                 Thread sleeper = new Thread(() -> {
                     for (int i = 0; i < 3; i++) {
                         try {
@@ -104,7 +80,7 @@ class SlowRedisQuotaTest {
                 try {
                     List<Future<?>> sent = new ArrayList<>();
                     for (int t = 0; t < 16; t++) {
-                        Instance to = t % 2 == 0 ? a : b;
+                        DailyQuotaInstance to = t % 2 == 0 ? a : b;
                         sent.add(pool.submit(() -> {
                             // while Redis sleeps (at most 3 x 3 s plus the bounded waits), then 5 more each
                             for (int i = 0; i < 100 && sleeper.isAlive(); i++) note(statuses, get(to).statusCode());
@@ -145,7 +121,8 @@ class SlowRedisQuotaTest {
         try (DelayingProxy slow = new DelayingProxy(redis.port(), 150)) {
             RedisSettings s = RedisSettings.of(slow.uri()).withPrefix(prefix)
                     .withLocalAllowance(new RedisSettings.LocalAllowance(5, Duration.ofSeconds(1)));
-            try (Instance a = Instance.start(s); Instance b = Instance.start(s)) {
+            try (DailyQuotaInstance a = DailyQuotaInstance.start(PLANS, s);
+                 DailyQuotaInstance b = DailyQuotaInstance.start(PLANS, s)) {
                 Map<Integer, AtomicInteger> statuses = send(a, b);
                 int admitted = count(statuses, 200);
                 assertThat(statuses.keySet()).as("%s", statuses).isSubsetOf(200, 429, 503);
@@ -165,7 +142,7 @@ class SlowRedisQuotaTest {
         try (RedisServer redis = RedisServer.startOwn()) {
             RedisSettings s = RedisSettings.of(redis.uri()).withPrefix(RedisServer.randomPrefix())
                     .withTimeout(Duration.ofMillis(500));
-            try (Instance a = Instance.start(s)) {
+            try (DailyQuotaInstance a = DailyQuotaInstance.start(PLANS, s)) {
                 for (int i = 0; i < 40; i++) assertThat(get(a).statusCode()).isEqualTo(200);
                 redis.kill();
                 int admitted = 0;
@@ -180,18 +157,18 @@ class SlowRedisQuotaTest {
         }
     }
 
-    private static HttpResponse<String> get(Instance to) throws Exception {
+    private static HttpResponse<String> get(DailyQuotaInstance to) throws Exception {
         return Http.get(to.server().uri("/items/1"), "acme");
     }
 
     /** 300 requests from 20 threads, every other one to each instance: how many got which status. */
-    private static Map<Integer, AtomicInteger> send(Instance a, Instance b) throws Exception {
+    private static Map<Integer, AtomicInteger> send(DailyQuotaInstance a, DailyQuotaInstance b) throws Exception {
         Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
         ExecutorService pool = Executors.newFixedThreadPool(20);
         try {
             List<Future<?>> sent = new ArrayList<>();
             for (int i = 0; i < 300; i++) {
-                Instance to = i % 2 == 0 ? a : b;
+                DailyQuotaInstance to = i % 2 == 0 ? a : b;
                 sent.add(pool.submit(() -> {
                     int status = Http.get(to.server().uri("/items/1"), "acme").statusCode();
                     statuses.computeIfAbsent(status, k -> new AtomicInteger()).incrementAndGet();

@@ -2,6 +2,7 @@ package io.quotagate.filter.internal.admission;
 
 import io.quotagate.filter.internal.admission.Limits.PlanLimits;
 import io.quotagate.filter.internal.admission.Limits.RouteLimits;
+import io.quotagate.filter.internal.route.Route;
 import io.quotagate.filter.status.Reason;
 import io.quotagate.filter.store.BucketKind;
 import io.quotagate.filter.store.BucketLimits;
@@ -108,36 +109,32 @@ final class Admission {
     public Policy policy(Plans plans, TenantDirectory directory, Policy previous) {
         Objects.requireNonNull(plans, "plans");
         Limits limits = compiler.compile(plans, previous == null ? null : previous.limits);
-        return new Policy(this, plans, directory, limits, new LimitsReadout(limits, store, counters, wall));
+        return new Policy(plans, directory, limits, new LimitsReadout(limits, store, counters, wall));
     }
 
     /**
      * Decides whether a request of {@code cost} units may run, and if so takes them from its tenant's bucket
      * ({@code kind} {@link BucketKind#TENANT} for an assigned tenant, whose {@code tenants.overrides} limits
      * replace its plan's; {@link BucketKind#GUEST} for an unknown tenant or anonymous client), the shared ones
-     * and {@code scoped} (null for none), all in one store operation, all or none; writes what it charged
-     * into the request's own {@code ticket}, so an admitted request allocates nothing beside it.
+     * and {@code scoped} (null for none), all in one store operation, all or none, and folds the store's reply
+     * into one value: the request's ticket (the one object an admitted request allocates) or the refusal.
      *
-     * @param cost units, &gt; 0; at most {@link LimitsReadout#maxCost} (a larger cost would never fit)
-     * @return null if admitted ({@code ticket} holds the charge), else the refusal (nothing taken); the
-     *         longest wait among the refusing buckets
-     */
-    Rejection charge(Policy policy, BucketKind kind, String key, String plan, long cost, ScopedCharge scoped,
-                             Ticket ticket) {
-        return charge(policy, kind, key, plan, cost, scoped, ticket, 0);
-    }
-
-    /**
-     * As {@link #charge(Policy, BucketKind, String, String, long, ScopedCharge, Ticket)}, accepting a wait of
-     * up to {@code maxDelayNanos} for the units ({@code throttle:}): if they arrive within it they are
-     * reserved now, the buckets going into debt ({@link QuotaBucket#reserve}), and {@code ticket} says how
-     * long the request must wait before it runs ({@link Ticket#delayNanos()}); a longer wait is refused as
+     * <p>Accepts a wait of up to {@code maxDelayNanos} for the units ({@code throttle:}): if they arrive within
+     * it they are reserved now, the buckets going into debt ({@link QuotaBucket#reserve}), and the ticket says
+     * how long the request must wait before it runs ({@link Ticket#delayNanos()}); a longer wait is refused as
      * without it. Shadow mode delays nothing (it refuses nothing either).
      *
+     * @param route         the request's route (the ticket's)
+     * @param permit        the concurrency slot the ticket holds, or null
+     * @param held          the buckets beside the tenant's the ticket holds (charged here if {@code scoped}, else
+     *                      later: an estimated route's), or null
+     * @param cost          units, &gt; 0; at most {@link LimitsReadout#maxCost} (a larger cost would never fit)
      * @param maxDelayNanos the longest delay accepted, 0 for none
+     * @return the ticket if admitted, else the refusal (nothing taken): the longest wait among the refusing
+     *         buckets
      */
-    Rejection charge(Policy policy, BucketKind kind, String key, String plan, long cost, ScopedCharge scoped,
-                             Ticket ticket, long maxDelayNanos) {
+    Charged charge(Policy policy, Route route, Permit permit, ScopedCharge held, BucketKind kind, String key,
+                   String plan, long cost, ScopedCharge scoped, long maxDelayNanos) {
         if (cost <= 0 || kind == BucketKind.GLOBAL) throw badArgument(kind, cost);
         Limits l = policy.limits;
         PlanLimits pl = l.limitsOf(kind, key, plan);
@@ -150,26 +147,39 @@ final class Admission {
         long nowNanos = quotas == null ? 0 : QuotaWindows.nanos(wall.instant());
         // shadow mode lets every request through at once: delaying one would enforce the limit after all
         long maxDelay = pl.shadow() ? 0 : maxDelayNanos;
-        ticket.remaining(null);
-        Rejection refusal;
+        long[] remaining = null;
+        long delay;
+        Rejection refusal = null;
         if (guests == null && global == null && scoped == null && quotas == null && !pl.publish()) {
             // the common case: one store operation, nothing allocated (the wait comes with a refusal)
-            long wait = maxDelay == 0 ? store.take(kind, key, pl.limits(), cost)
+            delay = maxDelay == 0 ? store.take(kind, key, pl.limits(), cost)
                     : tenantBucket(kind, key, pl).reserve(cost, maxDelay);
-            if (wait > maxDelay) refusal = new Rejection(Reason.TENANT_RATE, wait);
-            else {
-                refusal = null;
-                ticket.delayNanos = wait;
-            }
+            if (delay > maxDelay) refusal = new Rejection(Reason.TENANT_RATE, delay);
         } else {
-            refusal = chargeTogether(pl, key, cost, maxDelay, tenantBucket(kind, key, pl), guests, global, scoped,
-                    quotas, nowNanos, ticket);
+            Probe probe = takeTogether(pl, key, cost, maxDelay, tenantBucket(kind, key, pl), guests, global, scoped,
+                    quotas, nowNanos);
+            int own = guests == null ? 0 : 1;
+            if (pl.publish()) {
+                int quotasAt = own + 1 + (global == null ? 0 : 1) + (scoped == null ? 0 : scoped.size());
+                remaining = LimitsReadout.remainder(probe, own, pl.limits(), quotas, quotasAt);
+            }
+            // the request runs when every bucket has its units: after the longest wait
+            delay = maxDelay > 0 ? probe.longestWait() : 0;
+            if (probe.taken()) {
+                if (scoped != null) scoped.charged(cost);
+            } else {
+                refusal = longest(probe.waits(), own, global != null, scoped, quotas).publishing(remaining);
+            }
         }
         if (refusal == null) {
-            ticket.charged(kind, key, plan, cost, global != null, guests != null, quotas == null ? 0 : nowNanos, null);
-            return null;
+            return Ticket.admitted(policy, route, permit, held, kind, key, plan, cost, global != null, guests != null,
+                    quotas == null ? 0 : nowNanos, null, remaining, delay);
         }
-        return pl.shadow() ? shadowed(kind, key, plan, refusal, ticket) : refusal;
+        if (!pl.shadow()) return refusal;
+        // shadow mode: exactly what enforcing would do to the buckets (nothing taken), but the request runs
+        shadowed[refusal.reason().ordinal()].increment();
+        return Ticket.admitted(policy, route, permit, held, kind, key, plan, 0, false, false, 0, refusal, remaining,
+                0);
     }
 
     // the failures out of line: the request path's method stays small enough for the JIT to inline
@@ -188,59 +198,62 @@ final class Admission {
      * The request's buckets beside its tenant's (guest pool, global quota, {@code scoped}, calendar quotas),
      * or a plan that publishes its remainders: one store operation for all of them (on Redis one round
      * trip), all or none. The guest pool goes first: a guest the pool refuses writes no bucket of its own
-     * (with Redis, no key per made-up id of a flood).
+     * (with Redis, no key per made-up id of a flood). The buckets are laid out by {@link #layout}.
      *
-     * @return null if taken ({@code ticket} holds the delay and the remainders), else the refusal
+     * @return the store's reply: taken or not, each bucket's wait and (if the plan publishes) remainder
      */
-    private Rejection chargeTogether(PlanLimits pl, String key, long cost, long maxDelay, QuotaBucket tenantBucket,
-                                     QuotaBucket guests, QuotaBucket global, ScopedCharge scoped,
-                                     QuotaWindows quotas, long nowNanos, Ticket ticket) {
+    private Probe takeTogether(PlanLimits pl, String key, long cost, long maxDelay, QuotaBucket tenantBucket,
+                               QuotaBucket guests, QuotaBucket global, ScopedCharge scoped,
+                               QuotaWindows quotas, long nowNanos) {
         boolean publish = pl.publish();
-        int size = 3 + (scoped == null ? 0 : scoped.size()) + (quotas == null ? 0 : quotas.size());
-        QuotaBucket[] buckets = new QuotaBucket[size];
-        int n = 0;
-        if (guests != null) buckets[n++] = guests;
-        int own = n;
-        buckets[n++] = tenantBucket;
-        int shared = n;
-        if (global != null) buckets[n++] = global;
-        int further = n;
-        if (scoped != null) n = scoped.addTo(buckets, n);
-        // the calendar quotas' counters last: counted only if every bucket takes the units
-        int counted = n;
-        if (quotas != null) n = quotas.addTo(buckets, n, counters, key, nowNanos);
+        QuotaBucket[] buckets = new QuotaBucket[3 + (scoped == null ? 0 : scoped.size())
+                + (quotas == null ? 0 : quotas.size())];
+        int n = layout(buckets, guests, tenantBucket, global, scoped, quotas, key, nowNanos);
+        int further = (guests == null ? 1 : 2) + (global == null ? 0 : 1);
         // a plan that publishes its limits reads each bucket's remainder from the same operation (the probe)
         Probe probe = maxDelay == 0 ? store.takeAll(buckets, n, cost, publish)
                 : store.reserveAll(buckets, n, cost, maxDelay, publish);
-        long[] waits = probe.waits();
-        if (publish) {
-            ticket.remaining(LimitsReadout.remainder(probe, own, pl.limits()));
-            if (scoped != null) scoped.noted(probe.remaining(), further);
-        }
-        if (probe.taken()) {
-            if (scoped != null) scoped.charged(cost);
-            // the request runs when every bucket has its units: after the longest wait
-            ticket.delayNanos = maxDelay > 0 ? probe.longestWait() : 0;
-            return null;
-        }
-        // the client must find every bucket able to take it when it comes back: the longest wait wins, on
-        // a tie the tenant's own bucket, then the guest pool, then the global quota, then the user's and the
-        // route's own
-        Rejection refusal = new Rejection(Reason.TENANT_RATE, waits[own]);
-        if (guests != null && waits[0] > refusal.nanosToWait()) refusal = new Rejection(Reason.GUEST_RATE, waits[0]);
-        if (global != null && waits[shared] > refusal.nanosToWait()) {
-            refusal = new Rejection(Reason.GLOBAL_RATE, waits[shared]);
-        }
-        if (scoped != null) refusal = scoped.longest(refusal, waits, further);
-        if (quotas != null) refusal = quotas.longest(refusal, waits, counted);
-        return refusal;
+        if (publish && scoped != null) scoped.noted(probe.remaining(), further);
+        return probe;
     }
 
-    /** Shadow mode: exactly what enforcing would do to the buckets (nothing taken), but the request runs. */
-    private Rejection shadowed(BucketKind kind, String key, String plan, Rejection refusal, Ticket ticket) {
-        shadowed[refusal.reason().ordinal()].increment();
-        ticket.charged(kind, key, plan, 0, false, false, 0, refusal);
-        return null;
+    /**
+     * Lays a request's buckets out at {@code into[0..]} in the one order its store operations use and
+     * {@link #longest} reads: the guest pool (if any) first, so a guest the pool refuses writes no bucket of
+     * its own (with Redis, no key per made-up id of a flood); the tenant's; the global quota (if any);
+     * {@code scoped}'s (if any); the calendar quotas' counters last (counted only if every bucket takes the
+     * units). Returns how many.
+     */
+    private int layout(QuotaBucket[] into, QuotaBucket guests, QuotaBucket tenantBucket, QuotaBucket global,
+                       ScopedCharge scoped, QuotaWindows quotas, String key, long nowNanos) {
+        int n = 0;
+        if (guests != null) into[n++] = guests;
+        into[n++] = tenantBucket;
+        if (global != null) into[n++] = global;
+        if (scoped != null) n = scoped.addTo(into, n);
+        if (quotas != null) n = quotas.addTo(into, n, counters, key, nowNanos);
+        return n;
+    }
+
+    /**
+     * The one place a request's refusal is found: the longest wait of its buckets laid out by {@link #layout} (the
+     * guest pool if {@code own} is 1, the tenant's at {@code own}, the global quota if {@code global}, then
+     * {@code scoped}'s, then the calendar quotas), from the {@code waits} of the store operation that took or
+     * asked them. The client must find every bucket able to take it when it
+     * comes back: the longest wait wins, on a tie the tenant's own bucket, then the guest pool, then the global
+     * quota, then the user's and the route's own, then the quotas.
+     */
+    private static Rejection longest(long[] waits, int own, boolean global, ScopedCharge scoped, QuotaWindows quotas) {
+        Rejection refusal = new Rejection(Reason.TENANT_RATE, waits[own]);
+        if (own == 1 && waits[0] > refusal.nanosToWait()) refusal = new Rejection(Reason.GUEST_RATE, waits[0]);
+        int further = own + 1;
+        if (global) {
+            if (waits[further] > refusal.nanosToWait()) refusal = new Rejection(Reason.GLOBAL_RATE, waits[further]);
+            further++;
+        }
+        if (scoped != null) refusal = scoped.longest(refusal, waits, further);
+        if (quotas != null) refusal = quotas.longest(refusal, waits, further + (scoped == null ? 0 : scoped.size()));
+        return refusal;
     }
 
     /**
@@ -319,20 +332,11 @@ final class Admission {
         QuotaWindows quotas = caller.kind() == BucketKind.TENANT ? pl.quotas() : null;
         // every bucket's wait in one store operation (on Redis one round trip), nothing taken
         QuotaBucket[] buckets = new QuotaBucket[3 + (quotas == null ? 0 : quotas.size())];
-        int n = 0;
-        buckets[n++] = tenantBucket(caller.kind(), caller.key(), pl);
-        if (guests != null) buckets[n++] = guests;
-        int shared = n;
-        if (l.global() != null) buckets[n++] = l.global();
-        int counted = n;
-        if (quotas != null) n = quotas.addTo(buckets, n, counters, caller.key(), QuotaWindows.nanos(wall.instant()));
-        long[] waits = store.waits(buckets, n, cost, false).waits();
-        if (waits[0] > refusal.nanosToWait()) refusal = new Rejection(Reason.TENANT_RATE, waits[0]);
-        if (guests != null && waits[1] > refusal.nanosToWait()) refusal = new Rejection(Reason.GUEST_RATE, waits[1]);
-        if (l.global() != null && waits[shared] > refusal.nanosToWait()) {
-            refusal = new Rejection(Reason.GLOBAL_RATE, waits[shared]);
-        }
-        if (quotas != null) refusal = quotas.longest(refusal, waits, counted);
+        int n = layout(buckets, guests, tenantBucket(caller.kind(), caller.key(), pl), l.global(), null, quotas,
+                caller.key(), quotas == null ? 0 : QuotaWindows.nanos(wall.instant()));
+        Rejection plan = longest(store.waits(buckets, n, cost, false).waits(), guests == null ? 0 : 1,
+                l.global() != null, null, quotas);
+        if (plan.nanosToWait() > refusal.nanosToWait()) refusal = plan; // on a tie, the refusal it had
         // the buckets beside the plan's: no cost above their smallest capacity is ever admitted on this route
         return scoped == null ? refusal : scoped.longerOf(store, refusal, Math.min(cost, scoped.smallestCapacity()),
                 policy.readout().publishes(caller.plan()));
@@ -379,7 +383,7 @@ final class Admission {
             long refund = charged - actualCost;
             // a refund caps at capacity: it can never push a bucket above full
             store.bucketToSettle(kind, key, pl.limits()).refund(refund); // not moved back to old limits
-            ticket.refunded(refund, pl.limits());
+            ticket.refunded(refund, pl);
             if (guests != null) guests.refund(refund);
             if (global != null) global.refund(refund);
             settleQuotas(pl, key, ticket.quotaNanos(), -refund);
@@ -399,7 +403,7 @@ final class Admission {
     }
 
     /**
-     * {@link Ticket#reprice}: the one place a ticket's charge is replaced. Gives back what it reserved (the
+     * {@link Gate#reprice}: the one place a ticket's charge is replaced. Gives back what it reserved (the
      * route's minimum, nothing if unpaid), then charges {@code cost} as a new admission: its tenant's
      * buckets, then those beside them; all or none. A refusal states the wait for {@code cost}, in all of
      * them, from their own probes.
@@ -413,15 +417,21 @@ final class Admission {
         if (reserved > 0) reconcile(policy, ticket, reserved, 0);
         ticket.refundScoped(Long.MAX_VALUE);
         ScopedCharge scoped = ticket.scopedCharge();
-        Rejection refused;
+        Charged repriced;
         try {
-            refused = charge(policy, caller.kind(), caller.key(), caller.plan(), cost, null, ticket);
+            repriced = charge(policy, ticket.route(), ticket.permit(), null, caller.kind(), caller.key(), caller.plan(),
+                    cost, null, 0);
             // the buckets beside the tenant's were not asked: the refusal waits for them too
-            if (refused != null && scoped != null) refused = longerOf(policy, caller, refused, cost, scoped);
+            if (repriced instanceof Rejection refused && scoped != null) {
+                repriced = longerOf(policy, caller, refused, cost, scoped).publishing(refused.remaining());
+            }
         } catch (StoreUnavailableException unavailable) {
             return Outcome.Refused.unavailable(unavailable, caller);
         }
-        if (refused != null) return policy.readout().tooMany(refused, caller, ticket.remaining(), scoped);
+        if (repriced instanceof Rejection refused) {
+            return policy.readout().tooMany(refused, caller, refused.remaining(), scoped);
+        }
+        ticket.recharge((Ticket) repriced);
         return chargeScoped(ticket, caller, scoped);
     }
 
@@ -452,7 +462,7 @@ final class Admission {
     }
 
     /**
-     * {@link Ticket#settle}: the request's actual cost against what it was charged, by the policy that admitted
+     * {@link Gate#settle}: the request's actual cost against what it was charged, by the policy that admitted
      * it; the buckets beside the tenant's get back what it did not use of the cost they took (an excess is
      * charged to the plan's buckets only).
      */
@@ -464,7 +474,7 @@ final class Admission {
     }
 
     /**
-     * What {@link Ticket#close()} does with the units of a request that does not run: gives them back; or,
+     * What {@link Gate#release} does with the units of a request that does not run: gives them back; or,
      * if it {@link Ticket#keepCharge() keeps its charge}, keeps them, and an unpaid ticket is charged the
      * route's minimum cost, even into debt (holding a slot is never free). A store failure is logged: the
      * request is refused either way, and the units come back as the bucket refills.

@@ -124,7 +124,7 @@ public final class Gate {
      * <p>On a route whose cost is {@linkplain RequestFacts#estimated estimated} from its body, a request its
      * buckets refuse at the route's minimum cost while it holds the route's concurrency slot gets a
      * {@link Ticket} all the same, one that holds the slot and nothing else ({@link Ticket#unpaid()}): the
-     * caller reads the body within its limits, estimates the cost and {@link Ticket#reprice reprices} it, so
+     * caller reads the body within its limits, estimates the cost and {@link #reprice reprices} it, so
      * the refusal states the wait for the request's own cost. A refused request of an estimated route without
      * a concurrency group is not read (nothing would bound how many of its bodies are read at once): it is
      * refused with the wait for the largest cost its buckets can admit, an upper bound.
@@ -136,7 +136,7 @@ public final class Gate {
      * @param policy the policy the request read
      * @param route  its route, limited
      * @param tenant the tenant id the resolvers found (not yet validated), or null for none
-     * @return a {@link Ticket} to close (try-with-resources) or hand over to run, an {@link Outcome.Delayed}
+     * @return a {@link Ticket} to {@link #release} (in a {@code finally}) or hand over to run, an {@link Outcome.Delayed}
      *         (a throttled request's ticket and its wait), or the refusal
      * @throws RuntimeException a store failure other than the fail-closed {@link StoreUnavailableException}
      *                          (nothing is held then)
@@ -194,9 +194,23 @@ public final class Gate {
     /**
      * The second half of {@link #decide}: the route's cost from every bucket of the request (holding
      * {@code permit}, if its route is capped), in one store operation, into a ticket, a delay or a refusal.
+     * The one place the slot goes back when the request will not run: whatever ends the decision (a refusal,
+     * a failure of the store), unless the outcome holds the slot (a ticket, a delay).
      */
     private <R> Outcome take(Policy policy, Route route, String tenant, String key, TenantPlans.Placement placement,
                              Permit permit, R request, RequestFacts<? super R> facts) {
+        Outcome outcome = null;
+        try {
+            outcome = charge(policy, route, tenant, key, placement, permit, request, facts);
+            return outcome;
+        } finally {
+            if (permit != null && !(outcome instanceof Ticket || outcome instanceof Outcome.Delayed)) permit.cancel();
+        }
+    }
+
+    /** {@link #take}'s decision; the slot it may hold is {@link #take}'s to give back. */
+    private <R> Outcome charge(Policy policy, Route route, String tenant, String key, TenantPlans.Placement placement,
+                               Permit permit, R request, RequestFacts<? super R> facts) {
         BucketKind kind = placement.kind();
         String plan = placement.plan();
         boolean estimated = facts.estimated(route);
@@ -204,52 +218,33 @@ public final class Gate {
         // a policy without them (no route limits, no per-user limits) does not even look
         Caller caller = policy.scopedBuckets ? new Caller(tenant, key, kind, plan) : null;
         ScopedCharge scoped;
-        Ticket ticket;
-        Rejection rejected;
         Throttle throttle;
+        Charged charged;
         try {
             try {
                 scoped = caller == null ? null : admission.scoped(policy, caller, route.name(), request, facts);
             } catch (TenantRejectedException unreadable) {
                 // the user is named twice, or as a list: which one a gateway meant is not guessed, and the
                 // request does not fall into the bucket of requests without a user either
-                if (permit != null) permit.cancel();
                 return new Outcome.Refused(400, INVALID_USER.reason(), unreadable.getMessage(), null, 0);
             }
-            if (scoped == ScopedCharge.INVALID_USER) {
-                if (permit != null) permit.cancel();
-                return INVALID_USER;
-            }
-            // the ticket is the record of the charge: an admitted request allocates nothing beside it
-            ticket = scoped == null ? new Ticket(policy, route, permit) : new Ticket.Scoped(policy, route, permit, scoped);
+            if (scoped == ScopedCharge.INVALID_USER) return INVALID_USER;
             // an estimated route is not delayed: its charge is settled once the body is read, after the decision
             throttle = estimated ? null : policy.throttle(route.name(), plan);
-            rejected = admission.charge(policy, kind, key, plan, route.cost(), estimated ? null : scoped, ticket,
-                    throttle == null ? 0 : throttle.maxDelayNanos());
+            // the ticket is the record of the charge: an admitted request allocates nothing beside it
+            charged = admission.charge(policy, route, permit, scoped, kind, key, plan, route.cost(),
+                    estimated ? null : scoped, throttle == null ? 0 : throttle.maxDelayNanos());
         } catch (StoreUnavailableException unavailable) {
-            if (permit != null) permit.cancel();
             return Outcome.Refused.unavailable(unavailable, placed(caller, tenant, key, kind, plan));
-        } catch (RuntimeException | Error failure) {
-            if (permit != null) permit.cancel();
-            throw failure;
         }
-        if (rejected != null) {
-            return refused(policy, route, placed(caller, tenant, key, kind, plan), permit, scoped, ticket, rejected,
-                    estimated);
+        if (charged instanceof Rejection rejected) {
+            return refused(policy, route, placed(caller, tenant, key, kind, plan), permit, scoped, rejected, estimated);
         }
+        Ticket ticket = (Ticket) charged;
         if (estimated && scoped != null) {
             // an estimated route's minimum is charged to its tenant first, then to its buckets beside it
-            Outcome.Refused over;
-            try {
-                over = admission.chargeScoped(ticket, caller, scoped);
-            } catch (RuntimeException | Error failure) {
-                if (permit != null) permit.cancel();
-                throw failure;
-            }
-            if (over != null) {
-                if (permit != null) permit.cancel();
-                return over;
-            }
+            Outcome.Refused over = admission.chargeScoped(ticket, caller, scoped);
+            if (over != null) return over;
         }
         // a throttled request short of units: reserved, it runs once they have arrived. A capped route's
         // slot stays held meanwhile: given back and taken again after the wait, it could refuse a request
@@ -261,6 +256,45 @@ public final class Gate {
         return ticket;
     }
 
+    /**
+     * Frees what a request that does not run holds ({@code ticket}'s slot, cancelled, and its units given
+     * back), unless it was handed over to run ({@link Ticket#run()}) or released already: call it on every
+     * exit between the decision and the chain (a {@code finally}). A ticket that
+     * {@linkplain Ticket#keepCharge() keeps its charge} keeps its units; an unpaid one is charged the route's
+     * minimum then, even into debt (holding a slot is never free).
+     */
+    public void release(Ticket ticket) {
+        if (!ticket.close()) return;
+        try {
+            if (ticket.permit() != null) ticket.permit().cancel();
+        } finally {
+            admission.release(ticket);
+        }
+    }
+
+    /**
+     * Charges {@code ticket} {@code cost} units in place of what was reserved (the route's minimum, held while
+     * the body arrived; nothing for an {@linkplain Ticket#unpaid() unpaid} ticket): the reservation goes back,
+     * then {@code cost} is taken as a new admission, under the policy that admitted it. A refusal states the
+     * wait for {@code cost}.
+     *
+     * @return null if the request may run at that cost; otherwise the refusal (nothing is charged then, and
+     *         {@link #release} frees the slot)
+     */
+    public Outcome.Refused reprice(Ticket ticket, long cost) {
+        return admission.reprice(ticket, cost);
+    }
+
+    /**
+     * Settles a request's actual cost against what {@code ticket} was charged, by the policy that admitted it:
+     * gives back what it did not use, or charges the excess (capped; see docs/design.md).
+     *
+     * @return the units settled: negative for a refund, positive for an extra charge
+     */
+    public long settle(Ticket ticket, long actualCost) {
+        return admission.settle(ticket, actualCost);
+    }
+
     /** {@code caller} if the decision made one already, else the caller of these values. */
     private static Caller placed(Caller caller, String tenant, String key, BucketKind kind, String plan) {
         return caller != null ? caller : new Caller(tenant, key, kind, plan);
@@ -268,7 +302,7 @@ public final class Gate {
 
     /** A request its buckets refused: the refusal from the refusing operation's own probe, its slot freed. */
     private Outcome refused(Policy policy, Route route, Caller caller, Permit permit, ScopedCharge scoped,
-                            Ticket ticket, Rejection rejected, boolean estimated) {
+                            Rejection rejected, boolean estimated) {
         if (estimated) {
             // the slot bounds the bodies read for refusals, as the minimum bounds the others
             if (permit != null) {
@@ -277,14 +311,14 @@ public final class Gate {
                         : new Ticket.Scoped(policy, caller, route, permit, scoped);
             }
             rejected = admission.longerOf(policy, caller, rejected,
-                    policy.readout().maxCost(caller.kind(), caller.key(), caller.plan()), scoped);
+                    policy.readout().maxCost(caller.kind(), caller.key(), caller.plan()), scoped)
+                    .publishing(rejected.remaining());
         }
-        // the refusal already waits for the longest of all the request's buckets (one store operation)
-        if (permit != null) permit.cancel(); // the request does not run: free its slot at once
+        // the refusal already waits for the longest of all the request's buckets (one store operation); the
+        // request does not run: take gives its slot back at once.
         // Retry-After and the published fields from the refusing operation's own probe: nothing read again
-        return policy.readout().tooMany(rejected, caller, ticket.remaining(), scoped);
+        return policy.readout().tooMany(rejected, caller, rejected.remaining(), scoped);
     }
-
 
     /**
      * The state of each bandwidth of a tenant's bucket as its next request would find it, in plan
@@ -344,6 +378,19 @@ public final class Gate {
      */
     public io.quotagate.filter.status.UsagePage usage(Policy policy, String cursor, int size) {
         return policy.readout().usage(policy.placement(), cursor, size);
+    }
+
+    /**
+     * A tenant's calendar quotas in their current periods as this instance last saw them (see
+     * {@link QuotaPeriod}), in plan order; empty if its plan has none or it is not placed.
+     *
+     * @throws IllegalArgumentException if {@code tenant} is not a valid tenant id
+     */
+    public List<QuotaPeriod> tenantQuotaPeriods(Policy policy, String tenant) {
+        if (!TenantId.isValid(tenant)) throw new IllegalArgumentException("not a valid tenant id: " + tenant);
+        Optional<TenantPlans.Placement> placed = policy.placement().place(tenant);
+        if (placed.isEmpty()) return List.of();
+        return policy.readout().quotaPeriods(placed.get().kind(), tenant, placed.get().plan());
     }
 
     /** A valid tenant id refused before it was placed on a plan. */

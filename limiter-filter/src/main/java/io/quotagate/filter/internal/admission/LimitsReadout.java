@@ -15,6 +15,7 @@ import io.quotagate.plans.CalendarQuota;
 
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 
@@ -93,16 +94,22 @@ final class LimitsReadout {
         List<BandwidthStatus> all = new ArrayList<>(pl.limits().bandwidths().size()
                 + (pl.quotas() == null ? 0 : pl.quotas().size()) + (scoped == null ? 0 : 2 * scoped.size()));
         // a response's fields name the tenant as pk; an anonymous client's key is its address, never sent back
-        statuses(remaining, pl.limits(), null, Gate.isAnonymousKey(tenant) ? null : tenant, all);
-        if (kind == BucketKind.TENANT && pl.quotas() != null) {
+        long[] tokens = remaining == null || remaining.length == pl.limits().bandwidths().size() ? remaining
+                : Arrays.copyOf(remaining, pl.limits().bandwidths().size()); // its quotas' figures follow
+        statuses(tokens, pl.limits(), null, Gate.isAnonymousKey(tenant) ? null : tenant, all);
+        CalendarQuota[] quotas = kind == BucketKind.TENANT && pl.quotas() != null ? pl.quotas().quotas() : null;
+        int bandwidths = pl.limits().bandwidths().size();
+        // what is left of each quota as the request's own store operation replied, after the bucket's
+        // bandwidths; a reply without them (a bucket at other limits during a change) publishes none, as it
+        // publishes no bandwidth then
+        if (quotas != null && remaining != null && remaining.length == bandwidths + quotas.length) {
             String pk = tenant; // an assigned tenant's: never an anonymous client's address
             // each calendar quota is a policy too: q = its limit, w = its period, r = what is left, and a unit
             // spent now comes back only at the reset, which is t
             long now = QuotaWindows.nanos(wall.instant());
-            CalendarQuota[] quotas = pl.quotas().quotas();
             for (int i = 0; i < quotas.length; i++) {
                 QuotaWindows.Period p = pl.quotas().period(i, now);
-                long used = counters.notedUsed(QuotaWindows.key(quotas[i], tenant, p.label()));
+                long used = quotas[i].limit() - remaining[bandwidths + i];
                 long toReset = p.endNanos() - now;
                 all.add(new BandwidthStatus(quotas[i].name(), quotas[i].limit(),
                         RetryAfter.seconds(p.endNanos() - p.startNanos()), Math.max(0, quotas[i].limit() - used),
@@ -127,11 +134,23 @@ final class LimitsReadout {
     /**
      * The remainder of the bucket at {@code index} of a probe, if it has the shape of {@code limits}; else null
      * (a shared bucket another instance keeps at other limits during a change: nothing is published for it).
+     * With {@code quotas} (null for none), what the probe says is left of each of them ({@code quotasAt} on)
+     * follows the bucket's bandwidths in the same array: the published figures of the quotas come from the
+     * store's reply too.
      */
-    static long[] remainder(Probe probe, int index, BucketLimits limits) {
+    static long[] remainder(Probe probe, int index, BucketLimits limits, QuotaWindows quotas, int quotasAt) {
         long[][] remaining = probe.remaining();
         long[] tokens = remaining == null ? null : remaining[index];
-        return tokens != null && tokens.length == limits.bandwidths().size() ? tokens : null;
+        int bandwidths = limits.bandwidths().size();
+        if (tokens == null || tokens.length != bandwidths) return null;
+        if (quotas == null) return tokens;
+        long[] all = Arrays.copyOf(tokens, bandwidths + quotas.size());
+        for (int i = 0; i < quotas.size(); i++) {
+            long[] left = remaining[quotasAt + i];
+            if (left == null || left.length != 1) return tokens; // no figure: no quota is published
+            all[bandwidths + i] = left[0];
+        }
+        return all;
     }
 
     /**
@@ -182,6 +201,28 @@ final class LimitsReadout {
      */
     io.quotagate.filter.status.UsagePage usage(TenantPlans placement, String cursor, int size) {
         return new UsageExport(limits, counters, wall).page(placement, cursor, size);
+    }
+
+    /**
+     * The tenant's calendar quotas in their current periods, for the quota events: the units used as this
+     * instance last saw them ({@link QuotaCounters#notedUsed}: on Redis, the reply of its own latest count,
+     * no round trip; read only for a counter it has not seen), and each period's bounds and counter key.
+     */
+    List<QuotaPeriod> quotaPeriods(BucketKind kind, String tenant, String plan) {
+        PlanLimits pl = limits.limitsOf(kind, tenant, plan);
+        if (kind != BucketKind.TENANT || pl.quotas() == null) return List.of();
+        long now = QuotaWindows.nanos(wall.instant());
+        CalendarQuota[] quotas = pl.quotas().quotas();
+        List<QuotaPeriod> out = new ArrayList<>(quotas.length);
+        for (int i = 0; i < quotas.length; i++) {
+            QuotaWindows.Period p = pl.quotas().period(i, now);
+            String key = QuotaWindows.key(quotas[i], tenant, p.label());
+            out.add(new QuotaPeriod(quotas[i].name(), quotas[i].limit(), counters.notedUsed(key),
+                    QuotaWindows.instant(p.startNanos()), QuotaWindows.instant(p.endNanos()), key,
+                    // an event's claim goes an hour after its period, not with the counter kept for the export
+                    p.endNanos() / 1_000_000L + QuotaWindows.GRACE_MILLIS));
+        }
+        return out;
     }
 
     /** True if a global quota is in force. */

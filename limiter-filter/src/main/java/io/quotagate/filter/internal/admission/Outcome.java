@@ -1,6 +1,7 @@
 package io.quotagate.filter.internal.admission;
 
 import io.quotagate.filter.status.BandwidthStatus;
+import io.quotagate.filter.status.Reason;
 import io.quotagate.filter.store.StoreUnavailableException;
 
 import java.util.List;
@@ -33,7 +34,9 @@ public sealed interface Outcome permits Outcome.Refused, Outcome.Delayed, Ticket
      * The request must not run; nothing is held for it.
      *
      * @param status            the HTTP status to answer (400, 401, 403, 408, 413, 429, 500, 503)
-     * @param reason            the machine-readable reason ({@code tenant_rate}, {@code unknown_tenant}...)
+     * @param reason            the wire form of why ({@code tenant_rate}, {@code unknown_tenant}...): the problem
+     *                          body's {@code reason} and the metrics' tag; for a refusal by a limit, {@code rate}'s
+     *                          {@link Reason#code() code}
      * @param detail            a sentence for the client; never echoes unvalidated input
      * @param caller            who was refused; null before a valid tenant or client key was known
      * @param retryAfterSeconds the {@code Retry-After} delay in whole seconds, or 0 for none
@@ -42,43 +45,47 @@ public sealed interface Outcome permits Outcome.Refused, Outcome.Delayed, Ticket
      *                          user, the route's own) as the refusing store operation left them (its probe:
      *                          nothing is read again), for the {@code RateLimit} fields and
      *                          {@code violated-policies}; empty otherwise (nothing published)
+     * @param rate              which limit refused (a bucket or a concurrency cap), as a value: what answers,
+     *                          statistics and events decide on; null for a refusal by no limit (a bad
+     *                          request, an unknown tenant, a store outage, a full throttle queue...)
      */
     record Refused(int status, String reason, String detail, Caller caller, long retryAfterSeconds,
-                   List<BandwidthStatus> limits) implements Outcome {
+                   List<BandwidthStatus> limits, Reason rate) implements Outcome {
 
         public Refused {
             limits = limits == null ? List.of() : List.copyOf(limits);
+            if (rate != null && !rate.code().equals(reason)) {
+                throw new IllegalArgumentException("reason " + reason + " is not " + rate.code());
+            }
         }
 
-        /** A refusal that publishes no limits. */
+        /** A refusal by no limit, publishing the state of the request's buckets ({@code limits}). */
+        public Refused(int status, String reason, String detail, Caller caller, long retryAfterSeconds,
+                       List<BandwidthStatus> limits) {
+            this(status, reason, detail, caller, retryAfterSeconds, limits, null);
+        }
+
+        /** A refusal by no limit, publishing nothing. */
         public Refused(int status, String reason, String detail, Caller caller, long retryAfterSeconds) {
-            this(status, reason, detail, caller, retryAfterSeconds, List.of());
+            this(status, reason, detail, caller, retryAfterSeconds, List.of(), null);
         }
 
-        /** The 429 of a refused request, with the published state of its buckets. */
+        /** True for a 429 of a bucket beside the tenant's (a user's share, a route's own): see {@link Reason#scope()}. */
+        public boolean byScopedBucket() {
+            return rate != null && rate.scope() != null;
+        }
+
+        /** The 429 of a refused request, with the published state of its buckets (null or empty: none). */
         static Outcome.Refused tooMany(Rejection rejected, Caller caller, List<BandwidthStatus> limits) {
-            Outcome.Refused refused = tooMany(rejected, caller);
-            return new Outcome.Refused(refused.status, refused.reason, refused.detail, caller,
-                    refused.retryAfterSeconds, limits);
+            long seconds = rejected.retryAfterSeconds();
+            Reason rate = rejected.reason();
+            return new Outcome.Refused(429, rate.code(), rate.detail(rejected.limit(), seconds), caller, seconds,
+                    limits, rate);
         }
 
         /** The 429 of a refused request. */
         static Outcome.Refused tooMany(Rejection rejected, Caller caller) {
-            long seconds = rejected.retryAfterSeconds();
-            String detail = switch (rejected.reason()) {
-                case TENANT_RATE -> "The tenant's rate limit is exhausted; retry after " + seconds + " s.";
-                case GUEST_RATE -> "The quota shared by tenants without a plan of their own is exhausted; retry after "
-                        + seconds + " s.";
-                case GLOBAL_RATE -> "The API's shared quota is exhausted; retry after " + seconds + " s.";
-                case CONCURRENCY -> "Too many requests of this kind are running at once; retry after " + seconds + " s.";
-                case QUOTA -> "The tenant's quota '" + rejected.limit() + "' is used up until it resets; retry after "
-                        + seconds + " s.";
-                case USER_RATE -> "This user's share of the tenant's rate limit (per-user) is exhausted; retry after "
-                        + seconds + " s.";
-                case ROUTE_RATE, ROUTE_USER_RATE, ROUTE_ADDRESS_RATE -> "The route's limit '" + rejected.limit()
-                        + "' is exhausted; retry after " + seconds + " s.";
-            };
-            return new Outcome.Refused(429, rejected.reason().code(), detail, caller, seconds);
+            return tooMany(rejected, caller, null);
         }
 
         /** The 503 of {@code store.on-failure: closed}: refuse rather than admit unchecked. */

@@ -18,7 +18,8 @@ import java.util.Objects;
  * object, so a reload that races with it can never show it the routes of one file and the limits of
  * another, nor leave it on a plan the new file dropped.
  *
- * <p>Immutable. Built only by {@link Admission#policy} (through {@link Gate#policy}), which keeps the shared
+ * <p>Immutable, and a description only: it holds no engine (the {@link Gate} decides, reprices and settles
+ * under it). Built only by {@link Admission#policy} (through {@link Gate#policy}), which keeps the shared
  * buckets' tokens across a change.
  */
 public final class Policy {
@@ -37,12 +38,9 @@ public final class Policy {
     private final Map<String, Throttle> routeThrottles;
     /** Each plan's {@code throttle:}, by plan name; empty if none has one. */
     private final Map<String, Throttle> planThrottles;
-    /** The admission that built this policy: it decides, reprices and settles the requests this policy admits. */
-    final Admission admission;
     private final LimitsReadout readout;
 
-    Policy(Admission admission, Plans plans, TenantDirectory directory, Limits limits, LimitsReadout readout) {
-        this.admission = Objects.requireNonNull(admission, "admission");
+    Policy(Plans plans, TenantDirectory directory, Limits limits, LimitsReadout readout) {
         this.plans = Objects.requireNonNull(plans, "plans");
         this.routes = new RouteTable(plans.routes());
         this.limits = Objects.requireNonNull(limits, "limits");

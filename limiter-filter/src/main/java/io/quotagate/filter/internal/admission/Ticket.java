@@ -10,25 +10,25 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * An admitted request's hold on its units and its concurrency slot, from the decision until the
- * request really ends; it is also the record of what was charged to whom (an admitted request makes
- * this one object, not a decision beside it).
+ * An admitted request's receipt: the record of what was charged to whom and the concurrency slot it
+ * holds, from the decision until the request really ends (an admitted request makes this one object,
+ * not a decision beside it). It acts on nothing: the {@link Gate} does, taking the receipt.
  *
- * <p>Release is structural: {@link #close()} gives back the slot (cancelled, not counted as a
- * completed request) and every unit reserved, unless the request was handed over to run
- * ({@link #run()}), after which {@link #end()} marks its end once, whichever thread sees it first: its
- * caller then releases the {@link #permit()} and settles the units with {@link #settle}. Use it in
- * try-with-resources, so every exit between the decision and the chain frees what the decision took.
+ * <p>{@link Gate#release} gives back the slot (cancelled, not counted as a completed request) and every
+ * unit reserved, unless the request was handed over to run ({@link #run()}), after which {@link #end()}
+ * marks its end once, whichever thread sees it first: its caller then releases the {@link #permit()} and
+ * settles the units with {@link Gate#settle}. Release it in a {@code finally}, so every exit between the
+ * decision and the chain frees what the decision took.
  *
  * <p>A ticket of an estimated route may hold the slot alone ({@link #unpaid()}): its buckets refused
  * the route's minimum cost, and the body is read only to state the wait for the request's own cost.
  *
- * <p>Confined to the thread that decides until it runs; {@link #end()} and {@link #settle} may be called
+ * <p>Confined to the thread that decides until it runs; {@link #end()} and {@link Gate#settle} may be called
  * later from any thread. A delayed ticket ({@link Outcome.Delayed}) is handed from the deciding thread to
  * the one that resumes or drops it through the scheduler (a happens-before edge), and only one of them
  * uses it.
  */
-public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scoped {
+public sealed class Ticket implements Outcome, Charged permits Ticket.Scoped {
     private static final BucketKind[] KINDS = BucketKind.values();
 
     /** {@link #flags}: the units are taken (a paid ticket; shadow mode's 0 units included). */
@@ -40,7 +40,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     /** {@link #flags}: {@link #keepCharge()}. */
     private static final byte KEEP_CHARGE = 8;
 
-    /** {@link #state}: decided; {@link #close()} frees what it holds. */
+    /** {@link #state}: decided; {@link Gate#release} frees what it holds. */
     private static final byte DECIDED = 0;
     /** {@link #state}: closed without running; nothing is freed again. */
     private static final byte CLOSED = 1;
@@ -60,7 +60,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         }
     }
 
-    /** The policy that decided: reprices, refunds and settlements go to its admission. */
+    /** The policy that decided: reprices, refunds and settlements are made by its limits. */
     final Policy policy;
     private final Route route;
     private final Permit permit;
@@ -73,22 +73,58 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     private long charged;
     private long quotaNanos;
     /** How long the request waits before it runs (its units reserved into debt, {@code throttle:}); 0 for none. */
-    long delayNanos;
+    private final long delayNanos;
     private byte kind;
     private byte flags;
     /** {@link #DECIDED} ... {@link #ENDED}; read and written through {@link #STATE}. */
     private byte state;
 
-    /** A ticket that {@link Admission#charge} fills in; until then nothing is charged. */
-    Ticket(Policy policy, Route route, Permit permit) {
+    /**
+     * The ticket of an admitted request, made from the reply of the store operation that decided it (see
+     * {@link Admission#charge}): {@code charged} units from the bucket of {@code key} in the {@code kind} table
+     * (sized by {@code plan}), and the same from the global quota and the guest pool if flagged; counted in the
+     * calendar quotas at {@code quotaNanos} (0: not counted); in shadow mode 0 units and the {@code escaped}
+     * refusal; the tenant's bucket's {@code remaining} units for a plan that publishes (else null); the
+     * {@code delayNanos} it waits before it runs.
+     */
+    private Ticket(Policy policy, Route route, Permit permit, BucketKind kind, String key, String plan, long charged,
+                   byte flags, long quotaNanos, Rejection escaped, long[] remaining, long delayNanos) {
         this.policy = policy;
         this.route = route;
         this.permit = permit;
+        this.delayNanos = delayNanos;
+        placed(kind, key, plan);
+        this.charged = charged;
+        this.quotaNanos = quotaNanos;
+        this.flags = flags;
+        if (escaped != null || remaining != null) {
+            notes = new Notes();
+            notes.escaped = escaped;
+            notes.remaining = remaining;
+        }
+    }
+
+    /**
+     * An admitted request's ticket (see the constructor): a {@link Scoped} one if {@code held} (the buckets beside
+     * the tenant's it holds, or will be charged in once its tenant's are) is not null.
+     */
+    static Ticket admitted(Policy policy, Route route, Permit permit, ScopedCharge held, BucketKind kind, String key,
+                           String plan, long charged, boolean globalCharged, boolean guestsCharged, long quotaNanos,
+                           Rejection escaped, long[] remaining, long delayNanos) {
+        byte flags = (byte) (PAID | (globalCharged ? GLOBAL : 0) | (guestsCharged ? GUESTS : 0));
+        return held == null
+                ? new Ticket(policy, route, permit, kind, key, plan, charged, flags, quotaNanos, escaped, remaining,
+                delayNanos)
+                : new Scoped(policy, route, permit, kind, key, plan, charged, flags, quotaNanos, escaped, remaining,
+                delayNanos, held);
     }
 
     /** An {@link #unpaid()} ticket of {@code caller}: it holds the slot and nothing else. */
     Ticket(Policy policy, Caller caller, Route route, Permit permit) {
-        this(policy, route, permit);
+        this.policy = policy;
+        this.route = route;
+        this.permit = permit;
+        this.delayNanos = 0;
         placed(caller.kind(), caller.key(), caller.plan());
     }
 
@@ -100,19 +136,15 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     }
 
     /**
-     * What {@link Admission#charge} took: {@code charged} units from the bucket of {@code key} in the
-     * {@code kind} table (sized by {@code plan}), and the same from the global quota and the guest pool if
-     * flagged; counted in the calendar quotas at {@code quotaNanos} (0: not counted); in shadow mode 0
-     * units and the {@code shadowRejection} the request escaped.
+     * {@link Admission#reprice}: the one place a ticket's charge is replaced, by the charge of {@code repriced}
+     * (the decision at the request's own cost); what the caller asked of this ticket ({@link #keepCharge()}) stays.
      */
-    void charged(BucketKind kind, String key, String plan, long charged, boolean globalCharged, boolean guestsCharged,
-                 long quotaNanos, Rejection shadowRejection) {
-        placed(kind, key, plan);
-        this.charged = charged;
-        this.quotaNanos = quotaNanos;
-        if (shadowRejection != null) notes().escaped = shadowRejection;
-        else if (notes != null) notes.escaped = null;
-        this.flags = (byte) ((flags & KEEP_CHARGE) | PAID | (globalCharged ? GLOBAL : 0) | (guestsCharged ? GUESTS : 0));
+    void recharge(Ticket repriced) {
+        placed(repriced.kind(), repriced.key, repriced.plan);
+        this.charged = repriced.charged;
+        this.quotaNanos = repriced.quotaNanos;
+        this.notes = repriced.notes;
+        this.flags = (byte) ((flags & KEEP_CHARGE) | repriced.flags);
     }
 
     /**
@@ -170,7 +202,7 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
 
     /**
      * True if nothing is charged: the buckets refused the route's minimum cost and the ticket holds
-     * only the concurrency slot, so the body can be read and {@link #reprice priced}; the request runs
+     * only the concurrency slot, so the body can be read and {@link Gate#reprice priced}; the request runs
      * only if its buckets can take that cost by then.
      */
     public boolean unpaid() {
@@ -206,17 +238,6 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         return notes == null ? null : notes.remaining;
     }
 
-    /** Notes what the request's probe said of its tenant's bucket (null: nothing to publish). */
-    void remaining(long[] tokens) {
-        if (tokens != null) notes().remaining = tokens;
-        else if (notes != null) notes.remaining = null;
-    }
-
-    private Notes notes() {
-        if (notes == null) notes = new Notes();
-        return notes;
-    }
-
     /**
      * What only some tickets need, apart so that the common one stays one small object: the refusal shadow
      * mode let through, and the remainders of a plan that publishes its limits.
@@ -241,13 +262,22 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
         return quotaNanos;
     }
 
-    /** Notes {@code units} given back to the tenant's bucket at {@code limits} (each bandwidth capped at its capacity). */
-    void refunded(long units, io.quotagate.filter.store.BucketLimits limits) {
+    /**
+     * Notes {@code units} given back to the tenant's bucket at {@code pl}'s limits (each bandwidth capped at its
+     * capacity) and, if they were counted there, to its calendar quotas (each capped at its limit).
+     */
+    void refunded(long units, Limits.PlanLimits pl) {
         long[] before = remaining();
-        if (before == null || before.length != limits.bandwidths().size()) return;
+        int bandwidths = pl.limits().bandwidths().size();
+        int quotas = pl.quotas() == null ? 0 : pl.quotas().size();
+        if (before == null || (before.length != bandwidths && before.length != bandwidths + quotas)) return;
         long[] after = new long[before.length]; // the probe's array may be the store's note of the bucket: not changed
-        for (int i = 0; i < after.length; i++) {
-            after[i] = Math.min(limits.bandwidths().get(i).capacity(), before[i] + units);
+        for (int i = 0; i < bandwidths; i++) {
+            after[i] = Math.min(pl.limits().bandwidths().get(i).capacity(), before[i] + units);
+        }
+        for (int i = bandwidths; i < after.length; i++) {
+            long limit = pl.quotas().quotas()[i - bandwidths].limit();
+            after[i] = quotaNanos == 0 ? before[i] : Math.min(limit, before[i] + units);
         }
         notes.remaining = after;
     }
@@ -255,18 +285,6 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     /** The largest cost this caller's buckets can ever admit at once. */
     public long maxCost() {
         return policy.readout().maxCost(kind(), key, plan);
-    }
-
-    /**
-     * Charges {@code cost} units in place of what was reserved (the route's minimum, held while the
-     * body arrived; nothing for an {@link #unpaid()} ticket): the reservation goes back, then
-     * {@code cost} is taken as a new admission. A refusal states the wait for {@code cost}.
-     *
-     * @return null if the request may run at that cost; otherwise the refusal (nothing is charged
-     *         then, and {@link #close()} frees the slot)
-     */
-    public Outcome.Refused reprice(long cost) {
-        return policy.admission.reprice(this, cost);
     }
 
     /**
@@ -288,9 +306,9 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     }
 
     /**
-     * Hands the request over to run: from now on {@link #close()} frees nothing; {@link #end()} marks the
+     * Hands the request over to run: from now on {@link Gate#release} frees nothing; {@link #end()} marks the
      * request's end, once, then the caller releases the {@link #permit()} and settles the units with
-     * {@link #settle}.
+     * {@link Gate#settle}.
      */
     public void run() {
         if (unpaid()) throw new IllegalStateException("an unpaid ticket must be repriced before it runs");
@@ -339,25 +357,13 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     }
 
     /**
-     * Settles the request's actual cost against what was charged (see
-     * {@link Admission#reconcile}), by the policy that admitted it.
-     *
-     * @return the units settled: negative for a refund, positive for an extra charge
+     * Marks a ticket whose request does not run as closed ({@link Gate#release}): true for the one call that
+     * closes it, while it is decided; false once it runs, or for a second call (a second release frees nothing).
      */
-    public long settle(long actualCost) {
-        return policy.admission.settle(this, actualCost);
-    }
-
-    /** Frees the slot and gives back the units, unless the request runs (see the class comment). */
-    @Override
-    public void close() {
-        if ((byte) STATE.get(this) != DECIDED) return;
-        STATE.set(this, CLOSED); // closed: a second close frees nothing
-        try {
-            if (permit != null) permit.cancel();
-        } finally {
-            policy.admission.release(this);
-        }
+    boolean close() {
+        if ((byte) STATE.get(this) != DECIDED) return false;
+        STATE.set(this, CLOSED);
+        return true;
     }
 
     /** True if {@link #keepCharge()} was called. */
@@ -389,8 +395,9 @@ public sealed class Ticket implements Outcome, AutoCloseable permits Ticket.Scop
     static final class Scoped extends Ticket {
         private final ScopedCharge scoped;
 
-        Scoped(Policy policy, Route route, Permit permit, ScopedCharge scoped) {
-            super(policy, route, permit);
+        Scoped(Policy policy, Route route, Permit permit, BucketKind kind, String key, String plan, long charged,
+               byte flags, long quotaNanos, Rejection escaped, long[] remaining, long delayNanos, ScopedCharge scoped) {
+            super(policy, route, permit, kind, key, plan, charged, flags, quotaNanos, escaped, remaining, delayNanos);
             this.scoped = scoped;
         }
 

@@ -14,8 +14,8 @@ import java.util.function.Supplier;
  * A filter's quota events: the request path reports what it decided through two cheap calls
  * ({@link #admitted}, {@link #refused}: a set insertion each, nothing read, nothing allocated for a
  * tenant already reported since the last check); a daemon thread checks once a second
- * ({@link #check}) what they mean (reading the tenants' buckets, the global quota and the store
- * off the request path) and hands the events to a second daemon thread that calls the listeners
+ * ({@link #check}) what they mean (reading the tenants' buckets and calendar quotas, the global quota
+ * and the store off the request path, and claiming a calendar quota's events in the store) and hands the events to a second daemon thread that calls the listeners
  * through a bounded queue.
  */
 public interface QuotaSignals extends SignalCounts, AutoCloseable {

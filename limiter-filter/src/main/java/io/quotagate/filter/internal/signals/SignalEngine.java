@@ -1,5 +1,6 @@
 package io.quotagate.filter.internal.signals;
 
+import io.quotagate.filter.internal.admission.QuotaPeriod;
 import io.quotagate.filter.signals.QuotaEvent;
 import io.quotagate.filter.signals.QuotaListener;
 import io.quotagate.filter.signals.WebhookListener;
@@ -13,6 +14,7 @@ import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -29,7 +31,9 @@ import java.util.function.Supplier;
  * The checks behind {@link QuotaSignals}. The request path only records who was admitted or refused
  * since the last check (one map entry per tenant, bounded); everything else happens in {@link #check},
  * on the signals thread: spells of refusals (exhausted, throttled for long, recovered), the usage of the
- * reported tenants' limits (near-limit, one store read per tenant and check), the global quota and
+ * reported tenants' limits (near-limit, one store read per tenant and check), their calendar quotas
+ * (near-limit thresholds and used up, each claimed once per tenant, quota and period across the
+ * instances through the store, from the counts this instance already holds), the global quota and
  * the store's availability. Events go to the {@link Dispatcher} and to a log line (at most
  * {@value #LOG_LINES_PER_SECOND} a second).
  */
@@ -42,6 +46,8 @@ final class SignalEngine implements QuotaSignals {
     /** A near-limit (and the global one) is re-armed this many points below its threshold: no flapping. */
     static final int REARM_POINTS = 5;
     static final int LOG_LINES_PER_SECOND = 10;
+    /** The refusal reason of a calendar quota. */
+    static final String QUOTA = "quota";
     private static final long MINUTE = TimeUnit.MINUTES.toNanos(1);
     private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
 
@@ -84,11 +90,16 @@ final class SignalEngine implements QuotaSignals {
     // written by the request path, drained by check()
     private final ConcurrentHashMap<String, Seen> admitted = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Seen> refused = new ConcurrentHashMap<>();
-    private volatile boolean nearLimitOn;
 
     // check() only (synchronized)
     private final Map<String, Spell> spells = new HashMap<>();
     private final Map<String, Set<String>> nearFired = new HashMap<>();
+    /**
+     * Calendar quota events this instance raised or saw claimed by another ({@code <counter key>:near:80},
+     * {@code ...:exhausted}), until their period's counter expires; at most {@value #MAX_FIRED}, oldest
+     * forgotten first (the store's claim still holds it back).
+     */
+    private final LinkedHashMap<String, Long> quotaDone = new LinkedHashMap<>();
     private boolean globalFired;
     private Boolean storeUp;
     private long logSecond;
@@ -101,7 +112,6 @@ final class SignalEngine implements QuotaSignals {
         this.probe = probe;
         this.clock = clock;
         SignalSettings s = settings.get();
-        this.nearLimitOn = s.hasNearLimit();
         this.dispatcher = new Dispatcher(listeners, s.queue());
         this.webhooks = listeners.stream().filter(WebhookListener.class::isInstance).map(WebhookListener.class::cast)
                 .toList();
@@ -126,7 +136,7 @@ final class SignalEngine implements QuotaSignals {
 
     @Override
     public void admitted(String tenant, String plan) {
-        if (!nearLimitOn) return;
+        // recorded for its calendar quotas too, whatever near-limit says
         // a tenant already recorded since the last check costs a lookup, nothing more
         if (admitted.containsKey(tenant)) return;
         if (admitted.size() >= MAX_PENDING) {
@@ -179,17 +189,16 @@ final class SignalEngine implements QuotaSignals {
     @Override
     public synchronized void check() {
         SignalSettings s = settings.get();
-        nearLimitOn = s.hasNearLimit();
         long now = clock.nanoTime();
         Map<String, Seen> read = new HashMap<>();
         spells(s, now, read);
+        drain(admitted, read);
         if (s.hasNearLimit()) {
-            drain(admitted, read);
             nearLimits(s, read);
         } else {
-            admitted.clear();
             nearFired.clear();
         }
+        quotas(s, read);
         global(s);
         store();
     }
@@ -210,7 +219,10 @@ final class SignalEngine implements QuotaSignals {
                 spell.active = true;
                 spell.start = now;
                 spell.count = 0;
-                raise(new QuotaEvent.Exhausted(wall.instant(), tenant, seen.plan(), seen.reason()));
+                // a calendar quota's refusal is raised by quotas(), once across the instances, with its period
+                if (!QUOTA.equals(seen.reason())) {
+                    raise(new QuotaEvent.Exhausted(wall.instant(), tenant, seen.plan(), seen.reason()));
+                }
             }
             spell.last = now;
             spell.count++;
@@ -273,6 +285,71 @@ final class SignalEngine implements QuotaSignals {
                 }
             }
         }
+    }
+
+    /**
+     * The calendar quotas of each tenant reported since the last check: a threshold reached ({@code near_limit})
+     * and a quota used up ({@code exhausted}: no unit left, or, for a tenant refused by a quota while each
+     * has some left, the quota with the least left), each claimed in the store before it is raised, so
+     * that one instance raises it once per tenant, quota and period. Reads what this instance last saw of
+     * the counters (no round trip for one it counted); a claim the store cannot take now is tried again at
+     * a later check of the tenant.
+     */
+    private void quotas(SignalSettings s, Map<String, Seen> tenants) {
+        long nowMillis = wall.millis();
+        if (quotaDone.size() > MAX_FIRED) {
+            quotaDone.values().removeIf(until -> until <= nowMillis);
+            for (Iterator<String> it = quotaDone.keySet().iterator(); quotaDone.size() > MAX_FIRED; ) {
+                it.next();
+                it.remove();
+            }
+        }
+        for (Map.Entry<String, Seen> e : tenants.entrySet()) {
+            String tenant = e.getKey();
+            String plan = e.getValue().plan();
+            List<QuotaPeriod> periods;
+            try {
+                periods = probe.tenantQuotas(tenant);
+            } catch (RuntimeException unreadable) {
+                continue;
+            }
+            if (periods.isEmpty()) continue;
+            QuotaPeriod refusing = null;
+            if (QUOTA.equals(e.getValue().reason())) {
+                for (QuotaPeriod q : periods) {
+                    if (q.used() >= q.limit()) {
+                        refusing = null;
+                        break;
+                    }
+                    if (refusing == null || q.limit() - q.used() < refusing.limit() - refusing.used()) refusing = q;
+                }
+            }
+            for (QuotaPeriod q : periods) {
+                for (int threshold : s.quotaNearLimit(plan, q.quota())) {
+                    if (q.used() * 100 < (long) threshold * q.limit()) break; // ascending
+                    once(q, "near:" + threshold, () -> new QuotaEvent.NearLimit(wall.instant(), tenant, plan,
+                            q.quota(), threshold, q.used(), q.limit(), q.start(), q.end()));
+                }
+                if (q.used() >= q.limit() || q == refusing) {
+                    once(q, "exhausted", () -> new QuotaEvent.Exhausted(wall.instant(), tenant, plan, QUOTA,
+                            q.quota(), q.start(), q.end()));
+                }
+            }
+        }
+    }
+
+    /** Raises the event of {@code what} in quota period {@code q} if no instance has claimed it yet. */
+    private void once(QuotaPeriod q, String what, Supplier<QuotaEvent> event) {
+        String key = q.counterKey() + ":" + what;
+        if (quotaDone.containsKey(key)) return;
+        boolean mine;
+        try {
+            mine = probe.claim(key, q.expiresAtMillis());
+        } catch (RuntimeException storeAway) {
+            return; // asked again at a later check of the tenant
+        }
+        quotaDone.put(key, q.expiresAtMillis());
+        if (mine) raise(event.get());
     }
 
     private void global(SignalSettings s) {

@@ -53,9 +53,9 @@ public final class Decisions {
 
     /** The charge of {@code cost} in {@code admission} under {@code policy}, as a plain value. */
     static Decision admit(Admission admission, Policy policy, BucketKind kind, String key, String plan, long cost) {
-        Ticket ticket = new Ticket(policy, io.quotagate.filter.internal.route.Route.DEFAULT, null);
-        Rejection refusal = admission.charge(policy, kind, key, plan, cost, null, ticket);
-        return refusal != null ? rejected(refusal) : admitted(ticket);
+        Charged charged = admission.charge(policy, io.quotagate.filter.internal.route.Route.DEFAULT, null, null, kind,
+                key, plan, cost, null, 0);
+        return charged instanceof Rejection refusal ? rejected(refusal) : admitted((Ticket) charged);
     }
 
     /** Settles {@code admitted}'s actual cost under the policy in force. */
@@ -65,11 +65,11 @@ public final class Decisions {
 
     /** Settles {@code admitted}'s actual cost by {@code admittedBy}, the policy that admitted it. */
     public long reconcile(Policy admittedBy, Decision.Admitted admitted, long actualCost) {
-        Ticket t = new Ticket(admittedBy, io.quotagate.filter.internal.route.Route.DEFAULT, null);
-        t.charged(admitted.kind(), admitted.tenant(), admitted.plan(), admitted.charged(), admitted.globalCharged(),
+        Ticket t = Ticket.admitted(admittedBy, io.quotagate.filter.internal.route.Route.DEFAULT, null, null,
+                admitted.kind(), admitted.tenant(), admitted.plan(), admitted.charged(), admitted.globalCharged(),
                 admitted.guestsCharged(), admitted.quotaNanos(), admitted.shadowRejection() == null ? null
                         : new Rejection(admitted.shadowRejection().reason(), admitted.shadowRejection().nanosToWait(),
-                        admitted.shadowRejection().limit()));
+                        admitted.shadowRejection().limit()), null, 0);
         return admission.reconcile(admittedBy, t, admitted.charged(), actualCost);
     }
 

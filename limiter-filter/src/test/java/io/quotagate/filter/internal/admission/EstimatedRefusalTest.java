@@ -75,7 +75,7 @@ class EstimatedRefusalTest {
             Object o = decide(grouped, true);
             assertThat(o).as(String.valueOf(o)).isInstanceOf(Ticket.class);
             Ticket t = (Ticket) o;
-            assertThat(t.reprice(1)).as("admitted at its cost").isNull();
+            assertThat(gate.reprice(t, 1)).as("admitted at its cost").isNull();
             t.run();
             t.end();
             t.permit().release();
@@ -84,8 +84,8 @@ class EstimatedRefusalTest {
         heavy.run();
 
         Ticket reading = (Ticket) decide(grouped, true); // holds a slot while its body arrives
-        Outcome.Refused refused = reading.reprice(1);
-        reading.close();
+        Outcome.Refused refused = gate.reprice(reading, 1);
+        gate.release(reading);
         assertThat(refused).isNotNull();
         assertThat(refused.retryAfterSeconds()).as("the route's next unit comes in 20 minutes")
                 .isGreaterThanOrEqualTo(1200);

@@ -78,7 +78,7 @@ class RefusalFromProbeTest {
         assertThat(first.published()).extracting(BandwidthStatus::remaining).containsExactly(4L, 99L);
         ((Ticket) decide("acme")).run(); // another request: the first one's fields do not move
         assertThat(first.published()).extracting(BandwidthStatus::remaining).containsExactly(4L, 99L);
-        first.close(); // not run: its unit goes back, and its fields say so (capped at capacity)
+        gate.release(first); // not run: its unit goes back, and its fields say so (capped at capacity)
         assertThat(first.published()).extracting(BandwidthStatus::remaining).containsExactly(5L, 100L);
     }
 
@@ -91,6 +91,75 @@ class RefusalFromProbeTest {
         assertThat(refused.limits()).isEmpty();
         clock.advance(Duration.ofSeconds(1));
         assertThat(decide("globex")).isInstanceOf(Ticket.class);
+    }
+
+    @Test
+    void aPublishedCalendarQuotaIsWhatTheRequestsOwnStoreOperationReplied() {
+        AtomicInteger sideReads = new AtomicInteger();
+        io.quotagate.filter.store.QuotaCounters counters = local.quotaCounters().orElseThrow();
+        io.quotagate.filter.store.QuotaCounters counting = new io.quotagate.filter.store.QuotaCounters() {
+            @Override
+            public long tryAdd(String key, long units, long limit, long nowMillis, long expiresAtMillis) {
+                return counters.tryAdd(key, units, limit, nowMillis, expiresAtMillis);
+            }
+
+            @Override
+            public void add(String key, long units, long nowMillis, long expiresAtMillis) {
+                counters.add(key, units, nowMillis, expiresAtMillis);
+            }
+
+            @Override
+            public long used(String key) {
+                return counters.used(key);
+            }
+
+            @Override
+            public long notedUsed(String key) {
+                sideReads.incrementAndGet();
+                return counters.notedUsed(key);
+            }
+        };
+        BucketStore withQuotas = new BucketStore() {
+            @Override
+            public QuotaBucket bucket(BucketKind kind, String id, BucketLimits limits) {
+                return local.bucket(kind, id, limits);
+            }
+
+            @Override
+            public java.util.Optional<io.quotagate.filter.store.QuotaCounters> quotaCounters() {
+                return java.util.Optional.of(counting);
+            }
+        };
+        Plans quoted = PlansFile.parse("q.yml", """
+                plans:
+                  open:
+                    publish: true
+                    limits: [ { name: burst, capacity: 5, refill: 1, period: 1s } ]
+                    quotas: [ { name: daily, limit: 3, per: day } ]
+                tenants: { assignments: { acme: open } }
+                """);
+        Gate quotaGate = new Gate(withQuotas, new ConcurrencyLimits(quoted, clock, ConcurrencyListener.NONE),
+                new FailureLog(System.getLogger("test"), clock, "directory"));
+        Policy quotaPolicy = quotaGate.policy(quoted, TenantDirectory.of(quoted.tenants().assignments()), null);
+        String tenant = "acme";
+
+        Ticket first = (Ticket) quotaGate.decide(quotaPolicy, Route.DEFAULT, tenant, "192.0.2.1");
+        assertThat(first.published()).extracting(BandwidthStatus::name, BandwidthStatus::remaining)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("burst", 4L),
+                        org.assertj.core.groups.Tuple.tuple("daily", 2L));
+        ((Ticket) quotaGate.decide(quotaPolicy, Route.DEFAULT, tenant, "192.0.2.1")).run();
+        assertThat(first.published()).as("another request's count does not move the first one's fields")
+                .extracting(BandwidthStatus::remaining).containsExactly(4L, 2L);
+        quotaGate.release(first); // not run: its unit goes back to the bucket and to the quota, and its fields say so
+        assertThat(first.published()).extracting(BandwidthStatus::remaining).containsExactly(5L, 3L);
+        ((Ticket) quotaGate.decide(quotaPolicy, Route.DEFAULT, tenant, "192.0.2.1")).run();
+        ((Ticket) quotaGate.decide(quotaPolicy, Route.DEFAULT, tenant, "192.0.2.1")).run();
+        Outcome.Refused refused = (Outcome.Refused) quotaGate.decide(quotaPolicy, Route.DEFAULT, tenant, "192.0.2.1");
+        assertThat(refused.rate()).isEqualTo(io.quotagate.filter.status.Reason.QUOTA);
+        assertThat(refused.limits()).extracting(BandwidthStatus::name, BandwidthStatus::remaining)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("burst", 2L),
+                        org.assertj.core.groups.Tuple.tuple("daily", 0L));
+        assertThat(sideReads.get()).as("no figure read from a side cache: the replies had them").isZero();
     }
 
     private BucketLimits limitsOf(String tenant) {

@@ -114,7 +114,7 @@ class ThrottleAdmissionTest {
         Outcome o = decide(other, "acme");
         assertThat(o).isInstanceOf(Outcome.Delayed.class);
         assertThat(available(policy, "acme")).isEqualTo(-1);
-        ((Outcome.Delayed) o).ticket().close(); // dropped before it resumed
+        gate.release(((Outcome.Delayed) o).ticket()); // dropped before it resumed
         assertThat(available(policy, "acme")).isZero();
     }
 
