@@ -112,6 +112,11 @@ public final class ExampleApp implements Callable<Integer> {
                     + "optionally, limits, quotas and zone (default: " + JdbcTenantDirectory.DEFAULT_QUERY + ")")
     String tenantsJdbcQuery;
 
+    @Option(names = "--usage-endpoint", paramLabel = "PATH",
+            description = "Answer each tenant's own limits, quotas and use at PATH on the API port (e.g. /rate_limit), "
+                    + "never charged; default: off")
+    String usageEndpoint;
+
     /** How often a {@code --plans} file is polled for changes. */
     static final Duration RELOAD_INTERVAL = Duration.ofSeconds(2);
 
@@ -150,6 +155,14 @@ public final class ExampleApp implements Callable<Integer> {
                     builder.storeSettings(withRedis(loaded, redis).store());
                 } catch (IllegalArgumentException e) {
                     System.err.println("example-webapp: --redis: " + e.getMessage());
+                    return 2;
+                }
+            }
+            if (usageEndpoint != null) {
+                try {
+                    builder.usageEndpoint(usageEndpoint, false);
+                } catch (IllegalArgumentException e) {
+                    System.err.println("example-webapp: --usage-endpoint: " + e.getMessage());
                     return 2;
                 }
             }
@@ -292,6 +305,7 @@ public final class ExampleApp implements Callable<Integer> {
             ServletHolder tenantsAdmin = new ServletHolder(new AdminTenants(filter, quotaAdmin));
             managementContext.addServlet(tenantsAdmin, "/admin/tenants/*");
             managementContext.addServlet(tenantsAdmin, "/admin/overrides");
+            managementContext.addServlet(new ServletHolder(new AdminUsage(filter, quotaAdmin)), "/admin/usage");
         } else {
             managementContext.addServlet(new ServletHolder(new ExampleServlets.NotFound()), "/admin/*"); // off: as if absent
         }

@@ -84,7 +84,7 @@ final class FilterRuntime implements QuotaControl {
     record Setup(TenantResolver resolver, TenantDirectory directory, Map<String, CostEstimator> estimators,
                  BodyLimits body, boolean legacyHeaders, Path plansFile, Duration reloadInterval,
                  long maxPlansFileBytes, ShadowLog shadowLog, BucketStore store, boolean ownsStore,
-                 FailureLog resolverFailures, List<PathPattern> unlimitedPaths) {
+                 FailureLog resolverFailures, List<PathPattern> unlimitedPaths, OwnUsage ownUsage) {
     }
 
     final Setup setup;
@@ -221,9 +221,11 @@ final class FilterRuntime implements QuotaControl {
         Setup setup = new Setup(b.resolver, userDirectory, Map.copyOf(b.estimators),
                 new BodyLimits(b.maxBodyBytes, b.bodyReadTimeout), b.legacyHeaders, b.plansFile, b.reloadInterval,
                 b.maxPlansFileBytes, new ShadowLog(b.clock), store, owned,
-                new FailureLog(LOG, b.clock, "tenant resolver"), List.copyOf(b.unlimitedPaths));
+                new FailureLog(LOG, b.clock, "tenant resolver"), List.copyOf(b.unlimitedPaths),
+                b.usageEndpoint == null ? null : new OwnUsage(b.usageEndpoint, b.usageEndpointShowsHidden));
         ConcurrencyLimits concurrency = new ConcurrencyLimits(plans, b.clock, waits, store::instanceCount);
-        Gate gate = new Gate(store, concurrency, new FailureLog(LOG, b.clock, "tenant directory"), b.wallClock);
+        Gate gate = new Gate(store, concurrency, new FailureLog(LOG, b.clock, "tenant directory"), b.wallClock,
+                b.closedPeriodsKept);
         Runnable snapshot = null;
         if (b.quotaSnapshotFile != null) {
             try {
@@ -449,6 +451,17 @@ final class FilterRuntime implements QuotaControl {
     public List<QuotaUsage> tenantQuotas(String tenant) {
         return gate.tenantQuotas(engine.policy(), tenant);
     }
+
+    @Override
+    public io.quotagate.filter.status.UsagePage usage(String cursor, int size) {
+        if (size < 1 || size > MAX_USAGE_PAGE) {
+            throw new IllegalArgumentException("size must be 1 to " + MAX_USAGE_PAGE + ", was " + size);
+        }
+        return gate.usage(engine.policy(), cursor, size);
+    }
+
+    /** The largest page of a usage export. */
+    static final int MAX_USAGE_PAGE = 10_000;
 
     @Override
     public StatisticsView statistics() {

@@ -68,6 +68,25 @@ final class InitParams {
                         + "': " + e.getMessage());
             }
         }
+        String usage = value(config, QuotaFilter.USAGE_ENDPOINT_PARAM);
+        if (usage != null) {
+            try {
+                b.usageEndpoint(usage, Boolean.parseBoolean(value(config, QuotaFilter.USAGE_ENDPOINT_HIDDEN_PARAM)));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("init-param '" + QuotaFilter.USAGE_ENDPOINT_PARAM + "': "
+                        + e.getMessage());
+            }
+        }
+        String kept = value(config, QuotaFilter.CLOSED_PERIODS_KEPT_PARAM);
+        if (kept != null) {
+            try {
+                b.closedPeriodsKept(Integer.parseInt(kept));
+            } catch (IllegalArgumentException e) { // NumberFormatException too
+                throw new IllegalArgumentException("init-param '" + QuotaFilter.CLOSED_PERIODS_KEPT_PARAM
+                        + "' must be a whole number from 0 to " + QuotaFilter.Builder.MAX_CLOSED_PERIODS_KEPT
+                        + ", was '" + kept + "'");
+            }
+        }
         return b;
     }
 

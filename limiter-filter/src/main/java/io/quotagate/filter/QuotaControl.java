@@ -3,6 +3,7 @@ package io.quotagate.filter;
 import io.quotagate.filter.metrics.QuotaSource;
 import io.quotagate.filter.status.BandwidthStatus;
 import io.quotagate.filter.status.QuotaUsage;
+import io.quotagate.filter.status.UsagePage;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.InvalidPlansException;
@@ -144,4 +145,20 @@ public interface QuotaControl extends QuotaSource {
      * @throws IllegalArgumentException if {@code tenant} is not a valid tenant id
      */
     List<QuotaUsage> tenantQuotas(String tenant);
+
+    /**
+     * One page of the usage export, for invoicing: every tenant whose quota counters the store holds (tenants
+     * with a unit counted in the periods exported), each exactly once over the pages, with its use of each quota
+     * of its plan in the current period and in the closed periods the store keeps
+     * ({@link QuotaFilter.Builder#closedPeriodsKept}, default 3), newest first. Read from the store, not from
+     * this instance's memory: with a shared store every instance answers the same figures. Holds about
+     * {@code size} tenants in memory at a time; {@link UsagePage#csv} and {@link UsagePage#json} write a page.
+     *
+     * @param cursor null for the first page, else the {@link UsagePage#next()} of the previous one (it carries
+     *               the export's time: every page reads the same periods)
+     * @param size   about how many tenants a page holds at most, 1 to 10,000
+     * @throws IllegalArgumentException for a cursor no export gave, or a size out of range
+     * @throws io.quotagate.filter.store.StoreUnavailableException if the shared store cannot be reached
+     */
+    UsagePage usage(String cursor, int size);
 }

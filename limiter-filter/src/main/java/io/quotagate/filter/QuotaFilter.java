@@ -109,6 +109,15 @@ public final class QuotaFilter implements Filter {
     public static final String QUOTA_SNAPSHOT_PARAM = "quota-snapshot";
     /** Init-param: how often the {@code quota-snapshot} file is written, e.g. {@code 30s}. */
     public static final String QUOTA_SNAPSHOT_INTERVAL_PARAM = "quota-snapshot-interval";
+    /**
+     * Init-param: the path of the tenant's own usage endpoint, e.g. {@code /rate_limit}
+     * ({@link Builder#usageEndpoint}); absent: no endpoint.
+     */
+    public static final String USAGE_ENDPOINT_PARAM = "usage-endpoint";
+    /** Init-param: {@code true} for the usage endpoint to answer tenants of hidden plans too. */
+    public static final String USAGE_ENDPOINT_HIDDEN_PARAM = "usage-endpoint-shows-hidden-plans";
+    /** Init-param: how many closed periods the quota counters are kept for ({@link Builder#closedPeriodsKept}). */
+    public static final String CLOSED_PERIODS_KEPT_PARAM = "closed-periods-kept";
     /** Default interval of the {@code quota-snapshot} init-param. */
     public static final String DEFAULT_QUOTA_SNAPSHOT_INTERVAL = "1m";
 
@@ -168,6 +177,11 @@ public final class QuotaFilter implements Filter {
         }
         FilterRuntime.Engine engine = rt.engine(); // read once: one policy decides and settles this request
         String path = RequestPath.normalize(pathOf(request));
+        OwnUsage own = rt.setup.ownUsage();
+        if (own != null && path != null && own.matches(path)) { // the tenant's own usage: answered here, never charged
+            own.answer(rt, engine, request, response);
+            return;
+        }
         if (path != null && unlimitedPath(rt, path)) {
             chain.doFilter(request, response);
             return;
@@ -419,6 +433,14 @@ public final class QuotaFilter implements Filter {
         Duration throttleGrace = Throttling.DEFAULT_GRACE;
         final List<PathPattern> unlimitedPaths = new ArrayList<>();
         final List<QuotaListener> listeners = new ArrayList<>();
+        String usageEndpoint;
+        boolean usageEndpointShowsHidden;
+        int closedPeriodsKept = DEFAULT_CLOSED_PERIODS_KEPT;
+
+        /** Default of {@link #closedPeriodsKept}. */
+        public static final int DEFAULT_CLOSED_PERIODS_KEPT = 3;
+        /** The most closed periods {@link #closedPeriodsKept} takes. */
+        public static final int MAX_CLOSED_PERIODS_KEPT = 36;
 
         /** How long a plan from a user directory is cached. */
         public static final long DIRECTORY_TTL_MINUTES = 5;
@@ -467,6 +489,45 @@ public final class QuotaFilter implements Filter {
          */
         public Builder wallClock(java.time.Clock wallClock) {
             this.wallClock = Objects.requireNonNull(wallClock, "wallClock");
+            return this;
+        }
+
+        /**
+         * Turns on the tenant's own usage endpoint at {@code path} (e.g. {@code /rate_limit}, like GitHub's): a
+         * {@code GET} there is answered by the filter with the calling tenant's limits, calendar quotas and their
+         * use as JSON, never charged, never another tenant's (the tenant is resolved as for any request; a query
+         * parameter naming another is ignored), and 404 for a tenant whose plan keeps its limits hidden unless
+         * {@code showHiddenPlans}. Off unless set. See docs/quotas.md.
+         *
+         * @param path an absolute path without {@code ..}, {@code //} or a trailing {@code /}
+         * @throws IllegalArgumentException for a path that is not one
+         */
+        public Builder usageEndpoint(String path, boolean showHiddenPlans) {
+            Objects.requireNonNull(path, "path");
+            if (!path.startsWith("/") || path.length() < 2 || path.endsWith("/")
+                    || !path.equals(RequestPath.normalize(path))) {
+                throw new IllegalArgumentException("usage endpoint: the path must be absolute and normalised (no "
+                        + "'..', '//', '.' segment or trailing '/'), was '" + path + "'");
+            }
+            this.usageEndpoint = path;
+            this.usageEndpointShowsHidden = showHiddenPlans;
+            return this;
+        }
+
+        /**
+         * How many closed periods the calendar quotas' counters are kept for after their own ends (default
+         * {@value #DEFAULT_CLOSED_PERIODS_KEPT}), so that the usage export ({@link QuotaControl#usage}) lists them:
+         * a counter then expires at its period's end plus that many periods plus an hour. More periods keep more
+         * counters in the store (see docs/redis.md). Every instance sharing a store should keep the same number.
+         *
+         * @throws IllegalArgumentException if not 0 to {@value #MAX_CLOSED_PERIODS_KEPT}
+         */
+        public Builder closedPeriodsKept(int periods) {
+            if (periods < 0 || periods > MAX_CLOSED_PERIODS_KEPT) {
+                throw new IllegalArgumentException("closed periods kept must be 0 to " + MAX_CLOSED_PERIODS_KEPT
+                        + ", was " + periods);
+            }
+            this.closedPeriodsKept = periods;
             return this;
         }
 

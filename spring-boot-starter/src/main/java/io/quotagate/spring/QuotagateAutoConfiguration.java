@@ -104,6 +104,7 @@ public class QuotagateAutoConfiguration {
                     "at least 1 request must be allowed to wait for a throttle");
         }
         builder.maxDelayedRequests(properties.maxDelayedRequests());
+        usage(builder, properties);
         if (inline.isPresent()) {
             if (properties.watchPlans() != null) {
                 throw new InvalidConfigurationPropertyValueException(WATCH_PROPERTY, properties.watchPlans(),
@@ -136,6 +137,25 @@ public class QuotagateAutoConfiguration {
     }
 
     /** The plans file at {@code plans} (class path or file), watched every {@code watch} if set (a file only). */
+    /** The own-usage endpoint and the closed periods kept, each failing start-up naming its property. */
+    private static void usage(QuotaFilter.Builder builder, QuotagateProperties properties) {
+        QuotagateProperties.UsageEndpoint endpoint = properties.usageEndpoint();
+        if (endpoint != null && endpoint.path() != null && !endpoint.path().isBlank()) {
+            try {
+                builder.usageEndpoint(endpoint.path().trim(), endpoint.showHiddenPlans());
+            } catch (IllegalArgumentException e) {
+                throw new InvalidConfigurationPropertyValueException("quotagate.usage-endpoint.path", endpoint.path(),
+                        e.getMessage());
+            }
+        }
+        try {
+            builder.closedPeriodsKept(properties.closedPeriodsKept());
+        } catch (IllegalArgumentException e) {
+            throw new InvalidConfigurationPropertyValueException("quotagate.closed-periods-kept",
+                    properties.closedPeriodsKept(), e.getMessage());
+        }
+    }
+
     private static void plansFile(QuotaFilter.Builder builder, String plans, Duration watch) {
         boolean classpath = plans.startsWith(PlansFile.CLASSPATH_PREFIX);
         try {

@@ -6,6 +6,9 @@ import io.quotagate.filter.status.ConcurrencyView;
 import io.quotagate.filter.status.LimitsReport;
 import io.quotagate.filter.status.LimitsStatus;
 import io.quotagate.filter.status.QuotaUsage;
+import io.quotagate.filter.status.TenantUsage;
+import io.quotagate.filter.status.UsagePage;
+import io.quotagate.filter.store.StoreUnavailableException;
 import io.quotagate.plans.Bandwidth;
 import io.quotagate.plans.CalendarQuota;
 import io.quotagate.plans.GlobalQuota;
@@ -19,6 +22,8 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.lang.Nullable;
+import org.springframework.core.io.InputStreamResource;
+import org.springframework.util.MimeType;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -174,11 +179,70 @@ public class QuotagateEndpoint {
         return new WebEndpointResponse<>(body);
     }
 
-    /** {@code GET /actuator/quotagate/tenant/{tenant}}: the same as {@link #tenant(String)}. */
+    /**
+     * {@code GET /actuator/quotagate/tenant/{tenant}}: the same as {@link #tenant(String)}; {@code GET
+     * /actuator/quotagate/usage/json} or {@code /usage/csv}: one page of the usage export
+     * ({@link QuotaControl#usage}), {@code size} tenants at most (default {@value #DEFAULT_USAGE_PAGE}), from
+     * {@code cursor} (the previous page's {@code next}); the CSV form streams the whole export (from {@code cursor}
+     * on, with the header line when from the start), reading a page at a time as the client reads.
+     */
     @ReadOperation
-    public WebEndpointResponse<Map<String, Object>> tenantEntry(@Selector String kind, @Selector String tenant) {
-        if (!TENANT.equals(kind)) return notFound(kind, TENANT);
-        return tenant(tenant);
+    public WebEndpointResponse<Object> tenantEntry(@Selector String kind, @Selector String tenant,
+                                                   @Nullable String cursor, @Nullable Integer size) {
+        if (USAGE.equals(kind)) return usage(tenant, cursor, size);
+        if (!TENANT.equals(kind)) return widen(notFound(kind, TENANT + " or " + USAGE));
+        return widen(tenant(tenant));
+    }
+
+    /** Default page size of the usage export. */
+    public static final int DEFAULT_USAGE_PAGE = 1_000;
+    private static final String USAGE = "usage";
+    private static final MimeType CSV = new MimeType("text", "csv", java.nio.charset.StandardCharsets.UTF_8);
+
+    private WebEndpointResponse<Object> usage(String format, @Nullable String cursor, @Nullable Integer size) {
+        if (!"json".equals(format) && !"csv".equals(format)) return widen(notFound(format, "json or csv"));
+        UsagePage page;
+        try {
+            page = control.usage(cursor, size == null ? DEFAULT_USAGE_PAGE : size);
+        } catch (IllegalArgumentException e) {
+            return widen(badRequest(e.getMessage()));
+        } catch (StoreUnavailableException | IllegalStateException e) {
+            return widen(response(WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE, e.getMessage()));
+        }
+        if ("csv".equals(format)) {
+            // the whole export from this page on, streamed page by page as the client reads (bounded memory)
+            return new WebEndpointResponse<>(new InputStreamResource(new UsageCsvStream(control, page,
+                    size == null ? DEFAULT_USAGE_PAGE : size, cursor == null)), WebEndpointResponse.STATUS_OK, CSV);
+        }
+        List<Map<String, Object>> tenants = new ArrayList<>(page.tenants().size());
+        for (TenantUsage t : page.tenants()) {
+            List<Map<String, Object>> periods = new ArrayList<>(t.periods().size());
+            for (TenantUsage.Period p : t.periods()) {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("quota", p.quota());
+                m.put("per", p.per().name().toLowerCase(java.util.Locale.ROOT));
+                m.put("limit", p.limit());
+                m.put("start", p.start().toString());
+                m.put("end", p.end().toString());
+                m.put("closed", p.closed());
+                m.put("used", p.used());
+                periods.add(m);
+            }
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("tenant", t.tenant());
+            m.put("plan", t.plan());
+            m.put("periods", periods);
+            tenants.add(m);
+        }
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("tenants", tenants);
+        body.put("next", page.next());
+        return new WebEndpointResponse<>(body);
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static WebEndpointResponse<Object> widen(WebEndpointResponse<? extends Object> r) {
+        return (WebEndpointResponse) r;
     }
 
     /** Sets one bandwidth of the global quota (creating the quota if there is none). */

@@ -32,6 +32,9 @@ import java.util.List;
  * @param maxDelayedRequests The most requests a throttle (throttle: in the plans) may keep delayed at once on this
  *                    instance, all tenants together; one more is refused at once with 429 throttle_full. Each
  *                    tenant is bounded by its throttle's queue too. At least 1.
+ * @param usageEndpoint The tenant's own usage endpoint (like GitHub's GET /rate_limit): off unless a path is set.
+ * @param closedPeriodsKept How many closed periods of each calendar quota the store keeps after the period ends, for
+ *                    the usage export (current period plus this many closed ones). 0 to 36.
  */
 @ConfigurationProperties("quotagate")
 public record QuotagateProperties(
@@ -41,7 +44,20 @@ public record QuotagateProperties(
         @DefaultValue("" + QuotagateProperties.DEFAULT_ORDER) int order,
         Duration watchPlans,
         @DefaultValue("false") boolean limitActuator,
-        @DefaultValue("" + QuotagateProperties.DEFAULT_MAX_DELAYED_REQUESTS) int maxDelayedRequests) {
+        @DefaultValue("" + QuotagateProperties.DEFAULT_MAX_DELAYED_REQUESTS) int maxDelayedRequests,
+        UsageEndpoint usageEndpoint,
+        @DefaultValue("3") int closedPeriodsKept) {
+
+    /**
+     * The tenant's own usage endpoint ({@code quotagate.usage-endpoint.*}).
+     *
+     * @param path            Path of the tenant's own usage endpoint, answered by the filter with the calling tenant's
+     *                        limits, quotas and use as JSON, never charged; e.g. /rate_limit. Unset: no endpoint.
+     * @param showHiddenPlans Whether tenants of plans that keep their limits hidden (no publish: true) are answered
+     *                        too; by default they get 404.
+     */
+    public record UsageEndpoint(String path, @DefaultValue("false") boolean showHiddenPlans) {
+    }
 
     /**
      * Right after Spring Security's filter chain ({@code SecurityProperties.DEFAULT_FILTER_ORDER + 1}). A literal,

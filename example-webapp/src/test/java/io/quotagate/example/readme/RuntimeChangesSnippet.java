@@ -25,6 +25,8 @@ class RuntimeChangesSnippet {
         control.reload();                      // re-read the plans file given to builder().plansFile(path)
         control.tenantLimits("acme");          // each bandwidth of acme's bucket: capacity, remaining, time to full
         control.tenantQuotas("acme");          // each calendar quota: used, remaining, resets at (QuotaUsage)
+        control.usage(null, 1000);             // every tenant's quota use, this and closed periods: a page (UsagePage),
+                                               // its next() the cursor of the following one (see quotas.md, usage export)
         control.setPlanQuotas("pro", List.of(new CalendarQuota("monthly", 200_000, CalendarQuota.Per.MONTH,
                 ZoneId.of("Europe/Berlin"))));  // List.of(): the plan's quotas removed; the counters count on
         control.setTenant("acme", new TenantContract("pro",                        // a customer upgraded, with

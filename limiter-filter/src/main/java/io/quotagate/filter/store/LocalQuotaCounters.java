@@ -6,11 +6,12 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The counters of the local store: a table of its own, never evicted with the buckets. Bounded by
- * {@code maxCounters}: when a new counter would exceed the bound, the counters whose period has ended
- * are dropped first; if none has, the new counter is not created and its request is admitted without
- * being counted ({@link #untracked()} counts such requests). So a full table never refuses a tenant
- * nor resets another tenant's count; size {@code tenants.max-tracked} above the number of tenants
- * times quotas to count every one.
+ * {@code maxCounters}: when a new counter would exceed the bound, the expired counters (their period
+ * ended, plus the closed periods kept for the usage export, plus the grace) are dropped first; if none
+ * has, the new counter is not created and its request is admitted without being counted
+ * ({@link #untracked()} counts such requests). So a full table never refuses a tenant nor resets another
+ * tenant's count; size {@code tenants.max-tracked} above tenants × quotas × (1 + periods kept) to count
+ * every one.
  */
 final class LocalQuotaCounters implements QuotaCounters {
     private static final System.Logger LOG = System.getLogger(LocalQuotaCounters.class.getName());
@@ -71,6 +72,28 @@ final class LocalQuotaCounters implements QuotaCounters {
     public long used(String key) {
         Counter c = counters.get(key);
         return c == null ? 0 : c.used.get();
+    }
+
+    /**
+     * The counters in the order of their keys, {@code count} a page: the page after {@code cursor} (the last
+     * key of the previous page) holds the smallest keys above it, found in one pass over the table keeping at
+     * most {@code count} of them. So a counter that exists for the whole scan is listed exactly once.
+     */
+    @Override
+    public Page scan(String cursor, int count) {
+        if (count < 1) throw new IllegalArgumentException("count must be >= 1, was " + count);
+        java.util.TreeSet<String> page = new java.util.TreeSet<>();
+        for (String key : counters.keySet()) {
+            if (cursor != null && key.compareTo(cursor) <= 0) continue;
+            if (page.size() < count) {
+                page.add(key);
+            } else if (key.compareTo(page.last()) < 0) {
+                page.pollLast();
+                page.add(key);
+            }
+        }
+        String next = page.size() < count ? null : page.last();
+        return new Page(new java.util.ArrayList<>(page), next);
     }
 
     /**

@@ -1,5 +1,7 @@
 package io.quotagate.filter.store;
 
+import java.util.List;
+
 /**
  * Where the counters of calendar quotas live ({@link io.quotagate.plans.CalendarQuota}): one counter
  * of units per quota, tenant and period, kept apart from the buckets so that nothing that drops a
@@ -52,6 +54,48 @@ public interface QuotaCounters {
      */
     default QuotaBucket counter(String key, long limit, long nowNanos, long resetNanos, long expiresAtMillis) {
         return new CounterBucket(this, key, limit, nowNanos, resetNanos, expiresAtMillis);
+    }
+
+    /**
+     * One page of a scan of the counters ({@link #scan}).
+     *
+     * @param keys the counters' keys (without the store's prefix), each in one page only while it exists
+     *             for the whole scan; at most about the page's {@code count}
+     * @param next where the next page starts, null if this was the last
+     */
+    record Page(List<String> keys, String next) {
+        /** Copies the keys. */
+        public Page {
+            keys = List.copyOf(keys);
+        }
+    }
+
+    /**
+     * The counters this store holds, a page at a time, read from the store itself (so every instance sharing it
+     * lists the same counters), in bounded memory: a page holds about {@code count} keys. A counter that exists
+     * from the first page to the last is listed once; one created or dropped meanwhile may be listed or not.
+     *
+     * @param cursor null to start, else the {@link Page#next} of the previous page
+     * @param count  about how many keys a page holds, at least 1
+     * @throws IllegalArgumentException if {@code cursor} is not one this store gave
+     * @throws UnsupportedOperationException if the store cannot list its counters (the default)
+     * @throws StoreUnavailableException if a shared store cannot be reached
+     */
+    default Page scan(String cursor, int count) {
+        throw new UnsupportedOperationException("this store cannot list its quota counters");
+    }
+
+    /**
+     * The units used in each counter of {@code keys}, 0 for one there is none of, in their order: a remote store
+     * reads them in one round trip. The default reads them one by one ({@link #used}).
+     *
+     * @throws StoreUnavailableException if a shared store cannot be reached (a store whose default {@link #used}
+     *                                   falls back to local figures does so)
+     */
+    default long[] usedAll(List<String> keys) {
+        long[] out = new long[keys.size()];
+        for (int i = 0; i < out.length; i++) out[i] = used(keys.get(i));
+        return out;
     }
 
     /**

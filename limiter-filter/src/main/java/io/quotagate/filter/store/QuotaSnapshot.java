@@ -42,8 +42,8 @@ import java.util.concurrent.TimeUnit;
  * killed loses the units counted since the last write, at most one interval's.
  *
  * <p>The file is text, one counter a line after a header: {@code <quota>:<tenant>:<period start>
- * <units used> <expiry, epoch ms>}. Counters whose period has ended (plus the grace) are neither
- * written nor read back.
+ * <units used> <expiry, epoch ms>}. Counters past their expiry (their period's end, the closed periods
+ * kept for the usage export, and the grace) are neither written nor read back.
  *
  * <p><b>Reading</b> (at {@link #start}) goes line by line: a line that cannot be read (bytes that are
  * not UTF-8, fields that are not a counter, longer than {@value #MAX_LINE_BYTES} bytes) is skipped and
@@ -70,10 +70,11 @@ final class QuotaSnapshot implements AutoCloseable {
     /** The longest line read; a counter's line is under 200 bytes (a tenant id is at most 64 characters). */
     static final int MAX_LINE_BYTES = 1024;
     /**
-     * The latest expiry a counter may have: its period (a month at most) plus the grace, from any zone;
-     * a larger one is a damaged line, which would otherwise hold a place in the table for ever.
+     * The latest expiry a counter may have: its period (a month at most), the closed periods kept after it for
+     * the usage export (36 at most) and the grace, from any zone; a larger one is a damaged line, which would
+     * otherwise hold a place in the table for ever.
      */
-    private static final long MAX_EXPIRY_AHEAD_MILLIS = Duration.ofDays(40).toMillis();
+    private static final long MAX_EXPIRY_AHEAD_MILLIS = Duration.ofDays(31L * 38).toMillis();
     private static final String TEMP_SUFFIX = ".tmp";
     private static final SecureRandom TEMP_NAMES = new SecureRandom();
 

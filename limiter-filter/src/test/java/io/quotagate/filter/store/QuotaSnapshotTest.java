@@ -43,8 +43,8 @@ class QuotaSnapshotTest {
               max-tracked: 10
               assignments: { acme: pro, beta: pro }
             """;
-    /** When the counters of March 2027 may go: the month's end plus the hour of grace. */
-    private static final long MARCH_EXPIRY = Instant.parse("2027-04-01T00:00:00Z").toEpochMilli() + 3_600_000L;
+    /** When the counters of March 2027 may go: the end of the 3 months kept after it (usage export), plus an hour. */
+    private static final long MARCH_EXPIRY = Instant.parse("2027-07-01T00:00:00Z").toEpochMilli() + 3_600_000L;
     private static final Instant MID_MARCH = Instant.parse("2027-03-15T12:00:00Z");
 
     @TempDir

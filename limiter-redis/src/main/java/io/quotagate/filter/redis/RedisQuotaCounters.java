@@ -2,7 +2,13 @@ package io.quotagate.filter.redis;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.SetArgs;
 import io.quotagate.filter.store.BucketStore;
 import io.quotagate.filter.store.QuotaBucket;
@@ -11,6 +17,9 @@ import io.quotagate.filter.store.StoreUnavailableException;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -189,6 +198,106 @@ final class RedisQuotaCounters implements QuotaCounters {
             }
         }
         return local.used(key);
+    }
+
+    /**
+     * The counters in Redis, a page at a time: {@code SCAN} with {@code MATCH <prefix>:quota:*} and
+     * {@code COUNT count}, over every primary of a Cluster one after the other (ordered by node id). The cursor
+     * is {@code <node id>/<SCAN cursor>} ({@code -} for the node of a single Redis). Redis lists every key that
+     * exists for the whole scan at least once, and a key twice only while its table shrinks (the export lists a
+     * tenant once on the page of one chosen counter, see the core's usage export). A page may hold somewhat more
+     * than {@code count} keys, or none before the last.
+     *
+     * @throws StoreUnavailableException if Redis cannot be reached (never listed from the local table: every
+     *                                   instance must answer the same)
+     */
+    @Override
+    public Page scan(String cursor, int count) {
+        if (count < 1) throw new IllegalArgumentException("count must be >= 1, was " + count);
+        String node = "-";
+        String at = ScanCursor.INITIAL.getCursor();
+        if (cursor != null) {
+            int slash = cursor.lastIndexOf('/');
+            if (slash <= 0 || slash == cursor.length() - 1) {
+                throw new IllegalArgumentException("not a cursor of the Redis quota counters: " + cursor);
+            }
+            node = cursor.substring(0, slash);
+            at = cursor.substring(slash + 1);
+        }
+        ScanArgs args = ScanArgs.Builder.matches(glob(prefix) + "*").limit(count);
+        try {
+            RedisTopology.Session session = redis.link().session();
+            if (session.connection() instanceof StatefulRedisClusterConnection<String, byte[]> cluster) {
+                List<String> primaries = new ArrayList<>();
+                for (RedisClusterNode n : cluster.getPartitions()) {
+                    if (n.is(RedisClusterNode.NodeFlag.UPSTREAM)) primaries.add(n.getNodeId());
+                }
+                Collections.sort(primaries);
+                if (primaries.isEmpty()) throw new StoreUnavailableException("no Redis Cluster primary is known", 1);
+                String current = cursor == null ? primaries.get(0) : node;
+                int index = Collections.binarySearch(primaries, current);
+                if (index < 0) { // a node gone since the previous page (a failover): go on with the next one
+                    index = -1 - index;
+                    at = ScanCursor.INITIAL.getCursor();
+                    if (index == primaries.size()) return new Page(List.of(), null);
+                    current = primaries.get(index);
+                }
+                KeyScanCursor<String> step = await(cluster.getConnection(current).async().scan(ScanCursor.of(at), args));
+                String next = !step.isFinished() ? current + "/" + step.getCursor()
+                        : index + 1 < primaries.size() ? primaries.get(index + 1) + "/" + ScanCursor.INITIAL.getCursor()
+                        : null;
+                return new Page(strip(step.getKeys()), next);
+            }
+            KeyScanCursor<String> step = await(session.commands().scan(ScanCursor.of(at), args));
+            return new Page(strip(step.getKeys()), step.isFinished() ? null : "-/" + step.getCursor());
+        } catch (StoreUnavailableException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            health.failed(e);
+            throw new StoreUnavailableException("the shared quota store could not be read: " + e.getMessage(), 1);
+        }
+    }
+
+    /**
+     * The units in each counter as Redis holds them (0 for one it has not), all {@code GET}s sent before the
+     * first reply is awaited: one round trip (one per primary on a Cluster).
+     *
+     * @throws StoreUnavailableException if Redis cannot be reached (never read from the local table)
+     */
+    @Override
+    public long[] usedAll(List<String> keys) {
+        long[] out = new long[keys.size()];
+        try {
+            RedisClusterAsyncCommands<String, byte[]> commands = redis.link().commands();
+            List<CompletableFuture<byte[]>> reads = new ArrayList<>(keys.size());
+            for (String k : keys) reads.add(commands.get(key(k)).toCompletableFuture());
+            for (int i = 0; i < out.length; i++) {
+                byte[] v = await(reads.get(i));
+                out[i] = v == null ? 0 : Long.parseLong(new String(v, StandardCharsets.UTF_8));
+            }
+            return out;
+        } catch (RuntimeException e) {
+            health.failed(e);
+            throw new StoreUnavailableException("the shared quota store could not be read: " + e.getMessage(), 1);
+        }
+    }
+
+    /** The keys without the counters' prefix. */
+    private List<String> strip(List<String> keys) {
+        List<String> out = new ArrayList<>(keys.size());
+        for (String k : keys) if (k.startsWith(prefix)) out.add(k.substring(prefix.length()));
+        return out;
+    }
+
+    /** {@code s} as a SCAN pattern matching itself. */
+    private static String glob(String s) {
+        StringBuilder b = new StringBuilder(s.length() + 4);
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if ("*?[]\\".indexOf(c) >= 0) b.append('\\');
+            b.append(c);
+        }
+        return b.toString();
     }
 
     /**

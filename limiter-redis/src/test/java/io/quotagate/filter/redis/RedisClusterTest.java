@@ -67,6 +67,43 @@ class RedisClusterTest {
         }
     }
 
+    /** The usage export scans every primary: each tenant's counter, wherever its slot lives, listed once. */
+    @Test
+    void theUsageExportListsTheTenantsOfEveryPrimaryOnce() throws Exception {
+        String prefix = RedisServer.randomPrefix();
+        int tenants = 300;
+        java.time.LocalDate month = java.time.LocalDate.now(java.time.ZoneOffset.UTC).plusMonths(2).withDayOfMonth(1);
+        java.time.Instant mid = month.plusDays(10).atStartOfDay(java.time.ZoneOffset.UTC).toInstant();
+        long expires = month.plusMonths(5).atStartOfDay(java.time.ZoneOffset.UTC).toInstant().toEpochMilli();
+        try (RedisStore store = RedisStore.connect(settings(prefix), 1_000)) {
+            var counters = store.quotaCounters().orElseThrow();
+            for (int i = 0; i < tenants; i++) counters.add("monthly:u" + i + ":" + month, 1 + i % 5, mid.toEpochMilli(), expires);
+            List<Integer> perPrimary = new ArrayList<>();
+            for (RedisServer primary : cluster.primaries()) perPrimary.add(RedisCluster.keys(primary, prefix + ":quota:"));
+            assertThat(perPrimary).as("counters per primary").allSatisfy(n -> assertThat(n).isPositive());
+            QuotaFilter filter = QuotaFilter.builder().plans(PlansFile.parse("usage.yml", """
+                    plans:
+                      pro:
+                        limits: [ { capacity: 10, refill: 10, period: 1s } ]
+                        quotas: [ { name: monthly, limit: 1000, per: month } ]
+                    tenants:
+                      default-plan: pro
+                    """)).store(store).tenantDirectory(t -> java.util.Optional.of("pro"))
+                    .wallClock(java.time.Clock.fixed(mid, java.time.ZoneOffset.UTC)).build();
+            java.util.Map<String, Long> seen = new java.util.HashMap<>();
+            String cursor = null;
+            do {
+                var page = filter.control().usage(cursor, 40);
+                for (var t : page.tenants()) {
+                    assertThat(seen.put(t.tenant(), t.periods().get(0).used())).as(t.tenant()).isNull();
+                }
+                cursor = page.next();
+            } while (cursor != null);
+            assertThat(seen).hasSize(tenants);
+            for (int i = 0; i < tenants; i++) assertThat(seen.get("u" + i)).isEqualTo(1 + i % 5);
+        }
+    }
+
     /**
      * The keys of one request on different primaries are taken by one call each, not atomically together: when
      * one refuses, the units the others took are given back (a second exchange). Both orders, take and

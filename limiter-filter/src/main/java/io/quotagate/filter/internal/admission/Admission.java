@@ -63,6 +63,8 @@ final class Admission {
     private final LongAdder[] shadowed = new LongAdder[Reason.values().length];
     /** Builds each policy's limits, moving the shared buckets on a reload. */
     private final LimitsCompiler compiler;
+    /** How many closed periods the quota counters are kept for. */
+    private final int keptPeriods;
 
     /** @param store where the buckets live; calendar quotas on the system's UTC clock */
     public Admission(BucketStore store) {
@@ -74,12 +76,22 @@ final class Admission {
      * @param wall  the wall clock that tells which day, week and month it is for calendar quotas
      */
     Admission(BucketStore store, Clock wall) {
+        this(store, wall, QuotaWindows.DEFAULT_KEPT_PERIODS);
+    }
+
+    /**
+     * @param store       where the buckets (and the calendar quotas' counters) live
+     * @param wall        the wall clock that tells which day, week and month it is for calendar quotas
+     * @param keptPeriods how many closed periods the quota counters are kept for (the usage export reads them)
+     */
+    Admission(BucketStore store, Clock wall, int keptPeriods) {
         this.store = Objects.requireNonNull(store, "store");
         this.counters = store.quotaCounters().orElse(null);
         // a shared store's clock: every instance tells the same day on it, whatever its own clock says
         this.wall = store.clock(Objects.requireNonNull(wall, "wall"));
         for (int i = 0; i < shadowed.length; i++) shadowed[i] = new LongAdder();
-        this.compiler = new LimitsCompiler(store, counters);
+        this.compiler = new LimitsCompiler(store, counters, keptPeriods);
+        this.keptPeriods = keptPeriods;
     }
 
     /** The policy of these plans, tenants placed by their {@code tenants.assignments}, as at start. */

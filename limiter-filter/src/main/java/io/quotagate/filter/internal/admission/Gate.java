@@ -59,7 +59,16 @@ public final class Gate {
      * calendar quotas which day, week and month it is (tests move it by hand).
      */
     public Gate(BucketStore store, ConcurrencyLimits concurrency, FailureLog directoryFailures, Clock wall) {
-        this.admission = new Admission(store, wall);
+        this(store, concurrency, directoryFailures, wall, QuotaWindows.DEFAULT_KEPT_PERIODS);
+    }
+
+    /**
+     * As {@link #Gate(BucketStore, ConcurrencyLimits, FailureLog, Clock)}, keeping the calendar quotas' counters
+     * {@code keptPeriods} closed periods after their own (the usage export reads them).
+     */
+    public Gate(BucketStore store, ConcurrencyLimits concurrency, FailureLog directoryFailures, Clock wall,
+                int keptPeriods) {
+        this.admission = new Admission(store, wall, keptPeriods);
         this.concurrency = Objects.requireNonNull(concurrency, "concurrency");
         this.directoryFailures = Objects.requireNonNull(directoryFailures, "directoryFailures");
     }
@@ -335,6 +344,40 @@ public final class Gate {
         Optional<TenantPlans.Placement> placed = policy.placement().place(tenant);
         if (placed.isEmpty()) return List.of();
         return policy.readout().quotaUsage(placed.get().kind(), tenant, placed.get().plan());
+    }
+
+    /**
+     * Where a valid tenant id is placed under {@code policy}, as its request would be (no bucket is touched);
+     * empty if it is unknown and unknown tenants are refused.
+     */
+    public Optional<Placed> place(Policy policy, String tenant) {
+        return policy.placement().place(tenant).map(p -> new Placed(p.kind(), p.plan()));
+    }
+
+    /**
+     * Where a tenant is placed ({@link #place}).
+     *
+     * @param kind {@link BucketKind#TENANT} for a tenant an assignment or directory knows, else {@link BucketKind#GUEST}
+     * @param plan its plan
+     */
+    public record Placed(BucketKind kind, String plan) {
+    }
+
+    /** True if {@code plan} publishes its limits under {@code policy} (per-plan {@code publish: true}). */
+    public boolean publishes(Policy policy, String plan) {
+        return policy.readout().publishes(plan);
+    }
+
+    /**
+     * One page of the usage export under {@code policy}: the tenants whose quota counters the store holds, each
+     * once over the pages, with their use of the current period and the closed periods kept.
+     *
+     * @param cursor null for the first page, else the previous page's {@code next}
+     * @param size   about how many tenants a page holds at most
+     * @throws IllegalArgumentException for a cursor no export gave, or {@code size < 1}
+     */
+    public io.quotagate.filter.status.UsagePage usage(Policy policy, String cursor, int size) {
+        return policy.readout().usage(policy.placement(), cursor, size);
     }
 
     /**

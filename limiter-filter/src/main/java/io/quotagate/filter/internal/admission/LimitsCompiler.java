@@ -37,14 +37,27 @@ final class LimitsCompiler {
     private final BucketStore store;
     /** Where calendar quotas count; null if the store keeps no counters (plans with quotas are refused). */
     private final QuotaCounters counters;
+    /** How many closed periods a quota counter is kept for. */
+    private final int keptPeriods;
 
     /**
      * @param store    where the shared buckets live
      * @param counters the store's quota counters, null if it keeps none
      */
     LimitsCompiler(BucketStore store, QuotaCounters counters) {
+        this(store, counters, QuotaWindows.DEFAULT_KEPT_PERIODS);
+    }
+
+    /**
+     * @param store       where the shared buckets live
+     * @param counters    the store's quota counters, null if it keeps none
+     * @param keptPeriods how many closed periods the quota counters are kept for (the usage export reads them)
+     */
+    LimitsCompiler(BucketStore store, QuotaCounters counters, int keptPeriods) {
         this.store = Objects.requireNonNull(store, "store");
         this.counters = counters;
+        if (keptPeriods < 0) throw new IllegalArgumentException("kept periods must be >= 0, was " + keptPeriods);
+        this.keptPeriods = keptPeriods;
     }
 
     /**
@@ -78,7 +91,7 @@ final class LimitsCompiler {
             }
             QuotaWindows quotas = plan.quotas().isEmpty() ? null
                     : old != null && old.quotas() != null && List.of(old.quotas().quotas()).equals(plan.quotas())
-                    ? old.quotas() : new QuotaWindows(plan.quotas());
+                    ? old.quotas() : new QuotaWindows(plan.quotas(), keptPeriods);
             BucketLimits perUser = plan.perUser().isEmpty() ? null
                     : bucketLimits(plan.perUser(), old == null ? null : old.perUser(), previous != null);
             byName.put(plan.name(), planLimits(plan.limits(), old, previous != null, globalMaxCost,
@@ -180,7 +193,7 @@ final class LimitsCompiler {
             throw new IllegalArgumentException("the bucket store keeps no quota counters; calendar quotas need "
                     + "the local or the Redis store");
         }
-        return old != null && List.of(old.quotas()).equals(quotas) ? old : new QuotaWindows(quotas);
+        return old != null && List.of(old.quotas()).equals(quotas) ? old : new QuotaWindows(quotas, keptPeriods);
     }
 
     /** {@code bound}, or the smallest capacity of the per-user limits if below: no request may cost more. */

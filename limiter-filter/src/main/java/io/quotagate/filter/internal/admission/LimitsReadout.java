@@ -195,6 +195,16 @@ final class LimitsReadout {
     }
 
     /**
+     * One page of the usage export: every tenant the store holds quota counters of, placed by
+     * {@code placement}, with its use of the current and the kept closed periods ({@link UsageExport}).
+     *
+     * @throws IllegalArgumentException for a cursor no export gave, or {@code size < 1}
+     */
+    io.quotagate.filter.status.UsagePage usage(TenantPlans placement, String cursor, int size) {
+        return new UsageExport(limits, counters, wall).page(placement, cursor, size);
+    }
+
+    /**
      * The tenant's calendar quotas in their current periods, for the quota events: the units used as this
      * instance last saw them ({@link QuotaCounters#notedUsed}: on Redis, the reply of its own latest count,
      * no round trip; read only for a counter it has not seen), and each period's bounds and counter key.
@@ -210,7 +220,8 @@ final class LimitsReadout {
             String key = QuotaWindows.key(quotas[i], tenant, p.label());
             out.add(new QuotaPeriod(quotas[i].name(), quotas[i].limit(), counters.notedUsed(key),
                     QuotaWindows.instant(p.startNanos()), QuotaWindows.instant(p.endNanos()), key,
-                    p.expiresAtMillis()));
+                    // an event's claim goes an hour after its period, not with the counter kept for the export
+                    p.endNanos() / 1_000_000L + QuotaWindows.GRACE_MILLIS));
         }
         return out;
     }

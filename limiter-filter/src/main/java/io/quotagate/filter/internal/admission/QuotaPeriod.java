@@ -11,7 +11,8 @@ import java.time.Instant;
  * @param start           when the period began
  * @param end             when it ends (the quota is whole again)
  * @param counterKey      the period's counter, {@code <quota>:<tenant>:<period label>}: names the period
- * @param expiresAtMillis when the counter may be dropped (the period's end plus a grace)
+ * @param expiresAtMillis when its events' claims may be dropped: the period's end plus a grace (the counter itself is kept
+ *                        longer, for the usage export)
  */
 public record QuotaPeriod(String quota, long limit, long used, Instant start, Instant end, String counterKey,
                           long expiresAtMillis) {

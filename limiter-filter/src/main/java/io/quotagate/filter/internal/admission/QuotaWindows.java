@@ -24,19 +24,37 @@ final class QuotaWindows {
     static final long GRACE_MILLIS = 3_600_000L;
     private static final long NANOS_PER_MILLI = 1_000_000L;
 
-    /** One period of a quota, in epoch nanoseconds, and the label of its counters. */
-    record Period(long startNanos, long endNanos, String label) {
-        long expiresAtMillis() {
-            return endNanos / NANOS_PER_MILLI + GRACE_MILLIS;
-        }
+    /** Default of how many closed periods a counter is kept for after its own ends (for the usage export). */
+    public static final int DEFAULT_KEPT_PERIODS = 3;
+
+    /**
+     * One period of a quota, in epoch nanoseconds, and the label of its counters; its counters are kept until
+     * {@code expiresAtMillis} (the end of the period {@code kept} periods later, plus {@link #GRACE_MILLIS}), so
+     * that a usage export still reads the closed periods.
+     */
+    record Period(long startNanos, long endNanos, String label, long expiresAtMillis) {
     }
 
     private final CalendarQuota[] quotas;
     private final AtomicReferenceArray<Period> periods;
+    /** How many periods after its own a counter is kept. */
+    private final int kept;
 
     QuotaWindows(List<CalendarQuota> quotas) {
+        this(quotas, DEFAULT_KEPT_PERIODS);
+    }
+
+    /** @param kept how many periods after its own a counter is kept (0: only the grace) */
+    QuotaWindows(List<CalendarQuota> quotas, int kept) {
+        if (kept < 0) throw new IllegalArgumentException("kept periods must be >= 0, was " + kept);
         this.quotas = quotas.toArray(CalendarQuota[]::new);
         this.periods = new AtomicReferenceArray<>(this.quotas.length);
+        this.kept = kept;
+    }
+
+    /** How many periods after its own a counter is kept. */
+    int kept() {
+        return kept;
     }
 
     /** The quotas, in plan order. */
@@ -53,9 +71,32 @@ final class QuotaWindows {
         return p;
     }
 
-    private static Period periodAt(CalendarQuota q, long nowNanos) {
+    private Period periodAt(CalendarQuota q, long nowNanos) {
+        return periodStarting(q, q.periodStartDate(instant(nowNanos)), kept);
+    }
+
+    /** The period of {@code q} that starts on {@code start}, its counters kept {@code kept} periods more. */
+    static Period periodStarting(CalendarQuota q, LocalDate start, int kept) {
+        LocalDate end = q.nextPeriodStartDate(start);
+        LocalDate keptUntil = end;
+        for (int i = 0; i < kept; i++) keptUntil = q.nextPeriodStartDate(keptUntil);
+        return new Period(nanos(q.startOf(start)), nanos(q.startOf(end)), start.toString(),
+                nanos(q.startOf(keptUntil)) / NANOS_PER_MILLI + GRACE_MILLIS);
+    }
+
+    /**
+     * The period of {@code q} holding {@code nowNanos}, then the {@code closed} periods before it, newest first.
+     * The one before a period starting on {@code d} is the one holding the nanosecond before {@code d} starts.
+     */
+    List<Period> recent(CalendarQuota q, long nowNanos, int closed) {
+        List<Period> out = new java.util.ArrayList<>(closed + 1);
         LocalDate start = q.periodStartDate(instant(nowNanos));
-        return new Period(nanos(q.startOf(start)), nanos(q.startOf(q.nextPeriodStartDate(start))), start.toString());
+        out.add(periodStarting(q, start, kept));
+        for (int i = 0; i < closed; i++) {
+            start = q.periodStartDate(q.startOf(start).minusNanos(1));
+            out.add(periodStarting(q, start, kept));
+        }
+        return out;
     }
 
     static String key(CalendarQuota q, String tenant, String label) {
