@@ -222,7 +222,7 @@ final class FilterRuntime implements QuotaControl {
                 new BodyLimits(b.maxBodyBytes, b.bodyReadTimeout), b.legacyHeaders, b.plansFile, b.reloadInterval,
                 b.maxPlansFileBytes, new ShadowLog(b.clock), store, owned,
                 new FailureLog(LOG, b.clock, "tenant resolver"), List.copyOf(b.unlimitedPaths),
-                b.usageEndpoint == null ? null : new OwnUsage(b.usageEndpoint, b.usageEndpointShowsHidden));
+                b.usageEndpoint == null ? null : new OwnUsage(b.usageEndpoint, b.usageEndpointShowsHidden, b.clock));
         ConcurrencyLimits concurrency = new ConcurrencyLimits(plans, b.clock, waits, store::instanceCount);
         Gate gate = new Gate(store, concurrency, new FailureLog(LOG, b.clock, "tenant directory"), b.wallClock,
                 b.closedPeriodsKept);

@@ -4,6 +4,7 @@ import io.quotagate.filter.internal.admission.Gate;
 import io.quotagate.filter.status.BandwidthStatus;
 import io.quotagate.filter.status.QuotaUsage;
 import io.quotagate.filter.store.BucketKind;
+import io.quotagate.filter.store.QuotaClock;
 import io.quotagate.filter.store.StoreUnavailableException;
 import io.quotagate.plans.TenantId;
 import io.quotagate.tenant.TenantRejectedException;
@@ -31,18 +32,42 @@ import java.util.Optional;
  * <li><b>No tenant, unknown tenants.</b> A request without a tenant gets 401, an invalid tenant id 400, an
  *     unknown tenant under {@code unknown: reject} 403, as a request would; an unknown tenant under {@code
  *     unknown: default} (a guest) gets its guest bucket's limits and no quotas, if the default plan publishes.</li>
+ * <li><b>Never a free way to load the store.</b> Each answer places the tenant (perhaps asking the directory) and
+ *     reads its buckets and counters (from Redis, with a shared store), and nothing charges for it: at most
+ *     {@link #ANSWERS_PER_SECOND} answers a second are worked out on one instance, whatever the tenants; the
+ *     others get 429 {@code usage_endpoint_busy} with {@code Retry-After: 1} before anything is read.</li>
  * </ul>
  * Only {@code GET} and {@code HEAD} are answered (others get 405); the answer is never cached
  * ({@code Cache-Control: no-store}).
  */
 final class OwnUsage {
+    /** Answers worked out per second on one instance, at most (a client polling its usage asks now and then). */
+    static final int ANSWERS_PER_SECOND = 200;
+    private static final long NANOS_PER_SECOND = 1_000_000_000L;
     private static final System.Logger LOG = System.getLogger(QuotaFilter.class.getName());
     private final String path;
     private final boolean showHidden;
+    private final QuotaClock clock;
+    /** The second being counted and the answers worked out in it; guarded by {@code this}. */
+    private long second = Long.MIN_VALUE;
+    private int answered;
 
-    OwnUsage(String path, boolean showHidden) {
+    OwnUsage(String path, boolean showHidden, QuotaClock clock) {
         this.path = path;
         this.showHidden = showHidden;
+        this.clock = clock;
+    }
+
+    /** True if one more answer may be worked out in this second (and counts it). */
+    private synchronized boolean mayAnswer() {
+        long now = Math.floorDiv(clock.nanoTime(), NANOS_PER_SECOND);
+        if (now != second) {
+            second = now;
+            answered = 0;
+        }
+        if (answered >= ANSWERS_PER_SECOND) return false;
+        answered++;
+        return true;
     }
 
     /** True for a request to the endpoint ({@code normalizedPath} exactly its path). */
@@ -79,6 +104,11 @@ final class OwnUsage {
         if (!TenantId.isValid(tenant)) {
             new Problem(400, "invalid_tenant", "The tenant id must be 1-64 characters of [A-Za-z0-9._:-].", null, 0)
                     .write(response);
+            return;
+        }
+        if (!mayAnswer()) {
+            new Problem(429, "usage_endpoint_busy", "The usage endpoint answers at most " + ANSWERS_PER_SECOND
+                    + " requests a second; retry after 1 s.", tenant, 1).write(response);
             return;
         }
         String json;

@@ -149,4 +149,25 @@ class OwnUsageEndpointTest {
                 QuotaFilter.PLANS_PARAM, plans.toString(), QuotaFilter.USAGE_ENDPOINT_PARAM, "rate_limit"))))
                 .hasMessageContaining("usage-endpoint");
     }
+
+    /**
+     * Never charged, so never a free way to load the store: an instance works out at most
+     * {@link OwnUsage#ANSWERS_PER_SECOND} answers a second, whatever tenants ask (made-up ones too); the rest get
+     * 429 with {@code Retry-After: 1}, and a second later it answers again. The API itself is not touched.
+     */
+    @Test
+    void answersAtMostItsRatePerSecondWhateverTheTenantsAndTheRestAreToldToRetryAfterOneSecond() throws Exception {
+        start("default", false);
+        for (int i = 0; i < OwnUsage.ANSWERS_PER_SECOND; i++) {
+            String tenant = i % 2 == 0 ? "acme" : "made-up-" + i;
+            assertThat(get("/rate_limit", tenant).statusCode()).as("answer %d", i).isEqualTo(200);
+        }
+        HttpResponse<String> busy = get("/rate_limit", "globex");
+        assertThat(busy.statusCode()).isEqualTo(429);
+        assertThat(busy.headers().firstValue("Retry-After")).hasValue("1");
+        assertThat(busy.body()).contains("\"reason\":\"usage_endpoint_busy\"").doesNotContain("Exception");
+        assertThat(get("/items/1", "globex").statusCode()).as("the API is not limited by it").isEqualTo(200);
+        clock.advance(java.time.Duration.ofSeconds(1));
+        assertThat(get("/rate_limit", "globex").statusCode()).as("after the Retry-After").isEqualTo(200);
+    }
 }
