@@ -22,7 +22,9 @@
 --          charged again); the waits replied are those before the take, the request's delay per key.
 -- A value:  'q2<limits>;' then, packed as big-endian doubles, the time (micros) and each bandwidth's
 --          state (doubles: refill is continuous): a token bucket's tokens; a GCRA cell's theoretical arrival
---          time (micros); a sliding window's newest sub-window number then its SLOTS + 1 sub-window counters
+--          time less the value's time (micros: kept relative, as an absolute time of about 1.8e15 micros holds
+--          only quarters of a microsecond, and a cell of millions of units a second would count too few);
+--          in the script, a cell's state is its arrival time less now; a sliding window's newest sub-window number then its SLOTS + 1 sub-window counters
 --          (a sub-window is periodMicros / SLOTS rounded up). Packed, not printed, as formatting costs more than
 --          the rest of the script. Each key is read once and written at most once per call.
 --          Moving a bandwidth to another algorithm keeps its units left (see docs/algorithms.md).
@@ -110,7 +112,7 @@ local function left(st, i)
   local a = ls.algs[i]
   if a == 't' then return st.tok[i] end
   if a == 'g' then
-    local ahead = st.tok[i] - now
+    local ahead = st.tok[i]
     if ahead <= 0 then return ls.caps[i] end
     return ls.caps[i] - ceil(ahead * ls.refills[i] / ls.periods[i] - 1e-9)
   end
@@ -126,7 +128,7 @@ local function fillLane(st, ls, i, units)
   if a == 't' then
     st.tok[i] = units
   elseif a == 'g' then
-    st.tok[i] = now + max(0, cap - units) * ls.periods[i] / ls.refills[i]
+    st.tok[i] = max(0, cap - units) * ls.periods[i] / ls.refills[i]
   else
     local win = { newest = floor(now / ls.slots[i]), c = {} }
     for j = 1, SLOTS + 1 do win.c[j] = 0 end
@@ -168,7 +170,7 @@ local function load(key, spec, seen)
           roll(w, ls.slots[i])
           win[i] = w
         elseif a == 'g' then
-          tok[i] = packed[p]
+          tok[i] = packed[p] + (packed[1] - now) -- ahead of the value's time, to ahead of now
           p = p + 1
         else
           tok[i] = min(ls.caps[i], packed[p] + elapsed * ls.refills[i] / ls.periods[i])
@@ -255,7 +257,7 @@ local function wait(st, units)
       if missing > 0 then longest = max(longest, ceil(missing * ls.periods[i] / ls.refills[i])) end
     elseif a == 'g' then
       -- fits once now >= TAT - (capacity - units) x period / refill
-      local w = tok[i] - (ls.caps[i] - units) * ls.periods[i] / ls.refills[i] - now
+      local w = tok[i] - (ls.caps[i] - units) * ls.periods[i] / ls.refills[i]
       if w > 0 then longest = max(longest, ceil(w - 1e-9)) end
     else
       -- the oldest sub-windows leave the window in turn
@@ -286,8 +288,8 @@ local function save(key, st)
         ttl = max(ttl, (ls.caps[i] - tok[i]) * ls.periods[i] / ls.refills[i])
         packed[#packed + 1] = tok[i]
       elseif a == 'g' then
-        ttl = max(ttl, tok[i] - now)
-        packed[#packed + 1] = tok[i]
+        ttl = max(ttl, tok[i])
+        packed[#packed + 1] = tok[i] + (now - st.at) -- ahead of the value's time
       else
         local win = st.win[i]
         ttl = max(ttl, (win.newest + SLOTS + 1) * ls.slots[i] - now)
@@ -338,7 +340,7 @@ local function takeUnits(st, units)
   for i = 1, ls.n do
     local a = ls.algs[i]
     if a == 't' then tok[i] = tok[i] - units
-    elseif a == 'g' then tok[i] = max(tok[i], now) + units * ls.periods[i] / ls.refills[i]
+    elseif a == 'g' then tok[i] = max(tok[i], 0) + units * ls.periods[i] / ls.refills[i]
     else
       local win = st.win[i]
       local at = (win.newest % (SLOTS + 1)) + 1
@@ -353,7 +355,7 @@ local function refundUnits(st, units)
   for i = 1, ls.n do
     local a = ls.algs[i]
     if a == 't' then tok[i] = min(ls.caps[i], tok[i] + units)
-    elseif a == 'g' then tok[i] = max(now, tok[i] - units * ls.periods[i] / ls.refills[i])
+    elseif a == 'g' then tok[i] = max(0, tok[i] - units * ls.periods[i] / ls.refills[i])
     else
       local win, back = st.win[i], units
       for s = win.newest - SLOTS, win.newest do
