@@ -26,9 +26,10 @@ import java.util.Optional;
  * page).
  *
  * <p><b>Each tenant once.</b> A tenant has several counters (quotas × periods), found on different pages. It is
- * listed on the page of its first counter, in plan order and newest period first, that holds a unit: so a
- * tenant whose counters exist through the export is listed exactly once, and one with nothing counted in the
- * periods exported (all its counters at 0) not at all. Counters of quotas its plan no longer has are not read.
+ * listed on the page of its first closed period's counter that holds a unit (plan order, newest period first),
+ * or of its first current counter holding one if no closed one does ({@link #owner}): so a tenant whose counters
+ * exist through the export is listed exactly once, one whose current counter appears or is refunded meanwhile
+ * too if it has a closed period with units, and one with nothing counted in the periods exported not at all. Counters of quotas its plan no longer has are not read.
  *
  * <p><b>One time.</b> The cursor carries the export's time, so every page reads the same periods even if one
  * ends while the export runs.
@@ -120,13 +121,7 @@ final class UsageExport {
         Map<String, Long> byKey = new HashMap<>(reads.size() * 2);
         for (int i = 0; i < used.length; i++) byKey.put(reads.get(i), used[i]);
         for (Found f : found.values()) {
-            String owner = null; // the tenant's first counter holding a unit: listed on that counter's page only
-            for (String k : f.keys) {
-                if (byKey.getOrDefault(k, 0L) > 0) {
-                    owner = k;
-                    break;
-                }
-            }
+            String owner = owner(f, byKey, nowNanos);
             if (owner == null || !f.scanned.contains(owner)) continue;
             List<TenantUsage.Period> rows = new ArrayList<>(f.keys.size());
             CalendarQuota[] quotas = f.windows.quotas();
@@ -140,5 +135,26 @@ final class UsageExport {
             }
             out.add(new TenantUsage(f.tenant, f.plan, rows));
         }
+    }
+
+    /**
+     * The counter whose page lists the tenant: its first closed period's counter holding a unit (in export order),
+     * or, if no closed one holds any, its first current counter holding one. A closed counter is neither created
+     * nor changed while an export runs (but for settlements in its grace hour), so the choice does not depend on
+     * when each page was read: a tenant whose current counter is created after the scan passed it, or whose
+     * current count is refunded to 0 between pages, is still listed once, on its closed counter's page.
+     */
+    private static String owner(Found f, Map<String, Long> byKey, long nowNanos) {
+        String current = null;
+        int k = 0;
+        for (List<QuotaWindows.Period> periods : f.periods) {
+            for (QuotaWindows.Period p : periods) {
+                String key = f.keys.get(k++);
+                if (byKey.getOrDefault(key, 0L) <= 0) continue;
+                if (p.endNanos() <= nowNanos) return key;
+                if (current == null) current = key;
+            }
+        }
+        return current;
     }
 }
