@@ -32,10 +32,11 @@ import java.util.Optional;
  * <li><b>No tenant, unknown tenants.</b> A request without a tenant gets 401, an invalid tenant id 400, an
  *     unknown tenant under {@code unknown: reject} 403, as a request would; an unknown tenant under {@code
  *     unknown: default} (a guest) gets its guest bucket's limits and no quotas, if the default plan publishes.</li>
- * <li><b>Never a free way to load the store.</b> Each answer places the tenant (perhaps asking the directory) and
- *     reads its buckets and counters (from Redis, with a shared store), and nothing charges for it: at most
- *     {@link #ANSWERS_PER_SECOND} answers a second are worked out on one instance, whatever the tenants; the
- *     others get 429 {@code usage_endpoint_busy} with {@code Retry-After: 1} before anything is read.</li>
+ * <li><b>Never a free way to load the store.</b> Each answer reads the tenant's buckets and counters (from
+ *     Redis, with a shared store), and nothing charges for it: one instance works out at most
+ *     {@link #ANSWERS_PER_SECOND} answers a second, at most {@link #ANSWERS_PER_SECOND_EACH} of them for one
+ *     tenant (the guests together count as one), so no client can take the endpoint from the others; the rest
+ *     get 429 {@code usage_endpoint_busy} with {@code Retry-After: 1} before anything is read.</li>
  * </ul>
  * Only {@code GET} and {@code HEAD} are answered (others get 405); the answer is never cached
  * ({@code Cache-Control: no-store}).
@@ -43,14 +44,17 @@ import java.util.Optional;
 final class OwnUsage {
     /** Answers worked out per second on one instance, at most (a client polling its usage asks now and then). */
     static final int ANSWERS_PER_SECOND = 200;
+    /** Of them, for one tenant (or all guests together), at most. */
+    static final int ANSWERS_PER_SECOND_EACH = 5;
     private static final long NANOS_PER_SECOND = 1_000_000_000L;
     private static final System.Logger LOG = System.getLogger(QuotaFilter.class.getName());
     private final String path;
     private final boolean showHidden;
     private final QuotaClock clock;
-    /** The second being counted and the answers worked out in it; guarded by {@code this}. */
+    /** The second being counted, the answers worked out in it, and per tenant (at most ANSWERS_PER_SECOND entries); guarded by {@code this}. */
     private long second = Long.MIN_VALUE;
     private int answered;
+    private final java.util.Map<String, Integer> answeredEach = new java.util.HashMap<>();
 
     OwnUsage(String path, boolean showHidden, QuotaClock clock) {
         this.path = path;
@@ -58,14 +62,18 @@ final class OwnUsage {
         this.clock = clock;
     }
 
-    /** True if one more answer may be worked out in this second (and counts it). */
-    private synchronized boolean mayAnswer() {
+    /** True if one more answer for {@code who} may be worked out in this second (and counts it). */
+    private synchronized boolean mayAnswer(String who) {
         long now = Math.floorDiv(clock.nanoTime(), NANOS_PER_SECOND);
         if (now != second) {
             second = now;
             answered = 0;
+            answeredEach.clear();
         }
         if (answered >= ANSWERS_PER_SECOND) return false;
+        int mine = answeredEach.getOrDefault(who, 0);
+        if (mine >= ANSWERS_PER_SECOND_EACH) return false;
+        answeredEach.put(who, mine + 1);
         answered++;
         return true;
     }
@@ -106,11 +114,6 @@ final class OwnUsage {
                     .write(response);
             return;
         }
-        if (!mayAnswer()) {
-            new Problem(429, "usage_endpoint_busy", "The usage endpoint answers at most " + ANSWERS_PER_SECOND
-                    + " requests a second; retry after 1 s.", tenant, 1).write(response);
-            return;
-        }
         String json;
         try {
             Optional<Gate.Placed> placed = rt.gate.place(engine.policy(), tenant);
@@ -121,6 +124,12 @@ final class OwnUsage {
             String plan = placed.get().plan();
             if (!showHidden && !rt.gate.publishes(engine.policy(), plan)) {
                 new Problem(404, "not_found", "Not found.", null, 0).write(response);
+                return;
+            }
+            boolean guest = placed.get().kind() == BucketKind.GUEST;
+            if (!mayAnswer(guest ? "" : tenant)) { // "" is no tenant id: the guests' share
+                new Problem(429, "usage_endpoint_busy", "The usage endpoint is asked too often; retry after 1 s.",
+                        tenant, 1).write(response);
                 return;
             }
             List<BandwidthStatus> limits = rt.gate.tenantLimits(engine.policy(), tenant);

@@ -56,7 +56,7 @@ class OwnUsageEndpointTest {
     void answersTheCallersOwnLimitsAndQuotasAsJsonWithoutChargingAnything() throws Exception {
         start("default", false);
         assertThat(get("/items/1", "acme").statusCode()).isEqualTo(200); // 1 unit and 1 of the month's 3
-        for (int i = 0; i < 10; i++) {
+        for (int i = 0; i < OwnUsage.ANSWERS_PER_SECOND_EACH; i++) {
             HttpResponse<String> own = get("/rate_limit", "acme");
             assertThat(own.statusCode()).isEqualTo(200);
             assertThat(own.headers().firstValue("Content-Type").orElseThrow()).startsWith("application/json");
@@ -66,7 +66,7 @@ class OwnUsageEndpointTest {
                     + "\"quotas\":[{\"name\":\"monthly\",\"per\":\"month\",\"limit\":3,\"used\":1,\"remaining\":2,"
                     + "\"resetsAt\":\"2027-04-01T00:00:00Z\"}]}");
         }
-        assertThat(filter.control().tenantQuotas("acme").get(0).used()).as("ten reads counted nothing").isEqualTo(1);
+        assertThat(filter.control().tenantQuotas("acme").get(0).used()).as("the reads counted nothing").isEqualTo(1);
         assertThat(filter.control().tenantLimits("acme").get(0).remaining()).isEqualTo(4);
         assertThat(filter.control().statistics().cells().stream().mapToLong(c -> c.count()).sum())
                 .as("not in the request statistics").isEqualTo(1);
@@ -152,22 +152,45 @@ class OwnUsageEndpointTest {
 
     /**
      * Never charged, so never a free way to load the store: an instance works out at most
-     * {@link OwnUsage#ANSWERS_PER_SECOND} answers a second, whatever tenants ask (made-up ones too); the rest get
-     * 429 with {@code Retry-After: 1}, and a second later it answers again. The API itself is not touched.
+     * {@link OwnUsage#ANSWERS_PER_SECOND} answers a second, at most {@link OwnUsage#ANSWERS_PER_SECOND_EACH} for one
+     * tenant and as many for all guests together, so no client takes the endpoint from the others; the rest get 429
+     * with {@code Retry-After: 1}, and a second later it answers again. The API itself is not touched.
      */
     @Test
-    void answersAtMostItsRatePerSecondWhateverTheTenantsAndTheRestAreToldToRetryAfterOneSecond() throws Exception {
-        start("default", false);
-        for (int i = 0; i < OwnUsage.ANSWERS_PER_SECOND; i++) {
-            String tenant = i % 2 == 0 ? "acme" : "made-up-" + i;
-            assertThat(get("/rate_limit", tenant).statusCode()).as("answer %d", i).isEqualTo(200);
+    void aTenantTheGuestsTogetherAndTheInstanceEachGetAFewAnswersASecondTheRestRetryAfterOneSecond() throws Exception {
+        int tenants = OwnUsage.ANSWERS_PER_SECOND / OwnUsage.ANSWERS_PER_SECOND_EACH + 1;
+        StringBuilder assignments = new StringBuilder("acme: open, globex: open, secret: hidden");
+        for (int i = 0; i < tenants; i++) assignments.append(", t").append(i).append(": open");
+        filter = QuotaFilter.builder().plans(PlansFile.parse("plans.yml", PLANS.formatted("default")
+                        .replace("acme: open, globex: open, secret: hidden", assignments)))
+                .clock(clock).wallClock(clock.wallClock(Instant.parse("2027-03-31T22:00:00Z")))
+                .usageEndpoint("/rate_limit", false).build();
+        server = JettyServer.start(filter);
+
+        for (int i = 0; i < OwnUsage.ANSWERS_PER_SECOND_EACH; i++) {
+            assertThat(get("/rate_limit", "acme").statusCode()).as("acme's answer %d", i).isEqualTo(200);
         }
-        HttpResponse<String> busy = get("/rate_limit", "globex");
-        assertThat(busy.statusCode()).isEqualTo(429);
+        HttpResponse<String> busy = get("/rate_limit", "acme");
+        assertThat(busy.statusCode()).as("acme asks once more in the same second").isEqualTo(429);
         assertThat(busy.headers().firstValue("Retry-After")).hasValue("1");
         assertThat(busy.body()).contains("\"reason\":\"usage_endpoint_busy\"").doesNotContain("Exception");
-        assertThat(get("/items/1", "globex").statusCode()).as("the API is not limited by it").isEqualTo(200);
+        assertThat(get("/rate_limit", "globex").statusCode()).as("another tenant is still answered").isEqualTo(200);
+        for (int i = 0; i < OwnUsage.ANSWERS_PER_SECOND_EACH; i++) {
+            assertThat(get("/rate_limit", "made-up-" + i).statusCode()).as("guest %d", i).isEqualTo(200);
+        }
+        assertThat(get("/rate_limit", "made-up-rotated").statusCode()).as("rotating guest ids share one allowance")
+                .isEqualTo(429);
+        int answered = OwnUsage.ANSWERS_PER_SECOND_EACH * 2 + 1;
+        int refused = 0;
+        for (int t = 0; t < tenants; t++) {
+            for (int i = 0; i < OwnUsage.ANSWERS_PER_SECOND_EACH; i++) {
+                if (get("/rate_limit", "t" + t).statusCode() == 200) answered++; else refused++;
+            }
+        }
+        assertThat(answered).as("answers in one second on this instance").isEqualTo(OwnUsage.ANSWERS_PER_SECOND);
+        assertThat(refused).isPositive();
+        assertThat(get("/items/1", "t0").statusCode()).as("the API is not limited by it").isEqualTo(200);
         clock.advance(java.time.Duration.ofSeconds(1));
-        assertThat(get("/rate_limit", "globex").statusCode()).as("after the Retry-After").isEqualTo(200);
+        assertThat(get("/rate_limit", "acme").statusCode()).as("after the Retry-After").isEqualTo(200);
     }
 }
