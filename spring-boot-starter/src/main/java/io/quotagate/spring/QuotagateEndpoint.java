@@ -208,6 +208,8 @@ public class QuotagateEndpoint {
             return widen(badRequest(e.getMessage()));
         } catch (StoreUnavailableException | IllegalStateException e) {
             return widen(response(WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE, e.getMessage()));
+        } catch (UnsupportedOperationException e) { // a store of the application's own that cannot list its counters
+            return widen(response(501, "this store cannot list its quota counters: " + e.getMessage()));
         }
         if ("csv".equals(format)) {
             // the whole export from this page on, streamed page by page as the client reads (bounded memory)
