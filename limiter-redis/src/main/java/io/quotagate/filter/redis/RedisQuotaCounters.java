@@ -234,17 +234,24 @@ final class RedisQuotaCounters implements QuotaCounters {
                 }
                 Collections.sort(primaries);
                 if (primaries.isEmpty()) throw new StoreUnavailableException("no Redis Cluster primary is known", 1);
-                String current = cursor == null ? primaries.get(0) : node;
-                int index = Collections.binarySearch(primaries, current);
-                if (index < 0) { // a node gone since the previous page (a failover): go on with the next one
-                    index = -1 - index;
-                    at = ScanCursor.INITIAL.getCursor();
-                    if (index == primaries.size()) return new Page(List.of(), null);
-                    current = primaries.get(index);
+                // the cursor names the primaries it was made with: after a failover (a replica promoted, with
+                // another id) the slots of the old primary might be skipped, so the export must start again
+                String topology = Integer.toHexString(primaries.hashCode());
+                String current = primaries.get(0);
+                if (cursor != null) {
+                    int dot = node.indexOf('.');
+                    if (dot <= 0 || !node.substring(0, dot).equals(topology)) {
+                        throw new StoreUnavailableException("the Redis Cluster's primaries changed during the usage "
+                                + "export (a failover?): start the export again", 1);
+                    }
+                    current = node.substring(dot + 1);
                 }
+                int index = Collections.binarySearch(primaries, current);
+                if (index < 0) throw new IllegalArgumentException("not a cursor of the Redis quota counters: " + cursor);
                 KeyScanCursor<String> step = await(cluster.getConnection(current).async().scan(ScanCursor.of(at), args));
-                String next = !step.isFinished() ? current + "/" + step.getCursor()
-                        : index + 1 < primaries.size() ? primaries.get(index + 1) + "/" + ScanCursor.INITIAL.getCursor()
+                String next = !step.isFinished() ? topology + "." + current + "/" + step.getCursor()
+                        : index + 1 < primaries.size()
+                        ? topology + "." + primaries.get(index + 1) + "/" + ScanCursor.INITIAL.getCursor()
                         : null;
                 return new Page(strip(step.getKeys()), next);
             }
