@@ -36,6 +36,8 @@ import java.util.Optional;
  */
 final class UsageExport {
     private static final char SEP = '~';
+    /** Store scans one page makes at most; a page may then hold fewer tenants than asked, even none (follow next). */
+    static final int MAX_SCANS = 64;
 
     private final Limits limits;
     private final QuotaCounters counters;
@@ -71,11 +73,12 @@ final class UsageExport {
         }
         List<TenantUsage> out = new ArrayList<>();
         String next = storeCursor;
-        do {
+        int scans = 0;
+        do { // at most MAX_SCANS store scans a page: a sparse keyspace gives short (even empty) pages, not one long call
             QuotaCounters.Page scanned = counters.scan(next, Math.max(1, size - out.size()));
             collect(placement, scanned.keys(), nowNanos, out);
             next = scanned.next();
-        } while (next != null && out.size() < (size + 1) / 2);
+        } while (next != null && out.size() < (size + 1) / 2 && ++scans < MAX_SCANS);
         return new UsagePage(out, next == null ? null : nowNanos + String.valueOf(SEP) + next);
     }
 
