@@ -307,7 +307,9 @@ public final class QuotaFilter implements Filter {
             response.reset();
             Answers.refuse(rt, response, ticket.route(), new Outcome.Refused(500, CostEstimate.FAILED.reason(),
                     CostEstimate.FAILED.detail(), ticket.caller(), 0), Answers.hasHttp1Body(request));
-            response.flushBuffer();
+            // closed, not only flushed: the answer ends here (an HTTP/2 stream too) before the Error reaches the
+            // container, which might otherwise reset a stream still open (Tomcat 10.1 did, once in a CI run)
+            response.getOutputStream().close();
         } catch (IOException | RuntimeException | Error answering) {
             // out of memory again, or the client gone: the Error that got here is the one to throw
         }
