@@ -30,11 +30,6 @@ public abstract class BucketStoreContract {
     /** A store on {@link #clock} that no other test shares. */
     protected abstract BucketStore store();
 
-    /** Whether this store keeps limits of {@code algorithm} (a local allowance keeps no sliding window). */
-    protected boolean keeps(Algorithm algorithm) {
-        return true;
-    }
-
     /**
      * 10 units of {@code algorithm}: a token bucket and a GCRA cell of burst 10 refilled 1 a second, a
      * sliding window of 10 in any 10 seconds; not the starting limits (so every store moves to them).
@@ -53,7 +48,6 @@ public abstract class BucketStoreContract {
     @ParameterizedTest
     @EnumSource(Algorithm.class)
     void everyAlgorithmTakesRefusesWithItsWaitAndAdmitsOnceItIsWaited(Algorithm algorithm) {
-        if (!keeps(algorithm)) return;
         BucketStore store = store();
         BucketLimits limits = tenOf(algorithm);
         QuotaBucket b = store.bucket(BucketKind.TENANT, "acme", limits);
@@ -84,7 +78,6 @@ public abstract class BucketStoreContract {
      */
     @Test
     void aGcraCellOfMillionsOfUnitsASecondCountsEveryUnit() {
-        if (!keeps(Algorithm.GCRA)) return;
         BucketStore store = store();
         BucketLimits limits = BucketLimits.of(java.util.List.of(
                 io.quotagate.plans.Bandwidth.gcra("b0", 10, 3_000_000, Duration.ofSeconds(1))));
@@ -101,11 +94,9 @@ public abstract class BucketStoreContract {
     @ParameterizedTest
     @EnumSource(Algorithm.class)
     void movingToAnotherAlgorithmKeepsTheUnitsSpent(Algorithm from) {
-        if (!keeps(from)) return;
         BucketStore store = store();
         assertThat(store.bucket(BucketKind.TENANT, "acme", tenOf(from)).take(7)).isZero();
         for (Algorithm to : Algorithm.values()) {
-            if (!keeps(to)) continue;
             assertThat(store.bucket(BucketKind.TENANT, "acme", tenOf(to)).available())
                     .as("%s to %s: neither reset nor charged twice", from, to).isEqualTo(3);
         }
@@ -118,15 +109,13 @@ public abstract class BucketStoreContract {
         List<Bandwidth> bandwidths = new java.util.ArrayList<>();
         bandwidths.add(new Bandwidth("tokens", 10, 1, Duration.ofSeconds(1), Algorithm.TOKEN_BUCKET));
         bandwidths.add(new Bandwidth("cell", 8, 1, Duration.ofSeconds(1), Algorithm.GCRA));
-        if (keeps(Algorithm.SLIDING_WINDOW)) {
-            bandwidths.add(new Bandwidth("window", 6, 6, Duration.ofSeconds(60), Algorithm.SLIDING_WINDOW));
-        }
+        bandwidths.add(new Bandwidth("window", 6, 6, Duration.ofSeconds(60), Algorithm.SLIDING_WINDOW));
         BucketLimits mixed = BucketLimits.next(null, bandwidths);
         QuotaBucket[] buckets = {store.bucket(BucketKind.TENANT, "acme", mixed),
                 store.bucket(BucketKind.GLOBAL, "all", tenOf(Algorithm.GCRA))};
         Probe first = store.takeAll(buckets, 2, 5, true);
         assertThat(first.taken()).isTrue();
-        assertThat(first.remaining()[0]).containsExactly(keeps(Algorithm.SLIDING_WINDOW) ? new long[]{5, 3, 1} : new long[]{5, 3});
+        assertThat(first.remaining()[0]).containsExactly(5, 3, 1);
         assertThat(first.remaining()[1]).containsExactly(5);
         Probe second = store.takeAll(buckets, 2, 4, true);
         assertThat(second.taken()).as("the cell has 3").isFalse();
@@ -136,7 +125,6 @@ public abstract class BucketStoreContract {
 
     @Test
     void aSlidingWindowReservesNothingAndRefusesWhatItCannotTakeNow() {
-        if (!keeps(Algorithm.SLIDING_WINDOW)) return;
         BucketStore store = store();
         QuotaBucket b = store.bucket(BucketKind.TENANT, "acme", tenOf(Algorithm.SLIDING_WINDOW));
         assertThat(b.reserve(10, Duration.ofMinutes(1).toNanos())).as("there: taken without a wait").isZero();
